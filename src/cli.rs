@@ -1,0 +1,121 @@
+//! The command line: clap definitions and the dispatch to `cmd::*`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::cmd;
+
+/// Crash recovery, signed validation receipts and intent governance for Claude Code.
+#[derive(Debug, Parser)]
+#[command(name = "waymark", version, about, long_about = None)]
+pub struct Cli {
+    /// The project root (default: $CLAUDE_PROJECT_DIR, else the nearest ancestor holding
+    /// .git or .orchestration).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The hook entry point: the event JSON on stdin. Always exits 0.
+    Hook {
+        /// The event name (SessionStart, PostToolUse, …); `hook_event_name` is the fallback.
+        event: Option<String>,
+    },
+    /// Feed recorded hook events (one JSON object a line) through, in order.
+    Replay {
+        /// A .jsonl file, or `-` for stdin.
+        file: String,
+    },
+    /// State, step, attempt, steps, checkpoints, receipts.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a checkpoint now.
+    Checkpoint {
+        /// What was accomplished.
+        description: String,
+        /// The trigger to record (git hooks use git_commit / git_push).
+        #[arg(long, default_value = "manual")]
+        trigger: String,
+        /// Quiet, and a no-op without a running task (for git hooks).
+        #[arg(long)]
+        auto: bool,
+    },
+    /// List checkpoints in order with their triggers.
+    Checkpoints {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start, finish, fail or abandon the task.
+    #[command(subcommand)]
+    Task(cmd::task::TaskCmd),
+    /// Add, start, finish or fail a step.
+    #[command(subcommand)]
+    Step(cmd::task::StepCmd),
+    /// Run a validation command and sign a receipt of it.
+    Validate(cmd::validate::ValidateArgs),
+    /// List receipts with their signature status.
+    Receipts(cmd::receipts::ReceiptsArgs),
+    /// Run crash detection now and print the resume brief.
+    Recover {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rebuild HOOK.md from hook.json.
+    Regenerate,
+    /// Remove finished tasks past their retention.
+    Cleanup(cmd::cleanup::CleanupArgs),
+    /// Install, remove or inspect the git hooks that checkpoint commits and pushes.
+    #[command(name = "git-hooks", subcommand)]
+    GitHooks(cmd::git_hooks::GitHooksCmd),
+    /// List intents or choose the active one.
+    #[command(subcommand)]
+    Intent(cmd::intent::IntentCmd),
+    /// Add waymark's hooks to .claude/settings.json (or remove them).
+    Init {
+        #[arg(long)]
+        remove: bool,
+        /// Write to ~/.claude/settings.json instead of the project's.
+        #[arg(long)]
+        user: bool,
+    },
+    /// Show the effective configuration, or set a value.
+    #[command(subcommand)]
+    Config(cmd::config::ConfigCmd),
+    /// Check the installation, configuration, key and hook registration.
+    Doctor,
+}
+
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let root = cli.root;
+    match cli.command {
+        Command::Hook { event } => cmd::hook::run(event.as_deref(), root),
+        Command::Replay { file } => cmd::replay::run(&file, root),
+        Command::Status { json } => cmd::status::run(root, json),
+        Command::Checkpoint {
+            description,
+            trigger,
+            auto,
+        } => cmd::checkpoint::create(root, &description, &trigger, auto),
+        Command::Checkpoints { json } => cmd::checkpoint::list(root, json),
+        Command::Task(c) => cmd::task::task(root, c),
+        Command::Step(c) => cmd::task::step(root, c),
+        Command::Validate(args) => cmd::validate::run(root, args),
+        Command::Receipts(args) => cmd::receipts::run(root, args),
+        Command::Recover { json } => cmd::recover::run(root, json),
+        Command::Regenerate => cmd::recover::regenerate(root),
+        Command::Cleanup(args) => cmd::cleanup::run(root, args),
+        Command::GitHooks(c) => cmd::git_hooks::run(root, c),
+        Command::Intent(c) => cmd::intent::run(root, c),
+        Command::Init { remove, user } => cmd::init::run(root, remove, user),
+        Command::Config(c) => cmd::config::run(root, c),
+        Command::Doctor => cmd::doctor::run(root),
+    }
+}

@@ -1,0 +1,84 @@
+//! `waymark checkpoint "<desc>"` and `waymark checkpoints [--json]`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::task::{CheckpointTrigger, store};
+use crate::text::stamp;
+
+pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: bool) -> ExitCode {
+    let ctx = super::ctx(root);
+    let Some(trigger) = CheckpointTrigger::parse(trigger) else {
+        return super::fail(super::USAGE, format!("unknown trigger `{trigger}`"));
+    };
+    let result = store::update(&ctx.project, ctx.now, |slot| {
+        let hook = slot.as_mut().filter(|h| !h.state.is_terminal())?;
+        Some(crate::checkpoint::create(&ctx, hook, trigger, description))
+    });
+    match result {
+        Ok(u) => match u.value {
+            Some(id) => {
+                if !auto {
+                    println!(
+                        "Checkpoint saved: {id} ({}) — {description}",
+                        trigger.as_str()
+                    );
+                }
+                ExitCode::SUCCESS
+            }
+            None if auto => ExitCode::SUCCESS,
+            None => super::fail(
+                super::USAGE,
+                "no running task to checkpoint (start one with `waymark task start`)",
+            ),
+        },
+        Err(e) if auto => {
+            ctx.log(crate::log::Level::Error, "checkpoint", &e.to_string());
+            ExitCode::SUCCESS
+        }
+        Err(e) => super::fail(super::CHECK_FAILED, e),
+    }
+}
+
+pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
+    let ctx = super::ctx(root);
+    let hook = match store::load(&ctx.project) {
+        Ok((h, _)) => h,
+        Err(e) => return super::fail(super::CHECK_FAILED, e),
+    };
+    let checkpoints = hook.map(|h| h.checkpoints).unwrap_or_default();
+    if json {
+        super::print_json(&checkpoints);
+        return ExitCode::SUCCESS;
+    }
+    if checkpoints.is_empty() {
+        println!("No checkpoints.");
+    }
+    for c in &checkpoints {
+        let commit = c
+            .git_commit
+            .as_deref()
+            .map(|h| format!(" @{}", &h[..h.len().min(10)]))
+            .unwrap_or_default();
+        println!(
+            "{} {} {:<17} step \"{}\"{}{} — {}",
+            stamp(c.created_at),
+            c.checkpoint_id,
+            c.trigger.as_str(),
+            c.step_name,
+            commit,
+            if c.git_dirty { " (dirty)" } else { "" },
+            c.description
+        );
+        for f in &c.files_snapshot {
+            println!(
+                "    {} {} bytes sha256:{}{}",
+                f.path,
+                f.size,
+                f.sha256,
+                if f.exists { "" } else { " (missing)" }
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,116 @@
+//! `waymark config show|set KEY VALUE`: the effective configuration and where each value
+//! came from (the command-line form of contextd's checkpoint_configure).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use serde_json::{Map, Value};
+
+use crate::config::{self, Config};
+use crate::store;
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCmd {
+    /// Every key, its effective value and its origin.
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set a key in the project's waymark.json (or the user config with --user).
+    Set {
+        key: String,
+        value: String,
+        #[arg(long)]
+        user: bool,
+    },
+}
+
+pub fn run(root: Option<PathBuf>, cmd: ConfigCmd) -> ExitCode {
+    let ctx = super::ctx(root);
+    match cmd {
+        ConfigCmd::Show { json } => {
+            let loaded = Config::load(&ctx.project.root);
+            if json {
+                let map: Map<String, Value> = loaded
+                    .values
+                    .iter()
+                    .map(|(k, (v, o))| {
+                        (
+                            (*k).to_string(),
+                            serde_json::json!({"value": v, "origin": o}),
+                        )
+                    })
+                    .collect();
+                super::print_json(&serde_json::json!({"values": map, "errors": loaded.errors}));
+            } else {
+                for (k, (v, o)) in &loaded.values {
+                    println!("{k:<30} {:<24} {o}", v.to_string());
+                }
+                for e in &loaded.errors {
+                    println!("error: {e}");
+                }
+            }
+            if loaded.errors.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(super::CHECK_FAILED)
+            }
+        }
+        ConfigCmd::Set { key, value, user } => {
+            let parsed: Value = serde_json::from_str(&value).unwrap_or(Value::String(value));
+            if let Err(e) = Config::check(&key, &parsed) {
+                return super::fail(super::USAGE, format!("{key}: {e}"));
+            }
+            let path = if user {
+                match config::user_config_dir() {
+                    Some(d) => d.join("config.json"),
+                    None => {
+                        return super::fail(super::USAGE, "no user config directory (HOME unset)");
+                    }
+                }
+            } else {
+                config::project_config_path(&ctx.project.root)
+            };
+            let mut map = match std::fs::read_to_string(&path) {
+                Ok(t) => match serde_json::from_str::<Value>(&t) {
+                    Ok(Value::Object(m)) => m,
+                    _ => {
+                        return super::fail(
+                            super::CHECK_FAILED,
+                            format!("{} is not a JSON object; fix it first", path.display()),
+                        );
+                    }
+                },
+                Err(_) => Map::new(),
+            };
+            set_path(&mut map, &key, parsed.clone());
+            let text =
+                serde_json::to_string_pretty(&Value::Object(map)).expect("serializable") + "\n";
+            if let Err(e) = store::write_atomic(&path, text.as_bytes()) {
+                return super::fail(
+                    super::CHECK_FAILED,
+                    format!("cannot write {}: {e}", path.display()),
+                );
+            }
+            println!("{key} = {parsed} in {}", path.display());
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+/// Sets `a.b` as `{"a":{"b":…}}`.
+fn set_path(map: &mut Map<String, Value>, key: &str, value: Value) {
+    match key.split_once('.') {
+        None => {
+            map.insert(key.to_string(), value);
+        }
+        Some((head, rest)) => {
+            let inner = map.entry(head).or_insert_with(|| Value::Object(Map::new()));
+            if !inner.is_object() {
+                *inner = Value::Object(Map::new());
+            }
+            set_path(inner.as_object_mut().expect("object"), rest, value);
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! One file per subcommand. Each turns arguments into calls on the domain and prints.
+
+pub mod checkpoint;
+pub mod cleanup;
+pub mod config;
+pub mod doctor;
+pub mod git_hooks;
+pub mod hook;
+pub mod init;
+pub mod intent;
+pub mod receipts;
+pub mod recover;
+pub mod replay;
+pub mod status;
+pub mod task;
+pub mod validate;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::context::Ctx;
+use crate::project::Project;
+
+/// Exit code: the thing checked is wrong (a receipt failed, doctor found a problem).
+pub const CHECK_FAILED: u8 = 1;
+/// Exit code: the command could not do what was asked (usage, missing task, bad value).
+pub const USAGE: u8 = 2;
+
+/// The context for a CLI command: `--root`, else the project around the current directory.
+pub fn ctx(root: Option<PathBuf>) -> Ctx {
+    let project = match root {
+        Some(r) => Project::at(std::path::absolute(&r).unwrap_or(r)),
+        None => Project::resolve(None),
+    };
+    let ctx = Ctx::new(project);
+    for e in &ctx.config_errors {
+        eprintln!("waymark: config: {e}");
+    }
+    ctx
+}
+
+/// Prints an error and returns the exit code.
+pub fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("waymark: {message}");
+    ExitCode::from(code)
+}
+
+/// Pretty JSON to stdout (the `--json` outputs).
+pub fn print_json(value: &impl serde::Serialize) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).expect("serializable")
+    );
+}

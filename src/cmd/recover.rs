@@ -1,0 +1,70 @@
+//! `waymark recover [--json]` and `waymark regenerate`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::brief::{self, Extras};
+use crate::config::Switch;
+use crate::task::store::{self, HOOK_MD};
+
+/// Runs crash detection now (idempotent) and prints the resume brief.
+pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
+    let ctx = super::ctx(root);
+    let result = store::update(&ctx.project, ctx.now, |slot| {
+        slot.as_mut().map(|h| crate::recovery::recover(&ctx, h))
+    });
+    let updated = match result {
+        Ok(u) => u,
+        Err(e) => return super::fail(super::CHECK_FAILED, e),
+    };
+    if let Some(n) = &updated.note.restored {
+        eprintln!("waymark: {n}");
+    }
+    let Some(hook) = updated.hook else {
+        println!("No task to recover.");
+        return ExitCode::SUCCESS;
+    };
+    if json {
+        super::print_json(&serde_json::json!({
+            "task_id": hook.task_id,
+            "state": hook.state,
+            "crash_detected_now": updated.value.unwrap_or(false),
+            "recovery": hook.recovery,
+        }));
+        return ExitCode::SUCCESS;
+    }
+    let extras = Extras {
+        source: "recover".into(),
+        ..Default::default()
+    };
+    let text = brief::render(
+        &hook,
+        Switch::On,
+        &ctx.project.state_file(HOOK_MD),
+        ctx.config.resume_brief_max_chars,
+        &extras,
+        ctx.now,
+    );
+    println!("{}", text.unwrap_or_default());
+    ExitCode::SUCCESS
+}
+
+pub fn regenerate(root: Option<PathBuf>) -> ExitCode {
+    let ctx = super::ctx(root);
+    match store::load(&ctx.project) {
+        Ok((Some(hook), note)) => {
+            if let Some(n) = note.restored {
+                eprintln!("waymark: {n}");
+            }
+            match store::write_hook_md(&ctx.project, &hook) {
+                Ok(()) => {
+                    println!("Regenerated {}", ctx.project.state_file(HOOK_MD).display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => super::fail(super::CHECK_FAILED, format!("cannot write HOOK.md: {e}")),
+            }
+        }
+        Ok((None, _)) => super::fail(super::USAGE, "no hook.json to regenerate from"),
+        Err(e) => super::fail(super::CHECK_FAILED, e),
+    }
+}

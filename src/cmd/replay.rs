@@ -1,0 +1,92 @@
+//! `waymark replay <file.jsonl|->`: recorded events through the same dispatch, in order.
+//!
+//! Recordings made in another directory (the fixtures say `/home/dev/project`) are mapped
+//! onto the project being replayed into: an event's `cwd` that does not exist here is
+//! taken as the recorded project root, so its paths land in this root.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::event;
+use crate::project::Project;
+
+pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
+    let reader: Box<dyn BufRead> = if file == "-" {
+        Box::new(BufReader::new(std::io::stdin()))
+    } else {
+        match std::fs::File::open(file) {
+            Ok(f) => Box::new(BufReader::new(f)),
+            Err(e) => return super::fail(super::USAGE, format!("cannot open {file}: {e}")),
+        }
+    };
+    let root = match root {
+        Some(r) => std::path::absolute(&r).unwrap_or(r),
+        None => Project::resolve(None).root,
+    };
+    let mut bad = 0;
+    let mut count = 0;
+    for (i, line) in reader.lines().enumerate() {
+        let n = i + 1;
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!("line {n}: cannot read: {e}");
+                bad += 1;
+                continue;
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parsed = serde_json::from_str::<Value>(&line)
+            .map_err(|e| e.to_string())
+            .and_then(|v| event::from_value(None, v).map_err(|e| e.to_string()));
+        let parsed = match parsed {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("line {n}: skipped: {e}");
+                bad += 1;
+                continue;
+            }
+        };
+        let ev = parsed.event;
+        let mut project = Project::at(root.clone());
+        let recorded = ev.common.cwd.as_deref().map(Path::new);
+        if let Some(rec) = recorded.filter(|r| !r.starts_with(&project.root) && !r.exists()) {
+            project.recorded_root = Some(rec.to_path_buf());
+        }
+        let mut ctx = Ctx::new(project);
+        ctx.cwd = ev.common.cwd.clone();
+        let out = super::hook::run_event(&ctx, &ev);
+        count += 1;
+        let tool = match &ev.kind {
+            event::EventKind::PreToolUse(c)
+            | event::EventKind::PostToolUse(c, _)
+            | event::EventKind::PostToolUseFailure(c, _)
+            | event::EventKind::PermissionDenied(c, _) => format!(" {}", c.name),
+            _ => String::new(),
+        };
+        match out {
+            Some(json) => println!("{n:>4} {}{tool}: {json}", ev.name()),
+            None => println!("{n:>4} {}{tool}", ev.name()),
+        }
+    }
+    eprintln!(
+        "replayed {count} events into {}{}",
+        root.display(),
+        if bad > 0 {
+            format!(", {bad} bad lines skipped")
+        } else {
+            String::new()
+        }
+    );
+    if bad > 0 {
+        ExitCode::from(super::CHECK_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,123 @@
+//! `waymark status [--json]`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use crate::task::store;
+use crate::text::{ago, stamp};
+
+pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
+    let ctx = super::ctx(root);
+    let hook = match store::load(&ctx.project) {
+        Ok((h, note)) => {
+            if let Some(n) = note.restored {
+                eprintln!("waymark: {n}");
+            }
+            h
+        }
+        Err(e) => return super::fail(super::CHECK_FAILED, e),
+    };
+    let Some(hook) = hook else {
+        if json {
+            super::print_json(&json!({"task": null}));
+        } else {
+            println!(
+                "No task in {} (waymark starts one on the first prompt or tool call).",
+                ctx.project.root.display()
+            );
+        }
+        return ExitCode::SUCCESS;
+    };
+    if json {
+        super::print_json(&json!({
+            "task": {
+                "task_id": hook.task_id,
+                "intent_id": hook.intent_id,
+                "state": hook.state,
+                "updated_at": hook.updated_at,
+                "current_step": hook.current_step,
+                "steps": hook.steps,
+                "recovery": hook.recovery,
+                "checkpoints": hook.checkpoints.iter().map(|c| json!({
+                    "checkpoint_id": c.checkpoint_id, "created_at": c.created_at, "trigger": c.trigger,
+                    "description": c.description, "step_name": c.step_name, "git_commit": c.git_commit,
+                })).collect::<Vec<_>>(),
+                "receipts": hook.receipts,
+            }
+        }));
+        return ExitCode::SUCCESS;
+    }
+    let now = ctx.now;
+    println!(
+        "Task:   {}{}",
+        hook.task_id,
+        hook.intent_id
+            .as_deref()
+            .map(|i| format!(" (intent {i})"))
+            .unwrap_or_default()
+    );
+    println!(
+        "State:  {} (updated {} ago)",
+        hook.state,
+        ago(now, hook.updated_at)
+    );
+    match &hook.current_step {
+        Some(c) => {
+            println!(
+                "Step:   {} \"{}\" — attempt {} of {}",
+                c.step_index + 1,
+                c.step_name,
+                c.attempt,
+                c.max_attempts
+            );
+            if !c.files_touched.is_empty() {
+                println!("Files:  {}", c.files_touched.join(", "));
+            }
+        }
+        None => println!("Step:   none running"),
+    }
+    if let Some(r) = &hook.recovery {
+        println!(
+            "Crash:  {} — recommended {} ({})",
+            r.crash_type, r.recommended_action, r.reason
+        );
+    }
+    if !hook.steps.is_empty() {
+        println!("\nSteps:");
+        for s in &hook.steps {
+            println!(
+                "  {:>2}. [{}] {}{}",
+                s.index + 1,
+                s.status.as_str(),
+                s.name,
+                if s.attempt > 1 {
+                    format!(" (attempt {})", s.attempt)
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+    println!("\nCheckpoints: {}", hook.checkpoints.len());
+    for c in hook.checkpoints.iter().rev().take(5).rev() {
+        println!(
+            "  {} {:<17} {}",
+            stamp(c.created_at),
+            c.trigger.as_str(),
+            c.description
+        );
+    }
+    println!("Receipts: {}", hook.receipts.len());
+    for r in hook.receipts.iter().rev().take(5).rev() {
+        println!(
+            "  {} exit {} {}{}",
+            r.receipt_id,
+            r.exit_code,
+            r.command,
+            if r.observed { " (observed)" } else { "" }
+        );
+    }
+    ExitCode::SUCCESS
+}

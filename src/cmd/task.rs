@@ -1,0 +1,158 @@
+//! `waymark task …` and `waymark step …`: drive the task by hand (people, scripts, agents
+//! that do not use Claude Code's task list).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+use crate::context::Ctx;
+use crate::task::{Effect, Hook, HookState, StepSource, StepStatus, store};
+
+#[derive(Debug, Subcommand)]
+pub enum TaskCmd {
+    /// Start a new task (finishing nothing: an unfinished task must be done or abandoned first).
+    Start {
+        /// Task id (default: the active intent's id, else task-YYYYMMDD-HHMMSS).
+        #[arg(long)]
+        id: Option<String>,
+        /// Steps of the plan, in order.
+        #[arg(long = "step")]
+        steps: Vec<String>,
+    },
+    /// Mark the task completed.
+    Done,
+    /// Mark the task failed.
+    Fail,
+    /// Abandon the task.
+    Abandon,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StepCmd {
+    /// Add a step to the plan.
+    Add { name: String },
+    /// Start (or re-enter) a step, by id or name.
+    Start { step: String },
+    /// Complete a step.
+    Done { step: String },
+    /// Fail a step (its next start is a new attempt).
+    Fail { step: String },
+}
+
+pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
+    let ctx = super::ctx(root);
+    let result = store::update(&ctx.project, ctx.now, |slot| -> Result<String, String> {
+        match cmd {
+            TaskCmd::Start { id, steps } => {
+                if let Some(h) = slot.as_ref().filter(|h| !h.state.is_terminal()) {
+                    return Err(format!(
+                        "task {} is still {}: finish it (`waymark task done|fail|abandon`) first",
+                        h.task_id, h.state
+                    ));
+                }
+                let mut hook = crate::handlers::new_task(&ctx, slot.as_ref());
+                if let Some(id) = id {
+                    hook.task_id = id;
+                }
+                for name in steps {
+                    let sid = hook.next_step_id("step-");
+                    hook.add_step(&sid, &name, "", None, StepSource::Manual, ctx.now);
+                }
+                let msg = format!(
+                    "Started task {} with {} steps",
+                    hook.task_id,
+                    hook.steps.len()
+                );
+                *slot = Some(hook);
+                Ok(msg)
+            }
+            TaskCmd::Done | TaskCmd::Fail | TaskCmd::Abandon => {
+                let hook = live(slot)?;
+                let to = match cmd {
+                    TaskCmd::Done => HookState::Completed,
+                    TaskCmd::Fail => HookState::Failed,
+                    _ => HookState::Abandoned,
+                };
+                if to == HookState::Completed {
+                    crate::checkpoint::create(
+                        &ctx,
+                        hook,
+                        crate::task::CheckpointTrigger::StepComplete,
+                        "Task completed",
+                    );
+                }
+                hook.finish(to, ctx.now).map_err(|e| e.to_string())?;
+                Ok(format!("Task {} is {}", hook.task_id, hook.state))
+            }
+        }
+    });
+    report(result)
+}
+
+pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
+    let ctx = super::ctx(root);
+    let result = store::update(&ctx.project, ctx.now, |slot| -> Result<String, String> {
+        if slot.as_ref().is_none_or(|h| h.state.is_terminal()) {
+            *slot = Some(crate::handlers::new_task(&ctx, slot.as_ref()));
+        }
+        let hook = live(slot)?;
+        let (target, status) = match cmd {
+            StepCmd::Add { name } => {
+                let id = hook.next_step_id("step-");
+                hook.add_step(&id, &name, "", None, StepSource::Manual, ctx.now);
+                return Ok(format!("Added step {} \"{name}\" ({id})", hook.steps.len()));
+            }
+            StepCmd::Start { step } => (step, StepStatus::InProgress),
+            StepCmd::Done { step } => (step, StepStatus::Completed),
+            StepCmd::Fail { step } => (step, StepStatus::Failed),
+        };
+        apply(&ctx, hook, &target, status)
+    });
+    report(result)
+}
+
+fn apply(ctx: &Ctx, hook: &mut Hook, target: &str, status: StepStatus) -> Result<String, String> {
+    let id = hook
+        .find_step(target)
+        .map(|s| s.id.clone())
+        .ok_or_else(|| format!("no step `{target}` (see `waymark status`)"))?;
+    let effects = hook
+        .set_step_status(&id, status, ctx.config.max_attempts, ctx.now)
+        .map_err(|e| e.to_string())?;
+    for Effect::Checkpoint(trigger, desc) in effects {
+        crate::checkpoint::create(ctx, hook, trigger, &desc);
+    }
+    let step = hook.step(&id).expect("exists");
+    Ok(format!(
+        "Step \"{}\": {} (attempt {}); task {}",
+        step.name,
+        step.status.as_str(),
+        step.attempt,
+        hook.state
+    ))
+}
+
+fn live(slot: &mut Option<Hook>) -> Result<&mut Hook, String> {
+    match slot.as_mut() {
+        Some(h) if !h.state.is_terminal() => Ok(h),
+        Some(h) => Err(format!(
+            "task {} is {}: start a new one with `waymark task start`",
+            h.task_id, h.state
+        )),
+        None => Err("no task (start one with `waymark task start`)".into()),
+    }
+}
+
+fn report(result: Result<store::Updated<Result<String, String>>, store::StoreError>) -> ExitCode {
+    match result {
+        Ok(u) => match u.value {
+            Ok(msg) => {
+                println!("{msg}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => super::fail(super::USAGE, e),
+        },
+        Err(e) => super::fail(super::CHECK_FAILED, e),
+    }
+}

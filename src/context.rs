@@ -1,0 +1,46 @@
+//! What every piece of work needs to know: the project, the configuration, the time.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+
+use crate::config::{Config, ConfigError};
+use crate::log::{self, Level};
+use crate::project::Project;
+
+pub struct Ctx {
+    pub project: Project,
+    pub config: Config,
+    /// Problems found in the configuration (already logged for hooks).
+    pub config_errors: Vec<ConfigError>,
+    pub now: DateTime<Utc>,
+    /// When a hook must have finished (DESIGN.md rule 1); `None` for CLI commands.
+    pub deadline: Option<Instant>,
+    /// The event's working directory, for relative paths.
+    pub cwd: Option<String>,
+}
+
+impl Ctx {
+    pub fn new(project: Project) -> Ctx {
+        let loaded = Config::load(&project.root);
+        Ctx {
+            project,
+            config: loaded.config,
+            config_errors: loaded.errors,
+            now: Utc::now(),
+            deadline: None,
+            cwd: None,
+        }
+    }
+
+    /// True once most of the deadline is spent: optional work (post-hooks, snapshots of
+    /// many files) is skipped so the essential state is written in time.
+    pub fn short_of_time(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| Instant::now() + Duration::from_millis(300) >= d)
+    }
+
+    pub fn log(&self, level: Level, context: &str, message: &str) {
+        log::write(&self.project.state_dir(), level, context, message);
+    }
+}

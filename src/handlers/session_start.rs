@@ -1,0 +1,64 @@
+//! SessionStart: crash detection (startup/resume), then the resume brief.
+
+use crate::brief::{self, Extras};
+use crate::config::Switch;
+use crate::context::Ctx;
+use crate::event::{Event, SessionStart};
+use crate::log::Level;
+use crate::output::Output;
+use crate::task::SessionStatus;
+use crate::task::store::HOOK_MD;
+
+use super::{Need, with_task};
+
+pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> anyhow::Result<()> {
+    let fresh = matches!(e.source.as_str(), "startup" | "resume" | "");
+    let mut crashed = false;
+    let mut clear_note = None;
+    let hook = with_task(
+        ctx,
+        event,
+        Need::Existing,
+        Some(SessionStatus::Idle),
+        |hook| {
+            if fresh {
+                crashed = crate::recovery::recover(ctx, hook);
+            }
+            if e.source == "clear" {
+                clear_note = hook.clear_note.take();
+            }
+            Ok(Vec::new())
+        },
+    )?;
+    let Some(hook) = hook else { return Ok(()) };
+    if crashed {
+        let r = hook.recovery.as_ref().expect("recover sets the context");
+        ctx.log(
+            Level::Warn,
+            "SessionStart",
+            &format!("crash detected: {} ({})", r.reason, r.recommended_action),
+        );
+    }
+    let extras = Extras {
+        work_changed: clear_note,
+        source: e.source.clone(),
+    };
+    let text = brief::render(
+        &hook,
+        ctx.config.auto_resume_on_start,
+        &ctx.project.state_file(HOOK_MD),
+        ctx.config.resume_brief_max_chars,
+        &extras,
+        ctx.now,
+    );
+    if let Some(text) = text {
+        out.say(text);
+    }
+    if e.source == "clear"
+        && ctx.config.auto_checkpoint_on_clear == Switch::Prompt
+        && ctx.config.auto_resume_on_start != Switch::Off
+    {
+        out.say("No checkpoint was saved before /clear (auto_checkpoint_on_clear is \"prompt\"): offer the user to save one with `waymark checkpoint \"<description>\"`.");
+    }
+    Ok(())
+}

@@ -1,0 +1,321 @@
+//! HOOK.md: the recovery file, rendered from the hook alone (seed 001 §7).
+//!
+//! It must stand alone: an agent that reads nothing else learns which step to resume, which
+//! attempt that is, what not to repeat and how to check its ground.
+
+use std::fmt::Write;
+
+use chrono::{DateTime, Utc};
+
+use crate::guidance::guidance;
+use crate::task::{Hook, StepStatus};
+use crate::text::{ago, one_line, stamp, truncate};
+
+/// Renders the whole recovery file.
+pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
+    let mut md = String::with_capacity(4096);
+    let g = guidance(hook);
+    let _ = writeln!(md, "# HOOK: {}\n", hook.task_id);
+    let _ = writeln!(
+        md,
+        "> Recovery file written by waymark from `.orchestration/hook.json` (the source of truth; \
+         `waymark regenerate` rebuilds this file). If you lost your memory, this page is all you need.\n"
+    );
+    let _ = writeln!(md, "| | |\n|---|---|");
+    let _ = writeln!(md, "| Task | `{}` |", hook.task_id);
+    if let Some(intent) = &hook.intent_id {
+        let _ = writeln!(md, "| Intent | `{intent}` |");
+    }
+    let _ = writeln!(md, "| Workspace | {} |", hook.workspace_id);
+    let _ = writeln!(md, "| Created | {} |", stamp(hook.created_at));
+    let _ = writeln!(
+        md,
+        "| Updated | {} ({} ago) |",
+        stamp(hook.updated_at),
+        ago(now, hook.updated_at)
+    );
+    if let Some(s) = &hook.session {
+        let _ = writeln!(md, "| Session | `{}` ({:?}) |", s.session_id, s.status);
+    }
+
+    let _ = writeln!(md, "\n## Current State\n");
+    let _ = writeln!(md, "- **State:** `{}`", hook.state);
+    match &hook.current_step {
+        Some(c) => {
+            let _ = writeln!(
+                md,
+                "- **Step:** {} of {} — \"{}\" (id `{}`)",
+                c.step_index + 1,
+                hook.steps.len().max(c.step_index + 1),
+                c.step_name,
+                c.step_id
+            );
+            let _ = writeln!(md, "- **Attempt:** {} of {}", c.attempt, c.max_attempts);
+            let _ = writeln!(
+                md,
+                "- **Step started:** {} ({} ago)",
+                stamp(c.started_at),
+                ago(now, c.started_at)
+            );
+        }
+        None => {
+            let _ = writeln!(md, "- **Step:** none running");
+        }
+    }
+    if let Some(r) = &hook.recovery {
+        let _ = writeln!(
+            md,
+            "- **Crash detected:** {} — type `{}`, last state `{}`, recommended action **`{}`**: {}",
+            stamp(r.detected_at),
+            r.crash_type,
+            r.last_known_state,
+            r.recommended_action,
+            r.reason
+        );
+    }
+
+    let _ = writeln!(md, "\n## What You Were Doing\n");
+    match hook.working_on() {
+        Some(w) => {
+            let _ = writeln!(md, "- **Working on:** {}", one_line(&truncate(w, 300)));
+        }
+        None => {
+            let _ = writeln!(md, "- **Working on:** (not recorded)");
+        }
+    }
+    if let Some(c) = &hook.current_step {
+        if c.files_touched.is_empty() {
+            let _ = writeln!(md, "- **Files touched in this step:** none yet");
+        } else {
+            let _ = writeln!(md, "- **Files touched in this step:**");
+            for f in &c.files_touched {
+                let _ = writeln!(md, "  - `{f}`");
+            }
+        }
+        if !c.last_output.is_empty() {
+            let _ = writeln!(
+                md,
+                "- **Last output:**\n\n```text\n{}\n```",
+                c.last_output.replace("```", "'''")
+            );
+        }
+    }
+    if let Some(summary) = &hook.compact_summary {
+        let _ = writeln!(
+            md,
+            "- **Last compaction summary:** {}",
+            one_line(&truncate(summary, 600))
+        );
+    }
+
+    let _ = writeln!(md, "\n## What To Do Now\n");
+    for (i, line) in g.todo.iter().enumerate() {
+        let _ = writeln!(md, "{}. {line}", i + 1);
+    }
+
+    let _ = writeln!(md, "\n## DO NOT\n");
+    for line in &g.do_not {
+        let _ = writeln!(md, "- {line}");
+    }
+
+    let _ = writeln!(md, "\n## Completed Steps — DO NOT REPEAT\n");
+    let done: Vec<_> = hook.completed_steps().collect();
+    if done.is_empty() {
+        let _ = writeln!(md, "None yet.");
+    } else {
+        let _ = writeln!(
+            md,
+            "| # | Step | Completed | Attempts | Receipts |\n|---|---|---|---|---|"
+        );
+        for s in done {
+            let receipts = if s.receipt_ids.is_empty() {
+                "—".to_string()
+            } else {
+                s.receipt_ids
+                    .iter()
+                    .map(
+                        |id| match hook.receipts.iter().find(|r| &r.receipt_id == id) {
+                            Some(r) => format!(
+                                "`{id}` (`{}` → exit {})",
+                                one_line(&truncate(&r.command, 60)),
+                                r.exit_code
+                            ),
+                            None => format!("`{id}`"),
+                        },
+                    )
+                    .collect::<Vec<_>>()
+                    .join("<br>")
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                s.index + 1,
+                s.name.replace('|', "\\|"),
+                s.completed_at.map(stamp).unwrap_or_default(),
+                s.attempt.max(1),
+                receipts
+            );
+        }
+    }
+
+    let _ = writeln!(md, "\n## Step Plan\n");
+    if hook.steps.is_empty() {
+        let _ = writeln!(md, "No steps planned.");
+    } else {
+        for s in &hook.steps {
+            let mark = match s.status {
+                StepStatus::Completed => "[x]",
+                StepStatus::InProgress => "[>]",
+                StepStatus::Failed => "[!]",
+                StepStatus::Deleted => "[-]",
+                StepStatus::Pending => "[ ]",
+            };
+            let _ = writeln!(
+                md,
+                "- {mark} {}. {} — {}{}",
+                s.index + 1,
+                s.name,
+                s.status.as_str(),
+                if s.attempt > 0 {
+                    format!(", attempt {}", s.attempt)
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+
+    if !hook.receipts.is_empty() {
+        let _ = writeln!(md, "\n## Validation Receipts\n");
+        let _ = writeln!(
+            md,
+            "| Receipt | Step | Command | Exit | Duration | Kind |\n|---|---|---|---|---|---|"
+        );
+        for r in hook.receipts.iter().rev().take(20) {
+            let _ = writeln!(
+                md,
+                "| `{}` | {} | `{}` | {} | {} | {} |",
+                r.receipt_id,
+                r.step_name.replace('|', "\\|"),
+                one_line(&truncate(&r.command, 60)).replace('|', "\\|"),
+                r.exit_code,
+                r.duration,
+                if r.observed {
+                    "observed"
+                } else {
+                    "ran by waymark"
+                }
+            );
+        }
+    }
+
+    let _ = writeln!(md, "\n## Checkpoint Timeline\n");
+    if hook.checkpoints.is_empty() {
+        let _ = writeln!(md, "No checkpoint yet.");
+    } else {
+        for c in &hook.checkpoints {
+            let commit = c
+                .git_commit
+                .as_deref()
+                .map(|h| format!(" @ `{}`", &h[..h.len().min(12)]))
+                .unwrap_or_default();
+            let _ = writeln!(
+                md,
+                "- {} `{}` **{}** — {} (step \"{}\"){}{}",
+                stamp(c.created_at),
+                c.checkpoint_id,
+                c.trigger.as_str(),
+                one_line(&truncate(&c.description, 120)),
+                c.step_name,
+                commit,
+                if c.git_dirty {
+                    ", uncommitted changes"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+
+    let _ = writeln!(md, "\n## Troubleshooting\n");
+    let _ = writeln!(
+        md,
+        "- `waymark status` — state, step, attempt, checkpoints, receipts"
+    );
+    let _ = writeln!(
+        md,
+        "- `waymark recover` — run crash detection now and print the resume brief"
+    );
+    let _ = writeln!(
+        md,
+        "- `waymark checkpoints` — every checkpoint with its trigger and files"
+    );
+    let _ = writeln!(
+        md,
+        "- `waymark receipts --verify` — check every receipt's signature"
+    );
+    let _ = writeln!(
+        md,
+        "- `waymark step start|done|fail <step>` — move a step by hand"
+    );
+    let _ = writeln!(
+        md,
+        "- `waymark regenerate` — rebuild this file from hook.json"
+    );
+    let _ = writeln!(
+        md,
+        "- `git status` / `git diff` — compare the files listed above with the last checkpoint"
+    );
+    if hook.history_archived > 0 {
+        let _ = writeln!(
+            md,
+            "- Older history ({} events): `.orchestration/tasks/{}/history.jsonl`",
+            hook.history_archived, hook.task_id
+        );
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::StepSource;
+
+    #[test]
+    fn stands_alone() {
+        let now = Utc::now();
+        let mut h = Hook::new("task-1", "proj", 0, now);
+        h.add_step("1", "Analyze parser", "", None, StepSource::Task, now);
+        h.add_step(
+            "2",
+            "Implement fix",
+            "",
+            Some("Implementing fix"),
+            StepSource::Task,
+            now,
+        );
+        h.set_step_status("1", StepStatus::InProgress, 3, now)
+            .unwrap();
+        h.set_step_status("1", StepStatus::Completed, 3, now)
+            .unwrap();
+        h.set_step_status("2", StepStatus::InProgress, 3, now)
+            .unwrap();
+        h.touch_file("src/parser.rs", now);
+        let md = render(&h, now);
+        for section in [
+            "## Current State",
+            "## What You Were Doing",
+            "## What To Do Now",
+            "## DO NOT",
+            "## Completed Steps — DO NOT REPEAT",
+            "## Checkpoint Timeline",
+            "## Troubleshooting",
+        ] {
+            assert!(md.contains(section), "{section}");
+        }
+        assert!(md.contains("Resume step 2 \"Implement fix\" (attempt 1 of 3)"));
+        assert!(md.contains("Do not repeat step 1 \"Analyze parser\""));
+        assert!(md.contains("`src/parser.rs`"));
+        assert!(md.contains("No checkpoint yet."));
+    }
+}

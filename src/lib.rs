@@ -1,0 +1,30 @@
+//! waymark: crash recovery, signed validation receipts and intent governance for Claude
+//! Code, as one binary run on Claude Code's hook events. See DESIGN.md for the whole design
+//! and `handlers/` for what each event does.
+
+pub mod brief;
+pub mod checkpoint;
+pub mod cli;
+pub mod cmd;
+pub mod commands;
+pub mod config;
+pub mod context;
+pub mod event;
+pub mod git;
+pub mod guidance;
+pub mod handlers;
+pub mod hookmd;
+pub mod intent;
+pub mod log;
+pub mod output;
+pub mod posthooks;
+pub mod project;
+pub mod receipt;
+pub mod recovery;
+pub mod redact;
+pub mod scope;
+pub mod store;
+pub mod task;
+pub mod text;
+pub mod tool;
+pub mod transcript;

@@ -1,0 +1,80 @@
+//! waymark's own error log: `.orchestration/waymark.log`, bounded and rotated.
+//!
+//! A hook must never fail the tool call, so problems are written here (and summarized in
+//! one line on stderr by the caller) instead of being returned to Claude Code.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+
+/// When the log passes this size it is moved to `waymark.log.1` (replacing the older one).
+pub const MAX_LOG_BYTES: u64 = 512 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Error,
+    Warn,
+    Info,
+}
+
+impl Level {
+    fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "ERROR",
+            Level::Warn => "WARN",
+            Level::Info => "INFO",
+        }
+    }
+}
+
+/// Appends one line to `<state_dir>/waymark.log`. Never fails: a log that cannot be written
+/// is given up on (the caller still prints its stderr line).
+pub fn write(state_dir: &Path, level: Level, context: &str, message: &str) {
+    let path = state_dir.join("waymark.log");
+    let _ = (|| -> std::io::Result<()> {
+        fs::create_dir_all(state_dir)?;
+        if fs::metadata(&path)
+            .map(|m| m.len() > MAX_LOG_BYTES)
+            .unwrap_or(false)
+        {
+            fs::rename(&path, state_dir.join("waymark.log.1"))?;
+        }
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let one_line: String = message.replace('\n', " ⏎ ").chars().take(4000).collect();
+        let line = format!("{now} {} [{context}] {one_line}\n", level.as_str());
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?
+            .write_all(line.as_bytes())
+    })();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotates_past_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("waymark.log"),
+            vec![b'x'; MAX_LOG_BYTES as usize + 1],
+        )
+        .unwrap();
+        write(dir.path(), Level::Error, "Stop", "boom\nsecond line");
+        let log = fs::read_to_string(dir.path().join("waymark.log")).unwrap();
+        assert!(log.contains("ERROR [Stop] boom ⏎ second line"));
+        assert!(dir.path().join("waymark.log.1").exists());
+    }
+
+    #[test]
+    fn unwritable_dir_is_silent() {
+        write(
+            Path::new("/proc/waymark-cannot-write"),
+            Level::Error,
+            "x",
+            "y",
+        );
+    }
+}

@@ -1,0 +1,236 @@
+//! The project root and the paths inside it.
+//!
+//! Rule 3 of DESIGN.md ("stay in the project") is enforced here: every path that comes from
+//! an event is turned into a root-relative path, or rejected as outside the root, before
+//! any other module sees it.
+
+use std::env;
+use std::path::{Component, Path, PathBuf};
+
+/// The directory waymark keeps its files in, under the root.
+pub const STATE_DIR: &str = ".orchestration";
+
+/// A resolved project.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub root: PathBuf,
+    /// Where the recorded session's project lived, when replaying a recording made
+    /// elsewhere: paths under it are mapped onto `root`.
+    pub recorded_root: Option<PathBuf>,
+}
+
+/// Where a path from an event lands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Located {
+    /// Inside the root: the normalized root-relative path (`/`-separated).
+    Inside(String),
+    /// Outside the root (or escaping it with `..`): the normalized absolute path.
+    Outside(String),
+}
+
+impl Located {
+    /// The path as it should be recorded: root-relative inside, absolute outside.
+    pub fn display(&self) -> &str {
+        match self {
+            Located::Inside(p) | Located::Outside(p) => p,
+        }
+    }
+
+    pub fn inside(&self) -> Option<&str> {
+        match self {
+            Located::Inside(p) => Some(p),
+            Located::Outside(_) => None,
+        }
+    }
+}
+
+impl Project {
+    /// Resolves the root: `$CLAUDE_PROJECT_DIR`, else the nearest ancestor of `cwd` holding
+    /// `.git` or `.orchestration`, else `cwd` itself.
+    pub fn resolve(cwd: Option<&Path>) -> Project {
+        if let Some(dir) = env::var_os("CLAUDE_PROJECT_DIR").filter(|d| !d.is_empty()) {
+            return Project::at(PathBuf::from(dir));
+        }
+        let cwd = cwd
+            .map(Path::to_path_buf)
+            .filter(|p| p.is_absolute() && p.is_dir())
+            .or_else(|| env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."));
+        let root = cwd
+            .ancestors()
+            .find(|dir| dir.join(".git").exists() || dir.join(STATE_DIR).is_dir())
+            .map(Path::to_path_buf)
+            .unwrap_or(cwd);
+        Project::at(root)
+    }
+
+    pub fn at(root: PathBuf) -> Project {
+        let root = normalize(&root);
+        Project {
+            root,
+            recorded_root: None,
+        }
+    }
+
+    /// `<root>/.orchestration`.
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.join(STATE_DIR)
+    }
+
+    /// `<root>/.orchestration/<name>`.
+    pub fn state_file(&self, name: &str) -> PathBuf {
+        self.state_dir().join(name)
+    }
+
+    /// Locates a path from an event. Relative paths are taken against `cwd` (the event's
+    /// working directory, else the root). `..` is resolved lexically; a path that leaves the
+    /// root, or that reaches outside through a symlink, is `Outside`.
+    pub fn locate(&self, path: &str, cwd: Option<&str>) -> Located {
+        let raw = Path::new(path);
+        let base = cwd
+            .map(|c| self.map_recorded(Path::new(c)))
+            .unwrap_or_else(|| self.root.clone());
+        let abs = if raw.is_absolute() {
+            self.map_recorded(raw)
+        } else {
+            base.join(raw)
+        };
+        let abs = normalize(&abs);
+        match abs.strip_prefix(&self.root) {
+            Ok(rel) if !self.escapes_through_symlink(rel) => Located::Inside(slash(rel)),
+            _ => Located::Outside(abs.to_string_lossy().into_owned()),
+        }
+    }
+
+    /// The absolute path of a root-relative path.
+    pub fn absolute(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    fn map_recorded(&self, path: &Path) -> PathBuf {
+        match &self.recorded_root {
+            Some(rec) => match path.strip_prefix(rec) {
+                Ok(rest) => self.root.join(rest),
+                Err(_) => path.to_path_buf(),
+            },
+            None => path.to_path_buf(),
+        }
+    }
+
+    /// True when an existing prefix of `rel` is a symlink whose target lies outside the root.
+    fn escapes_through_symlink(&self, rel: &Path) -> bool {
+        let mut cur = self.root.clone();
+        for comp in rel.components() {
+            cur.push(comp);
+            match cur.symlink_metadata() {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return match cur.canonicalize() {
+                        Ok(target) => {
+                            let root = self.root.canonicalize().unwrap_or(self.root.clone());
+                            !target.starts_with(root)
+                        }
+                        // A dangling link: we cannot tell where it points; do not follow.
+                        Err(_) => true,
+                    };
+                }
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+}
+
+/// Lexical normalization: removes `.`, resolves `..` against the path so far, never
+/// rising above the filesystem root. Does not touch the filesystem.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for comp in path.components() {
+        match comp {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+fn slash(rel: &Path) -> String {
+    let parts: Vec<_> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect();
+    parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(root: &Path) -> Project {
+        Project::at(root.to_path_buf())
+    }
+
+    #[test]
+    fn inside_and_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = project(dir.path());
+        let root = dir.path().to_str().unwrap();
+        assert_eq!(
+            p.locate(&format!("{root}/src/a.rs"), None),
+            Located::Inside("src/a.rs".into())
+        );
+        assert_eq!(
+            p.locate("src/./b.rs", Some(root)),
+            Located::Inside("src/b.rs".into())
+        );
+        assert!(matches!(
+            p.locate("../../etc/passwd", Some(root)),
+            Located::Outside(_)
+        ));
+        assert!(matches!(p.locate("/etc/passwd", None), Located::Outside(_)));
+        assert!(matches!(
+            p.locate(&format!("{root}/src/../../x"), None),
+            Located::Outside(_)
+        ));
+    }
+
+    #[test]
+    fn symlink_leading_out_is_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("link")).unwrap();
+        let p = project(dir.path());
+        assert!(matches!(
+            p.locate("link/x.rs", Some(dir.path().to_str().unwrap())),
+            Located::Outside(_)
+        ));
+    }
+
+    #[test]
+    fn recorded_root_maps_onto_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = project(dir.path());
+        p.recorded_root = Some(PathBuf::from("/home/dev/project"));
+        assert_eq!(
+            p.locate("/home/dev/project/src/main.rs", Some("/home/dev/project")),
+            Located::Inside("src/main.rs".into())
+        );
+    }
+
+    #[test]
+    fn root_found_by_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
+        // CLAUDE_PROJECT_DIR may be set in the environment running the tests.
+        if env::var_os("CLAUDE_PROJECT_DIR").is_none() {
+            let p = Project::resolve(Some(&dir.path().join("a/b")));
+            assert_eq!(p.root, dir.path());
+        }
+    }
+}

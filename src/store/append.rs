@@ -1,0 +1,136 @@
+//! Appends that never interleave and repair what a killed writer left.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use super::lock::FileLock;
+
+/// Appends one JSONL record (a newline is added) under the file's lock, in one `write`.
+///
+/// If the file ends in a torn line (a writer was killed mid-write), the fragment is cut
+/// off first, so the file again holds only whole records; the fragment is returned so the
+/// caller can log it.
+pub fn append_line(path: &Path, record: &str) -> io::Result<Option<String>> {
+    debug_assert!(!record.contains('\n'));
+    let mut line = String::with_capacity(record.len() + 1);
+    line.push_str(record);
+    line.push('\n');
+    append_locked(path, line.as_bytes(), true)
+}
+
+/// Appends text (for Markdown files such as AGENT.md) under the file's lock, in one write.
+pub fn append_text(path: &Path, text: &str) -> io::Result<()> {
+    append_locked(path, text.as_bytes(), false).map(|_| ())
+}
+
+fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<String>> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let _lock = FileLock::acquire(path).map_err(io::Error::other)?;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(path)?;
+    let torn = if repair {
+        cut_torn_tail(&mut file)?
+    } else {
+        None
+    };
+    file.write_all(bytes)?;
+    Ok(torn)
+}
+
+/// Truncates the file back to its last newline when it does not end with one.
+fn cut_torn_tail(file: &mut fs::File) -> io::Result<Option<String>> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    if last[0] == b'\n' {
+        return Ok(None);
+    }
+    // Walk back in chunks to the previous newline.
+    let mut end = len;
+    let mut cut = 0;
+    let mut buf = vec![0u8; 8192];
+    'outer: while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let n = (end - start) as usize;
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf[..n])?;
+        for i in (0..n).rev() {
+            if buf[i] == b'\n' {
+                cut = start + i as u64 + 1;
+                break 'outer;
+            }
+        }
+        end = start;
+    }
+    let mut fragment = vec![0u8; (len - cut).min(200) as usize];
+    file.seek(SeekFrom::Start(cut))?;
+    file.read_exact(&mut fragment)?;
+    file.set_len(cut)?;
+    Ok(Some(String::from_utf8_lossy(&fragment).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torn_tail_is_cut_before_the_next_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        append_line(&p, "{\"a\":1}").unwrap();
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b"{\"b\":")
+            .unwrap();
+        let torn = append_line(&p, "{\"c\":3}").unwrap();
+        assert_eq!(torn.as_deref(), Some("{\"b\":"));
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"c\":3}\n");
+    }
+
+    #[test]
+    fn a_file_that_is_one_torn_line_is_emptied() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        fs::write(&p, "garbage").unwrap();
+        append_line(&p, "{}").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{}\n");
+    }
+
+    #[test]
+    fn concurrent_appends_do_not_interleave() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let p = p.clone();
+                std::thread::spawn(move || {
+                    for i in 0..50 {
+                        let rec =
+                            format!("{{\"t\":{t},\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(500));
+                        append_line(&p, &rec).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let text = fs::read_to_string(&p).unwrap();
+        assert_eq!(text.lines().count(), 400);
+        for line in text.lines() {
+            serde_json::from_str::<serde_json::Value>(line).unwrap();
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Read the last lines of a file without reading the file.
+//!
+//! The trace grows without bound; every per-event read of "recent records" goes through
+//! here and costs the same with a thousand records or a million (DESIGN.md rule 5).
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// The complete lines at the end of a file, oldest first.
+#[derive(Debug, Default)]
+pub struct TailLines {
+    pub lines: Vec<String>,
+    /// True when the file did not end with a newline (a torn last line, skipped).
+    pub torn: bool,
+}
+
+/// Reads up to `max_lines` complete lines from the end of `path`, reading at most
+/// `max_bytes` bytes. A missing file is an empty tail. A last line without its newline
+/// is a torn write and is left out.
+pub fn read_tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Result<TailLines> {
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(TailLines::default()),
+        Err(e) => return Err(e),
+    };
+    let len = file.metadata()?.len();
+    if len == 0 || max_lines == 0 {
+        return Ok(TailLines::default());
+    }
+    let floor = len.saturating_sub(max_bytes);
+    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    let mut newlines = 0usize;
+    let mut end = len;
+    let chunk = 16 * 1024u64;
+    while end > floor && newlines <= max_lines {
+        let start = end.saturating_sub(chunk).max(floor);
+        let mut buf = vec![0u8; (end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf)?;
+        newlines += buf.iter().filter(|&&b| b == b'\n').count();
+        chunks.push(buf);
+        end = start;
+    }
+    let mut bytes = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
+    for c in chunks.into_iter().rev() {
+        bytes.extend_from_slice(&c);
+    }
+    let torn = bytes.last() != Some(&b'\n');
+    // Drop the torn tail, and the partial first line unless we reached the file start.
+    let body = match bytes.iter().rposition(|&b| b == b'\n') {
+        Some(i) => &bytes[..=i],
+        None => &bytes[..0],
+    };
+    let body = if end > 0 {
+        match body.iter().position(|&b| b == b'\n') {
+            Some(i) => &body[i + 1..],
+            None => &body[..0],
+        }
+    } else {
+        body
+    };
+    let text = String::from_utf8_lossy(body);
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    if lines.len() > max_lines {
+        lines.drain(..lines.len() - max_lines);
+    }
+    Ok(TailLines { lines, torn })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn last_lines_of_a_large_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let text: String = (0..100_000).map(|i| format!("{{\"n\":{i}}}\n")).collect();
+        fs::write(&p, text).unwrap();
+        let t = read_tail_lines(&p, 3, 1 << 20).unwrap();
+        assert_eq!(
+            t.lines,
+            vec!["{\"n\":99997}", "{\"n\":99998}", "{\"n\":99999}"]
+        );
+        assert!(!t.torn);
+    }
+
+    #[test]
+    fn torn_last_line_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        fs::write(&p, "a\nb\n{\"tor").unwrap();
+        let t = read_tail_lines(&p, 10, 1 << 20).unwrap();
+        assert_eq!(t.lines, vec!["a", "b"]);
+        assert!(t.torn);
+    }
+
+    #[test]
+    fn byte_cap_drops_the_partial_first_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        fs::write(&p, "aaaaaaaaaa\nbb\ncc\n").unwrap();
+        let t = read_tail_lines(&p, 10, 7).unwrap();
+        assert_eq!(t.lines, vec!["bb", "cc"]);
+    }
+
+    #[test]
+    fn missing_file_is_empty() {
+        let t = read_tail_lines(Path::new("/nonexistent/x"), 5, 100).unwrap();
+        assert!(t.lines.is_empty());
+    }
+}

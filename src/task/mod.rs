@@ -1,0 +1,10 @@
+//! The task: one `Hook` (hook.json) per task, its state machine and its step plan.
+
+pub mod machine;
+pub mod model;
+pub mod plan;
+pub mod store;
+
+pub use machine::HookState;
+pub use model::*;
+pub use plan::{Effect, IMPLICIT_STEP};

@@ -1,0 +1,332 @@
+//! The `Hook` entity of seed 003 and the records it holds, as stored in `hook.json`.
+//!
+//! Field names follow the seed so that hook.json reads like its JSON schema example;
+//! what waymark adds (the step plan, the session, the intent binding) is named in the
+//! same style.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::machine::HookState;
+use crate::receipt::ValidationReceipt;
+
+/// hook.json's schema version. A file with another major version is not overwritten.
+pub const SCHEMA_VERSION: &str = "1.0";
+/// `last_output` and `partial_output` are cut to this many characters.
+pub const MAX_LAST_OUTPUT: usize = 500;
+/// hook.json keeps this many history events; older ones move to `tasks/<id>/history.jsonl`.
+pub const MAX_HISTORY: usize = 200;
+
+/// The durable state of one task: the source of truth for recovery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hook {
+    pub version: String,
+    pub task_id: String,
+    pub workspace_id: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub state: HookState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_step: Option<StepContext>,
+    /// The step plan (ATLAS kept it in its task template).
+    #[serde(default)]
+    pub steps: Vec<Step>,
+    #[serde(default)]
+    pub history: Vec<HookEvent>,
+    /// How many older history events were moved to `tasks/<id>/history.jsonl`.
+    #[serde(default)]
+    pub history_archived: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<RecoveryContext>,
+    #[serde(default)]
+    pub checkpoints: Vec<StepCheckpoint>,
+    #[serde(default)]
+    pub receipts: Vec<ValidationReceipt>,
+    /// Position of this task among the project's tasks: the task component of `key_path`.
+    #[serde(default)]
+    pub task_index: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<Session>,
+    /// The last prompt the user submitted (redacted, bounded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_prompt: Option<String>,
+    /// The summary Claude Code wrote at the last compaction (bounded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_summary: Option<String>,
+    /// What changed between the last checkpoint and a `/clear`, for the brief after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clear_note: Option<String>,
+    /// Context-window usage last read from the transcript, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_percent: Option<u8>,
+    pub schema_version: String,
+}
+
+/// Everything needed to resume the current step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepContext {
+    pub step_id: String,
+    pub step_name: String,
+    pub step_index: usize,
+    pub started_at: DateTime<Utc>,
+    pub attempt: u32,
+    pub max_attempts: u32,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub working_on: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_touched: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub last_output: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_checkpoint_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Pending,
+    InProgress,
+    Completed,
+    Failed,
+    Deleted,
+}
+
+impl StepStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::InProgress => "in_progress",
+            StepStatus::Completed => "completed",
+            StepStatus::Failed => "failed",
+            StepStatus::Deleted => "deleted",
+        }
+    }
+
+    /// Claude Code's task statuses (`pending`, `in_progress`, `completed`, `deleted`).
+    pub fn parse(s: &str) -> Option<StepStatus> {
+        match s {
+            "pending" => Some(StepStatus::Pending),
+            "in_progress" => Some(StepStatus::InProgress),
+            "completed" => Some(StepStatus::Completed),
+            "failed" => Some(StepStatus::Failed),
+            "deleted" => Some(StepStatus::Deleted),
+            _ => None,
+        }
+    }
+}
+
+/// Where a step came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepSource {
+    /// Claude Code's task list (TaskCreate / TaskCreated).
+    Task,
+    /// Legacy TodoWrite.
+    Todo,
+    /// `waymark step …`.
+    Manual,
+    /// An intent's `steps`.
+    Intent,
+    /// Work done while no step was running.
+    Implicit,
+}
+
+/// One item of the task's plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// Claude Code's task id, or a generated one.
+    pub id: String,
+    pub name: String,
+    pub index: usize,
+    pub status: StepStatus,
+    pub source: StepSource,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_form: Option<String>,
+    /// 0 until first started.
+    #[serde(default)]
+    pub attempt: u32,
+    /// A failure happened since the step was last entered: the next entry is a new attempt.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed_since_entry: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub receipt_ids: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_touched: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<DateTime<Utc>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+/// One append-only history entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookEvent {
+    pub timestamp: DateTime<Utc>,
+    /// Empty for the first event of a task.
+    #[serde(default, with = "opt_state")]
+    pub from_state: Option<HookState>,
+    pub to_state: HookState,
+    pub trigger: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step_name: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub details: BTreeMap<String, Value>,
+}
+
+/// Seed 003 writes the missing state as `""`.
+mod opt_state {
+    use super::HookState;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &Option<HookState>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(v.map(HookState::as_str).unwrap_or(""))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<HookState>, D::Error> {
+        let s = Option::<String>::deserialize(d)?.unwrap_or_default();
+        Ok(HookState::parse(&s))
+    }
+}
+
+/// What caused a checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointTrigger {
+    Manual,
+    GitCommit,
+    GitPush,
+    PrCreated,
+    Validation,
+    StepComplete,
+    Interval,
+    PreCompact,
+    Clear,
+    ContextThreshold,
+}
+
+impl CheckpointTrigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckpointTrigger::Manual => "manual",
+            CheckpointTrigger::GitCommit => "git_commit",
+            CheckpointTrigger::GitPush => "git_push",
+            CheckpointTrigger::PrCreated => "pr_created",
+            CheckpointTrigger::Validation => "validation",
+            CheckpointTrigger::StepComplete => "step_complete",
+            CheckpointTrigger::Interval => "interval",
+            CheckpointTrigger::PreCompact => "pre_compact",
+            CheckpointTrigger::Clear => "clear",
+            CheckpointTrigger::ContextThreshold => "context_threshold",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<CheckpointTrigger> {
+        use CheckpointTrigger::*;
+        [
+            Manual,
+            GitCommit,
+            GitPush,
+            PrCreated,
+            Validation,
+            StepComplete,
+            Interval,
+            PreCompact,
+            Clear,
+            ContextThreshold,
+        ]
+        .into_iter()
+        .find(|t| t.as_str() == s)
+    }
+}
+
+/// A recovery point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepCheckpoint {
+    pub checkpoint_id: String,
+    pub created_at: DateTime<Utc>,
+    #[serde(default)]
+    pub step_name: String,
+    #[serde(default)]
+    pub step_index: usize,
+    pub description: String,
+    pub trigger: CheckpointTrigger,
+    #[serde(default)]
+    pub git_branch: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_commit: Option<String>,
+    #[serde(default)]
+    pub git_dirty: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files_snapshot: Vec<FileSnapshot>,
+}
+
+/// A file's state at checkpoint time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSnapshot {
+    pub path: String,
+    pub size: u64,
+    pub mod_time: String,
+    /// First 16 hex characters of the SHA-256 of the content.
+    pub sha256: String,
+    pub exists: bool,
+}
+
+/// Crash diagnosis and the recommended way to go on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecoveryContext {
+    pub detected_at: DateTime<Utc>,
+    /// `signal` (the session ended mid-turn), `timeout` (stale past the threshold), `unknown`.
+    pub crash_type: String,
+    pub last_known_state: HookState,
+    #[serde(default)]
+    pub was_validating: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation_cmd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_output: Option<String>,
+    /// `retry_step`, `retry_from_checkpoint`, `skip_step` or `manual`.
+    pub recommended_action: String,
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_checkpoint_id: Option<String>,
+    /// Files whose content differs from the last checkpoint's snapshot.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_warnings: Vec<String>,
+    /// The session that crashed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+/// The Claude Code session last seen working on this task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub session_id: String,
+    pub started_at: DateTime<Utc>,
+    pub last_event_at: DateTime<Utc>,
+    pub status: SessionStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_reason: Option<String>,
+}
+
+/// Where a session stands: the difference between a crash and a clean stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    /// Working on a turn: no Stop since the last activity.
+    Active,
+    /// The last turn finished (Stop).
+    Idle,
+    /// SessionEnd was received.
+    Ended,
+}

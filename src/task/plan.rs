@@ -1,0 +1,695 @@
+//! What happens to a task when its steps move: the rules that map Claude Code's task list
+//! (and `waymark step …`) onto the state machine. Pure: time comes in as an argument and
+//! the checkpoints a change calls for come out as [`Effect`]s for the caller to make.
+//!
+//! The rules, in one place:
+//! - a step set `in_progress` is *entered*: the hook goes to `step_running` (through
+//!   `step_pending` if another step was running), attempt 1 the first time;
+//! - a step entered again after a failure (a crash, a failed validation, `step fail`) is a
+//!   new attempt; past `max_attempts` the hook waits for a human instead;
+//! - activity (a file written, a command run) while the hook is `recovering` or
+//!   `step_pending` with a step still `in_progress` re-enters that step;
+//! - a step `completed` leaves `step_running` for `step_pending` and asks for a
+//!   `step_complete` checkpoint; the task itself completes at a Stop that finds every step
+//!   completed, or with `waymark task done`;
+//! - activity with no step at all starts an implicit step, so that files touched are
+//!   never lost for want of a plan.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::machine::{self, HookState, TransitionError};
+use super::model::*;
+
+/// What the caller must do after a change.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    Checkpoint(CheckpointTrigger, String),
+}
+
+/// The name of the step waymark starts when work happens outside any step.
+pub const IMPLICIT_STEP: &str = "Session work";
+
+impl Hook {
+    /// A new task in `step_pending`, with its first two history events.
+    pub fn new(task_id: &str, workspace_id: &str, task_index: u32, now: DateTime<Utc>) -> Hook {
+        let mut hook = Hook {
+            version: SCHEMA_VERSION.into(),
+            task_id: task_id.into(),
+            workspace_id: workspace_id.into(),
+            created_at: now,
+            updated_at: now,
+            state: HookState::Initializing,
+            current_step: None,
+            steps: Vec::new(),
+            history: vec![HookEvent {
+                timestamp: now,
+                from_state: None,
+                to_state: HookState::Initializing,
+                trigger: "task_start".into(),
+                step_name: None,
+                details: BTreeMap::new(),
+            }],
+            history_archived: 0,
+            recovery: None,
+            checkpoints: Vec::new(),
+            receipts: Vec::new(),
+            task_index,
+            intent_id: None,
+            session: None,
+            last_prompt: None,
+            compact_summary: None,
+            clear_note: None,
+            context_percent: None,
+            schema_version: SCHEMA_VERSION.into(),
+        };
+        hook.transition(HookState::StepPending, "setup_complete", now)
+            .expect("initializing -> step_pending is in the table");
+        hook
+    }
+
+    /// Moves the state machine, appending a history event. Invalid moves change nothing.
+    pub fn transition(
+        &mut self,
+        to: HookState,
+        trigger: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), TransitionError> {
+        self.transition_with(to, trigger, BTreeMap::new(), now)
+    }
+
+    pub fn transition_with(
+        &mut self,
+        to: HookState,
+        trigger: &str,
+        details: BTreeMap<String, Value>,
+        now: DateTime<Utc>,
+    ) -> Result<(), TransitionError> {
+        machine::check(Some(self.state), to, trigger)?;
+        self.history.push(HookEvent {
+            timestamp: now,
+            from_state: Some(self.state),
+            to_state: to,
+            trigger: trigger.into(),
+            step_name: self.current_step.as_ref().map(|c| c.step_name.clone()),
+            details,
+        });
+        self.state = to;
+        self.updated_at = now;
+        Ok(())
+    }
+
+    pub fn step(&self, id: &str) -> Option<&Step> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+
+    fn step_pos(&self, id: &str) -> Option<usize> {
+        self.steps.iter().position(|s| s.id == id)
+    }
+
+    /// Finds a step by id, else by name (case-insensitive).
+    pub fn find_step(&self, id_or_name: &str) -> Option<&Step> {
+        self.step(id_or_name).or_else(|| {
+            self.steps.iter().find(|s| {
+                s.status != StepStatus::Deleted && s.name.eq_ignore_ascii_case(id_or_name)
+            })
+        })
+    }
+
+    /// Adds a step to the plan, or updates the one with the same id.
+    pub fn add_step(
+        &mut self,
+        id: &str,
+        name: &str,
+        description: &str,
+        active_form: Option<&str>,
+        source: StepSource,
+        now: DateTime<Utc>,
+    ) {
+        self.updated_at = now;
+        if let Some(pos) = self.step_pos(id) {
+            let step = &mut self.steps[pos];
+            if !name.is_empty() {
+                step.name = name.into();
+            }
+            if !description.is_empty() {
+                step.description = description.into();
+            }
+            if active_form.is_some() {
+                step.active_form = active_form.map(str::to_string);
+            }
+            return;
+        }
+        let index = self.steps.len();
+        self.steps.push(Step {
+            id: id.into(),
+            name: name.into(),
+            index,
+            status: StepStatus::Pending,
+            source,
+            description: description.into(),
+            active_form: active_form.map(str::to_string),
+            attempt: 0,
+            failed_since_entry: false,
+            receipt_ids: Vec::new(),
+            files_touched: Vec::new(),
+            started_at: None,
+            completed_at: None,
+        });
+    }
+
+    /// A fresh id for a step that has none (`waymark step add`, TodoWrite items).
+    pub fn next_step_id(&self, prefix: &str) -> String {
+        (self.steps.len() + 1..)
+            .map(|n| format!("{prefix}{n}"))
+            .find(|id| self.step(id).is_none())
+            .expect("unbounded")
+    }
+
+    /// Applies a status change to a step (TaskUpdate, TaskCompleted, `waymark step …`).
+    /// Unknown ids are ignored (Claude Code may update tasks made before waymark ran).
+    pub fn set_step_status(
+        &mut self,
+        id: &str,
+        status: StepStatus,
+        max_attempts: u32,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<Effect>, TransitionError> {
+        let Some(pos) = self.step_pos(id) else {
+            return Ok(Vec::new());
+        };
+        let is_current = self.current_step.as_ref().is_some_and(|c| c.step_id == id);
+        match status {
+            StepStatus::InProgress => {
+                if is_current && self.state == HookState::StepRunning {
+                    return Ok(Vec::new());
+                }
+                self.enter_step(pos, max_attempts, "step_start", now)?;
+                Ok(Vec::new())
+            }
+            StepStatus::Completed => {
+                if self.steps[pos].status == StepStatus::Completed {
+                    return Ok(Vec::new());
+                }
+                self.leave_step(pos, StepStatus::Completed, "step_complete", now)?;
+                let name = self.steps[pos].name.clone();
+                Ok(vec![Effect::Checkpoint(
+                    CheckpointTrigger::StepComplete,
+                    format!("Step completed: {name}"),
+                )])
+            }
+            StepStatus::Failed => {
+                self.steps[pos].failed_since_entry = true;
+                self.leave_step(pos, StepStatus::Failed, "step_failed", now)?;
+                Ok(Vec::new())
+            }
+            StepStatus::Deleted | StepStatus::Pending => {
+                self.leave_step(
+                    pos,
+                    status,
+                    if status == StepStatus::Deleted {
+                        "step_deleted"
+                    } else {
+                        "step_paused"
+                    },
+                    now,
+                )?;
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    /// Starts (or re-enters) the step at `pos`.
+    fn enter_step(
+        &mut self,
+        pos: usize,
+        max_attempts: u32,
+        trigger: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), TransitionError> {
+        let switching = self
+            .current_step
+            .as_ref()
+            .is_some_and(|c| c.step_id != self.steps[pos].id);
+        if switching {
+            let old = self
+                .current_step
+                .as_ref()
+                .map(|c| c.step_id.clone())
+                .unwrap_or_default();
+            if let Some(old_pos) = self.step_pos(&old) {
+                let keep = self.steps[old_pos].status;
+                let keep = if keep == StepStatus::InProgress {
+                    StepStatus::Pending
+                } else {
+                    keep
+                };
+                self.leave_step(old_pos, keep, "step_switch", now)?;
+            }
+        }
+        let from_recovery = self.state == HookState::Recovering;
+        let step = &self.steps[pos];
+        let attempt = if step.attempt == 0 {
+            1
+        } else if step.failed_since_entry || from_recovery {
+            step.attempt + 1
+        } else {
+            step.attempt
+        };
+        if attempt > max_attempts {
+            let mut details = BTreeMap::new();
+            details.insert("attempt".into(), Value::from(attempt));
+            details.insert("max_attempts".into(), Value::from(max_attempts));
+            match self.state {
+                HookState::AwaitingHuman => {}
+                HookState::StepPending => {
+                    self.transition(HookState::StepRunning, trigger, now)?;
+                    self.transition_with(
+                        HookState::AwaitingHuman,
+                        "max_attempts_exceeded",
+                        details,
+                        now,
+                    )?;
+                }
+                _ => self.transition_with(
+                    HookState::AwaitingHuman,
+                    "max_attempts_exceeded",
+                    details,
+                    now,
+                )?,
+            }
+            return Ok(());
+        }
+        if self.state == HookState::StepValidating {
+            self.transition(HookState::StepPending, "validation_interrupted", now)?;
+        }
+        let step = &mut self.steps[pos];
+        step.status = StepStatus::InProgress;
+        step.attempt = attempt;
+        step.failed_since_entry = false;
+        step.started_at.get_or_insert(now);
+        let same = self
+            .current_step
+            .as_ref()
+            .is_some_and(|c| c.step_id == step.id);
+        let working_on = step
+            .active_form
+            .clone()
+            .unwrap_or_else(|| step.name.clone());
+        let ctx = StepContext {
+            step_id: step.id.clone(),
+            step_name: step.name.clone(),
+            step_index: step.index,
+            started_at: if same {
+                self.current_step.as_ref().unwrap().started_at
+            } else {
+                now
+            },
+            attempt,
+            max_attempts,
+            working_on,
+            files_touched: if same {
+                self.current_step.take().unwrap().files_touched
+            } else {
+                step.files_touched.clone()
+            },
+            last_output: String::new(),
+            current_checkpoint_id: None,
+        };
+        self.current_step = Some(ctx);
+        if self.state != HookState::StepRunning {
+            let mut details = BTreeMap::new();
+            details.insert("attempt".into(), Value::from(attempt));
+            self.transition_with(HookState::StepRunning, trigger, details, now)?;
+        }
+        if self.state == HookState::StepRunning {
+            // A re-entry after recovery: the crash has been dealt with.
+            self.recovery = None;
+        }
+        Ok(())
+    }
+
+    /// Ends the step at `pos` with `status`; if it was the current step, the hook returns
+    /// to `step_pending`.
+    fn leave_step(
+        &mut self,
+        pos: usize,
+        status: StepStatus,
+        trigger: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), TransitionError> {
+        let id = self.steps[pos].id.clone();
+        let is_current = self.current_step.as_ref().is_some_and(|c| c.step_id == id);
+        if is_current {
+            match self.state {
+                HookState::StepRunning
+                | HookState::StepValidating
+                | HookState::AwaitingHuman
+                | HookState::Recovering => {
+                    self.transition(HookState::StepPending, trigger, now)?;
+                }
+                _ => {}
+            }
+            let ctx = self.current_step.take().expect("is current");
+            self.steps[pos].files_touched = ctx.files_touched;
+        }
+        let step = &mut self.steps[pos];
+        step.status = status;
+        if status == StepStatus::Completed {
+            step.completed_at = Some(now);
+        }
+        self.updated_at = now;
+        Ok(())
+    }
+
+    /// Called on any activity that belongs to a step (a file written, a command run):
+    /// re-enters the in-progress step after recovery or validation, or starts the implicit
+    /// step when there is no plan to attach the work to. Returns whether a step is running.
+    pub fn ensure_running(
+        &mut self,
+        max_attempts: u32,
+        now: DateTime<Utc>,
+    ) -> Result<bool, TransitionError> {
+        if self.state.is_terminal() {
+            return Ok(false);
+        }
+        if self.state == HookState::StepRunning && self.current_step.is_some() {
+            return Ok(true);
+        }
+        if matches!(
+            self.state,
+            HookState::AwaitingHuman | HookState::StepValidating
+        ) {
+            return Ok(false);
+        }
+        let current = self.current_step.as_ref().map(|c| c.step_id.clone());
+        let target = current.and_then(|id| self.step_pos(&id)).or_else(|| {
+            self.steps
+                .iter()
+                .position(|s| s.status == StepStatus::InProgress)
+        });
+        let pos = match target {
+            Some(pos) => pos,
+            None if self.steps.iter().any(|s| s.status == StepStatus::Pending) => return Ok(false),
+            None => {
+                let existing = self.steps.iter().position(|s| {
+                    s.source == StepSource::Implicit && s.status != StepStatus::Completed
+                });
+                match existing {
+                    Some(pos) => pos,
+                    None => {
+                        let id = self.next_step_id("work-");
+                        let working_on = self.last_prompt.clone().unwrap_or_default();
+                        self.add_step(
+                            &id,
+                            IMPLICIT_STEP,
+                            &working_on,
+                            None,
+                            StepSource::Implicit,
+                            now,
+                        );
+                        self.steps.len() - 1
+                    }
+                }
+            }
+        };
+        self.enter_step(pos, max_attempts, "step_resume", now)?;
+        Ok(self.state == HookState::StepRunning)
+    }
+
+    /// Records a file the current step touched (root-relative, deduplicated).
+    pub fn touch_file(&mut self, path: &str, now: DateTime<Utc>) {
+        if let Some(ctx) = self.current_step.as_mut() {
+            if !ctx.files_touched.iter().any(|f| f == path) {
+                ctx.files_touched.push(path.into());
+            }
+            self.updated_at = now;
+        }
+    }
+
+    /// Marks the current step as having failed since it was entered: its next entry is a
+    /// new attempt.
+    pub fn record_failure(&mut self, now: DateTime<Utc>) {
+        if let Some(id) = self.current_step.as_ref().map(|c| c.step_id.clone()) {
+            if let Some(pos) = self.step_pos(&id) {
+                self.steps[pos].failed_since_entry = true;
+                self.updated_at = now;
+            }
+        }
+    }
+
+    /// True when the plan has steps and every one that was not deleted is completed.
+    pub fn all_steps_completed(&self) -> bool {
+        let live: Vec<_> = self
+            .steps
+            .iter()
+            .filter(|s| s.status != StepStatus::Deleted)
+            .collect();
+        !live.is_empty() && live.iter().all(|s| s.status == StepStatus::Completed)
+    }
+
+    /// Completed steps, in plan order.
+    pub fn completed_steps(&self) -> impl Iterator<Item = &Step> {
+        self.steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Completed)
+    }
+
+    /// The step the agent should resume: the current one, else the first in progress,
+    /// else the first pending.
+    pub fn next_step(&self) -> Option<&Step> {
+        self.current_step
+            .as_ref()
+            .and_then(|c| self.step(&c.step_id))
+            .or_else(|| {
+                self.steps
+                    .iter()
+                    .find(|s| s.status == StepStatus::InProgress)
+            })
+            .or_else(|| self.steps.iter().find(|s| s.status == StepStatus::Pending))
+    }
+
+    /// What the agent was doing: the current step's activeForm/subject, else the prompt.
+    pub fn working_on(&self) -> Option<&str> {
+        self.current_step
+            .as_ref()
+            .map(|c| c.working_on.as_str())
+            .filter(|w| !w.is_empty())
+            .or(self.last_prompt.as_deref())
+    }
+
+    /// Moves history beyond [`MAX_HISTORY`] out of the hook; the caller appends the returned
+    /// events to `tasks/<id>/history.jsonl` before saving.
+    pub fn take_old_history(&mut self) -> Vec<HookEvent> {
+        if self.history.len() <= MAX_HISTORY {
+            return Vec::new();
+        }
+        let excess = self.history.len() - MAX_HISTORY;
+        self.history_archived += excess as u64;
+        self.history.drain(..excess).collect()
+    }
+
+    /// Ends the task (`completed`, `failed` or `abandoned`) with the matching trigger.
+    pub fn finish(&mut self, to: HookState, now: DateTime<Utc>) -> Result<(), TransitionError> {
+        let trigger = match to {
+            HookState::Abandoned => machine::ABANDON,
+            HookState::Failed => machine::FAIL,
+            _ => "task_complete",
+        };
+        if to == HookState::Completed && self.state != HookState::StepPending {
+            if let Some(pos) = self
+                .current_step
+                .as_ref()
+                .and_then(|c| self.step_pos(&c.step_id))
+            {
+                self.leave_step(pos, StepStatus::Completed, "step_complete", now)?;
+            } else {
+                self.transition(HookState::StepPending, "task_finishing", now)?;
+            }
+        }
+        self.transition(to, trigger, now)?;
+        if to.is_terminal() {
+            if let Some(ctx) = self.current_step.take() {
+                if let Some(pos) = self.step_pos(&ctx.step_id) {
+                    self.steps[pos].files_touched = ctx.files_touched;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn t(s: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(1_800_000_000 + s, 0).unwrap()
+    }
+
+    fn plan() -> Hook {
+        let mut h = Hook::new("task-1", "proj", 0, t(0));
+        h.add_step(
+            "1",
+            "Analyze parser",
+            "",
+            Some("Analyzing parser"),
+            StepSource::Task,
+            t(1),
+        );
+        h.add_step(
+            "2",
+            "Implement fix",
+            "",
+            Some("Implementing fix"),
+            StepSource::Task,
+            t(2),
+        );
+        h.add_step("3", "Validate", "", None, StepSource::Task, t(3));
+        h
+    }
+
+    #[test]
+    fn a_new_hook_is_pending_with_two_events() {
+        let h = Hook::new("t", "w", 0, t(0));
+        assert_eq!(h.state, HookState::StepPending);
+        assert_eq!(h.history.len(), 2);
+        assert_eq!(h.history[0].from_state, None);
+    }
+
+    #[test]
+    fn the_recorded_session_walk() {
+        let mut h = plan();
+        h.set_step_status("1", StepStatus::InProgress, 3, t(4))
+            .unwrap();
+        assert_eq!(h.state, HookState::StepRunning);
+        let fx = h
+            .set_step_status("1", StepStatus::Completed, 3, t(5))
+            .unwrap();
+        assert!(matches!(
+            fx[0],
+            Effect::Checkpoint(CheckpointTrigger::StepComplete, _)
+        ));
+        assert_eq!(h.state, HookState::StepPending);
+        h.set_step_status("2", StepStatus::InProgress, 3, t(6))
+            .unwrap();
+        h.touch_file("src/parser.rs", t(7));
+        h.touch_file("src/main.rs", t(8));
+        h.touch_file("src/parser.rs", t(9));
+        let ctx = h.current_step.as_ref().unwrap();
+        assert_eq!(ctx.step_name, "Implement fix");
+        assert_eq!(ctx.attempt, 1);
+        assert_eq!(ctx.working_on, "Implementing fix");
+        assert_eq!(ctx.files_touched, vec!["src/parser.rs", "src/main.rs"]);
+        assert_eq!(h.steps[2].status, StepStatus::Pending);
+    }
+
+    #[test]
+    fn re_entry_after_a_crash_is_a_new_attempt() {
+        let mut h = plan();
+        h.set_step_status("2", StepStatus::InProgress, 3, t(1))
+            .unwrap();
+        h.transition(HookState::Recovering, machine::CRASH_DETECTED, t(2))
+            .unwrap();
+        assert!(h.ensure_running(3, t(3)).unwrap());
+        assert_eq!(h.current_step.as_ref().unwrap().attempt, 2);
+        // An ordinary re-entry (no failure) keeps the attempt.
+        h.set_step_status("2", StepStatus::Pending, 3, t(4))
+            .unwrap();
+        h.set_step_status("2", StepStatus::InProgress, 3, t(5))
+            .unwrap();
+        assert_eq!(h.current_step.as_ref().unwrap().attempt, 2);
+    }
+
+    #[test]
+    fn past_max_attempts_waits_for_a_human() {
+        let mut h = plan();
+        for i in 0..3 {
+            h.set_step_status("1", StepStatus::InProgress, 2, t(i * 3))
+                .unwrap();
+            h.set_step_status("1", StepStatus::Failed, 2, t(i * 3 + 1))
+                .unwrap();
+        }
+        assert_eq!(h.state, HookState::AwaitingHuman);
+        assert_eq!(h.steps[0].attempt, 2);
+        assert_eq!(h.history.last().unwrap().trigger, "max_attempts_exceeded");
+    }
+
+    #[test]
+    fn switching_steps_goes_through_pending() {
+        let mut h = plan();
+        h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+            .unwrap();
+        h.touch_file("a.rs", t(2));
+        h.set_step_status("2", StepStatus::InProgress, 3, t(3))
+            .unwrap();
+        assert_eq!(h.steps[0].status, StepStatus::Pending);
+        assert_eq!(h.steps[0].files_touched, vec!["a.rs"]);
+        let triggers: Vec<_> = h.history.iter().map(|e| e.trigger.as_str()).collect();
+        assert_eq!(
+            &triggers[triggers.len() - 2..],
+            ["step_switch", "step_start"]
+        );
+    }
+
+    #[test]
+    fn work_without_a_plan_gets_an_implicit_step() {
+        let mut h = Hook::new("t", "w", 0, t(0));
+        h.last_prompt = Some("write hello".into());
+        assert!(h.ensure_running(3, t(1)).unwrap());
+        h.touch_file("hello.txt", t(2));
+        assert_eq!(h.steps[0].name, IMPLICIT_STEP);
+        assert_eq!(h.steps[0].description, "write hello");
+    }
+
+    #[test]
+    fn pending_plan_without_a_started_step_is_not_guessed() {
+        let mut h = plan();
+        assert!(!h.ensure_running(3, t(1)).unwrap());
+        assert_eq!(h.state, HookState::StepPending);
+    }
+
+    #[test]
+    fn finish_and_terminal() {
+        let mut h = plan();
+        h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+            .unwrap();
+        h.finish(HookState::Completed, t(2)).unwrap();
+        assert_eq!(h.state, HookState::Completed);
+        assert!(
+            h.set_step_status("2", StepStatus::InProgress, 3, t(3))
+                .is_err()
+        );
+        let mut h = plan();
+        h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+            .unwrap();
+        h.finish(HookState::Abandoned, t(2)).unwrap();
+        assert_eq!(h.state, HookState::Abandoned);
+    }
+
+    #[test]
+    fn old_history_is_moved_not_dropped() {
+        let mut h = plan();
+        for i in 0..300 {
+            h.set_step_status(
+                "1",
+                if i % 2 == 0 {
+                    StepStatus::InProgress
+                } else {
+                    StepStatus::Pending
+                },
+                1000,
+                t(i),
+            )
+            .unwrap();
+        }
+        let total = h.history.len();
+        let moved = h.take_old_history();
+        assert_eq!(h.history.len(), MAX_HISTORY);
+        assert_eq!(moved.len() + MAX_HISTORY, total);
+        assert_eq!(h.history_archived as usize, moved.len());
+    }
+}

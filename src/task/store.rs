@@ -1,0 +1,336 @@
+//! hook.json on disk: locked read-modify-write, the last good copy, the archive.
+//!
+//! - Every change happens under `hook.json.lock`: load, mutate, save, regenerate HOOK.md.
+//! - Before hook.json is replaced, the current file (which just parsed, so is good) is
+//!   hard-linked to `hook.json.bak`: the last good state costs no extra write.
+//! - A hook.json that does not parse is restored from the `.bak`; the bad file is kept as
+//!   `hook.json.corrupt-<time>` and the restore is reported. If both are bad, nothing is
+//!   overwritten and the error is returned.
+//! - A hook.json of another schema major version is never overwritten.
+//! - History beyond the limit goes to `tasks/<id>/history.jsonl` first; a finished task is
+//!   copied to `tasks/<id>/`.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use super::model::{Hook, SCHEMA_VERSION};
+use crate::project::Project;
+use crate::store::{self, FileLock};
+
+pub const HOOK_JSON: &str = "hook.json";
+pub const HOOK_MD: &str = "HOOK.md";
+pub const TASKS_DIR: &str = "tasks";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(
+        "hook.json has schema version {found}, this waymark writes {SCHEMA_VERSION}: not touching it (upgrade waymark, or move the file aside)"
+    )]
+    Schema { found: String },
+    #[error("hook.json is corrupt ({0}) and hook.json.bak cannot restore it; it is left as it is")]
+    Corrupt(String),
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    #[error("{0}")]
+    Lock(#[from] store::LockError),
+}
+
+/// What loading found besides the hook.
+#[derive(Debug, Default)]
+pub struct LoadNote {
+    /// Set when hook.json was corrupt and restored from hook.json.bak.
+    pub restored: Option<String>,
+}
+
+pub fn hook_path(project: &Project) -> PathBuf {
+    project.state_file(HOOK_JSON)
+}
+
+pub fn task_dir(project: &Project, task_id: &str) -> PathBuf {
+    project.state_dir().join(TASKS_DIR).join(sanitize(task_id))
+}
+
+/// Loads hook.json without taking the lock (for read-only commands).
+pub fn load(project: &Project) -> Result<(Option<Hook>, LoadNote), StoreError> {
+    let path = hook_path(project);
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((None, LoadNote::default())),
+        Err(e) => return Err(e.into()),
+    };
+    match parse(&bytes) {
+        Ok(hook) => Ok((Some(hook), LoadNote::default())),
+        Err(StoreError::Corrupt(why)) => restore_from_bak(project, &path, &bytes, &why),
+        Err(e) => Err(e),
+    }
+}
+
+fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
+    // Check the schema before the shape, so a future file is reported as such.
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    let found = value
+        .get("schema_version")
+        .and_then(|v| v.as_str())
+        .unwrap_or("");
+    if major(found) != major(SCHEMA_VERSION) {
+        return Err(StoreError::Schema {
+            found: if found.is_empty() {
+                "(none)".into()
+            } else {
+                found.into()
+            },
+        });
+    }
+    serde_json::from_value(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn major(v: &str) -> &str {
+    v.split('.').next().unwrap_or("")
+}
+
+fn restore_from_bak(
+    project: &Project,
+    path: &Path,
+    bad: &[u8],
+    why: &str,
+) -> Result<(Option<Hook>, LoadNote), StoreError> {
+    let bak = path.with_extension("json.bak");
+    let good = fs::read(&bak).map_err(|_| StoreError::Corrupt(why.into()))?;
+    let hook = parse(&good).map_err(|_| StoreError::Corrupt(why.into()))?;
+    let stamp = Utc::now().format("%Y%m%dT%H%M%S");
+    let kept = project.state_file(&format!("hook.json.corrupt-{stamp}"));
+    store::write_atomic(&kept, bad)?;
+    store::write_atomic(path, &good)?;
+    let note = format!(
+        "hook.json was corrupt ({why}); restored the last good state from hook.json.bak, kept the bad file as {}",
+        kept.display()
+    );
+    Ok((
+        Some(hook),
+        LoadNote {
+            restored: Some(note),
+        },
+    ))
+}
+
+/// The result of [`update`].
+#[derive(Debug)]
+pub struct Updated<R> {
+    pub value: R,
+    pub note: LoadNote,
+    /// The hook as saved (None when there is none).
+    pub hook: Option<Hook>,
+    pub changed: bool,
+}
+
+/// Locked read-modify-write. `f` may create, change or leave the hook; when it changed,
+/// hook.json is saved, the old one kept as `.bak`, and HOOK.md regenerated.
+pub fn update<R>(
+    project: &Project,
+    now: DateTime<Utc>,
+    f: impl FnOnce(&mut Option<Hook>) -> R,
+) -> Result<Updated<R>, StoreError> {
+    let path = hook_path(project);
+    fs::create_dir_all(project.state_dir())?;
+    let _lock = FileLock::acquire(&path)?;
+    let (before, note) = load(project)?;
+    let mut hook = before.clone();
+    let value = f(&mut hook);
+    let changed = hook != before;
+    if changed {
+        if let Some(h) = hook.as_mut() {
+            save_locked(project, h, before.as_ref(), now)?;
+        }
+    }
+    Ok(Updated {
+        value,
+        note,
+        hook,
+        changed,
+    })
+}
+
+fn save_locked(
+    project: &Project,
+    hook: &mut Hook,
+    before: Option<&Hook>,
+    now: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    let dir = task_dir(project, &hook.task_id);
+    let old = hook.take_old_history();
+    if !old.is_empty() {
+        let text: String = old
+            .iter()
+            .map(|e| serde_json::to_string(e).expect("history serializes") + "\n")
+            .collect();
+        fs::create_dir_all(&dir)?;
+        store::append_text(&dir.join("history.jsonl"), &text)?;
+    }
+    hook.updated_at = hook.updated_at.max(now);
+    let json = serde_json::to_vec_pretty(hook).expect("hook serializes");
+    let path = hook_path(project);
+    if before.is_some() {
+        keep_as_bak(&path);
+    }
+    store::write_atomic(&path, &json)?;
+    write_hook_md(project, hook)?;
+    if hook.state.is_terminal() && before.is_none_or(|b| !b.state.is_terminal()) {
+        archive(project, hook, &json)?;
+    }
+    Ok(())
+}
+
+/// Hard-links the current hook.json as hook.json.bak (atomically replacing the old .bak).
+fn keep_as_bak(path: &Path) {
+    let bak = path.with_extension("json.bak");
+    let tmp = path.with_extension(format!("json.bak.{}.tmp", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    if fs::hard_link(path, &tmp).is_ok() {
+        if fs::rename(&tmp, &bak).is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+    } else if let Ok(bytes) = fs::read(path) {
+        let _ = store::write_atomic(&bak, &bytes);
+    }
+}
+
+/// Regenerates HOOK.md from a hook.
+pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
+    let md = crate::hookmd::render(hook, chrono::Utc::now());
+    store::write_atomic(&project.state_file(HOOK_MD), md.as_bytes())
+}
+
+/// Copies a finished task's hook.json and HOOK.md into `tasks/<id>/`.
+fn archive(project: &Project, hook: &Hook, json: &[u8]) -> io::Result<()> {
+    let dir = task_dir(project, &hook.task_id);
+    fs::create_dir_all(&dir)?;
+    store::write_atomic(&dir.join(HOOK_JSON), json)?;
+    let md = crate::hookmd::render(hook, chrono::Utc::now());
+    store::write_atomic(&dir.join(HOOK_MD), md.as_bytes())
+}
+
+/// The next task's index: one past the current hook's, or the number of archived tasks.
+pub fn next_task_index(project: &Project, current: Option<&Hook>) -> u32 {
+    match current {
+        Some(h) => h.task_index + 1,
+        None => fs::read_dir(project.state_dir().join(TASKS_DIR))
+            .map(|d| {
+                d.filter(|e| e.as_ref().is_ok_and(|e| e.path().is_dir()))
+                    .count() as u32
+            })
+            .unwrap_or(0),
+    }
+}
+
+/// Task ids come from intents (user text): keep them to safe file names.
+pub fn sanitize(id: &str) -> String {
+    let s: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_matches('.').to_string();
+    if s.is_empty() { "task".into() } else { s }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::machine::HookState;
+
+    fn project() -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::at(dir.path().to_path_buf());
+        (dir, p)
+    }
+
+    #[test]
+    fn update_creates_saves_and_keeps_bak() {
+        let (_d, p) = project();
+        let now = Utc::now();
+        update(&p, now, |h| *h = Some(Hook::new("t1", "w", 0, now))).unwrap();
+        assert!(hook_path(&p).exists());
+        assert!(p.state_file(HOOK_MD).exists());
+        update(&p, now, |h| {
+            h.as_mut().unwrap().last_prompt = Some("x".into())
+        })
+        .unwrap();
+        let bak: Hook =
+            serde_json::from_slice(&fs::read(p.state_file("hook.json.bak")).unwrap()).unwrap();
+        assert_eq!(bak.last_prompt, None);
+    }
+
+    #[test]
+    fn corrupt_hook_is_restored_from_bak() {
+        let (_d, p) = project();
+        let now = Utc::now();
+        update(&p, now, |h| *h = Some(Hook::new("t1", "w", 0, now))).unwrap();
+        update(&p, now, |h| {
+            h.as_mut().unwrap().last_prompt = Some("x".into())
+        })
+        .unwrap();
+        fs::write(hook_path(&p), b"{ torn").unwrap();
+        let (hook, note) = load(&p).unwrap();
+        assert_eq!(hook.unwrap().task_id, "t1");
+        assert!(note.restored.unwrap().contains("restored"));
+        // Restored on disk too, and the bad bytes kept.
+        assert!(serde_json::from_slice::<Hook>(&fs::read(hook_path(&p)).unwrap()).is_ok());
+        assert!(fs::read_dir(p.state_dir()).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("hook.json.corrupt-")
+        }));
+    }
+
+    #[test]
+    fn corrupt_without_bak_is_an_error_and_is_not_overwritten() {
+        let (_d, p) = project();
+        fs::create_dir_all(p.state_dir()).unwrap();
+        fs::write(hook_path(&p), b"not json").unwrap();
+        let err = update(&p, Utc::now(), |h| {
+            *h = Some(Hook::new("t", "w", 0, Utc::now()))
+        })
+        .unwrap_err();
+        assert!(matches!(err, StoreError::Corrupt(_)));
+        assert_eq!(fs::read(hook_path(&p)).unwrap(), b"not json");
+    }
+
+    #[test]
+    fn other_schema_is_refused() {
+        let (_d, p) = project();
+        let now = Utc::now();
+        update(&p, now, |h| *h = Some(Hook::new("t1", "w", 0, now))).unwrap();
+        let text = fs::read_to_string(hook_path(&p))
+            .unwrap()
+            .replace("\"schema_version\": \"1.0\"", "\"schema_version\": \"2.0\"");
+        fs::write(hook_path(&p), &text).unwrap();
+        assert!(matches!(load(&p).unwrap_err(), StoreError::Schema { .. }));
+        assert!(update(&p, now, |_| ()).is_err());
+        assert_eq!(fs::read_to_string(hook_path(&p)).unwrap(), text);
+    }
+
+    #[test]
+    fn finished_tasks_are_archived() {
+        let (_d, p) = project();
+        let now = Utc::now();
+        update(&p, now, |h| {
+            let mut hook = Hook::new("INT-1", "w", 0, now);
+            hook.finish(HookState::Abandoned, now).unwrap();
+            *h = Some(hook);
+        })
+        .unwrap();
+        assert!(task_dir(&p, "INT-1").join(HOOK_JSON).exists());
+        assert!(task_dir(&p, "INT-1").join(HOOK_MD).exists());
+        assert_eq!(sanitize("../x y"), "_x_y");
+    }
+}

@@ -1,0 +1,319 @@
+//! Tool inputs and responses of the tools waymark acts on, typed; everything else kept raw.
+//!
+//! A typed model that does not fit (a field of the wrong type, say) falls back to the raw
+//! JSON instead of failing the event: waymark must keep working when Claude Code changes a
+//! tool's shape.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A tool call as carried by PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied.
+#[derive(Debug, Clone, Default)]
+pub struct ToolCall {
+    pub name: String,
+    pub tool_use_id: Option<String>,
+    pub input: ToolInput,
+}
+
+#[derive(Debug, Clone, Default)]
+pub enum ToolInput {
+    Write(WriteInput),
+    Edit(EditInput),
+    NotebookEdit(NotebookEditInput),
+    Bash(BashInput),
+    TaskCreate(TaskCreateInput),
+    TaskUpdate(TaskUpdateInput),
+    TodoWrite(TodoWriteInput),
+    Other(Value),
+    #[default]
+    Missing,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct WriteInput {
+    pub file_path: String,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct EditInput {
+    pub file_path: String,
+    pub old_string: String,
+    pub new_string: String,
+    pub replace_all: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct NotebookEditInput {
+    pub notebook_path: String,
+    pub new_source: String,
+    pub cell_id: Option<String>,
+    pub edit_mode: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct BashInput {
+    pub command: String,
+    pub description: Option<String>,
+    pub run_in_background: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct TaskCreateInput {
+    pub subject: String,
+    pub description: String,
+    #[serde(rename = "activeForm")]
+    pub active_form: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct TaskUpdateInput {
+    #[serde(rename = "taskId", deserialize_with = "string_or_number")]
+    pub task_id: String,
+    pub status: Option<String>,
+    pub subject: Option<String>,
+    pub description: Option<String>,
+    #[serde(rename = "activeForm")]
+    pub active_form: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct TodoWriteInput {
+    pub todos: Vec<Todo>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Todo {
+    pub content: String,
+    pub status: String,
+    #[serde(rename = "activeForm")]
+    pub active_form: Option<String>,
+    pub id: Option<String>,
+}
+
+/// A PostToolUse `tool_response`, typed for the tools waymark reads.
+#[derive(Debug, Clone, Default)]
+pub enum ToolResponse {
+    Write(FileChange),
+    Edit(FileChange),
+    Bash(BashResponse),
+    TaskCreate(TaskCreateResponse),
+    TaskUpdate(TaskUpdateResponse),
+    Other(Value),
+    #[default]
+    Missing,
+}
+
+/// What Write and Edit report: the path, the new content (Write) and the diff hunks.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct FileChange {
+    #[serde(rename = "filePath")]
+    pub file_path: String,
+    /// `create` or `update` for Write.
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub content: Option<String>,
+    #[serde(rename = "structuredPatch")]
+    pub structured_patch: Vec<Hunk>,
+}
+
+/// One hunk of Claude Code's `structuredPatch`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Hunk {
+    #[serde(rename = "oldStart")]
+    pub old_start: u64,
+    #[serde(rename = "oldLines")]
+    pub old_lines: u64,
+    #[serde(rename = "newStart")]
+    pub new_start: u64,
+    #[serde(rename = "newLines")]
+    pub new_lines: u64,
+    pub lines: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct BashResponse {
+    pub stdout: String,
+    pub stderr: String,
+    pub interrupted: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct TaskCreateResponse {
+    pub task: CreatedTask,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct CreatedTask {
+    #[serde(deserialize_with = "string_or_number")]
+    pub id: String,
+    pub subject: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct TaskUpdateResponse {
+    pub success: bool,
+    #[serde(rename = "taskId", deserialize_with = "string_or_number")]
+    pub task_id: String,
+    #[serde(rename = "statusChange")]
+    pub status_change: Option<StatusChange>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct StatusChange {
+    pub from: String,
+    pub to: String,
+}
+
+/// Task ids are strings in Claude Code 2.1; accept numbers too.
+fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::String(s) => s,
+        Value::Number(n) => n.to_string(),
+        _ => String::new(),
+    })
+}
+
+fn typed<T: for<'de> Deserialize<'de>>(value: &Value) -> Option<T> {
+    T::deserialize(value).ok()
+}
+
+impl ToolCall {
+    /// Takes `tool_name`, `tool_use_id` and `tool_input` out of a hook payload.
+    pub fn from_payload(payload: &mut Value) -> ToolCall {
+        let name = payload
+            .get("tool_name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let tool_use_id = payload
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let input = match payload.get_mut("tool_input").map(Value::take) {
+            None | Some(Value::Null) => ToolInput::Missing,
+            Some(raw) => ToolInput::typed(&name, raw),
+        };
+        ToolCall {
+            name,
+            tool_use_id,
+            input,
+        }
+    }
+
+    /// Paths this call writes, as given (absolute or relative to the event's cwd).
+    pub fn written_paths(&self) -> Vec<&str> {
+        match &self.input {
+            ToolInput::Write(w) => vec![w.file_path.as_str()],
+            ToolInput::Edit(e) => vec![e.file_path.as_str()],
+            ToolInput::NotebookEdit(n) => vec![n.notebook_path.as_str()],
+            _ => Vec::new(),
+        }
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .collect()
+    }
+
+    /// True for the tools that change files (the mutation classes of the trace).
+    pub fn is_mutation(&self) -> bool {
+        matches!(
+            self.input,
+            ToolInput::Write(_) | ToolInput::Edit(_) | ToolInput::NotebookEdit(_)
+        )
+    }
+
+    /// The Bash command, when this is a Bash call.
+    pub fn command(&self) -> Option<&str> {
+        match &self.input {
+            ToolInput::Bash(b) => Some(&b.command),
+            _ => None,
+        }
+    }
+}
+
+impl ToolInput {
+    fn typed(tool: &str, raw: Value) -> ToolInput {
+        let parsed = match tool {
+            "Write" => typed(&raw).map(ToolInput::Write),
+            "Edit" => typed(&raw).map(ToolInput::Edit),
+            "NotebookEdit" => typed(&raw).map(ToolInput::NotebookEdit),
+            "Bash" => typed(&raw).map(ToolInput::Bash),
+            "TaskCreate" => typed(&raw).map(ToolInput::TaskCreate),
+            "TaskUpdate" => typed(&raw).map(ToolInput::TaskUpdate),
+            "TodoWrite" => typed(&raw).map(ToolInput::TodoWrite),
+            _ => None,
+        };
+        parsed.unwrap_or(ToolInput::Other(raw))
+    }
+}
+
+impl ToolResponse {
+    /// Takes `tool_response` out of a PostToolUse payload, typed by the call's tool.
+    pub fn from_payload(call: &ToolCall, payload: &mut Value) -> ToolResponse {
+        let raw = match payload.get_mut("tool_response").map(Value::take) {
+            None | Some(Value::Null) => return ToolResponse::Missing,
+            Some(raw) => raw,
+        };
+        let parsed = match call.name.as_str() {
+            "Write" => typed(&raw).map(ToolResponse::Write),
+            "Edit" => typed(&raw).map(ToolResponse::Edit),
+            "Bash" => typed(&raw).map(ToolResponse::Bash),
+            "TaskCreate" => typed(&raw).map(ToolResponse::TaskCreate),
+            "TaskUpdate" => typed(&raw).map(ToolResponse::TaskUpdate),
+            _ => None,
+        };
+        parsed.unwrap_or(ToolResponse::Other(raw))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn typed_and_raw_inputs() {
+        let mut p = json!({"tool_name":"Write","tool_input":{"file_path":"/p/a","content":"x"}});
+        let call = ToolCall::from_payload(&mut p);
+        assert_eq!(call.written_paths(), vec!["/p/a"]);
+        let mut p = json!({"tool_name":"Grep","tool_input":{"pattern":"x"}});
+        assert!(matches!(
+            ToolCall::from_payload(&mut p).input,
+            ToolInput::Other(_)
+        ));
+    }
+
+    #[test]
+    fn wrong_typed_input_falls_back_to_raw() {
+        let mut p = json!({"tool_name":"Write","tool_input":{"file_path":7}});
+        assert!(matches!(
+            ToolCall::from_payload(&mut p).input,
+            ToolInput::Other(_)
+        ));
+    }
+
+    #[test]
+    fn task_ids_as_numbers() {
+        let mut p =
+            json!({"tool_name":"TaskUpdate","tool_input":{"taskId":3,"status":"completed"}});
+        match ToolCall::from_payload(&mut p).input {
+            ToolInput::TaskUpdate(t) => assert_eq!(t.task_id, "3"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
