@@ -10,6 +10,7 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod event;
+pub mod faults;
 pub mod git;
 pub mod guidance;
 pub mod handlers;

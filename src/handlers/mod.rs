@@ -25,6 +25,7 @@ use crate::task::{Effect, Hook, Session, SessionStatus, StepSource};
 /// Handles one event. Errors are logged here; the output holds whatever was produced.
 pub fn dispatch(ctx: &Ctx, event: &Event) -> Output {
     let mut out = Output::default();
+    crate::faults::at("dispatch");
     let result = match &event.kind {
         EventKind::SessionStart(e) => session_start::handle(ctx, event, e, &mut out),
         EventKind::SessionEnd(e) => lifecycle::session_end(ctx, event, e),

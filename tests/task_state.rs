@@ -1,0 +1,354 @@
+//! Durable task state from the recorded session: hook.json, HOOK.md, status, regenerate,
+//! corrupt files, and steps driven by hand.
+
+mod util;
+
+use serde_json::Value;
+use util::Project;
+
+fn step<'a>(hook: &'a Value, name: &str) -> &'a Value {
+    hook["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap()
+}
+
+#[test]
+fn replaying_the_recorded_session_yields_the_expected_plan() {
+    let p = Project::new();
+    let out = p.replay_lines(&p.session_lines());
+    assert_eq!(out.lines().count(), 35);
+    let h = p.hook_json();
+    assert_eq!(h["schema_version"], "1.0");
+    assert_eq!(step(&h, "Analyze parser")["status"], "completed");
+    assert_eq!(step(&h, "Implement fix")["status"], "in_progress");
+    assert_eq!(step(&h, "Implement fix")["attempt"], 1);
+    assert_eq!(step(&h, "Validate")["status"], "pending");
+    assert_eq!(h["state"], "step_running");
+    let cur = &h["current_step"];
+    assert_eq!(cur["step_name"], "Implement fix");
+    assert_eq!(cur["attempt"], 1);
+    assert_eq!(
+        cur["files_touched"],
+        serde_json::json!(["src/parser.rs", "src/main.rs"])
+    );
+    assert_eq!(
+        cur["last_output"],
+        "Implemented the fix; one test still fails."
+    );
+    assert_eq!(cur["working_on"], "Implementing fix");
+    let triggers: Vec<_> = h["checkpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["trigger"].as_str().unwrap())
+        .collect();
+    assert_eq!(triggers, ["step_complete", "git_commit", "pre_compact"]);
+    // The history tells the story: start, step 1 running, completed, step 2 running.
+    let hist: Vec<_> = h["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["trigger"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        hist,
+        [
+            "task_start",
+            "setup_complete",
+            "step_start",
+            "step_complete",
+            "step_start"
+        ]
+    );
+    assert_eq!(h["history"][0]["from_state"], "");
+
+    let md = p.read(".orchestration/HOOK.md");
+    assert!(
+        md.contains("Resume step 2 \"Implement fix\" (attempt 1 of 3)"),
+        "{md}"
+    );
+    assert!(md.contains("Do not repeat step 1 \"Analyze parser\": it is completed."));
+    assert!(md.contains("## Completed Steps — DO NOT REPEAT"));
+    assert!(md.contains("`src/parser.rs`") && md.contains("`src/main.rs`"));
+    assert!(md.contains("git_commit"));
+}
+
+#[test]
+fn replay_reports_bad_lines_by_number_and_goes_on() {
+    let p = Project::new();
+    let mut lines = p.session_lines()[..5].to_vec();
+    lines.insert(2, "{ not json".into());
+    lines.insert(4, "[]".into());
+    let out = p
+        .waymark()
+        .args(["replay", "-"])
+        .write_stdin(lines.join("\n"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 3: skipped"), "{err}");
+    assert!(err.contains("line 5: skipped"), "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 5);
+    assert_eq!(p.hook_json()["steps"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn replay_from_a_file_exits_0() {
+    let p = Project::new();
+    let file = util::fixtures().join("session-tasks-commit-fail-compact.jsonl");
+    p.waymark().arg("replay").arg(file).assert().success();
+    assert_eq!(p.hook_json()["state"], "step_running");
+}
+
+#[test]
+fn status_shows_state_step_attempt_checkpoints_and_receipts() {
+    let p = Project::new();
+    p.replay_lines(&p.session_lines());
+    let out = p.waymark().arg("status").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("State:  step_running"), "{text}");
+    assert!(
+        text.contains("Step:   2 \"Implement fix\" — attempt 1 of 3"),
+        "{text}"
+    );
+    assert!(text.contains("Checkpoints: 3"));
+    let json: Value = serde_json::from_slice(
+        &p.waymark()
+            .args(["status", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(json["task"]["current_step"]["step_name"], "Implement fix");
+    assert_eq!(json["task"]["checkpoints"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn a_deleted_or_corrupt_hook_md_is_rebuilt() {
+    let p = Project::new();
+    p.replay_lines(&p.session_lines()[..20]);
+    let good = p.read(".orchestration/HOOK.md");
+    std::fs::remove_file(p.path(".orchestration/HOOK.md")).unwrap();
+    p.waymark().arg("regenerate").assert().success();
+    let rebuilt = p.read(".orchestration/HOOK.md");
+    assert_eq!(strip_ago(&rebuilt), strip_ago(&good));
+    p.write(".orchestration/HOOK.md", "garbage");
+    // Any change regenerates it too.
+    p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));
+    assert!(
+        p.read(".orchestration/HOOK.md")
+            .contains("## What To Do Now")
+    );
+}
+
+fn strip_ago(md: &str) -> String {
+    md.lines()
+        .filter(|l| !l.contains(" ago"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_corrupt_hook_json_is_restored_from_the_bak_and_logged() {
+    let p = Project::new();
+    p.replay_lines(&p.session_lines()[..22]);
+    p.write(
+        ".orchestration/hook.json",
+        "{\"version\": \"1.0\", \"task_id\": ",
+    );
+    let out = p
+        .waymark()
+        .args(["hook", "Stop"])
+        .write_stdin(p.fixture("Stop.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("restored the last good state from hook.json.bak")
+    );
+    assert!(
+        p.read(".orchestration/waymark.log")
+            .contains("hook.json was corrupt")
+    );
+    let h = p.hook_json();
+    assert_eq!(step(&h, "Implement fix")["status"], "in_progress");
+    let kept = std::fs::read_dir(p.path(".orchestration"))
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("hook.json.corrupt-")
+        })
+        .count();
+    assert_eq!(kept, 1, "the corrupt bytes are kept, not lost");
+}
+
+#[test]
+fn a_future_schema_is_reported_and_never_overwritten() {
+    let p = Project::new();
+    p.replay_lines(&p.session_lines()[..5]);
+    let text = p
+        .read(".orchestration/hook.json")
+        .replace("\"schema_version\": \"1.0\"", "\"schema_version\": \"2.0\"");
+    p.write(".orchestration/hook.json", &text);
+    let out = p
+        .waymark()
+        .args(["hook", "UserPromptSubmit"])
+        .write_stdin(p.fixture("UserPromptSubmit.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 2.0"));
+    assert_eq!(p.read(".orchestration/hook.json"), text);
+    p.waymark().arg("status").assert().code(1);
+}
+
+#[test]
+fn steps_by_hand_and_attempts_after_failure() {
+    let p = Project::new();
+    p.waymark()
+        .args([
+            "task",
+            "start",
+            "--id",
+            "fix-parser",
+            "--step",
+            "analyze",
+            "--step",
+            "implement",
+        ])
+        .assert()
+        .success();
+    p.waymark()
+        .args(["step", "start", "analyze"])
+        .assert()
+        .success();
+    p.waymark()
+        .args(["step", "fail", "analyze"])
+        .assert()
+        .success();
+    let out = p
+        .waymark()
+        .args(["step", "start", "analyze"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("attempt 2"));
+    p.waymark()
+        .args(["step", "done", "analyze"])
+        .assert()
+        .success();
+    let h = p.hook_json();
+    assert_eq!(h["task_id"], "fix-parser");
+    assert_eq!(step(&h, "analyze")["attempt"], 2);
+    assert_eq!(h["checkpoints"][0]["trigger"], "step_complete");
+    p.waymark().args(["step", "start", "nope"]).assert().code(2);
+    p.waymark().args(["task", "start"]).assert().code(2);
+    p.waymark().args(["task", "abandon"]).assert().success();
+    assert_eq!(p.hook_json()["state"], "abandoned");
+    assert!(p.path(".orchestration/tasks/fix-parser/hook.json").exists());
+    assert!(p.path(".orchestration/tasks/fix-parser/HOOK.md").exists());
+}
+
+#[test]
+fn max_attempts_from_config_hands_over_to_a_human() {
+    let p = Project::new();
+    p.write(".orchestration/waymark.json", r#"{"max_attempts": 2}"#);
+    p.waymark()
+        .args(["task", "start", "--step", "flaky"])
+        .assert()
+        .success();
+    for _ in 0..3 {
+        p.waymark()
+            .args(["step", "start", "flaky"])
+            .assert()
+            .success();
+        p.waymark()
+            .args(["step", "fail", "flaky"])
+            .assert()
+            .success();
+    }
+    let h = p.hook_json();
+    assert_eq!(h["state"], "awaiting_human");
+    assert_eq!(
+        h["history"].as_array().unwrap().last().unwrap()["trigger"],
+        "max_attempts_exceeded"
+    );
+}
+
+#[test]
+fn todo_write_feeds_the_plan() {
+    let p = Project::new();
+    let event = serde_json::json!({
+        "session_id": "s", "cwd": p.root(), "hook_event_name": "PostToolUse", "tool_name": "TodoWrite",
+        "tool_input": {"todos": [
+            {"content": "Read code", "status": "completed", "activeForm": "Reading code"},
+            {"content": "Write fix", "status": "in_progress", "activeForm": "Writing fix"},
+            {"content": "Run tests", "status": "pending", "activeForm": "Running tests"}
+        ]},
+        "tool_response": {}
+    });
+    p.hook("PostToolUse", &event.to_string());
+    let h = p.hook_json();
+    assert_eq!(step(&h, "Read code")["status"], "completed");
+    assert_eq!(step(&h, "Write fix")["status"], "in_progress");
+    assert_eq!(h["current_step"]["working_on"], "Writing fix");
+}
+
+#[test]
+fn history_past_200_events_moves_to_the_task_folder() {
+    let p = Project::new();
+    p.waymark()
+        .args([
+            "task", "start", "--id", "long", "--step", "a", "--step", "b",
+        ])
+        .assert()
+        .success();
+    let mut lines = Vec::new();
+    for i in 0..120 {
+        let (id, status) = if i % 2 == 0 {
+            ("a", "in_progress")
+        } else {
+            ("b", "in_progress")
+        };
+        lines.push(
+            serde_json::json!({"session_id":"s","cwd":p.root(),"hook_event_name":"PostToolUse","tool_name":"TaskUpdate",
+                "tool_input":{"taskId": if id == "a" {"step-1"} else {"step-2"},"status":status},"tool_response":{}})
+            .to_string(),
+        );
+    }
+    p.replay_lines(&lines);
+    let h = p.hook_json();
+    assert_eq!(h["history"].as_array().unwrap().len(), 200);
+    let archived = h["history_archived"].as_u64().unwrap();
+    assert!(archived > 0);
+    let moved = p.read(".orchestration/tasks/long/history.jsonl");
+    assert_eq!(moved.lines().count() as u64, archived);
+    assert_eq!(
+        serde_json::from_str::<Value>(moved.lines().next().unwrap()).unwrap()["trigger"],
+        "task_start"
+    );
+}
+
+#[test]
+fn a_task_binds_to_the_in_progress_intent() {
+    let p = Project::new();
+    p.write(
+        ".orchestration/active_intents.yaml",
+        "active_intents:\n  - id: INT-007\n    name: Parser\n    status: IN_PROGRESS\n    owned_scope: [\"src/**\"]\n    steps: [\"Analyze\", \"Fix\"]\n",
+    );
+    p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));
+    let h = p.hook_json();
+    assert_eq!(h["task_id"], "INT-007");
+    assert_eq!(h["intent_id"], "INT-007");
+    assert_eq!(h["steps"].as_array().unwrap().len(), 2);
+    p.waymark().args(["task", "done"]).assert().success();
+    assert!(p.path(".orchestration/tasks/INT-007/hook.json").exists());
+}

@@ -1,0 +1,143 @@
+//! Shared helpers for the integration tests: scratch projects, real fixtures rewritten to
+//! point into them, and running the real binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The directory the fixtures were recorded in.
+pub const RECORDED_ROOT: &str = "/home/dev/project";
+
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-2.1.197")
+}
+
+/// A scratch project: a real git repo with an identity, and a private config dir.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+    pub config: tempfile::TempDir,
+}
+
+impl Project {
+    pub fn new() -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q", "-b", "main"]);
+        git(dir.path(), &["config", "user.email", "dev@example.com"]);
+        git(dir.path(), &["config", "user.name", "Dev"]);
+        Project {
+            dir,
+            config: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// `waymark …` in this project, with its own config home.
+    pub fn waymark(&self) -> Command {
+        let mut c = Command::cargo_bin("waymark").unwrap();
+        c.current_dir(self.root())
+            .env("CLAUDE_PROJECT_DIR", self.root())
+            .env("XDG_CONFIG_HOME", self.config.path())
+            .env("HOME", self.config.path())
+            .env_remove("WAYMARK_AUTO_RESUME_ON_START");
+        c
+    }
+
+    /// A fixture's JSON with the recorded project path replaced by this project's root.
+    pub fn fixture(&self, name: &str) -> String {
+        let text = std::fs::read_to_string(fixtures().join(name)).unwrap();
+        text.replace(RECORDED_ROOT, self.root().to_str().unwrap())
+    }
+
+    /// Runs `waymark hook <event>` with `input` on stdin; returns stdout (asserting exit 0).
+    pub fn hook(&self, event: &str, input: &str) -> String {
+        let out = self
+            .waymark()
+            .args(["hook", event])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "hook {event} must exit 0; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Replays a JSONL recording (rewritten to this project); returns stdout.
+    pub fn replay_lines(&self, lines: &[String]) -> String {
+        let input = lines.join("\n") + "\n";
+        let out = self
+            .waymark()
+            .args(["replay", "-"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "replay failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// The recorded session's lines, rewritten to this project.
+    pub fn session_lines(&self) -> Vec<String> {
+        self.fixture("session-tasks-commit-fail-compact.jsonl")
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    pub fn hook_json(&self) -> Value {
+        serde_json::from_str(&self.read(".orchestration/hook.json")).unwrap()
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        git(self.root(), args)
+    }
+}
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = StdCommand::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The `additionalContext` of a hook's stdout, if any.
+pub fn context_of(stdout: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(stdout.trim()).ok()?;
+    v["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .map(str::to_string)
+}
