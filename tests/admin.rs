@@ -1,0 +1,168 @@
+//! `waymark init`, `config`, `doctor`: setting waymark up and checking it.
+
+mod util;
+
+use serde_json::{Value, json};
+use util::Project;
+
+#[test]
+fn init_adds_every_hook_keeps_everything_else_and_remove_restores() {
+    let p = Project::new();
+    let original = json!({
+        "permissions": {"allow": ["Bash(ls:*)"]},
+        "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "prettier --write"}]}]},
+        "model": "opus"
+    });
+    let text = serde_json::to_string_pretty(&original).unwrap();
+    p.write(".claude/settings.json", &text);
+    p.waymark().arg("init").assert().success();
+    let s: Value = serde_json::from_str(&p.read(".claude/settings.json")).unwrap();
+    assert_eq!(s["permissions"], original["permissions"]);
+    assert_eq!(s["model"], "opus");
+    let post = s["hooks"]["PostToolUse"].as_array().unwrap();
+    assert_eq!(post.len(), 2);
+    assert_eq!(post[0], original["hooks"]["PostToolUse"][0]);
+    assert!(
+        post[1]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("hook PostToolUse")
+    );
+    assert_eq!(
+        s["hooks"].as_object().unwrap().len(),
+        waymark::event::EVENTS.len()
+    );
+    // Key order is kept.
+    let keys: Vec<_> = s.as_object().unwrap().keys().cloned().collect();
+    assert_eq!(keys, ["permissions", "hooks", "model"]);
+    // Idempotent.
+    let before = p.read(".claude/settings.json");
+    let again = p.waymark().arg("init").output().unwrap();
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already there"));
+    assert_eq!(p.read(".claude/settings.json"), before);
+    // The skeleton.
+    assert!(
+        p.read(".orchestration/active_intents.yaml")
+            .contains("active_intents: []")
+    );
+    // Remove takes out exactly what init added.
+    p.waymark().args(["init", "--remove"]).assert().success();
+    let back: Value = serde_json::from_str(&p.read(".claude/settings.json")).unwrap();
+    assert_eq!(back, original);
+}
+
+#[test]
+fn init_registered_hooks_actually_run_the_binary() {
+    let p = Project::new();
+    p.waymark().arg("init").assert().success();
+    let s: Value = serde_json::from_str(&p.read(".claude/settings.json")).unwrap();
+    let cmd = s["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{cmd} < '{}'",
+            util::fixtures().join("UserPromptSubmit.json").display()
+        ))
+        .env("CLAUDE_PROJECT_DIR", p.root())
+        .env("XDG_CONFIG_HOME", p.config.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(p.hook_json()["last_prompt"], "write hello");
+}
+
+#[test]
+fn init_refuses_a_broken_settings_file_and_leaves_it() {
+    let p = Project::new();
+    p.write(".claude/settings.json", "{ broken");
+    p.waymark()
+        .arg("init")
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("not valid JSON"));
+    assert_eq!(p.read(".claude/settings.json"), "{ broken");
+}
+
+#[test]
+fn config_show_names_origins_and_set_validates() {
+    let p = Project::new();
+    p.write(".orchestration/waymark.json", r#"{"max_checkpoints": 20}"#);
+    let out = p
+        .waymark()
+        .env("WAYMARK_TRACE_WINDOW", "50")
+        .args(["config", "show", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["values"]["max_checkpoints"]["value"], 20);
+    assert_eq!(v["values"]["max_checkpoints"]["origin"]["kind"], "project");
+    assert_eq!(
+        v["values"]["trace_window"]["origin"]["where"],
+        "WAYMARK_TRACE_WINDOW"
+    );
+    assert_eq!(v["values"]["stale_threshold"]["origin"]["kind"], "default");
+    p.waymark()
+        .args(["config", "set", "checkpoint_threshold_percent", "99"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("out of range 70–95"));
+    p.waymark()
+        .args(["config", "set", "retention.failed", "48h"])
+        .assert()
+        .success();
+    let file: Value = serde_json::from_str(&p.read(".orchestration/waymark.json")).unwrap();
+    assert_eq!(
+        file,
+        json!({"max_checkpoints": 20, "retention": {"failed": "48h"}})
+    );
+}
+
+#[test]
+fn doctor_passes_on_a_clean_project_and_names_bad_values() {
+    let p = Project::new();
+    let out = p.waymark().arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("configuration valid"));
+    p.write(
+        ".orchestration/waymark.json",
+        r#"{"auto_resume_on_start": "sometimes", "stale_threshold": "5 minutes"}"#,
+    );
+    let out = p.waymark().arg("doctor").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("FAIL config: auto_resume_on_start: expected true, false or \"prompt\", got \"sometimes\""), "{text}");
+    assert!(text.contains("stale_threshold"), "{text}");
+    // A hook with the same bad config falls back to defaults and logs why.
+    p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));
+    assert!(
+        p.read(".orchestration/waymark.log")
+            .contains("auto_resume_on_start")
+    );
+    let brief =
+        util::context_of(&p.hook("SessionStart", &p.fixture("SessionStart-resume.json"))).unwrap();
+    assert!(brief.contains("Resume brief"));
+}
+
+#[test]
+fn doctor_refuses_a_key_others_can_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    let key = p.config.path().join("waymark/keys/master.key");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(&key, [7u8; 32]).unwrap();
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = p.waymark().arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("is readable by others"));
+}
+
+#[test]
+fn unknown_subcommand_is_a_usage_error() {
+    let p = Project::new();
+    p.waymark().arg("frobnicate").assert().code(2);
+}
