@@ -102,6 +102,19 @@ impl Project {
         }
     }
 
+    /// Refuses to work in a project whose waymark files would be written outside the root:
+    /// `.orchestration` (or the lessons file) being a symlink that leads out (rule 3).
+    pub fn check_state_paths(&self, agent_md: &str) -> Result<(), String> {
+        for rel in [STATE_DIR, agent_md] {
+            if let Located::Outside(target) = self.locate(rel, None) {
+                return Err(format!(
+                    "{rel} leads outside the project ({target}): waymark will not write through it"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The absolute path of a root-relative path.
     pub fn absolute(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
@@ -209,6 +222,20 @@ mod tests {
             p.locate("link/x.rs", Some(dir.path().to_str().unwrap())),
             Located::Outside(_)
         ));
+    }
+
+    #[test]
+    fn state_dir_symlinked_out_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let p = project(dir.path());
+        assert!(p.check_state_paths("AGENT.md").is_ok());
+        std::os::unix::fs::symlink(outside.path(), dir.path().join(STATE_DIR)).unwrap();
+        assert!(
+            p.check_state_paths("AGENT.md")
+                .unwrap_err()
+                .contains("leads outside")
+        );
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub const CHECK_FAILED: u8 = 1;
 pub const USAGE: u8 = 2;
 
 /// The context for a CLI command: `--root`, else the project around the current directory.
+/// A project whose state paths lead outside the root is refused here (exit 1).
 pub fn ctx(root: Option<PathBuf>) -> Ctx {
     let project = match root {
         Some(r) => Project::at(std::path::absolute(&r).unwrap_or(r)),
@@ -35,6 +36,10 @@ pub fn ctx(root: Option<PathBuf>) -> Ctx {
     let ctx = Ctx::new(project);
     for e in &ctx.config_errors {
         eprintln!("waymark: config: {e}");
+    }
+    if let Err(e) = ctx.project.check_state_paths(&ctx.config.agent_md) {
+        eprintln!("waymark: {e}");
+        std::process::exit(CHECK_FAILED.into());
     }
     ctx
 }
