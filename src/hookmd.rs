@@ -83,6 +83,12 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
             let _ = writeln!(md, "- **Working on:** (not recorded)");
         }
     }
+    if hook.current_step.is_none() && !hook.unassigned_files.is_empty() {
+        let _ = writeln!(md, "- **Files touched between steps:**");
+        for f in &hook.unassigned_files {
+            let _ = writeln!(md, "  - `{f}`");
+        }
+    }
     if let Some(c) = &hook.current_step {
         if c.files_touched.is_empty() {
             let _ = writeln!(md, "- **Files touched in this step:** none yet");

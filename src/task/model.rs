@@ -64,6 +64,11 @@ pub struct Hook {
     /// Context-window usage last read from the transcript, in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_percent: Option<u8>,
+    /// Files written while no step was current (between one step's end and the next one's
+    /// start, possibly by another agent); the next step entered takes them over, so that
+    /// no touched file is dropped for want of a step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unassigned_files: Vec<String>,
     pub schema_version: String,
 }
 

@@ -63,6 +63,7 @@ impl Hook {
             compact_summary: None,
             clear_note: None,
             context_percent: None,
+            unassigned_files: Vec::new(),
             schema_version: SCHEMA_VERSION.into(),
         };
         hook.transition(HookState::StepPending, "setup_complete", now)
@@ -318,6 +319,12 @@ impl Hook {
             last_output: String::new(),
             current_checkpoint_id: None,
         };
+        let mut ctx = ctx;
+        for f in std::mem::take(&mut self.unassigned_files) {
+            if !ctx.files_touched.contains(&f) {
+                ctx.files_touched.push(f);
+            }
+        }
         self.current_step = Some(ctx);
         if self.state != HookState::StepRunning {
             let mut details = BTreeMap::new();
@@ -419,14 +426,18 @@ impl Hook {
         Ok(self.state == HookState::StepRunning)
     }
 
-    /// Records a file the current step touched (root-relative, deduplicated).
+    /// Records a file the current step touched (root-relative, deduplicated). With no
+    /// step current (between steps, or while waiting for a human) the file is kept in
+    /// `unassigned_files` for the next step entered: it is never dropped.
     pub fn touch_file(&mut self, path: &str, now: DateTime<Utc>) {
-        if let Some(ctx) = self.current_step.as_mut() {
-            if !ctx.files_touched.iter().any(|f| f == path) {
-                ctx.files_touched.push(path.into());
-            }
-            self.updated_at = now;
+        let list = match self.current_step.as_mut() {
+            Some(ctx) => &mut ctx.files_touched,
+            None => &mut self.unassigned_files,
+        };
+        if !list.iter().any(|f| f == path) {
+            list.push(path.into());
         }
+        self.updated_at = now;
     }
 
     /// Marks the current step as having failed since it was entered: its next entry is a
@@ -643,6 +654,25 @@ mod tests {
         h.touch_file("hello.txt", t(2));
         assert_eq!(h.steps[0].name, IMPLICIT_STEP);
         assert_eq!(h.steps[0].description, "write hello");
+    }
+
+    #[test]
+    fn a_file_touched_between_steps_joins_the_next_step() {
+        let mut h = plan();
+        h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+            .unwrap();
+        h.set_step_status("1", StepStatus::Completed, 3, t(2))
+            .unwrap();
+        assert!(!h.ensure_running(3, t(3)).unwrap());
+        h.touch_file("between.rs", t(3));
+        assert_eq!(h.unassigned_files, vec!["between.rs"]);
+        h.set_step_status("2", StepStatus::InProgress, 3, t(4))
+            .unwrap();
+        assert!(h.unassigned_files.is_empty());
+        assert_eq!(
+            h.current_step.as_ref().unwrap().files_touched,
+            vec!["between.rs"]
+        );
     }
 
     #[test]
