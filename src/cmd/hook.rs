@@ -16,6 +16,7 @@ use crate::context::Ctx;
 use crate::event::{self, Event};
 use crate::log::{self, Level};
 use crate::project::Project;
+use crate::store::critical;
 
 /// Inputs larger than this are not processed (a 50 MB Write is still fine).
 pub const MAX_INPUT: u64 = 64 * 1024 * 1024;
@@ -111,7 +112,9 @@ fn report(project: &Project, context: &str, message: &str) {
 
 /// Ends the process (exit 0) if the event is still running at the deadline. Atomic writes
 /// make this safe: an interrupted replace leaves the previous file, an interrupted append at
-/// most a torn line that the next writer repairs.
+/// most a torn line that the next writer repairs. A state write that is queued for its lock
+/// or writing at the deadline is let finish (up to [`critical::GRACE`]) so that the event
+/// is not lost; the optional work after it is skipped, as `Ctx::short_of_time` says.
 fn start_watchdog(ctx: &Ctx, event: &str) {
     let deadline = ctx.config.hook_deadline;
     let state_dir = ctx.project.state_dir();
@@ -121,12 +124,21 @@ fn start_watchdog(ctx: &Ctx, event: &str) {
         .name("waymark-deadline".into())
         .spawn(move || {
             thread::sleep(deadline);
+            let graced = critical::in_progress();
+            while critical::in_progress() && started.elapsed() < deadline + critical::GRACE {
+                thread::sleep(std::time::Duration::from_millis(2));
+            }
+            let what = if graced {
+                "a state write in progress was let finish, then left"
+            } else {
+                "leaving with what was written"
+            };
             log::write(
                 &state_dir,
                 Level::Error,
                 &event,
                 &format!(
-                    "deadline of {:?} reached after {:?}: leaving with what was written",
+                    "deadline of {:?} reached after {:?}: {what}",
                     deadline,
                     started.elapsed()
                 ),

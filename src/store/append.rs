@@ -19,12 +19,20 @@ pub fn append_line(path: &Path, record: &str) -> io::Result<Option<String>> {
     append_locked(path, line.as_bytes(), true)
 }
 
+/// Appends several JSONL records at once (`text` is whole lines, each ending in a newline)
+/// under the file's lock, in one write, repairing a torn tail first like [`append_line`].
+pub fn append_lines(path: &Path, text: &str) -> io::Result<Option<String>> {
+    debug_assert!(text.is_empty() || text.ends_with('\n'));
+    append_locked(path, text.as_bytes(), true)
+}
+
 /// Appends text (for Markdown files such as AGENT.md) under the file's lock, in one write.
 pub fn append_text(path: &Path, text: &str) -> io::Result<()> {
     append_locked(path, text.as_bytes(), false).map(|_| ())
 }
 
 fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<String>> {
+    let _critical = super::critical::enter();
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }

@@ -8,15 +8,14 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fs4::{FileExt, TryLockError};
 
 /// How long a writer waits for a lock before giving up (DESIGN.md rule 2).
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
-/// How often a waiting writer retries.
-pub const LOCK_RETRY: Duration = Duration::from_millis(50);
 
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
@@ -49,23 +48,49 @@ impl FileLock {
                 path: lock_path.clone(),
                 source,
             })?;
-        let start = Instant::now();
-        loop {
-            match FileExt::try_lock(&file) {
-                Ok(()) => return Ok(FileLock { file }),
-                Err(TryLockError::WouldBlock) => {}
-                Err(TryLockError::Error(source)) => {
-                    return Err(LockError::Open {
-                        path: lock_path,
-                        source,
-                    });
-                }
+        match FileExt::try_lock(&file) {
+            Ok(()) => return Ok(FileLock { file }),
+            Err(TryLockError::WouldBlock) => {}
+            Err(TryLockError::Error(source)) => {
+                return Err(LockError::Open {
+                    path: lock_path,
+                    source,
+                });
             }
-            if start.elapsed() >= timeout {
-                return Err(LockError::Timeout(timeout, lock_path));
-            }
-            thread::sleep(LOCK_RETRY);
         }
+        wait_in_queue(file, &lock_path, timeout)
+    }
+}
+
+/// Waits for a contended lock in the kernel's queue (a blocking `flock` on a duplicate of
+/// the descriptor, in a helper thread) rather than by polling: 32 hooks racing for one
+/// hook.json each get the lock the moment it is released, in turn, where polling every
+/// 50 ms starved some of them past the hook deadline (the concurrency test found it).
+/// If the timeout passes first, the helper lets go of the lock as soon as it gets it.
+fn wait_in_queue(file: File, lock_path: &Path, timeout: Duration) -> Result<FileLock, LockError> {
+    let open_err = |source| LockError::Open {
+        path: lock_path.to_path_buf(),
+        source,
+    };
+    let waiter = file.try_clone().map_err(open_err)?;
+    let (tx, rx) = mpsc::channel();
+    let spawned = thread::Builder::new()
+        .name("waymark-lock".into())
+        .spawn(move || {
+            let got = FileExt::lock(&waiter);
+            let held = got.is_ok();
+            if tx.send(got).is_err() && held {
+                // Nobody waits any more: hand the lock straight back.
+                let _ = FileExt::unlock(&waiter);
+            }
+        });
+    if let Err(e) = spawned {
+        return Err(open_err(e));
+    }
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(())) => Ok(FileLock { file }),
+        Ok(Err(source)) => Err(open_err(source)),
+        Err(_) => Err(LockError::Timeout(timeout, lock_path.to_path_buf())),
     }
 }
 
@@ -94,5 +119,34 @@ mod tests {
         assert!(matches!(err, LockError::Timeout(..)));
         drop(held);
         FileLock::acquire_with(&p, Duration::from_millis(120)).unwrap();
+    }
+
+    #[test]
+    fn a_waiter_gets_the_lock_as_soon_as_it_is_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.json");
+        let held = FileLock::acquire(&p).unwrap();
+        let p2 = p.clone();
+        let waiter = thread::spawn(move || {
+            let start = std::time::Instant::now();
+            let lock = FileLock::acquire_with(&p2, Duration::from_secs(5)).unwrap();
+            (start.elapsed(), lock)
+        });
+        thread::sleep(Duration::from_millis(100));
+        drop(held);
+        let (waited, _lock) = waiter.join().unwrap();
+        assert!(waited >= Duration::from_millis(90), "{waited:?}");
+        assert!(waited < Duration::from_millis(1000), "{waited:?}");
+    }
+
+    #[test]
+    fn a_timed_out_waiter_does_not_keep_the_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f.json");
+        let held = FileLock::acquire(&p).unwrap();
+        assert!(FileLock::acquire_with(&p, Duration::from_millis(50)).is_err());
+        drop(held);
+        // The abandoned helper may take the lock for a moment; it must hand it back.
+        FileLock::acquire_with(&p, Duration::from_secs(2)).unwrap();
     }
 }

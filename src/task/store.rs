@@ -136,7 +136,11 @@ pub fn update<R>(
 ) -> Result<Updated<R>, StoreError> {
     let path = hook_path(project);
     fs::create_dir_all(project.state_dir())?;
+    let _critical = store::critical::enter();
     let _lock = FileLock::acquire(&path)?;
+    // Under the lock no other writer of these files is live: any temp file of theirs is
+    // what a killed writer left.
+    store::remove_stale_temps(&project.state_dir(), &[HOOK_JSON, "hook.json.bak", HOOK_MD]);
     let (before, note) = load(project)?;
     let mut hook = before.clone();
     let value = f(&mut hook);
@@ -168,7 +172,7 @@ fn save_locked(
             .map(|e| serde_json::to_string(e).expect("history serializes") + "\n")
             .collect();
         fs::create_dir_all(&dir)?;
-        store::append_text(&dir.join("history.jsonl"), &text)?;
+        store::append_lines(&dir.join("history.jsonl"), &text)?;
     }
     hook.updated_at = hook.updated_at.max(now);
     let json = serde_json::to_vec_pretty(hook).expect("hook serializes");
@@ -187,7 +191,7 @@ fn save_locked(
 /// Hard-links the current hook.json as hook.json.bak (atomically replacing the old .bak).
 fn keep_as_bak(path: &Path) {
     let bak = path.with_extension("json.bak");
-    let tmp = path.with_extension(format!("json.bak.{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(format!(".hook.json.bak.{}.tmp", std::process::id()));
     let _ = fs::remove_file(&tmp);
     if fs::hard_link(path, &tmp).is_ok() {
         if fs::rename(&tmp, &bak).is_err() {
@@ -201,7 +205,7 @@ fn keep_as_bak(path: &Path) {
 /// Regenerates HOOK.md from a hook.
 pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
     let md = crate::hookmd::render(hook, chrono::Utc::now());
-    store::write_atomic(&project.state_file(HOOK_MD), md.as_bytes())
+    store::write_regenerable(&project.state_file(HOOK_MD), md.as_bytes())
 }
 
 /// Copies a finished task's hook.json and HOOK.md into `tasks/<id>/`.
