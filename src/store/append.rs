@@ -47,6 +47,10 @@ fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<S
     } else {
         None
     };
+    if let Some(fault) = crate::faults::due("append.torn") {
+        file.write_all(&bytes[..bytes.len() / 2])?;
+        crate::faults::strike("append.torn", fault);
+    }
     file.write_all(bytes)?;
     Ok(torn)
 }

@@ -141,6 +141,7 @@ pub fn update<R>(
     // Under the lock no other writer of these files is live: any temp file of theirs is
     // what a killed writer left.
     store::remove_stale_temps(&project.state_dir(), &[HOOK_JSON, "hook.json.bak", HOOK_MD]);
+    crate::faults::at("store.locked");
     let (before, note) = load(project)?;
     let mut hook = before.clone();
     let value = f(&mut hook);
@@ -181,6 +182,7 @@ fn save_locked(
         keep_as_bak(&path);
     }
     store::write_atomic(&path, &json)?;
+    crate::faults::at("store.saved");
     write_hook_md(project, hook)?;
     if hook.state.is_terminal() && before.is_none_or(|b| !b.state.is_terminal()) {
         archive(project, hook, &json)?;
@@ -194,9 +196,11 @@ fn keep_as_bak(path: &Path) {
     let tmp = path.with_file_name(format!(".hook.json.bak.{}.tmp", std::process::id()));
     let _ = fs::remove_file(&tmp);
     if fs::hard_link(path, &tmp).is_ok() {
-        if fs::rename(&tmp, &bak).is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
+        let _ = fs::rename(&tmp, &bak);
+        // rename(2) does nothing when both names are links to one file (the .bak already
+        // is this hook.json, after a writer was killed before replacing it): the temp
+        // name would stay behind. The crash test found it.
+        let _ = fs::remove_file(&tmp);
     } else if let Ok(bytes) = fs::read(path) {
         let _ = store::write_atomic(&bak, &bytes);
     }

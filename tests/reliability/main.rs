@@ -10,3 +10,4 @@ mod util;
 
 mod common;
 mod concurrency;
+mod crash;
