@@ -16,8 +16,14 @@ const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Builds a checkpoint of the hook's current step: captures git and file snapshots (I/O)
 /// and adds it with [`Hook::push_checkpoint`].
+///
+/// A git checkpoint that repeats the last one (see [`repeats_last`]) is not added again:
+/// the last checkpoint's id is returned instead.
 pub fn create(ctx: &Ctx, hook: &mut Hook, trigger: CheckpointTrigger, description: &str) -> String {
     let git = crate::git::state(&ctx.project.root);
+    if let Some(last) = repeats_last(hook, trigger, &git) {
+        return last.to_string();
+    }
     let files = files_of(hook);
     let snapshots = if ctx.short_of_time() {
         Vec::new()
@@ -28,6 +34,30 @@ pub fn create(ctx: &Ctx, hook: &mut Hook, trigger: CheckpointTrigger, descriptio
     let id = cp.checkpoint_id.clone();
     hook.push_checkpoint(cp, ctx.config.max_checkpoints);
     id
+}
+
+/// The last checkpoint's id when a `git_commit` / `git_push` checkpoint would repeat it:
+/// same trigger, same HEAD.
+///
+/// One commit is reported twice when the agent commits through Bash with waymark's git
+/// hooks installed: the post-commit hook runs inside `git commit` (`waymark checkpoint
+/// --auto --trigger git_commit`), then the PostToolUse Bash handler sees the command. Both
+/// record HEAD from `git status` (the full hash), so the second is the same recovery point.
+/// Other triggers always make a checkpoint.
+pub fn repeats_last<'h>(
+    hook: &'h Hook,
+    trigger: CheckpointTrigger,
+    git: &GitState,
+) -> Option<&'h str> {
+    if !matches!(
+        trigger,
+        CheckpointTrigger::GitCommit | CheckpointTrigger::GitPush
+    ) {
+        return None;
+    }
+    let last = hook.last_checkpoint()?;
+    (last.trigger == trigger && git.commit.is_some() && last.git_commit == git.commit)
+        .then_some(last.checkpoint_id.as_str())
 }
 
 /// The files a checkpoint covers: the current step's, else the last step that touched any.
@@ -190,6 +220,39 @@ mod tests {
         assert!(changed_since(&p, std::slice::from_ref(&s)).is_empty());
         std::fs::write(dir.path().join("a.rs"), "fn a() { b() }\n").unwrap();
         assert_eq!(changed_since(&p, &[s]).len(), 1);
+    }
+
+    #[test]
+    fn a_git_checkpoint_at_the_same_head_repeats_the_last() {
+        let now = Utc::now();
+        let mut h = Hook::new("t", "w", 0, now);
+        let at = |c: &str| GitState {
+            branch: "main".into(),
+            commit: Some(c.into()),
+            dirty: false,
+        };
+        let cp = build(
+            &h,
+            CheckpointTrigger::GitCommit,
+            "c",
+            at("aaa"),
+            vec![],
+            now,
+        );
+        let id = cp.checkpoint_id.clone();
+        h.push_checkpoint(cp, 10);
+        let commit = CheckpointTrigger::GitCommit;
+        assert_eq!(repeats_last(&h, commit, &at("aaa")), Some(id.as_str()));
+        assert_eq!(repeats_last(&h, commit, &at("bbb")), None);
+        assert_eq!(
+            repeats_last(&h, CheckpointTrigger::GitPush, &at("aaa")),
+            None
+        );
+        assert_eq!(
+            repeats_last(&h, CheckpointTrigger::Manual, &at("aaa")),
+            None
+        );
+        assert_eq!(repeats_last(&h, commit, &GitState::default()), None);
     }
 
     #[test]
