@@ -17,12 +17,12 @@ const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;
 /// Builds a checkpoint of the hook's current step: captures git and file snapshots (I/O)
 /// and adds it with [`Hook::push_checkpoint`].
 ///
-/// A git checkpoint that repeats the last one (see [`repeats_last`]) is not added again:
-/// the last checkpoint's id is returned instead.
+/// A git checkpoint that repeats a recent one (see [`already_checkpointed`]) is not
+/// added again: that checkpoint's id is returned instead.
 pub fn create(ctx: &Ctx, hook: &mut Hook, trigger: CheckpointTrigger, description: &str) -> String {
     let git = crate::git::state(&ctx.project.root);
-    if let Some(last) = repeats_last(hook, trigger, &git) {
-        return last.to_string();
+    if let Some(earlier) = already_checkpointed(hook, trigger, &git) {
+        return earlier.to_string();
     }
     let files = files_of(hook);
     let snapshots = if ctx.short_of_time() {
@@ -36,28 +36,34 @@ pub fn create(ctx: &Ctx, hook: &mut Hook, trigger: CheckpointTrigger, descriptio
     id
 }
 
-/// The last checkpoint's id when a `git_commit` / `git_push` checkpoint would repeat it:
-/// same trigger, same HEAD.
+/// The id of an earlier checkpoint that a `git_commit` / `git_push` checkpoint would
+/// repeat: one of the same trigger among the latest checkpoints made at the same HEAD.
 ///
 /// One commit is reported twice when the agent commits through Bash with waymark's git
 /// hooks installed: the post-commit hook runs inside `git commit` (`waymark checkpoint
 /// --auto --trigger git_commit`), then the PostToolUse Bash handler sees the command. Both
 /// record HEAD from `git status` (the full hash), so the second is the same recovery point.
+/// Looking past the last checkpoint matters for `git commit && git push`: the hooks make
+/// `git_commit` then `git_push` at the same HEAD before the handler makes either.
 /// Other triggers always make a checkpoint.
-pub fn repeats_last<'h>(
+pub fn already_checkpointed<'h>(
     hook: &'h Hook,
     trigger: CheckpointTrigger,
     git: &GitState,
 ) -> Option<&'h str> {
-    if !matches!(
+    let git_trigger = matches!(
         trigger,
         CheckpointTrigger::GitCommit | CheckpointTrigger::GitPush
-    ) {
+    );
+    if !git_trigger || git.commit.is_none() {
         return None;
     }
-    let last = hook.last_checkpoint()?;
-    (last.trigger == trigger && git.commit.is_some() && last.git_commit == git.commit)
-        .then_some(last.checkpoint_id.as_str())
+    hook.checkpoints
+        .iter()
+        .rev()
+        .take_while(|c| c.git_commit == git.commit)
+        .find(|c| c.trigger == trigger)
+        .map(|c| c.checkpoint_id.as_str())
 }
 
 /// The files a checkpoint covers: the current step's, else the last step that touched any.
@@ -223,7 +229,7 @@ mod tests {
     }
 
     #[test]
-    fn a_git_checkpoint_at_the_same_head_repeats_the_last() {
+    fn a_git_checkpoint_at_an_already_checkpointed_head_is_a_repeat() {
         let now = Utc::now();
         let mut h = Hook::new("t", "w", 0, now);
         let at = |c: &str| GitState {
@@ -231,28 +237,36 @@ mod tests {
             commit: Some(c.into()),
             dirty: false,
         };
-        let cp = build(
-            &h,
-            CheckpointTrigger::GitCommit,
-            "c",
-            at("aaa"),
-            vec![],
-            now,
-        );
+        let (commit, push) = (CheckpointTrigger::GitCommit, CheckpointTrigger::GitPush);
+        let cp = build(&h, commit, "c", at("aaa"), vec![], now);
         let id = cp.checkpoint_id.clone();
         h.push_checkpoint(cp, 10);
-        let commit = CheckpointTrigger::GitCommit;
-        assert_eq!(repeats_last(&h, commit, &at("aaa")), Some(id.as_str()));
-        assert_eq!(repeats_last(&h, commit, &at("bbb")), None);
         assert_eq!(
-            repeats_last(&h, CheckpointTrigger::GitPush, &at("aaa")),
+            already_checkpointed(&h, commit, &at("aaa")),
+            Some(id.as_str())
+        );
+        assert_eq!(already_checkpointed(&h, commit, &at("bbb")), None);
+        assert_eq!(already_checkpointed(&h, push, &at("aaa")), None);
+        assert_eq!(
+            already_checkpointed(&h, CheckpointTrigger::Manual, &at("aaa")),
             None
         );
+        assert_eq!(already_checkpointed(&h, commit, &GitState::default()), None);
+        // `git commit && git push`: the hooks made both before the handler sees either.
+        let cp = build(&h, push, "p", at("aaa"), vec![], now);
+        let push_id = cp.checkpoint_id.clone();
+        h.push_checkpoint(cp, 10);
         assert_eq!(
-            repeats_last(&h, CheckpointTrigger::Manual, &at("aaa")),
-            None
+            already_checkpointed(&h, commit, &at("aaa")),
+            Some(id.as_str())
         );
-        assert_eq!(repeats_last(&h, commit, &GitState::default()), None);
+        assert_eq!(
+            already_checkpointed(&h, push, &at("aaa")),
+            Some(push_id.as_str())
+        );
+        // Once HEAD has moved on, an older checkpoint at that commit does not count.
+        h.push_checkpoint(build(&h, commit, "c2", at("bbb"), vec![], now), 10);
+        assert_eq!(already_checkpointed(&h, push, &at("aaa")), None);
     }
 
     #[test]

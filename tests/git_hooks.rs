@@ -542,18 +542,25 @@ fn a_foreign_pre_push_decides_and_waymark_never_blocks() {
 fn a_commit_seen_by_both_the_hook_and_the_bash_handler_is_one_checkpoint() {
     let w = World::new();
     let r = w.repo("r");
+    w.git_ok(w.dir.path(), &["init", "-q", "--bare", "remote.git"]);
+    let bare = w.path("remote.git");
+    w.git_ok(&r, &["remote", "add", "origin", bare.to_str().unwrap()]);
     w.install(&r);
     w.start_task(&r);
-    // The agent commits through Bash: the post-commit hook fires inside `git commit`...
+    // The agent runs `git commit && git push` through Bash: the post-commit and pre-push
+    // hooks fire inside git...
     let head = commit(&w, &r, "d.txt", "Add d");
+    w.git_ok(&r, &["push", "-q", "origin", "main"]);
     assert_eq!(with_trigger(&r, "git_commit").len(), 1);
+    assert_eq!(with_trigger(&r, "git_push").len(), 1);
     // ...then Claude Code reports the Bash call to waymark.
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/claude-code-2.1.197/PostToolUse-Bash.json");
     let mut event: Value = serde_json::from_str(&fs::read_to_string(fixture).unwrap()).unwrap();
     event["cwd"] = Value::from(r.to_str().unwrap());
-    event["tool_input"]["command"] =
-        Value::from("git add d.txt && git commit -qm \"Add d\" && git log -1 --format=%H");
+    event["tool_input"]["command"] = Value::from(
+        "git add d.txt && git commit -qm \"Add d\" && git push -q origin main && git log -1 --format=%H",
+    );
     event["tool_response"]["stdout"] = Value::from(head.as_str());
     w.waymark(&r)
         .args(["hook", "PostToolUse"])
@@ -563,6 +570,7 @@ fn a_commit_seen_by_both_the_hook_and_the_bash_handler_is_one_checkpoint() {
     let cps = with_trigger(&r, "git_commit");
     assert_eq!(cps.len(), 1, "{cps:?}");
     assert_eq!(cps[0]["git_commit"], head.as_str());
+    assert_eq!(with_trigger(&r, "git_push").len(), 1);
 
     // A manual repeat says so instead of adding a copy; a new commit is a new checkpoint.
     w.waymark(&r)

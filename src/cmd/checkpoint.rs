@@ -11,15 +11,19 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
     let Some(trigger) = CheckpointTrigger::parse(trigger) else {
         return super::fail(super::USAGE, format!("unknown trigger `{trigger}`"));
     };
-    // A git_commit / git_push checkpoint at the HEAD the last one of that trigger already
-    // recorded is not made twice (`checkpoint::repeats_last`): with the git hooks
-    // installed, a commit the agent makes through Bash reaches waymark both from the
-    // post-commit hook (this command, `--auto`) and from the PostToolUse Bash handler.
+    // A git_commit / git_push checkpoint at a HEAD already checkpointed with that trigger
+    // is not made twice (`checkpoint::already_checkpointed`): with the git hooks installed, a
+    // commit the agent makes through Bash reaches waymark both from the post-commit hook
+    // (this command, `--auto`) and from the PostToolUse Bash handler.
     let result = store::update(&ctx.project, ctx.now, |slot| {
         let hook = slot.as_mut().filter(|h| !h.state.is_terminal())?;
-        let last = hook.last_checkpoint().map(|c| c.checkpoint_id.clone());
+        let before: Vec<String> = hook
+            .checkpoints
+            .iter()
+            .map(|c| c.checkpoint_id.clone())
+            .collect();
         let id = crate::checkpoint::create(&ctx, hook, trigger, description);
-        let repeat = last.as_deref() == Some(id.as_str());
+        let repeat = before.contains(&id);
         Some((id, repeat))
     });
     match result {
@@ -27,7 +31,7 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
             Some((id, true)) => {
                 if !auto {
                     println!(
-                        "Already checkpointed: {id} ({}) recorded this commit",
+                        "Already checkpointed: {id} ({}) is at this commit",
                         trigger.as_str()
                     );
                 }
