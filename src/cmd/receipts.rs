@@ -22,6 +22,7 @@ pub struct ReceiptsArgs {
     /// Check every signature; exit 1 if any is invalid or unsigned, or cannot be checked.
     #[arg(long)]
     pub verify: bool,
+    /// Print one JSON object (stable; its fields are in docs/receipts.md).
     #[arg(long)]
     pub json: bool,
 }
