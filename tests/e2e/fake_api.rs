@@ -72,6 +72,22 @@ impl Request {
         self.answered.starts_with("turn") || self.answered == "script-exhausted"
     }
 
+    /// The first text block (or string content) of any message that contains `needle`.
+    pub fn find_text(&self, needle: &str) -> Option<String> {
+        let messages = self.body.get("messages")?.as_array()?;
+        messages.iter().find_map(|m| {
+            let blocks = match m.get("content")? {
+                Value::String(s) => vec![s.clone()],
+                Value::Array(b) => b
+                    .iter()
+                    .filter_map(|b| b.get("text").and_then(Value::as_str).map(str::to_string))
+                    .collect(),
+                _ => vec![],
+            };
+            blocks.into_iter().find(|t| t.contains(needle))
+        })
+    }
+
     /// The whole body as text, to search for strings the hooks injected anywhere in it.
     pub fn text(&self) -> String {
         self.body.to_string()

@@ -304,7 +304,7 @@ impl Sandbox {
                 break s;
             }
             if start.elapsed() > RUN_TIMEOUT {
-                kill_group(&child);
+                kill_group(child.id());
                 let _ = child.wait();
                 panic!(
                     "claude {args:?} did not finish in {RUN_TIMEOUT:?}\n{}",
@@ -433,16 +433,17 @@ fn tail_chars(s: &str, n: usize) -> &str {
     &s[skip..]
 }
 
-/// SIGKILL to the whole process group of `child` (spawned with `process_group(0)`), so
-/// that what it started (a sleeping Bash tool call) dies with it.
-pub fn kill_group(child: &Child) {
+/// SIGKILL to the whole process group led by `leader` (a child spawned with
+/// `process_group(0)`), so that what it started dies with it.
+pub fn kill_group(leader: u32) {
     let status = Command::new("kill")
         .arg("-KILL")
         .arg("--")
-        .arg(format!("-{}", child.id()))
+        .arg(format!("-{leader}"))
+        .stderr(Stdio::null())
         .status()
         .expect("run kill");
-    assert!(status.success(), "kill -KILL -{} failed", child.id());
+    assert!(status.success(), "kill -KILL -{leader} failed");
 }
 
 /// Runs git in `dir`, asserting success.

@@ -4,6 +4,7 @@
 mod fake_api;
 mod harness;
 
+mod crash;
 mod fresh_session;
 
 /// Features other branches deliver. Assertions that need them run only once they are
