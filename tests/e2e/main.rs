@@ -4,6 +4,7 @@
 mod fake_api;
 mod harness;
 
+mod compaction;
 mod crash;
 mod fresh_session;
 
