@@ -4,6 +4,7 @@
 mod fake_api;
 mod harness;
 
+mod clear;
 mod compaction;
 mod crash;
 mod fresh_session;
