@@ -385,7 +385,11 @@ impl Sandbox {
             s.push_str(&format!("--- {rel}:\n{}\n", tail_chars(&text, 3000)));
         }
         if let Ok(entries) = fs::read_dir(&self.logs) {
-            let mut names: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+            let mut names: Vec<_> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run-")))
+                .collect();
             names.sort();
             for p in names {
                 let text = fs::read_to_string(&p).unwrap_or_default();

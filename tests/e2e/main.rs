@@ -8,6 +8,8 @@ mod clear;
 mod compaction;
 mod crash;
 mod fresh_session;
+mod intent;
+mod plugin;
 
 /// Features other branches deliver. Assertions that need them run only once they are
 /// merged: flip the constant (or set `WAYMARK_E2E_ALL=1` to run them anyway).
