@@ -22,7 +22,10 @@ fn clear_checkpoints_and_the_cleared_session_gets_the_brief() {
             "TaskCreate",
             json!({"subject": "Port the CLI", "description": "to clap", "activeForm": "Porting the CLI"}),
         ),
-        Turn::tool("TaskUpdate", json!({"taskId": "1", "status": "in_progress"})),
+        Turn::tool(
+            "TaskUpdate",
+            json!({"taskId": "1", "status": "in_progress"}),
+        ),
         Turn::tool(
             "Write",
             json!({"file_path": sb.path("cli.txt"), "content": "E2E-S4 cli\n"}),

@@ -18,7 +18,10 @@ fn working_session(sb: &Sandbox, tag: &str) -> Vec<Turn> {
             "TaskCreate",
             json!({"subject": "Document the module", "description": "docs", "activeForm": "Documenting"}),
         ),
-        Turn::tool("TaskUpdate", json!({"taskId": "1", "status": "in_progress"})),
+        Turn::tool(
+            "TaskUpdate",
+            json!({"taskId": "1", "status": "in_progress"}),
+        ),
         Turn::tool(
             "Write",
             json!({"file_path": sb.path("module.txt"), "content": format!("{tag} module\n")}),
@@ -74,7 +77,11 @@ fn manual_compact_checkpoints_and_gives_the_brief() {
 
     // The next turn of the compacted conversation carries the post-compaction brief.
     let api = FakeApi::start(vec![Turn::text("E2E-S3M-AFTER")]);
-    sb.run_ok(&api, &["-p", "E2E-S3M go on", "--continue"], "E2E-S3M-AFTER");
+    sb.run_ok(
+        &api,
+        &["-p", "E2E-S3M go on", "--continue"],
+        "E2E-S3M-AFTER",
+    );
     let why = sb.diagnose(&api);
     let first = &api.main_requests()[0];
     assert!(first.text().contains(SUMMARY_MARKER), "{why}");

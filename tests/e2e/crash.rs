@@ -28,9 +28,15 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief() {
             "TaskCreate",
             json!({"subject": "Implement the parser", "description": "write parser.txt", "activeForm": "Implementing the parser"}),
         ),
-        Turn::tool("TaskUpdate", json!({"taskId": "1", "status": "in_progress"})),
+        Turn::tool(
+            "TaskUpdate",
+            json!({"taskId": "1", "status": "in_progress"}),
+        ),
         Turn::tool("TaskUpdate", json!({"taskId": "1", "status": "completed"})),
-        Turn::tool("TaskUpdate", json!({"taskId": "2", "status": "in_progress"})),
+        Turn::tool(
+            "TaskUpdate",
+            json!({"taskId": "2", "status": "in_progress"}),
+        ),
         Turn::tool(
             "Write",
             json!({"file_path": sb.path("parser.txt"), "content": "E2E-S2 parser, half done\n"}),
@@ -47,14 +53,25 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief() {
     ]);
     let mut child = sb.spawn(&api, &["-p", "E2E-S2 build the parser"]);
     let sleeping = wait_for(Duration::from_secs(45), || Path::new(&started).exists());
-    kill_group(child.id());
+    let killed = kill_group(child.id());
     let status = child.wait().unwrap();
     if !sleeping {
-        panic!("the sleeping Bash call never started\n{}", sb.diagnose(&api));
+        panic!(
+            "the sleeping Bash call never started\n{}",
+            sb.diagnose(&api)
+        );
     }
-    let shell: u32 = std::fs::read_to_string(&started).unwrap().trim().parse().unwrap();
+    let shell: u32 = std::fs::read_to_string(&started)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     kill_group(shell);
-    assert!(!status.success(), "claude was killed: {status}");
+    assert!(
+        killed && !status.success(),
+        "claude ended before it was killed: {status}\n{}",
+        sb.diagnose(&api)
+    );
     drop(api);
 
     // What the crash left: a running step, a session that never ended.
@@ -73,7 +90,14 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief() {
     let recovery = &hook["recovery"];
     let action = strs(&recovery["recommended_action"]);
     assert!(
-        ["retry_from_checkpoint", "retry_step", "manual", "skip_step", "rollback"].contains(&action),
+        [
+            "retry_from_checkpoint",
+            "retry_step",
+            "manual",
+            "skip_step",
+            "rollback"
+        ]
+        .contains(&action),
         "recommended_action {action:?}\n{why}"
     );
     assert_eq!(recovery["crash_type"], "signal", "{why}");
@@ -102,5 +126,8 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief() {
     let dnr = &context[context.find("DO NOT REPEAT").unwrap()..];
     assert!(dnr.contains("Plan the parser"), "{context}");
     let md = sb.read(".orchestration/HOOK.md");
-    assert!(md.contains(action), "HOOK.md lacks the recommendation:\n{md}");
+    assert!(
+        md.contains(action),
+        "HOOK.md lacks the recommendation:\n{md}"
+    );
 }

@@ -19,7 +19,7 @@
 //! When the script runs out the answer is a plain "done" text, so a session always ends.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -149,7 +149,10 @@ impl FakeApi {
 
     /// The main-loop requests (the ones that carry tools), in order.
     pub fn main_requests(&self) -> Vec<Request> {
-        self.requests().into_iter().filter(|r| r.is_main()).collect()
+        self.requests()
+            .into_iter()
+            .filter(|r| r.is_main())
+            .collect()
     }
 
     /// The text of the tool_result the last message of `request` carries, if any.
@@ -164,11 +167,6 @@ impl FakeApi {
             Value::String(s) => s.clone(),
             other => message_text(&json!({ "content": other })),
         })
-    }
-
-    /// How many script turns have been given out (retries not counted twice).
-    pub fn turns_given(&self) -> usize {
-        self.state.lock().unwrap().cursor
     }
 
     /// A summary of what was received, for failure messages.
@@ -197,10 +195,7 @@ fn serve(conn: TcpStream, state: &Mutex<State>) {
     };
     let mut reader = BufReader::new(conn);
     let mut out = write_half;
-    loop {
-        let Some((method, path, headers)) = read_head(&mut reader) else {
-            break;
-        };
+    while let Some((method, path, headers)) = read_head(&mut reader) {
         let body = match read_body(&mut reader, &headers) {
             Some(b) => b,
             None => break,
@@ -301,10 +296,14 @@ fn answer(state: &Mutex<State>, method: &str, path: &str, body: &Value) -> (Stri
     }
     if method == "POST" && route == "/v1/messages/count_tokens" {
         let body = json!({"input_tokens": 1000}).to_string();
-        return ("other".into(), http(200, "application/json", body.as_bytes()));
+        return (
+            "other".into(),
+            http(200, "application/json", body.as_bytes()),
+        );
     }
     if method != "POST" || route != "/v1/messages" {
-        let body = json!({"type": "error", "error": {"type": "not_found_error", "message": "not here"}});
+        let body =
+            json!({"type": "error", "error": {"type": "not_found_error", "message": "not here"}});
         return (
             "other".into(),
             http(404, "application/json", body.to_string().as_bytes()),
@@ -317,7 +316,10 @@ fn answer(state: &Mutex<State>, method: &str, path: &str, body: &Value) -> (Stri
         let text = format!(
             "<summary>{SUMMARY_MARKER}: the session created steps, edited files and committed.</summary>"
         );
-        return ("compaction".into(), sse(&msg_id, &[Block::Text(text)], "end_turn"));
+        return (
+            "compaction".into(),
+            sse(&msg_id, &[Block::Text(text)], "end_turn"),
+        );
     }
     let has_tools = body
         .get("tools")
@@ -335,7 +337,8 @@ fn answer(state: &Mutex<State>, method: &str, path: &str, body: &Value) -> (Stri
     };
     // The request retried after a "prompt is too long" ends like the one that got it: the
     // 400 is given once, the retry gets the turn after it.
-    while matches!(st.script.get(index), Some(Turn::TooLong)) && st.too_long_given.contains(&index) {
+    while matches!(st.script.get(index), Some(Turn::TooLong)) && st.too_long_given.contains(&index)
+    {
         index += 1;
     }
     st.cursor = st.cursor.max(index + 1);
@@ -407,7 +410,11 @@ fn last_tool_result(body: &Value) -> Option<String> {
 
 enum Block {
     Text(String),
-    Tool { id: String, name: String, input: Value },
+    Tool {
+        id: String,
+        name: String,
+        input: Value,
+    },
 }
 
 fn sse(msg_id: &str, blocks: &[Block], stop_reason: &str) -> Vec<u8> {

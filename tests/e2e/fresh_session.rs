@@ -27,7 +27,10 @@ fn fresh_session_records_steps_files_commit_and_trace() {
             "TaskCreate",
             json!({"subject": "Commit the greeting", "description": "git commit", "activeForm": "Committing"}),
         ),
-        Turn::tool("TaskUpdate", json!({"taskId": "1", "status": "in_progress"})),
+        Turn::tool(
+            "TaskUpdate",
+            json!({"taskId": "1", "status": "in_progress"}),
+        ),
         Turn::tool(
             "Write",
             json!({"file_path": file, "content": "hello from E2E-S1-WRITE\nsecond line\n"}),
@@ -37,7 +40,10 @@ fn fresh_session_records_steps_files_commit_and_trace() {
             json!({"file_path": file, "old_string": "hello", "new_string": "HELLO"}),
         ),
         Turn::tool("TaskUpdate", json!({"taskId": "1", "status": "completed"})),
-        Turn::tool("TaskUpdate", json!({"taskId": "2", "status": "in_progress"})),
+        Turn::tool(
+            "TaskUpdate",
+            json!({"taskId": "2", "status": "in_progress"}),
+        ),
         Turn::tool(
             "Bash",
             json!({"command": "git add greeting.txt && git commit -m 'E2E-S1-COMMIT greeting'", "description": "Commit the greeting"}),
@@ -77,7 +83,11 @@ fn fresh_session_records_steps_files_commit_and_trace() {
         .collect();
     assert_eq!(
         names,
-        ["Write the greeting", "Polish the greeting", "Commit the greeting"]
+        [
+            "Write the greeting",
+            "Polish the greeting",
+            "Commit the greeting"
+        ]
     );
     let steps = &hook["steps"];
     assert_eq!(steps[0]["status"], "completed", "{why}");

@@ -88,8 +88,7 @@ fn install() -> Result<Cli, String> {
         .write(true)
         .open(&lock_path)
         .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
-    lock.lock()
-        .map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+    fs4::FileExt::lock(&lock).map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
 
     if let Some(cli) = working_entry(&dir) {
         return Ok(cli);
@@ -376,11 +375,11 @@ impl Sandbox {
     }
 
     pub fn diagnose_files(&self) -> String {
-        let mut s = format!("--- sandbox: {} (WAYMARK_E2E_KEEP=1 keeps it)\n", self.root.display());
-        for rel in [
-            ".orchestration/waymark.log",
-            ".orchestration/hook.json",
-        ] {
+        let mut s = format!(
+            "--- sandbox: {} (WAYMARK_E2E_KEEP=1 keeps it)\n",
+            self.root.display()
+        );
+        for rel in [".orchestration/waymark.log", ".orchestration/hook.json"] {
             let text = self.read(rel);
             s.push_str(&format!("--- {rel}:\n{}\n", tail_chars(&text, 3000)));
         }
@@ -388,7 +387,10 @@ impl Sandbox {
             let mut names: Vec<_> = entries
                 .flatten()
                 .map(|e| e.path())
-                .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("run-")))
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("run-"))
+                })
                 .collect();
             names.sort();
             for p in names {
@@ -438,16 +440,16 @@ fn tail_chars(s: &str, n: usize) -> &str {
 }
 
 /// SIGKILL to the whole process group led by `leader` (a child spawned with
-/// `process_group(0)`), so that what it started dies with it.
-pub fn kill_group(leader: u32) {
-    let status = Command::new("kill")
+/// `process_group(0)`), so that what it started dies with it. False when there was no
+/// such group left to kill.
+pub fn kill_group(leader: u32) -> bool {
+    Command::new("kill")
         .arg("-KILL")
         .arg("--")
         .arg(format!("-{leader}"))
         .stderr(Stdio::null())
         .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -KILL -{leader} failed");
+        .is_ok_and(|s| s.success())
 }
 
 /// Runs git in `dir`, asserting success.
@@ -455,7 +457,12 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)
+        // Neither the user's git config nor a git hook's environment leaks in.
         .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
         .output()
         .expect("git");
     assert!(

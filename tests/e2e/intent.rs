@@ -108,8 +108,7 @@ fn intent_scope_warning_lesson_and_completion() {
     let hook = sb.hook_json();
     assert_eq!(hook["task_id"], "INT-E2E", "{why}");
     assert_eq!(hook["intent_id"], "INT-E2E");
-    let touched = hook["current_step"]["files_touched"].to_string()
-        + &hook["steps"].to_string();
+    let touched = hook["current_step"]["files_touched"].to_string() + &hook["steps"].to_string();
     assert!(
         touched.contains("src/greeting/hello.txt") && touched.contains("docs/notes.md"),
         "{why}"
@@ -150,7 +149,10 @@ fn intent_scope_warning_lesson_and_completion() {
         );
         // The in-scope file joined the intent map (scope expansion).
         let map = sb.read(".orchestration/intent_map.md");
-        assert!(map.contains("src/greeting/hello.txt"), "intent_map.md:\n{map}");
+        assert!(
+            map.contains("src/greeting/hello.txt"),
+            "intent_map.md:\n{map}"
+        );
         assert!(!map.contains("docs/notes.md"), "intent_map.md:\n{map}");
 
         // VerificationFailure: the failing check is a lesson in AGENT.md.
@@ -170,13 +172,17 @@ fn intent_scope_warning_lesson_and_completion() {
         assert!(
             trace.iter().any(|r| {
                 r["metadata"]["waymark"]["intent_id"] == "INT-E2E"
-                    && r["metadata"]["waymark"]["transition"].to_string().contains("COMPLETED")
+                    && r["metadata"]["waymark"]["transition"]
+                        .to_string()
+                        .contains("COMPLETED")
             }),
             "no intent transition in the trace: {trace:#?}"
         );
-        let warned = trace
-            .iter()
-            .any(|r| r["metadata"]["waymark"]["warnings"].to_string().contains("out of scope"));
+        let warned = trace.iter().any(|r| {
+            r["metadata"]["waymark"]["warnings"]
+                .to_string()
+                .contains("out of scope")
+        });
         assert!(warned, "no scope warning in the trace: {trace:#?}");
     }
 }

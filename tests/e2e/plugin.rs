@@ -69,7 +69,11 @@ fn plugin_manifests_pass_strict_validation() {
     m["colour"] = json!("blue");
     fs::write(&manifest, m.to_string()).unwrap();
     let out = validate(&sb, copy);
-    assert!(!out.status.success(), "--strict let an unknown field pass: {}", text(&out));
+    assert!(
+        !out.status.success(),
+        "--strict let an unknown field pass: {}",
+        text(&out)
+    );
     assert!(text(&out).contains("colour"), "{}", text(&out));
 }
 
@@ -105,8 +109,14 @@ fn session_survives(binary: Binary) {
     assert!(bash.contains("E2E-S6-BASH-42"), "{bash}\n{why}");
     // The hooks were registered and ran (the launcher, then nothing or a failing binary)…
     let debug = fs::read_to_string(&run.debug_file).unwrap_or_default();
-    assert!(debug.contains("Registered 13 hooks from 1 plugins"), "{why}");
-    assert!(debug.contains("Hook PostToolUse:Write (PostToolUse)"), "{why}");
+    assert!(
+        debug.contains("Registered 13 hooks from 1 plugins"),
+        "{why}"
+    );
+    assert!(
+        debug.contains("Hook PostToolUse:Write (PostToolUse)"),
+        "{why}"
+    );
     // …and wrote nothing.
     assert!(
         !sb.project.join(".orchestration/hook.json").exists(),
