@@ -63,13 +63,19 @@ pub fn cli() -> Option<&'static Cli> {
             if ci {
                 panic!("end-to-end suite: cannot run the Claude Code CLI: {why}");
             }
-            eprintln!(
-                "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
-                 !! SKIPPED: end-to-end test against the real Claude Code CLI.\n\
-                 !! {why}\n\
-                 !! (In CI this is a failure. Install node + npm to run it.)\n\
-                 !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
-            );
+            // Written to the real stderr, not through `eprintln!`, which the test harness
+            // captures and shows only for failing tests: a skip must be seen.
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
+                     !! SKIPPED: the end-to-end tests against the real Claude Code CLI.\n\
+                     !! {why}\n\
+                     !! (With CI set this is a failure. Install node and npm to run them.)\n\
+                     !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+                );
+            });
             None
         }
     }
