@@ -89,10 +89,20 @@ pub fn build(
     files_snapshot: Vec<FileSnapshot>,
     now: DateTime<Utc>,
 ) -> StepCheckpoint {
-    let (step_name, step_index) = match (&hook.current_step, hook.next_step()) {
-        (Some(c), _) => (c.step_name.clone(), c.step_index),
-        (None, Some(s)) => (s.name.clone(), s.index),
-        (None, None) => (String::new(), 0),
+    // The step the checkpoint belongs to: the running one; for a step completion, the step
+    // that just completed; else the one to do next.
+    let just_completed = || {
+        hook.completed_steps()
+            .max_by_key(|s| s.completed_at)
+            .map(|s| (s.name.clone(), s.index))
+    };
+    let (step_name, step_index) = match &hook.current_step {
+        Some(c) => (c.step_name.clone(), c.step_index),
+        None if trigger == CheckpointTrigger::StepComplete => just_completed().unwrap_or_default(),
+        None => hook
+            .next_step()
+            .map(|s| (s.name.clone(), s.index))
+            .unwrap_or_default(),
     };
     StepCheckpoint {
         checkpoint_id: new_id("ckpt"),

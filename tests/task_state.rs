@@ -46,6 +46,8 @@ fn replaying_the_recorded_session_yields_the_expected_plan() {
         .map(|c| c["trigger"].as_str().unwrap())
         .collect();
     assert_eq!(triggers, ["step_complete", "git_commit", "pre_compact"]);
+    assert_eq!(h["checkpoints"][0]["step_name"], "Analyze parser");
+    assert_eq!(h["checkpoints"][1]["step_name"], "Implement fix");
     // The history tells the story: start, step 1 running, completed, step 2 running.
     let hist: Vec<_> = h["history"]
         .as_array()

@@ -21,7 +21,7 @@ pub enum Pending {
     TraceAndPostHooks,
 }
 
-const ISSUE5_MERGED: bool = false;
+const ISSUE5_MERGED: bool = true;
 const ISSUE6_MERGED: bool = false;
 
 /// True when the assertions that need `feature` should run.
