@@ -178,28 +178,9 @@ fn full(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::{StepSource, StepStatus};
 
     fn sample() -> Hook {
-        let now = Utc::now();
-        let mut h = Hook::new("task-1", "w", 0, now);
-        h.add_step("1", "Analyze parser", "", None, StepSource::Task, now);
-        h.add_step(
-            "2",
-            "Implement fix",
-            "",
-            Some("Implementing fix"),
-            StepSource::Task,
-            now,
-        );
-        h.set_step_status("1", StepStatus::InProgress, 3, now)
-            .unwrap();
-        h.set_step_status("1", StepStatus::Completed, 3, now)
-            .unwrap();
-        h.set_step_status("2", StepStatus::InProgress, 3, now)
-            .unwrap();
-        h.touch_file("src/parser.rs", now);
-        h
+        crate::task::testing::recorded_plan(Utc::now())
     }
 
     #[test]
@@ -214,7 +195,7 @@ mod tests {
         )
         .unwrap();
         assert!(
-            b.contains("Step 2 of 2 \"Implement fix\", attempt 1 of 3"),
+            b.contains("Step 2 of 3 \"Implement fix\", attempt 1 of 3"),
             "{b}"
         );
         assert!(b.contains("src/parser.rs"));

@@ -16,8 +16,14 @@ const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Builds a checkpoint of the hook's current step: captures git and file snapshots (I/O)
 /// and adds it with [`Hook::push_checkpoint`].
+///
+/// A git checkpoint that repeats a recent one (see [`already_checkpointed`]) is not
+/// added again: that checkpoint's id is returned instead.
 pub fn create(ctx: &Ctx, hook: &mut Hook, trigger: CheckpointTrigger, description: &str) -> String {
     let git = crate::git::state(&ctx.project.root);
+    if let Some(earlier) = already_checkpointed(hook, trigger, &git) {
+        return earlier.to_string();
+    }
     let files = files_of(hook);
     let snapshots = if ctx.short_of_time() {
         Vec::new()
@@ -28,6 +34,36 @@ pub fn create(ctx: &Ctx, hook: &mut Hook, trigger: CheckpointTrigger, descriptio
     let id = cp.checkpoint_id.clone();
     hook.push_checkpoint(cp, ctx.config.max_checkpoints);
     id
+}
+
+/// The id of an earlier checkpoint that a `git_commit` / `git_push` checkpoint would
+/// repeat: one of the same trigger among the latest checkpoints made at the same HEAD.
+///
+/// One commit is reported twice when the agent commits through Bash with waymark's git
+/// hooks installed: the post-commit hook runs inside `git commit` (`waymark checkpoint
+/// --auto --trigger git_commit`), then the PostToolUse Bash handler sees the command. Both
+/// record HEAD from `git status` (the full hash), so the second is the same recovery point.
+/// Looking past the last checkpoint matters for `git commit && git push`: the hooks make
+/// `git_commit` then `git_push` at the same HEAD before the handler makes either.
+/// Other triggers always make a checkpoint.
+pub fn already_checkpointed<'h>(
+    hook: &'h Hook,
+    trigger: CheckpointTrigger,
+    git: &GitState,
+) -> Option<&'h str> {
+    let git_trigger = matches!(
+        trigger,
+        CheckpointTrigger::GitCommit | CheckpointTrigger::GitPush
+    );
+    if !git_trigger || git.commit.is_none() {
+        return None;
+    }
+    hook.checkpoints
+        .iter()
+        .rev()
+        .take_while(|c| c.git_commit == git.commit)
+        .find(|c| c.trigger == trigger)
+        .map(|c| c.checkpoint_id.as_str())
 }
 
 /// The files a checkpoint covers: the current step's, else the last step that touched any.
@@ -53,10 +89,20 @@ pub fn build(
     files_snapshot: Vec<FileSnapshot>,
     now: DateTime<Utc>,
 ) -> StepCheckpoint {
-    let (step_name, step_index) = match (&hook.current_step, hook.next_step()) {
-        (Some(c), _) => (c.step_name.clone(), c.step_index),
-        (None, Some(s)) => (s.name.clone(), s.index),
-        (None, None) => (String::new(), 0),
+    // The step the checkpoint belongs to: the running one; for a step completion, the step
+    // that just completed; else the one to do next.
+    let just_completed = || {
+        hook.completed_steps()
+            .max_by_key(|s| s.completed_at)
+            .map(|s| (s.name.clone(), s.index))
+    };
+    let (step_name, step_index) = match &hook.current_step {
+        Some(c) => (c.step_name.clone(), c.step_index),
+        None if trigger == CheckpointTrigger::StepComplete => just_completed().unwrap_or_default(),
+        None => hook
+            .next_step()
+            .map(|s| (s.name.clone(), s.index))
+            .unwrap_or_default(),
     };
     StepCheckpoint {
         checkpoint_id: new_id("ckpt"),
@@ -190,6 +236,47 @@ mod tests {
         assert!(changed_since(&p, std::slice::from_ref(&s)).is_empty());
         std::fs::write(dir.path().join("a.rs"), "fn a() { b() }\n").unwrap();
         assert_eq!(changed_since(&p, &[s]).len(), 1);
+    }
+
+    #[test]
+    fn a_git_checkpoint_at_an_already_checkpointed_head_is_a_repeat() {
+        let now = Utc::now();
+        let mut h = Hook::new("t", "w", 0, now);
+        let at = |c: &str| GitState {
+            branch: "main".into(),
+            commit: Some(c.into()),
+            dirty: false,
+        };
+        let (commit, push) = (CheckpointTrigger::GitCommit, CheckpointTrigger::GitPush);
+        let cp = build(&h, commit, "c", at("aaa"), vec![], now);
+        let id = cp.checkpoint_id.clone();
+        h.push_checkpoint(cp, 10);
+        assert_eq!(
+            already_checkpointed(&h, commit, &at("aaa")),
+            Some(id.as_str())
+        );
+        assert_eq!(already_checkpointed(&h, commit, &at("bbb")), None);
+        assert_eq!(already_checkpointed(&h, push, &at("aaa")), None);
+        assert_eq!(
+            already_checkpointed(&h, CheckpointTrigger::Manual, &at("aaa")),
+            None
+        );
+        assert_eq!(already_checkpointed(&h, commit, &GitState::default()), None);
+        // `git commit && git push`: the hooks made both before the handler sees either.
+        let cp = build(&h, push, "p", at("aaa"), vec![], now);
+        let push_id = cp.checkpoint_id.clone();
+        h.push_checkpoint(cp, 10);
+        assert_eq!(
+            already_checkpointed(&h, commit, &at("aaa")),
+            Some(id.as_str())
+        );
+        assert_eq!(
+            already_checkpointed(&h, push, &at("aaa")),
+            Some(push_id.as_str())
+        );
+        // Once HEAD has moved on, an older checkpoint at that commit does not count.
+        h.push_checkpoint(build(&h, commit, "c2", at("bbb"), vec![], now), 10);
+        assert_eq!(already_checkpointed(&h, push, &at("aaa")), None);
     }
 
     #[test]

@@ -13,6 +13,15 @@ pub struct Kinds {
     pub validation: bool,
 }
 
+/// `waymark validate …` (also by path, or with `--root DIR`): it makes its own signed
+/// receipt, so the Bash call that ran it is not a second, observed validation.
+fn waymark_validate() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(^|[;&|(\s/])waymark(\s+--root(\s+|=)\S+)?\s+validate(\s|$)").unwrap()
+    })
+}
+
 fn vcs() -> &'static [Regex; 3] {
     static RE: OnceLock<[Regex; 3]> = OnceLock::new();
     RE.get_or_init(|| {
@@ -32,7 +41,7 @@ pub fn classify(command: &str, validation: &RegexSet) -> Kinds {
         git_commit: commit.is_match(command) && !command.contains("--dry-run"),
         git_push: push.is_match(command) && !command.contains("--dry-run"),
         pr_create: pr.is_match(command),
-        validation: validation.is_match(command),
+        validation: validation.is_match(command) && !waymark_validate().is_match(command),
     }
 }
 
@@ -109,7 +118,13 @@ mod tests {
         ] {
             assert!(classify(c, &set()).validation, "{c}");
         }
-        for c in ["cargo build", "ls", "echo test"] {
+        for c in [
+            "cargo build",
+            "ls",
+            "echo test",
+            "waymark validate -- cargo test",
+            "./bin/waymark --root /p validate --step x -- pytest",
+        ] {
             assert!(!classify(c, &set()).validation, "{c}");
         }
     }

@@ -6,6 +6,9 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+/// A pathspec that leaves out waymark's state directory.
+const EXCLUDE_STATE: &str = ":(exclude).orchestration";
+
 /// Version-control state recorded on a checkpoint.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GitState {
@@ -32,6 +35,7 @@ pub fn run(root: &Path, args: &[&str]) -> Option<String> {
 
 /// Branch, HEAD and dirtiness; empty when `root` is not in a git work tree.
 pub fn state(root: &Path) -> GitState {
+    // waymark's own files do not make the work tree dirty.
     let Some(status) = run(
         root,
         &[
@@ -39,6 +43,9 @@ pub fn state(root: &Path) -> GitState {
             "--porcelain=v2",
             "--branch",
             "--untracked-files=normal",
+            "--",
+            ".",
+            EXCLUDE_STATE,
         ],
     ) else {
         return GitState::default();
@@ -59,7 +66,7 @@ pub fn state(root: &Path) -> GitState {
 /// Lines added and deleted in the work tree against `since` (a commit), and files changed.
 pub fn diff_stat(root: &Path, since: Option<&str>) -> Option<(usize, u64, u64)> {
     let base = since.unwrap_or("HEAD");
-    let out = run(root, &["diff", "--numstat", base])?;
+    let out = run(root, &["diff", "--numstat", base, "--", ".", EXCLUDE_STATE])?;
     let mut files = 0;
     let (mut add, mut del) = (0u64, 0u64);
     for line in out.lines() {
@@ -76,13 +83,19 @@ pub fn diff_stat(root: &Path, since: Option<&str>) -> Option<(usize, u64, u64)> 
         add += a;
         del += d;
     }
-    let untracked = run(root, &["ls-files", "--others", "--exclude-standard"])
-        .map(|o| {
-            o.lines()
-                .filter(|l| !l.starts_with(".orchestration/"))
-                .count()
-        })
-        .unwrap_or(0);
+    let untracked = run(
+        root,
+        &[
+            "ls-files",
+            "--others",
+            "--exclude-standard",
+            "--",
+            ".",
+            EXCLUDE_STATE,
+        ],
+    )
+    .map(|o| o.lines().count())
+    .unwrap_or(0);
     Some((files + untracked, add, del))
 }
 
@@ -118,6 +131,11 @@ mod tests {
         let st = state(d);
         assert_eq!(st.commit.as_ref().map(String::len), Some(40));
         assert!(!st.dirty);
+        // waymark's own state does not count.
+        std::fs::create_dir_all(d.join(".orchestration")).unwrap();
+        std::fs::write(d.join(".orchestration/hook.json"), "{}").unwrap();
+        assert!(!state(d).dirty);
+        assert_eq!(diff_stat(d, None), Some((0, 0, 0)));
         std::fs::write(d.join("a.txt"), "a\nb\n").unwrap();
         assert!(state(d).dirty);
         assert_eq!(diff_stat(d, None), Some((1, 1, 0)));

@@ -118,22 +118,11 @@ pub fn guidance(hook: &Hook) -> Guidance {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::StepSource;
     use chrono::Utc;
 
     #[test]
     fn resume_the_running_step_and_do_not_repeat_the_done_one() {
-        let now = Utc::now();
-        let mut h = Hook::new("t", "w", 0, now);
-        h.add_step("1", "Analyze parser", "", None, StepSource::Task, now);
-        h.add_step("2", "Implement fix", "", None, StepSource::Task, now);
-        h.add_step("3", "Validate", "", None, StepSource::Task, now);
-        h.set_step_status("1", StepStatus::InProgress, 3, now)
-            .unwrap();
-        h.set_step_status("1", StepStatus::Completed, 3, now)
-            .unwrap();
-        h.set_step_status("2", StepStatus::InProgress, 3, now)
-            .unwrap();
+        let h = crate::task::testing::recorded_plan(Utc::now());
         let g = guidance(&h);
         assert_eq!(g.resume, Some(("Implement fix".into(), 1)));
         assert!(

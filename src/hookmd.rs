@@ -285,28 +285,11 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::StepSource;
 
     #[test]
     fn stands_alone() {
         let now = Utc::now();
-        let mut h = Hook::new("task-1", "proj", 0, now);
-        h.add_step("1", "Analyze parser", "", None, StepSource::Task, now);
-        h.add_step(
-            "2",
-            "Implement fix",
-            "",
-            Some("Implementing fix"),
-            StepSource::Task,
-            now,
-        );
-        h.set_step_status("1", StepStatus::InProgress, 3, now)
-            .unwrap();
-        h.set_step_status("1", StepStatus::Completed, 3, now)
-            .unwrap();
-        h.set_step_status("2", StepStatus::InProgress, 3, now)
-            .unwrap();
-        h.touch_file("src/parser.rs", now);
+        let h = crate::task::testing::recorded_plan(now);
         let md = render(&h, now);
         for section in [
             "## Current State",

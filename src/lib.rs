@@ -4,6 +4,7 @@
 
 pub mod brief;
 pub mod checkpoint;
+pub mod cleanup;
 pub mod cli;
 pub mod cmd;
 pub mod commands;
@@ -12,6 +13,7 @@ pub mod context;
 pub mod event;
 pub mod faults;
 pub mod git;
+pub mod githooks;
 pub mod guidance;
 pub mod handlers;
 pub mod hookmd;

@@ -155,16 +155,23 @@ pub fn recover(ctx: &Ctx, hook: &mut Hook) -> bool {
         .last_checkpoint()
         .map(|c| crate::checkpoint::changed_since(&ctx.project, &c.files_snapshot))
         .unwrap_or_default();
+    // `waymark validate` notes the command when it enters step_validating.
     let validating = hook
-        .receipts
-        .last()
+        .history
+        .iter()
+        .rev()
+        .find(|e| e.trigger == "validation_start")
+        .and_then(|e| e.details.get("command"))
+        .and_then(|c| c.as_str())
+        .map(str::to_string)
+        .or_else(|| hook.receipts.last().map(|r| r.command.clone()))
         .filter(|_| last_known == HookState::StepValidating);
     let context = RecoveryContext {
         detected_at: ctx.now,
         crash_type: crash.crash_type.into(),
         last_known_state: last_known,
         was_validating: last_known == HookState::StepValidating,
-        validation_cmd: validating.map(|r| r.command.clone()),
+        validation_cmd: validating,
         partial_output: hook
             .current_step
             .as_ref()

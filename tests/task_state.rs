@@ -46,6 +46,8 @@ fn replaying_the_recorded_session_yields_the_expected_plan() {
         .map(|c| c["trigger"].as_str().unwrap())
         .collect();
     assert_eq!(triggers, ["step_complete", "git_commit", "pre_compact"]);
+    assert_eq!(h["checkpoints"][0]["step_name"], "Analyze parser");
+    assert_eq!(h["checkpoints"][1]["step_name"], "Implement fix");
     // The history tells the story: start, step 1 running, completed, step 2 running.
     let hist: Vec<_> = h["history"]
         .as_array()
@@ -137,6 +139,23 @@ fn a_deleted_or_corrupt_hook_md_is_rebuilt() {
     p.waymark().arg("regenerate").assert().success();
     let rebuilt = p.read(".orchestration/HOOK.md");
     assert_eq!(strip_ago(&rebuilt), strip_ago(&good));
+    p.write(".orchestration/HOOK.md", "garbage");
+    // The next session start rebuilds it, even with nothing else to save.
+    let compact = p.fixture("SessionStart-compact.json").replace(
+        "3f982ded-ddff-46cb-8184-424a80a480d3",
+        "dc5c038f-fe1b-4284-bef5-f12c0c71733d",
+    );
+    let before = p.read(".orchestration/hook.json");
+    p.hook("SessionStart", &compact);
+    assert_eq!(
+        p.read(".orchestration/hook.json"),
+        before,
+        "nothing else changed"
+    );
+    assert_eq!(
+        strip_ago(&p.read(".orchestration/HOOK.md")),
+        strip_ago(&good)
+    );
     p.write(".orchestration/HOOK.md", "garbage");
     // Any change regenerates it too.
     p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));

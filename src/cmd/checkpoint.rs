@@ -11,13 +11,33 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
     let Some(trigger) = CheckpointTrigger::parse(trigger) else {
         return super::fail(super::USAGE, format!("unknown trigger `{trigger}`"));
     };
+    // A git_commit / git_push checkpoint at a HEAD already checkpointed with that trigger
+    // is not made twice (`checkpoint::already_checkpointed`): with the git hooks installed, a
+    // commit the agent makes through Bash reaches waymark both from the post-commit hook
+    // (this command, `--auto`) and from the PostToolUse Bash handler.
     let result = store::update(&ctx.project, ctx.now, |slot| {
         let hook = slot.as_mut().filter(|h| !h.state.is_terminal())?;
-        Some(crate::checkpoint::create(&ctx, hook, trigger, description))
+        let before: Vec<String> = hook
+            .checkpoints
+            .iter()
+            .map(|c| c.checkpoint_id.clone())
+            .collect();
+        let id = crate::checkpoint::create(&ctx, hook, trigger, description);
+        let repeat = before.contains(&id);
+        Some((id, repeat))
     });
     match result {
         Ok(u) => match u.value {
-            Some(id) => {
+            Some((id, true)) => {
+                if !auto {
+                    println!(
+                        "Already checkpointed: {id} ({}) is at this commit",
+                        trigger.as_str()
+                    );
+                }
+                ExitCode::SUCCESS
+            }
+            Some((id, false)) => {
                 if !auto {
                     println!(
                         "Checkpoint saved: {id} ({}) — {description}",

@@ -1,15 +1,101 @@
-//! `waymark cleanup [--dry-run]`.
+//! `waymark cleanup [--dry-run] [--json]`: remove finished tasks past their retention
+//! (the rule is in `cleanup.rs`).
+//!
+//! Exit codes: 0 done (kept directories are not failures); 1 a directory could not be
+//! removed, or the current task cannot be told; 2 a retention value in the configuration
+//! is invalid (cleanup refuses to guess with the defaults).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use serde_json::json;
+
+use crate::cleanup::{self, Action};
+use crate::config::format_duration;
 
 #[derive(Debug, clap::Args)]
 pub struct CleanupArgs {
     /// List what would be removed without removing it.
     #[arg(long)]
     pub dry_run: bool,
+    /// Print the decisions as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_root: Option<PathBuf>, _args: CleanupArgs) -> ExitCode {
-    super::fail(super::USAGE, "cleanup: not built yet")
+pub fn run(root: Option<PathBuf>, args: CleanupArgs) -> ExitCode {
+    let ctx = super::ctx(root);
+    if let Some(e) = ctx
+        .config_errors
+        .iter()
+        .find(|e| e.key.starts_with("retention"))
+    {
+        return super::fail(
+            super::USAGE,
+            format!("not cleaning up with a default in place of {}", e.key),
+        );
+    }
+    let mut decisions = match cleanup::plan(&ctx.project, &ctx.config.retention, ctx.now) {
+        Ok(d) => d,
+        Err(e) => return super::fail(super::CHECK_FAILED, e),
+    };
+    let mut failed = 0;
+    for d in decisions.iter_mut() {
+        if let Some(w) = &d.warning {
+            eprintln!("waymark: warning: tasks/{}: {w}", d.dir);
+        }
+        if d.action != Action::Remove || args.dry_run {
+            continue;
+        }
+        if let Err(e) = cleanup::remove(d) {
+            failed += 1;
+            d.action = Action::Keep;
+            d.reason = format!("could not be removed: {e}");
+            eprintln!("waymark: tasks/{}: {e}", d.dir);
+        }
+    }
+    let removed = decisions
+        .iter()
+        .filter(|d| d.action == Action::Remove)
+        .count();
+    let kept = decisions.len() - removed;
+    if args.json {
+        super::print_json(&json!({
+            "dry_run": args.dry_run,
+            "tasks_dir": ctx.project.state_dir().join(crate::task::store::TASKS_DIR),
+            "retention": {
+                "completed": format_duration(ctx.config.retention.completed),
+                "failed": format_duration(ctx.config.retention.failed),
+                "abandoned": format_duration(ctx.config.retention.abandoned),
+            },
+            "removed": if args.dry_run { 0 } else { removed },
+            "would_remove": if args.dry_run { removed } else { 0 },
+            "kept": kept,
+            "failed": failed,
+            "tasks": decisions,
+        }));
+    } else {
+        let verb = if args.dry_run {
+            "would remove"
+        } else {
+            "removed"
+        };
+        for d in &decisions {
+            let what = match d.action {
+                Action::Remove => verb,
+                Action::Keep => "kept",
+            };
+            println!("{what:<12} tasks/{}: {}", d.dir, d.reason);
+        }
+        if args.dry_run {
+            println!("Dry run: {removed} would be removed, {kept} kept; nothing was removed.");
+        } else {
+            println!("{removed} removed, {kept} kept.");
+        }
+    }
+    if failed > 0 {
+        ExitCode::from(super::CHECK_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
 }

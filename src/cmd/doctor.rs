@@ -100,6 +100,16 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         Ok(None) => {}
         Err(e) => lines.push((Mark::Fail, e.to_string())),
     }
+    if let Ok(dir) = crate::githooks::hooks_dir(&ctx.project.root) {
+        for hook in crate::githooks::GitHook::ALL {
+            if let Ok(st) = crate::githooks::status(&dir, hook) {
+                lines.push((
+                    Mark::Ok,
+                    format!("git hook {}: {}", hook.name(), st.describe()),
+                ));
+            }
+        }
+    }
     match crate::git::run(&ctx.project.root, &["--version"]) {
         Some(v) => lines.push((Mark::Ok, v)),
         None => lines.push((

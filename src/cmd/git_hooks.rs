@@ -1,15 +1,122 @@
-//! `waymark git-hooks install|uninstall|status`.
+//! `waymark git-hooks install|uninstall|status`: the post-commit and pre-push wrappers of
+//! `githooks`, in the hooks directory git uses for the project's repository.
+//!
+//! Exit codes: 0 done; 1 a hook could not be handled (a conflict, an I/O error: the other
+//! hook is still handled); 2 not a git repository.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use serde_json::json;
+
+use crate::githooks::{self, GitHook, GitHookError, Installed, Uninstalled};
+use crate::project::Project;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum GitHooksCmd {
+    /// Install the post-commit and pre-push wrappers (existing hooks are kept and chained).
     Install,
+    /// Remove the wrappers and put back exactly what was there before.
     Uninstall,
-    Status,
+    /// Show what is installed for each hook, and the hooks directory.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
-pub fn run(_root: Option<PathBuf>, _cmd: GitHooksCmd) -> ExitCode {
-    super::fail(super::USAGE, "git-hooks: not built yet")
+pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> ExitCode {
+    let project = match root {
+        Some(r) => Project::at(std::path::absolute(&r).unwrap_or(r)),
+        None => Project::resolve(None),
+    };
+    let dir = match githooks::hooks_dir(&project.root) {
+        Ok(d) => d,
+        Err(e) => return super::fail(super::USAGE, e),
+    };
+    match cmd {
+        GitHooksCmd::Install => install(&dir),
+        GitHooksCmd::Uninstall => uninstall(&dir),
+        GitHooksCmd::Status { json } => status(&dir, json),
+    }
+}
+
+fn install(dir: &Path) -> ExitCode {
+    // The wrapper calls the binary that installed it; if that moves, `waymark` on PATH.
+    let bin = std::env::current_exe().ok();
+    println!("Hooks directory: {}", dir.display());
+    each(|hook| {
+        let what = match githooks::install(dir, hook, bin.as_deref())? {
+            Installed::Fresh => "installed".to_string(),
+            Installed::ChainedForeign => format!(
+                "installed; the existing hook moved to {} and runs first",
+                hook.orig_name()
+            ),
+            Installed::AlreadyInstalled => "already installed".to_string(),
+            Installed::Updated => "updated".to_string(),
+        };
+        Ok(format!("{} ({}): {what}", hook.name(), hook.trigger()))
+    })
+}
+
+fn uninstall(dir: &Path) -> ExitCode {
+    println!("Hooks directory: {}", dir.display());
+    each(|hook| {
+        let what = match githooks::uninstall(dir, hook)? {
+            Uninstalled::Removed => "removed".to_string(),
+            Uninstalled::Restored => "removed; the previous hook is back".to_string(),
+            Uninstalled::NotInstalled => "not installed".to_string(),
+            Uninstalled::LeftForeign => "not waymark's: left as it is".to_string(),
+        };
+        Ok(format!("{}: {what}", hook.name()))
+    })
+}
+
+/// Runs `f` for every hook, printing its line; one failure does not stop the other hook.
+fn each(f: impl Fn(GitHook) -> Result<String, GitHookError>) -> ExitCode {
+    let mut failed = false;
+    for hook in GitHook::ALL {
+        match f(hook) {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                failed = true;
+                eprintln!("waymark: {}: {e}", hook.name());
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(super::CHECK_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn status(dir: &Path, as_json: bool) -> ExitCode {
+    let mut rows = Vec::new();
+    for hook in GitHook::ALL {
+        match githooks::status(dir, hook) {
+            Ok(s) => rows.push(s),
+            Err(e) => return super::fail(super::CHECK_FAILED, format!("{}: {e}", hook.name())),
+        }
+    }
+    if as_json {
+        let hooks: Vec<_> = rows
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.hook.name(),
+                    "trigger": s.hook.trigger(),
+                    "state": s.state(),
+                    "original": s.original.then(|| s.hook.orig_name()),
+                })
+            })
+            .collect();
+        super::print_json(&json!({"hooks_dir": dir, "hooks": hooks}));
+        return ExitCode::SUCCESS;
+    }
+    println!("Hooks directory: {}", dir.display());
+    for s in rows {
+        println!("{}: {}", s.hook.name(), s.describe());
+    }
+    ExitCode::SUCCESS
 }

@@ -1,17 +1,176 @@
-//! `waymark receipts [--verify] [--json]`.
+//! `waymark receipts [--verify] [--json]`: the current task's receipts with their signature
+//! status (valid / INVALID / unsigned / no key). Signatures are always checked; `--verify`
+//! makes the exit code say whether every one is valid.
+//!
+//! `--json` prints one object (stable; docs/receipts.md):
+//! `{ task_id, key: {path, status, message}, summary: {total, valid, invalid, unsigned,
+//! no_key}, receipts: [ {<every receipt field, observed always present>, status, detail} ] }`
+//! where `key.status` is `ok`, `missing`, `refused` (readable by others), or `error`, and a
+//! receipt's `status` is `valid`, `invalid`, `unsigned` or `no_key`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use serde_json::{Value, json};
+
+use crate::receipt::{FileKeyManager, KeyError, KeyManager, ReceiptSigner, Verdict, verify_all};
+use crate::task::store;
+use crate::text::{one_line, truncate};
+
 #[derive(Debug, clap::Args)]
 pub struct ReceiptsArgs {
-    /// Check every signature; exit 1 if any fails.
+    /// Check every signature; exit 1 if any is invalid or unsigned, or cannot be checked.
     #[arg(long)]
     pub verify: bool,
+    /// Print one JSON object (stable; its fields are in docs/receipts.md).
     #[arg(long)]
     pub json: bool,
 }
 
-pub fn run(_root: Option<PathBuf>, _args: ReceiptsArgs) -> ExitCode {
-    super::fail(super::USAGE, "receipts: not built yet")
+pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
+    let ctx = super::ctx(root);
+    let hook = match store::load(&ctx.project) {
+        Ok((h, note)) => {
+            if let Some(n) = note.restored {
+                eprintln!("waymark: {n}");
+            }
+            h
+        }
+        Err(e) => return super::fail(super::CHECK_FAILED, e),
+    };
+    let task_id = hook.as_ref().map(|h| h.task_id.clone());
+    let receipts = hook.map(|h| h.receipts).unwrap_or_default();
+
+    // Only an existing key: verifying must never create one.
+    let mut km = FileKeyManager::from_config(&ctx.config);
+    let key_path = km.path().map(|p| p.display().to_string());
+    let loaded = km.load_existing().and_then(|()| km.new_signer());
+    let (key_status, key_message) = match &loaded {
+        Ok(_) => ("ok", None),
+        Err(e @ KeyError::Missing(_)) => ("missing", Some(e.to_string())),
+        Err(e @ KeyError::LoosePermissions { .. }) => ("refused", Some(e.to_string())),
+        Err(e) => ("error", Some(e.to_string())),
+    };
+    let signer: Option<&dyn ReceiptSigner> = loaded.as_ref().ok().map(|s| s.as_ref());
+    let verdicts = verify_all(signer, &receipts);
+    let count = |word: &str| verdicts.iter().filter(|v| v.as_str() == word).count();
+
+    if let Some(msg) = &key_message {
+        if receipts.iter().any(|r| r.is_signed()) {
+            eprintln!("waymark: warning: {msg}: signatures cannot be checked");
+        }
+    }
+
+    if args.json {
+        let entries: Vec<Value> = receipts
+            .iter()
+            .zip(&verdicts)
+            .map(|(r, v)| {
+                let mut e = serde_json::to_value(r).expect("receipt serializes");
+                let o = e.as_object_mut().expect("an object");
+                o.insert("observed".into(), Value::Bool(r.observed));
+                o.insert("status".into(), Value::from(v.as_str()));
+                o.insert("detail".into(), detail(v).map_or(Value::Null, Value::from));
+                e
+            })
+            .collect();
+        super::print_json(&json!({
+            "task_id": task_id,
+            "key": {"path": key_path, "status": key_status, "message": key_message},
+            "summary": {
+                "total": receipts.len(),
+                "valid": count("valid"),
+                "invalid": count("invalid"),
+                "unsigned": count("unsigned"),
+                "no_key": count("no_key"),
+            },
+            "receipts": entries,
+        }));
+    } else if receipts.is_empty() {
+        println!("No receipts.");
+    } else {
+        print_table(&receipts, &verdicts);
+        println!(
+            "\n{} receipts: {} valid, {} INVALID, {} unsigned, {} not checked (no key)",
+            receipts.len(),
+            count("valid"),
+            count("invalid"),
+            count("unsigned"),
+            count("no_key")
+        );
+    }
+
+    if args.verify && !verdicts.iter().all(Verdict::is_valid) {
+        if !args.json {
+            eprintln!("waymark: receipts: verification FAILED");
+        }
+        return ExitCode::from(super::CHECK_FAILED);
+    }
+    ExitCode::SUCCESS
+}
+
+fn detail(v: &Verdict) -> Option<String> {
+    match v {
+        Verdict::Invalid(e) => Some(e.to_string()),
+        Verdict::Unsigned => Some("stored without a signature (no key when it was made)".into()),
+        Verdict::NoKey => Some("no master key here to check it with".into()),
+        Verdict::Valid => None,
+    }
+}
+
+fn label(v: &Verdict) -> String {
+    match v {
+        Verdict::Valid => "valid".into(),
+        Verdict::Invalid(e) => format!("INVALID: {e}"),
+        Verdict::Unsigned => "unsigned".into(),
+        Verdict::NoKey => "no key".into(),
+    }
+}
+
+fn print_table(receipts: &[crate::receipt::ValidationReceipt], verdicts: &[Verdict]) {
+    let header = [
+        "RECEIPT",
+        "STEP",
+        "COMMAND",
+        "EXIT",
+        "DURATION",
+        "KIND",
+        "SIGNATURE",
+    ];
+    let rows: Vec<[String; 7]> = receipts
+        .iter()
+        .zip(verdicts)
+        .map(|(r, v)| {
+            [
+                r.receipt_id.clone(),
+                truncate(&one_line(&r.step_name), 24),
+                truncate(&one_line(&r.command), 40),
+                r.exit_code.to_string(),
+                r.duration.clone(),
+                if r.observed { "observed" } else { "ran" }.into(),
+                label(v),
+            ]
+        })
+        .collect();
+    let mut widths = header.map(|h| h.chars().count());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut s = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i + 1 == cells.len() {
+                s.push_str(cell);
+            } else {
+                s.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        println!("{}", s.trim_end());
+    };
+    line(header.to_vec());
+    for row in &rows {
+        line(row.iter().map(String::as_str).collect());
+    }
 }

@@ -1,7 +1,31 @@
-//! `waymark validate [--step NAME] -- CMD …`.
+//! `waymark validate [--step NAME] -- CMD …`: runs a validation command and signs a receipt.
+//!
+//! 1. Under the hook.json lock: make sure a task exists, re-enter the in-progress step
+//!    if the plan says so, and move `step_running` → `step_validating` with the command in
+//!    the history. This is saved *before* the command runs, so that a crash or a Ctrl-C in
+//!    the middle leaves a task that recovery reports as "crashed during validation".
+//! 2. Run the command: stdin passed on, stdout and stderr streamed through unchanged and
+//!    hashed (src/receipt/runner.rs).
+//! 3. Under the lock again: the signed receipt (unsigned, with a warning, when there is no
+//!    usable key), `step_validating` → `step_pending`, a `validation` checkpoint on success
+//!    or a failure mark on the step (its next entry is a new attempt).
+//! 4. On failure, a verification-failure lesson. Exit with the command's own code.
+//!
+//! waymark's own messages go to stderr, so stdout is exactly the command's.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
+
+use chrono::Utc;
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::receipt::{self, Run, ValidationReceipt, runner};
+use crate::task::{CheckpointTrigger, Hook, HookState, store};
+
+/// The output tail a failure lesson gets, in characters.
+const LESSON_TAIL: usize = 2000;
 
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
@@ -13,6 +37,160 @@ pub struct ValidateArgs {
     pub command: Vec<String>,
 }
 
-pub fn run(_root: Option<PathBuf>, _args: ValidateArgs) -> ExitCode {
-    super::fail(super::USAGE, "validate: not built yet")
+pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
+    let mut ctx = super::ctx(root);
+    let command = runner::shell_join(&args.command);
+
+    if let Err(e) = update(&ctx, |hook| begin(&ctx, hook, &command)) {
+        eprintln!("waymark: validate: task state not saved before the run ({e:#}); running anyway");
+    }
+
+    let ran = runner::run(&args.command);
+    if let Some(why) = &ran.start_error {
+        eprintln!("waymark: validate: {why}");
+    }
+
+    ctx.now = Utc::now();
+    let finished = update(&ctx, |hook| {
+        finish(&ctx, hook, args.step.as_deref(), &command, &ran)
+    });
+    match finished {
+        Ok(done) => report(&ctx, &done, &command, &ran),
+        Err(e) => eprintln!(
+            "waymark: validate: the receipt could not be stored ({e:#}); the command exited {}",
+            ran.exit_code
+        ),
+    }
+    ExitCode::from((ran.exit_code & 0xff) as u8)
+}
+
+/// Runs `f` on the current task under the lock, starting a task when there is none or the
+/// last one finished (as a hook event would).
+fn update<R>(ctx: &Ctx, f: impl FnOnce(&mut Hook) -> R) -> anyhow::Result<R> {
+    let updated = store::update(&ctx.project, ctx.now, |slot| {
+        if slot.as_ref().is_none_or(|h| h.state.is_terminal()) {
+            *slot = Some(crate::handlers::new_task(ctx, slot.as_ref()));
+        }
+        f(slot.as_mut().expect("a live task"))
+    })?;
+    if let Some(note) = &updated.note.restored {
+        eprintln!("waymark: {note}");
+    }
+    Ok(updated.value)
+}
+
+/// Step 1: into `step_validating` when a step is running.
+fn begin(ctx: &Ctx, hook: &mut Hook, command: &str) {
+    if let Err(e) = hook.ensure_running(ctx.config.max_attempts, ctx.now) {
+        eprintln!("waymark: validate: {e}");
+    }
+    if hook.state == HookState::StepRunning {
+        let details = BTreeMap::from([("command".to_string(), Value::from(command))]);
+        let _ = hook.transition_with(
+            HookState::StepValidating,
+            "validation_start",
+            details,
+            ctx.now,
+        );
+    }
+}
+
+/// What step 3 produced.
+struct Finished {
+    receipt: ValidationReceipt,
+    key_error: Option<String>,
+    intent_id: Option<String>,
+}
+
+/// Step 3: the receipt, the transition out of `step_validating`, the checkpoint.
+fn finish(
+    ctx: &Ctx,
+    hook: &mut Hook,
+    step: Option<&str>,
+    command: &str,
+    ran: &runner::Ran,
+) -> Finished {
+    let step_name = step
+        .map(str::to_string)
+        .or_else(|| hook.current_step.as_ref().map(|c| c.step_name.clone()))
+        .unwrap_or_default();
+    let mut receipt = ValidationReceipt::new(
+        &step_name,
+        Run {
+            command: command.to_string(),
+            exit_code: ran.exit_code,
+            started_at: ran.started_at,
+            completed_at: ran.completed_at,
+            duration: Some(ran.duration),
+            stdout_hash: ran.stdout_hash.clone(),
+            stderr_hash: ran.stderr_hash.clone(),
+            observed: false,
+        },
+    );
+    let key_error = receipt::sign(&ctx.config, &mut receipt, hook.task_index)
+        .err()
+        .map(|e| e.to_string());
+    let id = receipt.receipt_id.clone();
+    let passed = ran.exit_code == 0;
+    hook.add_receipt(receipt.clone());
+    if hook.state == HookState::StepValidating {
+        let details = BTreeMap::from([
+            ("receipt_id".to_string(), Value::from(id.clone())),
+            ("exit_code".to_string(), Value::from(ran.exit_code)),
+        ]);
+        let trigger = if passed {
+            "validation_passed"
+        } else {
+            "validation_failed"
+        };
+        let _ = hook.transition_with(HookState::StepPending, trigger, details, ctx.now);
+    }
+    if passed {
+        crate::checkpoint::create(
+            ctx,
+            hook,
+            CheckpointTrigger::Validation,
+            &format!("Validation passed: {command} ({id})"),
+        );
+    } else {
+        hook.record_failure(ctx.now);
+    }
+    Finished {
+        receipt,
+        key_error,
+        intent_id: hook.intent_id.clone(),
+    }
+}
+
+/// Step 4: one line on stderr about the receipt, and the lesson of a failure.
+fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
+    let r = &done.receipt;
+    match &done.key_error {
+        None => eprintln!(
+            "waymark: receipt {} — exit {} in {}, signed ({})",
+            r.receipt_id, r.exit_code, r.duration, r.key_path
+        ),
+        Some(e) => {
+            eprintln!(
+                "waymark: warning: {e}; receipt {} (exit {}) stored UNSIGNED",
+                r.receipt_id, r.exit_code
+            );
+            ctx.log(
+                crate::log::Level::Warn,
+                "validate",
+                &format!("{} stored unsigned: {e}", r.receipt_id),
+            );
+        }
+    }
+    if ran.exit_code != 0 {
+        let text = String::from_utf8_lossy(&ran.tail);
+        let tail = crate::text::tail(&crate::redact::redact(text.trim()), LESSON_TAIL);
+        crate::posthooks::verification_failure(
+            ctx,
+            command,
+            ran.exit_code,
+            &tail,
+            done.intent_id.as_deref(),
+        );
+    }
 }

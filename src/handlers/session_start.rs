@@ -15,22 +15,20 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
     let fresh = matches!(e.source.as_str(), "startup" | "resume" | "");
     let mut crashed = false;
     let mut clear_note = None;
-    let hook = with_task(
-        ctx,
-        event,
-        Need::Existing,
-        Some(SessionStatus::Idle),
-        |hook| {
-            if fresh {
-                crashed = crate::recovery::recover(ctx, hook);
-            }
-            if e.source == "clear" {
-                clear_note = hook.clear_note.take();
-            }
-            Ok(Vec::new())
-        },
-    )?;
+    // A new or resumed session has not started a turn yet; after /clear or compaction the
+    // session goes on as it was (an automatic compaction happens mid-turn).
+    let status = fresh.then_some(SessionStatus::Idle);
+    let hook = with_task(ctx, event, Need::Existing, status, |hook| {
+        if fresh {
+            crashed = crate::recovery::recover(ctx, hook);
+        }
+        if e.source == "clear" {
+            clear_note = hook.clear_note.take();
+        }
+        Ok(Vec::new())
+    })?;
     let Some(hook) = hook else { return Ok(()) };
+    rebuild_hook_md_if_damaged(ctx, &hook);
     if crashed {
         let r = hook.recovery.as_ref().expect("recover sets the context");
         ctx.log(
@@ -61,4 +59,27 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
         out.say("No checkpoint was saved before /clear (auto_checkpoint_on_clear is \"prompt\"): offer the user to save one with `waymark checkpoint \"<description>\"`.");
     }
     Ok(())
+}
+
+/// A deleted or damaged HOOK.md is rebuilt at the start of every session, even when
+/// hook.json did not change (and so was not saved).
+fn rebuild_hook_md_if_damaged(ctx: &Ctx, hook: &crate::task::Hook) {
+    let path = ctx.project.state_file(HOOK_MD);
+    let intact = std::fs::read_to_string(&path)
+        .is_ok_and(|md| md.starts_with("# HOOK: ") && md.contains("## Troubleshooting"));
+    if !intact {
+        if let Err(e) = crate::task::store::write_hook_md(&ctx.project, hook) {
+            ctx.log(
+                Level::Error,
+                "SessionStart",
+                &format!("cannot rebuild HOOK.md: {e}"),
+            );
+        } else {
+            ctx.log(
+                Level::Info,
+                "SessionStart",
+                "HOOK.md was missing or damaged: rebuilt from hook.json",
+            );
+        }
+    }
 }

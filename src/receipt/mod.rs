@@ -1,7 +1,41 @@
 //! Validation receipts: Ed25519-signed proof that a validation command ran.
+//!
+//! - [`ValidationReceipt`] is seed 003's record, plus `observed` and `sig_version`.
+//! - [`signed_message`] is what gets signed: every field but the signature (version 2), or
+//!   seed 001's six-field pipe format for receipts marked version 1.
+//! - [`signer`] holds the `ReceiptSigner` trait and its Ed25519 implementation, [`keys`]
+//!   the `KeyManager` trait, the key file and the per-task key derivation.
+//! - [`observe`] makes the receipt of a validation waymark only saw (the Bash tool);
+//!   `waymark validate` (src/cmd/validate.rs) makes the ones it ran itself.
+//! - [`verify_all`] checks a list of receipts (what `waymark receipts --verify` and the
+//!   benchmark call).
+//!
+//! docs/receipts.md describes the formats for users.
+
+pub mod keys;
+pub mod runner;
+pub mod signer;
+
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::config::Config;
+use crate::context::Ctx;
+use crate::task::Hook;
+
+pub use keys::{FileKeyManager, KeyError, KeyManager, MasterKey};
+pub use signer::{Ed25519Signer, ReceiptSigner, VerifyError};
+
+/// The signed-message format new receipts are signed with (every field, length-prefixed).
+pub const SIG_VERSION: u32 = 2;
+/// Seed 001's six-field pipe format. Receipts without a `sig_version` are of this format.
+pub const LEGACY_SIG_VERSION: u32 = 1;
+
+/// What `duration` says when waymark did not see how long the command took.
+pub const UNKNOWN_DURATION: &str = "unknown";
 
 /// Proof that a validation ran, with its result and output hashes (seed 003).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,33 +53,297 @@ pub struct ValidationReceipt {
     /// SHA-256 of stderr, hex.
     pub stderr_hash: String,
     pub key_path: String,
-    /// Hex-encoded Ed25519 signature.
+    /// Hex-encoded Ed25519 signature; empty when no key was available to sign with.
     pub signature: String,
     /// True when waymark only saw the command's result through Claude Code (Bash tool)
     /// rather than running it itself: the hashes are of what Claude Code reported.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub observed: bool,
+    /// Which signed-message format `signature` is over. Absent in receipts written before
+    /// the field existed, which were signed in seed 001's format (version 1).
+    #[serde(default = "legacy_version")]
+    pub sig_version: u32,
 }
 
-use crate::context::Ctx;
-use crate::task::Hook;
+fn legacy_version() -> u32 {
+    LEGACY_SIG_VERSION
+}
+
+/// The bytes a receipt's signature is over, by its `sig_version`; None for a version this
+/// waymark does not know.
+///
+/// Version 2 (current) covers every field except `signature`:
+///
+/// ```text
+/// waymark-receipt/2\n
+/// receipt_id:<len>:<value>\n   step_name:…  command:…  exit_code:…
+/// started_at:…  completed_at:…  duration:…  stdout_hash:…  stderr_hash:…
+/// key_path:…  observed:<len>:true|false\n
+/// ```
+///
+/// one `name:<byte length>:<value>\n` line per field, in that order; times are
+/// `<unix seconds>.<9-digit nanoseconds>`. The length prefixes make the encoding
+/// injective whatever the values hold (a command may contain newlines). The message ends
+/// in `\n`, and a version-1 message always ends in a digit, so no signature can be moved
+/// from one format to the other.
+///
+/// Version 1 is seed 001's `{receipt_id}|{command}|{exit_code}|{stdout_hash}|{stderr_hash}|{completed_at_unix}`:
+/// it leaves the step, the start, the duration and the key path unsigned, which is why it
+/// is only verified, never written.
+pub fn signed_message(r: &ValidationReceipt) -> Option<Vec<u8>> {
+    match r.sig_version {
+        LEGACY_SIG_VERSION => Some(
+            format!(
+                "{}|{}|{}|{}|{}|{}",
+                r.receipt_id,
+                r.command,
+                r.exit_code,
+                r.stdout_hash,
+                r.stderr_hash,
+                r.completed_at.timestamp()
+            )
+            .into_bytes(),
+        ),
+        SIG_VERSION => {
+            let mut m = format!("waymark-receipt/{SIG_VERSION}\n").into_bytes();
+            let fields: [(&str, &str); 11] = [
+                ("receipt_id", &r.receipt_id),
+                ("step_name", &r.step_name),
+                ("command", &r.command),
+                ("exit_code", &r.exit_code.to_string()),
+                ("started_at", &exact_time(r.started_at)),
+                ("completed_at", &exact_time(r.completed_at)),
+                ("duration", &r.duration),
+                ("stdout_hash", &r.stdout_hash),
+                ("stderr_hash", &r.stderr_hash),
+                ("key_path", &r.key_path),
+                ("observed", if r.observed { "true" } else { "false" }),
+            ];
+            for (name, value) in fields {
+                m.extend_from_slice(format!("{name}:{}:", value.len()).as_bytes());
+                m.extend_from_slice(value.as_bytes());
+                m.push(b'\n');
+            }
+            Some(m)
+        }
+        _ => None,
+    }
+}
+
+/// `<unix seconds>.<nanoseconds>`: every bit of the stored time, in a fixed form.
+fn exact_time(t: DateTime<Utc>) -> String {
+    format!("{}.{:09}", t.timestamp(), t.timestamp_subsec_nanos())
+}
+
+/// SHA-256, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    crate::checkpoint::hex(&Sha256::digest(bytes))
+}
+
+/// Lowercase or uppercase hex to bytes; None unless every character pairs up.
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    s.as_bytes()
+        .chunks(2)
+        .map(|p| {
+            let hi = (p[0] as char).to_digit(16)?;
+            let lo = (p[1] as char).to_digit(16)?;
+            Some((hi * 16 + lo) as u8)
+        })
+        .collect()
+}
+
+/// `850ms`, `12.3s`, `4m 5.2s`: the human-readable `duration` of seed 003.
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms < 60_000 {
+        format!("{:.1}s", d.as_secs_f64())
+    } else {
+        let secs = d.as_secs_f64();
+        format!("{}m {:.1}s", (secs / 60.0).floor() as u64, secs % 60.0)
+    }
+}
+
+/// A new receipt id, `rcpt-<8 hex>` (seed 003's `rcpt-{uuid8}`).
+pub fn new_receipt_id() -> String {
+    crate::checkpoint::new_id("rcpt")
+}
+
+/// What a validation run produced, before it becomes a receipt.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub command: String,
+    pub exit_code: i32,
+    pub started_at: DateTime<Utc>,
+    pub completed_at: DateTime<Utc>,
+    /// None when waymark did not see how long it took.
+    pub duration: Option<Duration>,
+    pub stdout_hash: String,
+    pub stderr_hash: String,
+    pub observed: bool,
+}
+
+impl ValidationReceipt {
+    /// An unsigned receipt of `run` for `step_name` (sign it with [`sign`]).
+    pub fn new(step_name: &str, run: Run) -> ValidationReceipt {
+        ValidationReceipt {
+            receipt_id: new_receipt_id(),
+            step_name: step_name.to_string(),
+            command: run.command,
+            exit_code: run.exit_code,
+            started_at: run.started_at,
+            completed_at: run.completed_at,
+            duration: run
+                .duration
+                .map(format_duration)
+                .unwrap_or_else(|| UNKNOWN_DURATION.to_string()),
+            stdout_hash: run.stdout_hash,
+            stderr_hash: run.stderr_hash,
+            key_path: String::new(),
+            signature: String::new(),
+            observed: run.observed,
+            sig_version: SIG_VERSION,
+        }
+    }
+
+    pub fn is_signed(&self) -> bool {
+        !self.signature.is_empty()
+    }
+}
+
+/// Signs `receipt` with the task key of `task_index`, creating the master key on first
+/// use. Without a usable key the receipt keeps an empty signature (and the `key_path` it
+/// would have had) and the error says why: a missing key never blocks the caller.
+pub fn sign(
+    config: &Config,
+    receipt: &mut ValidationReceipt,
+    task_index: u32,
+) -> Result<(), KeyError> {
+    receipt.key_path = keys::key_path(&config.key_derivation, task_index);
+    receipt.sig_version = SIG_VERSION;
+    receipt.signature.clear();
+    let mut km = FileKeyManager::from_config(config);
+    km.load()?;
+    km.new_signer()?.sign(receipt, task_index);
+    Ok(())
+}
+
+/// The signature status of one receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Valid,
+    Invalid(VerifyError),
+    /// Stored without a signature (no key was available when it was made).
+    Unsigned,
+    /// Signed, but there is no master key here to check it with.
+    NoKey,
+}
+
+impl Verdict {
+    /// The stable word used by `waymark receipts --json`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Verdict::Valid => "valid",
+            Verdict::Invalid(_) => "invalid",
+            Verdict::Unsigned => "unsigned",
+            Verdict::NoKey => "no_key",
+        }
+    }
+
+    pub fn is_valid(&self) -> bool {
+        *self == Verdict::Valid
+    }
+}
+
+/// Checks every receipt. `signer` is None when there is no master key to check with.
+pub fn verify_all(
+    signer: Option<&dyn ReceiptSigner>,
+    receipts: &[ValidationReceipt],
+) -> Vec<Verdict> {
+    receipts
+        .iter()
+        .map(|r| {
+            if !r.is_signed() {
+                return Verdict::Unsigned;
+            }
+            match signer {
+                None => Verdict::NoKey,
+                Some(s) => match s.verify(r) {
+                    Ok(()) => Verdict::Valid,
+                    Err(VerifyError::Unsigned) => Verdict::Unsigned,
+                    Err(e) => Verdict::Invalid(e),
+                },
+            }
+        })
+        .collect()
+}
+
+/// A receipt for a validation the agent ran through the Bash tool and waymark only saw:
+/// marked `observed`, hashes of the output Claude Code reported, finished now. A missing
+/// key is logged and the receipt stored unsigned.
+pub fn observe(
+    ctx: &Ctx,
+    hook: &Hook,
+    command: &str,
+    exit_code: i32,
+    stdout: &str,
+    stderr: &str,
+) -> Result<ValidationReceipt, ReceiptError> {
+    observe_timed(ctx, hook, command, exit_code, stdout, stderr, None)
+}
+
+/// [`observe`] with the duration Claude Code reported (`duration_ms`), when known: the
+/// start is then the end minus the duration.
+pub fn observe_timed(
+    ctx: &Ctx,
+    hook: &Hook,
+    command: &str,
+    exit_code: i32,
+    stdout: &str,
+    stderr: &str,
+    duration: Option<Duration>,
+) -> Result<ValidationReceipt, ReceiptError> {
+    let completed_at = ctx.now;
+    let started_at = duration
+        .and_then(|d| chrono::Duration::from_std(d).ok())
+        .map(|d| completed_at - d)
+        .unwrap_or(completed_at);
+    let step = hook
+        .current_step
+        .as_ref()
+        .map(|c| c.step_name.as_str())
+        .unwrap_or("");
+    let mut receipt = ValidationReceipt::new(
+        step,
+        Run {
+            command: command.to_string(),
+            exit_code,
+            started_at,
+            completed_at,
+            duration,
+            stdout_hash: sha256_hex(stdout.as_bytes()),
+            stderr_hash: sha256_hex(stderr.as_bytes()),
+            observed: true,
+        },
+    );
+    if let Err(e) = sign(&ctx.config, &mut receipt, hook.task_index) {
+        ctx.log(
+            crate::log::Level::Warn,
+            "receipt",
+            &format!("{} stored unsigned: {e}", receipt.receipt_id),
+        );
+    }
+    Ok(receipt)
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReceiptError {
-    #[error("receipt signing is not available yet")]
-    Unavailable,
-}
-
-/// A receipt for a validation the agent ran through the Bash tool and waymark only saw.
-pub fn observe(
-    _ctx: &Ctx,
-    _hook: &Hook,
-    _command: &str,
-    _exit_code: i32,
-    _stdout: &str,
-    _stderr: &str,
-) -> Result<ValidationReceipt, ReceiptError> {
-    Err(ReceiptError::Unavailable)
+    #[error("{0}")]
+    Key(#[from] KeyError),
 }
 
 impl Hook {
@@ -64,3 +362,6 @@ impl Hook {
         self.receipts.push(receipt);
     }
 }
+
+#[cfg(test)]
+mod tests;

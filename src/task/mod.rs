@@ -4,6 +4,8 @@ pub mod machine;
 pub mod model;
 pub mod plan;
 pub mod store;
+#[cfg(test)]
+pub mod testing;
 
 pub use machine::HookState;
 pub use model::*;

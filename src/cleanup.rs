@@ -1,0 +1,423 @@
+//! Retention of finished tasks (seed 000, user story 7).
+//!
+//! A finished task is kept in `.orchestration/tasks/<task-id>/` (hook.json, HOOK.md,
+//! history.jsonl). Cleanup removes such a directory when its hook.json says the task is
+//! `completed`, `failed` or `abandoned` and its `updated_at` (the time it finished; the
+//! directory's mtime when hook.json has none) is older than the retention configured for
+//! that state (`retention.completed` / `.failed` / `.abandoned`: 720h / 168h / 168h).
+//!
+//! What is never removed, because losing it would lose something:
+//! - the current task's directory (the task in `.orchestration/hook.json`) while that task
+//!   is not finished: it may hold its overflowed history;
+//! - a directory whose hook.json is missing, unreadable, corrupt or of another schema
+//!   version: it is reported and left for a person to judge;
+//! - a symlink (rule 3, "stay in the project": a link is never followed out of
+//!   `tasks/`), nor anything when `tasks/` itself is a symlink.
+//!
+//! [`decide`] is the pure rule; [`plan`] reads the directories and [`remove`] acts.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::Retention;
+use crate::project::Project;
+use crate::task::HookState;
+use crate::task::model::SCHEMA_VERSION;
+use crate::task::store::{HOOK_JSON, TASKS_DIR, hook_path, sanitize};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CleanupError {
+    #[error(
+        "cannot tell which task is current: {0}; nothing removed (fix or move .orchestration/hook.json)"
+    )]
+    CurrentUnknown(String),
+    #[error("{0} is a symlink; cleanup does not follow it out of the project, nothing removed")]
+    TasksDirIsSymlink(PathBuf),
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// What a task directory's hook.json says, as far as cleanup needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A readable hook.json. `updated_at` is `None` when absent or not a time.
+    Hook {
+        task_id: Option<String>,
+        state: HookState,
+        updated_at: Option<DateTime<Utc>>,
+    },
+    /// No hook.json (e.g. only the history a running task overflowed).
+    NoHook,
+    /// hook.json cannot be read, is not JSON, or has no valid state.
+    Unreadable(String),
+    /// hook.json of another schema major version.
+    OtherSchema(String),
+    /// The entry is a symlink: never followed.
+    Symlink,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Remove,
+    Keep,
+}
+
+/// Where a task's age was measured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgeFrom {
+    UpdatedAt,
+    DirMtime,
+}
+
+/// The verdict on one directory of `tasks/`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Decision {
+    /// The directory name under `tasks/`.
+    pub dir: String,
+    #[serde(skip)]
+    pub path: PathBuf,
+    pub task_id: Option<String>,
+    pub state: Option<HookState>,
+    pub age_seconds: Option<u64>,
+    pub age_from: Option<AgeFrom>,
+    pub retention_seconds: Option<u64>,
+    pub action: Action,
+    pub reason: String,
+    /// Said on stderr as well: something a person should look at.
+    #[serde(skip)]
+    pub warning: Option<String>,
+}
+
+/// The retention configured for a terminal state (`None` for the others).
+pub fn retention_for(state: HookState, retention: &Retention) -> Option<Duration> {
+    match state {
+        HookState::Completed => Some(retention.completed),
+        HookState::Failed => Some(retention.failed),
+        HookState::Abandoned => Some(retention.abandoned),
+        _ => None,
+    }
+}
+
+/// The rule, without I/O. `is_current` is true for the directory of the current task
+/// when that task is not finished; `mtime` is the directory's, used when hook.json has no
+/// `updated_at`.
+pub fn decide(
+    dir: &str,
+    path: PathBuf,
+    found: &Found,
+    is_current: bool,
+    mtime: Option<DateTime<Utc>>,
+    retention: &Retention,
+    now: DateTime<Utc>,
+) -> Decision {
+    let mut d = Decision {
+        dir: dir.to_string(),
+        path,
+        task_id: None,
+        state: None,
+        age_seconds: None,
+        age_from: None,
+        retention_seconds: None,
+        action: Action::Keep,
+        reason: String::new(),
+        warning: None,
+    };
+    let keep = |mut d: Decision, reason: String| {
+        d.reason = reason;
+        d
+    };
+    if is_current {
+        if let Found::Hook { task_id, state, .. } = found {
+            d.task_id = task_id.clone();
+            d.state = Some(*state);
+        }
+        return keep(d, "the current task".into());
+    }
+    let (task_id, state, updated_at) = match found {
+        Found::Hook {
+            task_id,
+            state,
+            updated_at,
+        } => (task_id, *state, *updated_at),
+        Found::NoHook => return keep(d, "no hook.json: left for a person to judge".into()),
+        Found::Unreadable(why) => return keep(d, format!("unreadable hook.json ({why}): left")),
+        Found::OtherSchema(v) => {
+            return keep(
+                d,
+                format!("hook.json has schema version {v}, not {SCHEMA_VERSION}: left"),
+            );
+        }
+        Found::Symlink => {
+            d.warning = Some("a symlink: skipped, never followed out of tasks/".into());
+            return keep(d, "a symlink: not followed".into());
+        }
+    };
+    d.task_id = task_id.clone();
+    d.state = Some(state);
+    let Some(limit) = retention_for(state, retention) else {
+        return keep(d, format!("{state}: not finished"));
+    };
+    let (since, from) = match (updated_at, mtime) {
+        (Some(t), _) => (t, AgeFrom::UpdatedAt),
+        (None, Some(t)) => (t, AgeFrom::DirMtime),
+        (None, None) => return keep(d, format!("{state}, but its age is unknown: left")),
+    };
+    let age = (now - since).to_std().unwrap_or(Duration::ZERO);
+    d.age_seconds = Some(age.as_secs());
+    d.age_from = Some(from);
+    d.retention_seconds = Some(limit.as_secs());
+    let ago = crate::text::ago(now, since);
+    let limit_text = crate::config::format_duration(limit);
+    if age > limit {
+        d.action = Action::Remove;
+        d.reason = format!("{state} {ago} ago, past its retention of {limit_text}");
+        d
+    } else {
+        keep(
+            d,
+            format!("{state} {ago} ago, within its retention of {limit_text}"),
+        )
+    }
+}
+
+/// Reads a hook.json's task id, state and `updated_at`, leniently: cleanup needs only
+/// these three, and must not refuse an older file for a missing field it does not use.
+pub fn read_found(bytes: &[u8]) -> Found {
+    let v: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => return Found::Unreadable(e.to_string()),
+    };
+    if let Some(ver) = v.get("schema_version").and_then(Value::as_str) {
+        if ver.split('.').next() != SCHEMA_VERSION.split('.').next() {
+            return Found::OtherSchema(ver.to_string());
+        }
+    }
+    let Some(state) = v
+        .get("state")
+        .and_then(Value::as_str)
+        .and_then(HookState::parse)
+    else {
+        return Found::Unreadable("no valid `state`".into());
+    };
+    Found::Hook {
+        task_id: v.get("task_id").and_then(Value::as_str).map(str::to_string),
+        state,
+        updated_at: v
+            .get("updated_at")
+            .and_then(Value::as_str)
+            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+            .map(|t| t.with_timezone(&Utc)),
+    }
+}
+
+/// The directory name of the current task when it is not finished. A hook.json that
+/// cannot be read falls back to hook.json.bak (the same task, one write earlier); when
+/// neither tells, cleanup must not guess.
+pub fn current_unfinished(project: &Project) -> Result<Option<String>, CleanupError> {
+    let path = hook_path(project);
+    let read = |p: &Path| -> Result<Option<Found>, String> {
+        match fs::read(p) {
+            Ok(b) => Ok(Some(read_found(&b))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    let usable = |f: &Found| {
+        matches!(
+            f,
+            Found::Hook {
+                task_id: Some(_),
+                ..
+            }
+        )
+    };
+    let found = match read(&path).map_err(CleanupError::CurrentUnknown)? {
+        None => return Ok(None),
+        Some(f) if usable(&f) => f,
+        Some(bad) => match read(&path.with_extension("json.bak")) {
+            Ok(Some(f)) if usable(&f) => f,
+            _ => {
+                return Err(CleanupError::CurrentUnknown(format!(
+                    "hook.json is {}",
+                    match bad {
+                        Found::Unreadable(why) => format!("unreadable ({why})"),
+                        Found::OtherSchema(v) => format!("of schema version {v}"),
+                        _ => "without a task id".into(),
+                    }
+                )));
+            }
+        },
+    };
+    Ok(match found {
+        Found::Hook {
+            task_id: Some(id),
+            state,
+            ..
+        } if !state.is_terminal() => Some(sanitize(&id)),
+        _ => None,
+    })
+}
+
+/// Decides for every directory of `tasks/`, in name order. Reads only.
+pub fn plan(
+    project: &Project,
+    retention: &Retention,
+    now: DateTime<Utc>,
+) -> Result<Vec<Decision>, CleanupError> {
+    let tasks = project.state_dir().join(TASKS_DIR);
+    match tasks.symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(CleanupError::TasksDirIsSymlink(tasks));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e.into()),
+    }
+    let current = current_unfinished(project)?;
+    let mut entries: Vec<_> = fs::read_dir(&tasks)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    let mut out = Vec::new();
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        let meta = entry.metadata()?; // does not follow symlinks
+        let found = if meta.file_type().is_symlink() {
+            Found::Symlink
+        } else if !meta.is_dir() {
+            continue; // a stray file, not a task
+        } else {
+            match fs::read(path.join(HOOK_JSON)) {
+                Ok(b) => read_found(&b),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Found::NoHook,
+                Err(e) => Found::Unreadable(e.to_string()),
+            }
+        };
+        let mtime = meta.modified().ok().map(DateTime::<Utc>::from);
+        let is_current = current.as_deref() == Some(name.as_str());
+        out.push(decide(
+            &name, path, &found, is_current, mtime, retention, now,
+        ));
+    }
+    Ok(out)
+}
+
+/// Removes a directory the plan marked for removal. Checked again just before: a path
+/// that has become a symlink is not followed (`remove_dir_all` itself never follows the
+/// links inside).
+pub fn remove(decision: &Decision) -> io::Result<()> {
+    let meta = decision.path.symlink_metadata()?;
+    if !meta.is_dir() {
+        return Err(io::Error::other("no longer a plain directory; not removed"));
+    }
+    fs::remove_dir_all(&decision.path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Duration as Span;
+
+    fn retention() -> Retention {
+        Retention {
+            completed: Duration::from_secs(720 * 3600),
+            failed: Duration::from_secs(168 * 3600),
+            abandoned: Duration::from_secs(168 * 3600),
+        }
+    }
+
+    fn hook(state: HookState, updated: Option<DateTime<Utc>>) -> Found {
+        Found::Hook {
+            task_id: Some("t".into()),
+            state,
+            updated_at: updated,
+        }
+    }
+
+    fn verdict(found: &Found, current: bool, mtime: Option<DateTime<Utc>>) -> Action {
+        let now = Utc::now();
+        decide("t", "t".into(), found, current, mtime, &retention(), now).action
+    }
+
+    #[test]
+    fn each_terminal_state_has_its_retention() {
+        let now = Utc::now();
+        let days = |n| Some(now - Span::days(n));
+        use HookState::*;
+        assert_eq!(
+            verdict(&hook(Completed, days(31)), false, None),
+            Action::Remove
+        );
+        assert_eq!(
+            verdict(&hook(Completed, days(29)), false, None),
+            Action::Keep
+        );
+        assert_eq!(
+            verdict(&hook(Abandoned, days(8)), false, None),
+            Action::Remove
+        );
+        assert_eq!(
+            verdict(&hook(Abandoned, days(6)), false, None),
+            Action::Keep
+        );
+        assert_eq!(verdict(&hook(Failed, days(8)), false, None), Action::Remove);
+        assert_eq!(
+            verdict(&hook(StepRunning, days(400)), false, None),
+            Action::Keep
+        );
+        assert_eq!(
+            verdict(&hook(Completed, days(400)), true, None),
+            Action::Keep
+        );
+        // No updated_at: the directory's mtime decides.
+        assert_eq!(verdict(&hook(Failed, None), false, days(9)), Action::Remove);
+        assert_eq!(verdict(&hook(Failed, None), false, days(1)), Action::Keep);
+        assert_eq!(verdict(&hook(Failed, None), false, None), Action::Keep);
+        for f in [
+            Found::NoHook,
+            Found::Symlink,
+            Found::Unreadable("x".into()),
+            Found::OtherSchema("2.0".into()),
+        ] {
+            assert_eq!(verdict(&f, false, days(1000)), Action::Keep);
+        }
+    }
+
+    #[test]
+    fn reads_only_what_it_needs() {
+        let f = read_found(
+            br#"{"task_id":"a","state":"abandoned","updated_at":"2024-01-02T03:04:05Z","schema_version":"1.0"}"#,
+        );
+        assert!(matches!(
+            f,
+            Found::Hook {
+                state: HookState::Abandoned,
+                updated_at: Some(_),
+                ..
+            }
+        ));
+        assert!(matches!(
+            read_found(br#"{"state":"completed"}"#),
+            Found::Hook {
+                updated_at: None,
+                ..
+            }
+        ));
+        assert!(matches!(read_found(b"{ torn"), Found::Unreadable(_)));
+        assert!(matches!(
+            read_found(br#"{"state":"done"}"#),
+            Found::Unreadable(_)
+        ));
+        assert!(matches!(
+            read_found(br#"{"state":"completed","schema_version":"2.1"}"#),
+            Found::OtherSchema(_)
+        ));
+    }
+}

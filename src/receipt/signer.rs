@@ -1,0 +1,101 @@
+//! Signing and verifying receipts (seed 003's `ReceiptSigner`), and its Ed25519
+//! implementation over ed25519-dalek. Nothing outside this file names ed25519-dalek: a
+//! different scheme is a new `ReceiptSigner`, with no change to the callers.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use ed25519_dalek::{Signature, Signer as _, SigningKey};
+
+use super::keys::{self, MasterKey};
+use super::{SIG_VERSION, ValidationReceipt, signed_message};
+use crate::config::KeyDerivation;
+
+/// Why a receipt does not verify.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    #[error("not signed")]
+    Unsigned,
+    #[error("signature is not 64 bytes of hex")]
+    MalformedSignature,
+    #[error("key_path `{0}` is not a derivation path")]
+    MalformedKeyPath(String),
+    #[error("unknown signature version {0}")]
+    UnknownVersion(u32),
+    #[error("signature does not match (the receipt was changed, or signed with another key)")]
+    BadSignature,
+}
+
+/// Signs receipts with per-task keys and checks them.
+pub trait ReceiptSigner {
+    /// The derivation path of a task's key, e.g. `m/44'/236'/0'/5`.
+    fn key_path(&self, task_index: u32) -> String;
+    /// Signs with the key of `task_index`: sets `key_path`, `sig_version` (the current
+    /// format) and `signature`, in that order, so the signature covers the first two.
+    fn sign(&self, receipt: &mut ValidationReceipt, task_index: u32);
+    /// Checks the signature against the key named by the receipt's own `key_path`.
+    fn verify(&self, receipt: &ValidationReceipt) -> Result<(), VerifyError>;
+}
+
+/// Ed25519 (RFC 8032) over keys derived from the master key (see `keys`).
+pub struct Ed25519Signer {
+    master: MasterKey,
+    derivation: KeyDerivation,
+    /// Derived keys by path: a task's receipts share one key, and deriving it (a scalar
+    /// multiplication) would otherwise cost as much as checking the signature.
+    keys: Mutex<HashMap<String, SigningKey>>,
+}
+
+impl Ed25519Signer {
+    pub fn new(master: MasterKey, derivation: KeyDerivation) -> Ed25519Signer {
+        Ed25519Signer {
+            master,
+            derivation,
+            keys: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn signing_key(&self, key_path: &str) -> SigningKey {
+        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        keys.entry(key_path.to_string())
+            .or_insert_with(|| SigningKey::from_bytes(&self.master.derive(key_path)))
+            .clone()
+    }
+
+    /// Signs raw message bytes with the key named `key_path` (hex signature).
+    pub(crate) fn sign_message(&self, key_path: &str, message: &[u8]) -> String {
+        let sig = self.signing_key(key_path).sign(message);
+        crate::checkpoint::hex(&sig.to_bytes())
+    }
+}
+
+impl ReceiptSigner for Ed25519Signer {
+    fn key_path(&self, task_index: u32) -> String {
+        keys::key_path(&self.derivation, task_index)
+    }
+
+    fn sign(&self, receipt: &mut ValidationReceipt, task_index: u32) {
+        receipt.key_path = self.key_path(task_index);
+        receipt.sig_version = SIG_VERSION;
+        let message = signed_message(receipt).expect("the current version has a message");
+        receipt.signature = self.sign_message(&receipt.key_path, &message);
+    }
+
+    fn verify(&self, receipt: &ValidationReceipt) -> Result<(), VerifyError> {
+        if receipt.signature.is_empty() {
+            return Err(VerifyError::Unsigned);
+        }
+        let bytes: [u8; 64] = super::unhex(&receipt.signature)
+            .and_then(|b| b.try_into().ok())
+            .ok_or(VerifyError::MalformedSignature)?;
+        if !keys::is_key_path(&receipt.key_path) {
+            return Err(VerifyError::MalformedKeyPath(receipt.key_path.clone()));
+        }
+        let message =
+            signed_message(receipt).ok_or(VerifyError::UnknownVersion(receipt.sig_version))?;
+        self.signing_key(&receipt.key_path)
+            .verifying_key()
+            .verify_strict(&message, &Signature::from_bytes(&bytes))
+            .map_err(|_| VerifyError::BadSignature)
+    }
+}

@@ -1,0 +1,282 @@
+use std::os::unix::fs::PermissionsExt;
+
+use chrono::TimeZone;
+use serde_json::Value;
+
+use super::*;
+use crate::config::KeyDerivation;
+
+fn derivation() -> KeyDerivation {
+    KeyDerivation {
+        purpose: 44,
+        coin_type: 236,
+        account: 0,
+    }
+}
+
+fn signer(seed: u8) -> Ed25519Signer {
+    Ed25519Signer::new(MasterKey::from_bytes([seed; 32]), derivation())
+}
+
+fn run(observed: bool) -> Run {
+    let start = Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()
+        + chrono::Duration::nanoseconds(123_456_789);
+    Run {
+        command: "cargo test --lib".into(),
+        exit_code: 0,
+        started_at: start,
+        completed_at: start + chrono::Duration::milliseconds(12_345),
+        duration: Some(Duration::from_millis(12_345)),
+        stdout_hash: sha256_hex(b"test result: ok\n"),
+        stderr_hash: sha256_hex(b""),
+        observed,
+    }
+}
+
+fn signed(observed: bool, task_index: u32) -> ValidationReceipt {
+    let mut r = ValidationReceipt::new("Write tests", run(observed));
+    signer(1).sign(&mut r, task_index);
+    r
+}
+
+#[test]
+fn a_signed_receipt_verifies() {
+    let r = signed(false, 3);
+    assert_eq!(r.key_path, "m/44'/236'/0'/3");
+    assert_eq!(r.sig_version, SIG_VERSION);
+    assert_eq!(r.signature.len(), 128);
+    assert_eq!(r.duration, "12.3s");
+    assert!(r.receipt_id.starts_with("rcpt-"));
+    assert_eq!(signer(1).verify(&r), Ok(()));
+    // Through JSON and back (as stored in hook.json), it still verifies.
+    let back: ValidationReceipt =
+        serde_json::from_str(&serde_json::to_string_pretty(&r).unwrap()).unwrap();
+    assert_eq!(signer(1).verify(&back), Ok(()));
+}
+
+/// Changes one JSON value so that it still parses but differs.
+fn tamper(v: &Value) -> Value {
+    match v {
+        Value::Bool(b) => Value::Bool(!b),
+        Value::Number(n) => Value::from(n.as_i64().unwrap() + 1),
+        Value::String(s) => match DateTime::parse_from_rfc3339(s) {
+            // Even one nanosecond is a different time.
+            Ok(t) => Value::String(
+                (t.with_timezone(&Utc) + chrono::Duration::nanoseconds(1)).to_rfc3339(),
+            ),
+            Err(_) if s.starts_with("m/") => Value::String(s.replace("/3", "/4")),
+            Err(_) => Value::String(format!("{s}x")),
+        },
+        other => panic!("unexpected field value {other}"),
+    }
+}
+
+#[test]
+fn every_field_tampered_fails() {
+    // Walks the stored JSON, so that a field added to the receipt later and left out of
+    // the signed message makes this test fail.
+    for observed in [false, true] {
+        let r = signed(observed, 3);
+        let mut json = serde_json::to_value(&r).unwrap();
+        if !observed {
+            // `observed: false` is not written; adding it as true is a tamper too.
+            json["observed"] = Value::Bool(false);
+        }
+        let fields: Vec<String> = json.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(fields.len(), 13, "{fields:?}");
+        for field in fields.iter().filter(|f| *f != "signature") {
+            let mut t = json.clone();
+            t[field] = tamper(&json[field]);
+            let changed: ValidationReceipt = serde_json::from_value(t).unwrap();
+            assert_ne!(changed, r, "{field} unchanged");
+            assert!(
+                signer(1).verify(&changed).is_err(),
+                "tampered {field} (observed={observed}) still verifies"
+            );
+        }
+        // The signature itself, one bit.
+        let mut t = r.clone();
+        let mut sig = unhex(&t.signature).unwrap();
+        sig[10] ^= 1;
+        t.signature = crate::checkpoint::hex(&sig);
+        assert_eq!(signer(1).verify(&t), Err(VerifyError::BadSignature));
+    }
+}
+
+#[test]
+fn another_key_does_not_verify() {
+    let r = signed(false, 0);
+    assert_eq!(signer(2).verify(&r), Err(VerifyError::BadSignature));
+    // The same master with another derivation account is another key too.
+    let other = Ed25519Signer::new(
+        MasterKey::from_bytes([1; 32]),
+        KeyDerivation {
+            account: 1,
+            ..derivation()
+        },
+    );
+    let mut moved = ValidationReceipt::new("Write tests", run(false));
+    other.sign(&mut moved, 0);
+    assert_eq!(moved.key_path, "m/44'/236'/1'/0");
+    // Verification follows the receipt's own key path, whatever the signer's config.
+    assert_eq!(signer(1).verify(&moved), Ok(()));
+    moved.key_path = "m/44'/236'/0'/0".into();
+    assert_eq!(signer(1).verify(&moved), Err(VerifyError::BadSignature));
+}
+
+#[test]
+fn legacy_six_field_receipts_still_verify() {
+    let s = signer(1);
+    let json = r#"{
+        "receipt_id": "rcpt-001",
+        "step_name": "lint",
+        "command": "magex lint",
+        "exit_code": 0,
+        "started_at": "2025-01-17T15:45:20Z",
+        "completed_at": "2025-01-17T15:45:33Z",
+        "duration": "12.3s",
+        "stdout_hash": "a1b2c3",
+        "stderr_hash": "def456",
+        "key_path": "m/44'/236'/0'/5",
+        "signature": ""
+    }"#;
+    let mut r: ValidationReceipt = serde_json::from_str(json).unwrap();
+    assert_eq!(r.sig_version, LEGACY_SIG_VERSION);
+    assert_eq!(
+        signed_message(&r).unwrap(),
+        b"rcpt-001|magex lint|0|a1b2c3|def456|1737128733"
+    );
+    r.signature = s.sign_message(&r.key_path, &signed_message(&r).unwrap());
+    assert_eq!(s.verify(&r), Ok(()));
+    // What the six fields cover still fails when changed …
+    let mut t = r.clone();
+    t.exit_code = 1;
+    assert!(s.verify(&t).is_err());
+    // … but a v2 signature relabelled as v1 (a downgrade) does not verify.
+    let mut v2 = signed(false, 5);
+    v2.sig_version = LEGACY_SIG_VERSION;
+    assert_eq!(s.verify(&v2), Err(VerifyError::BadSignature));
+}
+
+#[test]
+fn the_v2_message_is_the_documented_one() {
+    let mut r = ValidationReceipt::new("Write tests", run(true));
+    r.receipt_id = "rcpt-0000abcd".into();
+    r.command = "a\nb".into();
+    r.key_path = "m/44'/236'/0'/3".into();
+    let m = String::from_utf8(signed_message(&r).unwrap()).unwrap();
+    let expected = format!(
+        "waymark-receipt/2\n\
+         receipt_id:13:rcpt-0000abcd\n\
+         step_name:11:Write tests\n\
+         command:3:a\nb\n\
+         exit_code:1:0\n\
+         started_at:20:1772366400.123456789\n\
+         completed_at:20:1772366412.468456789\n\
+         duration:5:12.3s\n\
+         stdout_hash:64:{}\n\
+         stderr_hash:64:{}\n\
+         key_path:15:m/44'/236'/0'/3\n\
+         observed:4:true\n",
+        sha256_hex(b"test result: ok\n"),
+        sha256_hex(b"")
+    );
+    assert_eq!(m, expected);
+    // Values that would blur field boundaries without the lengths give other messages.
+    let mut a = r.clone();
+    a.step_name = "x\ncommand:1:y".into();
+    assert_ne!(signed_message(&a), signed_message(&r));
+}
+
+#[test]
+fn malformed_and_unknown_are_reported_not_panicked() {
+    let s = signer(1);
+    let r = signed(false, 1);
+    let mut t = r.clone();
+    t.signature = "zz".into();
+    assert_eq!(s.verify(&t), Err(VerifyError::MalformedSignature));
+    let mut t = r.clone();
+    t.key_path = "../etc/passwd".into();
+    assert!(matches!(
+        s.verify(&t),
+        Err(VerifyError::MalformedKeyPath(_))
+    ));
+    let mut t = r.clone();
+    t.sig_version = 9;
+    assert_eq!(s.verify(&t), Err(VerifyError::UnknownVersion(9)));
+    let mut t = r;
+    t.signature.clear();
+    assert_eq!(s.verify(&t), Err(VerifyError::Unsigned));
+}
+
+#[test]
+fn verify_all_reports_each_status() {
+    let good = signed(false, 0);
+    let mut bad = good.clone();
+    bad.step_name = "Something else".into();
+    let mut unsigned = good.clone();
+    unsigned.signature.clear();
+    let list = [good.clone(), bad, unsigned.clone()];
+    let s = signer(1);
+    let got = verify_all(Some(&s), &list);
+    assert_eq!(got[0], Verdict::Valid);
+    assert_eq!(got[1], Verdict::Invalid(VerifyError::BadSignature));
+    assert_eq!(got[2], Verdict::Unsigned);
+    assert_eq!(
+        verify_all(None, &[good, unsigned]),
+        vec![Verdict::NoKey, Verdict::Unsigned]
+    );
+}
+
+#[test]
+fn a_thousand_receipts_verify() {
+    let s = signer(1);
+    let list: Vec<_> = (0..1000)
+        .map(|i| {
+            let mut r = ValidationReceipt::new(&format!("step {i}"), run(i % 2 == 0));
+            s.sign(&mut r, i % 7);
+            r
+        })
+        .collect();
+    let verdicts = verify_all(Some(&s), &list);
+    assert_eq!(verdicts.len(), 1000);
+    assert!(verdicts.iter().all(Verdict::is_valid));
+}
+
+#[test]
+fn sign_with_a_loose_key_stores_the_receipt_unsigned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = tmp.path().join("keys/master.key");
+    let config = Config {
+        key_file: key.to_string_lossy().into_owned(),
+        ..Config::default()
+    };
+    let mut r = ValidationReceipt::new("s", run(false));
+    sign(&config, &mut r, 2).unwrap();
+    assert!(r.is_signed());
+    let mut km = FileKeyManager::from_config(&config);
+    km.load_existing().unwrap();
+    assert_eq!(km.new_signer().unwrap().verify(&r), Ok(()));
+
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut r = ValidationReceipt::new("s", run(false));
+    let err = sign(&config, &mut r, 2).unwrap_err();
+    assert!(matches!(err, KeyError::LoosePermissions { .. }));
+    assert!(!r.is_signed());
+    assert_eq!(r.key_path, "m/44'/236'/0'/2");
+}
+
+#[test]
+fn durations_read_like_seed_003() {
+    assert_eq!(format_duration(Duration::from_millis(850)), "850ms");
+    assert_eq!(format_duration(Duration::from_millis(12_345)), "12.3s");
+    assert_eq!(format_duration(Duration::from_millis(245_200)), "4m 5.2s");
+}
+
+#[test]
+fn hex_round_trip() {
+    assert_eq!(unhex("00ffA0"), Some(vec![0, 255, 160]));
+    assert_eq!(unhex("abc"), None);
+    assert_eq!(unhex("zz"), None);
+    assert_eq!(crate::checkpoint::hex(&unhex("0a1b").unwrap()), "0a1b");
+}

@@ -1,0 +1,36 @@
+//! The task the recorded session leaves behind, for unit tests across modules.
+
+use chrono::{DateTime, Utc};
+
+use super::{Hook, StepSource, StepStatus};
+
+/// "Analyze parser" completed, "Implement fix" running (attempt 1, `src/parser.rs`
+/// touched), "Validate" pending: where the fixture session stops.
+pub fn recorded_plan(now: DateTime<Utc>) -> Hook {
+    let mut h = Hook::new("task-1", "proj", 0, now);
+    h.add_step(
+        "1",
+        "Analyze parser",
+        "",
+        Some("Analyzing parser"),
+        StepSource::Task,
+        now,
+    );
+    h.add_step(
+        "2",
+        "Implement fix",
+        "",
+        Some("Implementing fix"),
+        StepSource::Task,
+        now,
+    );
+    h.add_step("3", "Validate", "", None, StepSource::Task, now);
+    h.set_step_status("1", StepStatus::InProgress, 3, now)
+        .unwrap();
+    h.set_step_status("1", StepStatus::Completed, 3, now)
+        .unwrap();
+    h.set_step_status("2", StepStatus::InProgress, 3, now)
+        .unwrap();
+    h.touch_file("src/parser.rs", now);
+    h
+}

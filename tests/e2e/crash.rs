@@ -1,0 +1,133 @@
+//! Scenario 2: Claude Code is killed (SIGKILL, whole process group) while a Bash call of a
+//! running step sleeps; the next session starts with the resume brief.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::fake_api::{FakeApi, Turn};
+use crate::harness::{Binary, Sandbox, cli, kill_group, wait_for};
+use crate::strs;
+
+#[test]
+fn crash_mid_step_then_new_session_gets_the_resume_brief() {
+    if cli().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("crash", Binary::Built);
+    // The Bash tool runs its shell in a process group of its own: it writes its pid there
+    // so that the "crash" can take it down too, as a real crash of the machine would.
+    let started = sb.root.join("sleeping-shell.pid");
+    let api = FakeApi::start(vec![
+        Turn::tool(
+            "TaskCreate",
+            json!({"subject": "Plan the parser", "description": "read the grammar", "activeForm": "Planning"}),
+        ),
+        Turn::tool(
+            "TaskCreate",
+            json!({"subject": "Implement the parser", "description": "write parser.txt", "activeForm": "Implementing the parser"}),
+        ),
+        Turn::tool(
+            "TaskUpdate",
+            json!({"taskId": "1", "status": "in_progress"}),
+        ),
+        Turn::tool("TaskUpdate", json!({"taskId": "1", "status": "completed"})),
+        Turn::tool(
+            "TaskUpdate",
+            json!({"taskId": "2", "status": "in_progress"}),
+        ),
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("parser.txt"), "content": "E2E-S2 parser, half done\n"}),
+        ),
+        Turn::tool(
+            "Bash",
+            json!({
+                "command": format!("echo $$ > {}.tmp && mv {0}.tmp {0} && sleep 30", started.display()),
+                "description": "A long build",
+                "timeout": 120000
+            }),
+        ),
+        Turn::text("E2E-S2 never reached"),
+    ]);
+    let mut child = sb.spawn(&api, &["-p", "E2E-S2 build the parser"]);
+    let sleeping = wait_for(Duration::from_secs(45), || Path::new(&started).exists());
+    let killed = kill_group(child.id());
+    let status = child.wait().unwrap();
+    if !sleeping {
+        panic!(
+            "the sleeping Bash call never started\n{}",
+            sb.diagnose(&api)
+        );
+    }
+    let shell: u32 = std::fs::read_to_string(&started)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    kill_group(shell);
+    assert!(
+        killed && !status.success(),
+        "claude ended before it was killed: {status}\n{}",
+        sb.diagnose(&api)
+    );
+    drop(api);
+
+    // What the crash left: a running step, a session that never ended.
+    let before = sb.hook_json();
+    assert_eq!(before["state"], "step_running", "{}", sb.diagnose_files());
+    assert_eq!(before["session"]["status"], "active");
+    assert_eq!(before["current_step"]["step_name"], "Implement the parser");
+
+    // A new session (not --continue): crash detection, recovery, the brief.
+    let api = FakeApi::start(vec![Turn::text("E2E-S2-RESUMED")]);
+    sb.run_ok(&api, &["-p", "E2E-S2 carry on"], "E2E-S2-RESUMED");
+    let why = sb.diagnose(&api);
+
+    let hook = sb.hook_json();
+    assert_eq!(hook["state"], "recovering", "{why}");
+    let recovery = &hook["recovery"];
+    let action = strs(&recovery["recommended_action"]);
+    assert!(
+        [
+            "retry_from_checkpoint",
+            "retry_step",
+            "manual",
+            "skip_step",
+            "rollback"
+        ]
+        .contains(&action),
+        "recommended_action {action:?}\n{why}"
+    );
+    assert_eq!(recovery["crash_type"], "signal", "{why}");
+    // The brief named the same thing the new session's first request carried.
+    let first = &api.main_requests()[0];
+    let context = first
+        .find_text("SessionStart hook additional context")
+        .unwrap_or_else(|| panic!("no SessionStart context in the first request\n{why}"));
+    for needle in [
+        "Resume brief",
+        "CRASH DETECTED",
+        action,
+        "\"Implement the parser\"",
+        "attempt 1",
+        "DO NOT REPEAT",
+        "Plan the parser",
+        "parser.txt",
+        "HOOK.md",
+    ] {
+        assert!(
+            context.contains(needle),
+            "the resume brief lacks {needle:?}:\n{context}"
+        );
+    }
+    // The completed step is the one marked DO NOT REPEAT, not the running one.
+    let dnr = &context[context.find("DO NOT REPEAT").unwrap()..];
+    assert!(dnr.contains("Plan the parser"), "{context}");
+    let md = sb.read(".orchestration/HOOK.md");
+    assert!(
+        md.contains(action),
+        "HOOK.md lacks the recommendation:\n{md}"
+    );
+}

@@ -1,0 +1,171 @@
+//! Scenario 1: a fresh session plans three steps, starts one, writes and edits a file,
+//! commits it through Bash and asks `waymark status` through the plugin's PATH shim.
+
+use serde_json::json;
+
+use crate::fake_api::{FakeApi, Turn};
+use crate::harness::{Binary, Sandbox, cli, git};
+use crate::{Pending, by_trigger, merged, strs};
+
+#[test]
+fn fresh_session_records_steps_files_commit_and_trace() {
+    if cli().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("fresh", Binary::Built);
+    let file = sb.path("greeting.txt");
+    let api = FakeApi::start(vec![
+        Turn::tool(
+            "TaskCreate",
+            json!({"subject": "Write the greeting", "description": "create greeting.txt", "activeForm": "Writing the greeting"}),
+        ),
+        Turn::tool(
+            "TaskCreate",
+            json!({"subject": "Polish the greeting", "description": "shout it", "activeForm": "Polishing the greeting"}),
+        ),
+        Turn::tool(
+            "TaskCreate",
+            json!({"subject": "Commit the greeting", "description": "git commit", "activeForm": "Committing"}),
+        ),
+        Turn::tool(
+            "TaskUpdate",
+            json!({"taskId": "1", "status": "in_progress"}),
+        ),
+        Turn::tool(
+            "Write",
+            json!({"file_path": file, "content": "hello from E2E-S1-WRITE\nsecond line\n"}),
+        ),
+        Turn::tool(
+            "Edit",
+            json!({"file_path": file, "old_string": "hello", "new_string": "HELLO"}),
+        ),
+        Turn::tool("TaskUpdate", json!({"taskId": "1", "status": "completed"})),
+        Turn::tool(
+            "TaskUpdate",
+            json!({"taskId": "2", "status": "in_progress"}),
+        ),
+        Turn::tool(
+            "Bash",
+            json!({"command": "git add greeting.txt && git commit -m 'E2E-S1-COMMIT greeting'", "description": "Commit the greeting"}),
+        ),
+        // The plugin's bin/ is on the Bash tool's PATH: the agent can ask waymark itself.
+        Turn::tool(
+            "Bash",
+            json!({"command": "waymark status", "description": "Ask waymark"}),
+        ),
+        Turn::text("E2E-S1-FINAL all done"),
+    ]);
+    sb.run_ok(
+        &api,
+        &["-p", "E2E-S1 write a greeting and commit it"],
+        "E2E-S1-FINAL",
+    );
+    let why = sb.diagnose(&api);
+
+    // Claude Code really did what the script asked for.
+    assert_eq!(
+        sb.read("greeting.txt"),
+        "HELLO from E2E-S1-WRITE\nsecond line\n"
+    );
+    let head = git(&sb.project, &["log", "--format=%H %s", "-1"]);
+    assert!(head.contains("E2E-S1-COMMIT greeting"), "{head}");
+    let head = head.split_whitespace().next().unwrap();
+
+    // hook.json: the plan from TaskCreate/TaskUpdate, the file in its step, the session.
+    let hook = sb.hook_json();
+    let task_id = hook["task_id"].as_str().unwrap();
+    assert!(task_id.starts_with("task-"), "{task_id}");
+    let names: Vec<&str> = hook["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Write the greeting",
+            "Polish the greeting",
+            "Commit the greeting"
+        ]
+    );
+    let steps = &hook["steps"];
+    assert_eq!(steps[0]["status"], "completed", "{why}");
+    assert_eq!(steps[0]["files_touched"], json!(["greeting.txt"]), "{why}");
+    assert_eq!(steps[1]["status"], "in_progress");
+    assert_eq!(steps[2]["status"], "pending");
+    assert_eq!(hook["state"], "step_running");
+    let current = &hook["current_step"];
+    assert_eq!(current["step_name"], "Polish the greeting");
+    assert_eq!(current["attempt"], 1);
+    // Stop kept the last assistant message; SessionEnd closed the session cleanly.
+    assert_eq!(current["last_output"], "E2E-S1-FINAL all done");
+    assert_eq!(hook["session"]["status"], "ended");
+    assert_eq!(hook["last_prompt"], "E2E-S1 write a greeting and commit it");
+
+    // Checkpoints: the step completion and the commit, with its real hash.
+    let done = by_trigger(&hook, "step_complete");
+    assert_eq!(done.len(), 1, "{why}");
+    assert!(strs(&done[0]["description"]).contains("Write the greeting"));
+    let commits = by_trigger(&hook, "git_commit");
+    assert_eq!(commits.len(), 1, "{why}");
+    assert!(strs(&commits[0]["description"]).contains("E2E-S1-COMMIT greeting"));
+    assert_eq!(commits[0]["git_commit"], head);
+    assert_eq!(commits[0]["git_branch"], "main");
+
+    // HOOK.md, readable alone.
+    let md = sb.read(".orchestration/HOOK.md");
+    for needle in [
+        task_id,
+        "Polish the greeting",
+        "Do not repeat step 1 \"Write the greeting\"",
+        "E2E-S1-COMMIT greeting",
+        "E2E-S1-FINAL all done",
+    ] {
+        assert!(md.contains(needle), "HOOK.md lacks {needle:?}:\n{md}");
+    }
+
+    // The fake API saw the prompt first, no resume brief (there was nothing to resume),
+    // and the agent's `waymark status` answered from the same hook.json.
+    let main = api.main_requests();
+    assert!(main[0].text().contains("E2E-S1 write a greeting"));
+    assert!(
+        !main[0].text().contains("Resume brief"),
+        "a fresh project got a resume brief"
+    );
+    let status = api
+        .tool_result_text(main.last().unwrap())
+        .expect("the last request answers `waymark status`");
+    assert!(
+        status.contains(task_id) && status.contains("Polish the greeting"),
+        "`waymark status` through the plugin's PATH shim said:\n{status}"
+    );
+
+    if merged(Pending::TraceAndPostHooks) {
+        let trace = sb.trace();
+        let record_for = |tool: &str| {
+            trace
+                .iter()
+                .find(|r| r["metadata"]["waymark"]["tool_name"] == tool)
+                .unwrap_or_else(|| panic!("no {tool} record in the trace: {trace:#?}"))
+        };
+        for tool in ["Write", "Edit"] {
+            let r = record_for(tool);
+            assert_eq!(r["vcs"]["type"], "git");
+            assert_eq!(r["tool"]["name"], "claude-code");
+            assert_eq!(r["files"][0]["path"], "greeting.txt", "{r:#}");
+            let range = &r["files"][0]["conversations"][0]["ranges"][0];
+            assert_eq!(range["start_line"], 1, "{r:#}");
+        }
+        assert_eq!(
+            record_for("Write")["files"][0]["conversations"][0]["ranges"][0]["end_line"],
+            2
+        );
+        let bash = trace
+            .iter()
+            .find(|r| strs(&r["metadata"]["waymark"]["command"]).contains("git commit"))
+            .unwrap_or_else(|| panic!("no git commit record in the trace: {trace:#?}"));
+        assert_eq!(bash["metadata"]["waymark"]["exit_code"], 0);
+        assert_eq!(bash["files"], json!([]));
+    }
+}

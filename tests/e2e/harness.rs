@@ -1,0 +1,529 @@
+//! Running the real Claude Code CLI with waymark loaded as a plugin, in a scratch world.
+//!
+//! - [`cli`] installs the pinned `@anthropic-ai/claude-code` from npm into `<repo>/.e2e/cli`
+//!   once (guarded by a process-wide `OnceLock` and a file lock, so parallel test threads and
+//!   parallel `cargo test` runs do not race), and reuses it when it is already there.
+//! - [`Sandbox`] is one scenario's world: a scratch HOME, CLAUDE_CODE_TMPDIR, a real git
+//!   project and a plugin dir (a copy of the repo's `.claude-plugin/` and `hooks/`, with
+//!   `bin/waymark.bin` linked to the waymark binary cargo built for this test run).
+//! - [`Sandbox::run`] runs `claude -p` against a [`FakeApi`], with a timeout, in its own
+//!   process group (killed whole on timeout).
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::fake_api::FakeApi;
+
+/// The Claude Code version the suite is written against (hook inputs in
+/// tests/fixtures/claude-code-2.1.197 were captured from it).
+pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
+/// How long one `claude -p` run may take before it is killed.
+pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// How to start the installed CLI: a program and the arguments that come before ours.
+#[derive(Debug, Clone)]
+pub struct Cli {
+    pub program: PathBuf,
+    pub pre_args: Vec<OsString>,
+}
+
+impl Cli {
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(&self.program);
+        c.args(&self.pre_args);
+        c
+    }
+}
+
+/// The installed CLI, or `None` when it cannot be installed outside CI (the test then
+/// returns early after a loud message). In CI (`CI` set and not `false`/`0`) a missing
+/// CLI fails the test: the suite must never pass there by skipping.
+pub fn cli() -> Option<&'static Cli> {
+    static CLI: OnceLock<Result<Cli, String>> = OnceLock::new();
+    match CLI.get_or_init(install) {
+        Ok(c) => Some(c),
+        Err(why) => {
+            let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+            if ci {
+                panic!("end-to-end suite: cannot run the Claude Code CLI: {why}");
+            }
+            // Written to the real stderr, not through `eprintln!`, which the test harness
+            // captures and shows only for failing tests: a skip must be seen.
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
+                     !! SKIPPED: the end-to-end tests against the real Claude Code CLI.\n\
+                     !! {why}\n\
+                     !! (With CI set this is a failure. Install node and npm to run them.)\n\
+                     !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+                );
+            });
+            None
+        }
+    }
+}
+
+/// Installs (or finds) the pinned CLI and picks the entry point that works: the native
+/// `node_modules/.bin/claude` when npm ran the package's postinstall, else
+/// `node cli-wrapper.cjs` (npm 11 may hold install scripts back).
+fn install() -> Result<Cli, String> {
+    let dir = repo_root().join(".e2e").join("cli");
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let lock_path = dir.parent().unwrap().join("install.lock");
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
+    fs4::FileExt::lock(&lock).map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
+
+    if let Some(cli) = working_entry(&dir) {
+        return Ok(cli);
+    }
+    let spec = format!("@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}");
+    eprintln!("e2e: installing {spec} into {} (npm)", dir.display());
+    let out = Command::new("npm")
+        .arg("install")
+        .arg("--prefix")
+        .arg(&dir)
+        .arg(&spec)
+        .args(["--no-audit", "--no-fund"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run npm ({e}); node and npm are needed to install {spec}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`npm install {spec}` failed ({}):\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    working_entry(&dir).ok_or_else(|| {
+        format!(
+            "{spec} was installed into {} but neither node_modules/.bin/claude nor \
+             `node cli-wrapper.cjs` answers `--version` with {CLAUDE_CODE_VERSION}",
+            dir.display()
+        )
+    })
+}
+
+fn working_entry(dir: &Path) -> Option<Cli> {
+    let package = dir.join("node_modules/@anthropic-ai/claude-code");
+    let candidates = [
+        Cli {
+            program: dir.join("node_modules/.bin/claude"),
+            pre_args: vec![],
+        },
+        Cli {
+            program: PathBuf::from("node"),
+            pre_args: vec![package.join("cli-wrapper.cjs").into()],
+        },
+    ];
+    candidates.into_iter().find(|c| {
+        c.command()
+            .arg("--version")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .stdin(Stdio::null())
+            .output()
+            .is_ok_and(|o| {
+                o.status.success()
+                    && String::from_utf8_lossy(&o.stdout).contains(CLAUDE_CODE_VERSION)
+            })
+    })
+}
+
+/// How the plugin's hook launcher finds waymark in a sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binary {
+    /// `bin/waymark.bin` → the binary cargo built for this test run.
+    Built,
+    /// No binary anywhere (and the runs set WAYMARK_NO_BUILD / WAYMARK_NO_PATH).
+    Missing,
+    /// `bin/waymark.bin` is an executable that fails every time (exit 1, junk on stdout).
+    Failing,
+    /// `bin/waymark.bin` exists but is not executable.
+    NotExecutable,
+}
+
+/// One finished run of `claude -p`.
+#[derive(Debug)]
+pub struct Run {
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// `--output-format json` result, when stdout parsed.
+    pub json: Option<Value>,
+    pub debug_file: PathBuf,
+}
+
+impl Run {
+    /// The final assistant text (`result` of the JSON output).
+    pub fn result(&self) -> &str {
+        self.json
+            .as_ref()
+            .and_then(|j| j.get("result"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+}
+
+/// One scenario's scratch world. Set `WAYMARK_E2E_KEEP=1` to keep it after the test.
+pub struct Sandbox {
+    dir: Option<TempDir>,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub tmp: PathBuf,
+    pub project: PathBuf,
+    pub plugin: PathBuf,
+    pub logs: PathBuf,
+    pub binary: Binary,
+    runs: AtomicUsize,
+}
+
+impl Sandbox {
+    pub fn new(name: &str, binary: Binary) -> Sandbox {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("waymark-e2e-{name}-"))
+            .tempdir()
+            .expect("tempdir");
+        let root = dir.path().to_path_buf();
+        let (home, tmp, project, plugin, logs) = (
+            root.join("home"),
+            root.join("tmp"),
+            root.join("project"),
+            root.join("plugin"),
+            root.join("logs"),
+        );
+        for d in [&home, &tmp, &project, &logs] {
+            fs::create_dir_all(d).unwrap();
+        }
+        make_plugin(&plugin, binary);
+        git(&project, &["init", "-q", "-b", "main"]);
+        git(&project, &["config", "user.name", "E2E Tester"]);
+        git(&project, &["config", "user.email", "e2e@example.invalid"]);
+        git(&project, &["config", "commit.gpgsign", "false"]);
+        fs::write(project.join("README.md"), "# e2e project\n").unwrap();
+        git(&project, &["add", "README.md"]);
+        git(&project, &["commit", "-q", "-m", "initial"]);
+        let keep = std::env::var_os("WAYMARK_E2E_KEEP").is_some();
+        if keep {
+            eprintln!("e2e: keeping {}", root.display());
+        }
+        Sandbox {
+            dir: if keep {
+                let _ = dir.keep();
+                None
+            } else {
+                Some(dir)
+            },
+            root,
+            home,
+            tmp,
+            project,
+            plugin,
+            logs,
+            binary,
+            runs: AtomicUsize::new(0),
+        }
+    }
+
+    /// The absolute path of a file in the project (Write and Edit need absolute paths).
+    pub fn path(&self, rel: &str) -> String {
+        self.project.join(rel).to_string_lossy().into_owned()
+    }
+
+    /// The `claude` command for one run against `api`, with the scratch environment.
+    pub fn command(&self, cli: &Cli, api: &FakeApi, args: &[&str]) -> (Command, PathBuf) {
+        let n = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
+        let debug_file = self.logs.join(format!("run-{n}.debug.log"));
+        let mut c = cli.command();
+        c.args(args)
+            .arg("--output-format")
+            .arg("json")
+            .arg("--dangerously-skip-permissions")
+            .arg("--plugin-dir")
+            .arg(&self.plugin)
+            .arg("--debug-file")
+            .arg(&debug_file)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("LANG", "C.UTF-8")
+            .env("SHELL", "/bin/bash")
+            .env("ANTHROPIC_BASE_URL", api.base_url())
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("IS_SANDBOX", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("CLAUDE_CODE_TMPDIR", &self.tmp)
+            .stdin(Stdio::null())
+            .stdout(File::create(self.logs.join(format!("run-{n}.stdout"))).unwrap())
+            .stderr(File::create(self.logs.join(format!("run-{n}.stderr"))).unwrap())
+            .process_group(0);
+        if self.binary != Binary::Built {
+            c.env("WAYMARK_NO_BUILD", "1").env("WAYMARK_NO_PATH", "1");
+        }
+        (c, debug_file)
+    }
+
+    /// Starts `claude` in its own process group and returns at once (see [`kill_group`]).
+    pub fn spawn(&self, api: &FakeApi, args: &[&str]) -> Child {
+        let cli = cli().expect("checked by the caller");
+        let (mut c, _) = self.command(cli, api, args);
+        c.spawn().expect("spawn claude")
+    }
+
+    /// Runs `claude` to the end (killed after [`RUN_TIMEOUT`]).
+    pub fn run(&self, api: &FakeApi, args: &[&str]) -> Run {
+        let cli = cli().expect("checked by the caller");
+        let (mut c, debug_file) = self.command(cli, api, args);
+        let n = self.runs.load(Ordering::SeqCst);
+        let mut child = c.spawn().expect("spawn claude");
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = child.try_wait().expect("wait") {
+                break s;
+            }
+            if start.elapsed() > RUN_TIMEOUT {
+                kill_group(child.id());
+                let _ = child.wait();
+                panic!(
+                    "claude {args:?} did not finish in {RUN_TIMEOUT:?}\n{}",
+                    self.diagnose(api)
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        };
+        let stdout = fs::read_to_string(self.logs.join(format!("run-{n}.stdout"))).unwrap();
+        let stderr = fs::read_to_string(self.logs.join(format!("run-{n}.stderr"))).unwrap();
+        let json = serde_json::from_str(stdout.trim()).ok();
+        Run {
+            status,
+            stdout,
+            stderr,
+            json,
+            debug_file,
+        }
+    }
+
+    /// Runs `claude` and asserts it ended well with `expected` as its final text.
+    pub fn run_ok(&self, api: &FakeApi, args: &[&str], expected: &str) -> Run {
+        let run = self.run(api, args);
+        assert!(
+            run.status.success() && run.result().contains(expected),
+            "claude {args:?} did not end with {expected:?}: {}\nstdout: {}\nstderr: {}\n{}",
+            run.status,
+            run.stdout,
+            run.stderr,
+            self.diagnose(api)
+        );
+        run
+    }
+
+    /// A file of the project, "" when missing.
+    pub fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.project.join(rel)).unwrap_or_default()
+    }
+
+    /// `.orchestration/hook.json`, asserting that the hooks fired at all (a broken plugin
+    /// is ignored silently by Claude Code, so its absence is the first thing to report).
+    pub fn hook_json(&self) -> Value {
+        let text = self.read(".orchestration/hook.json");
+        assert!(
+            !text.is_empty(),
+            "no .orchestration/hook.json: waymark's hooks did not run\n{}",
+            self.diagnose_files()
+        );
+        serde_json::from_str(&text).expect("hook.json is JSON")
+    }
+
+    /// The trace ledger, one JSON value per line.
+    pub fn trace(&self) -> Vec<Value> {
+        self.read(".orchestration/agent_trace.jsonl")
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).expect("trace line is JSON"))
+            .collect()
+    }
+
+    /// Everything useful when an assertion fails: the files waymark wrote, its log, the
+    /// requests the fake API saw, and the end of each run's debug log.
+    pub fn diagnose(&self, api: &FakeApi) -> String {
+        format!(
+            "{}\n--- fake API requests:\n{}",
+            self.diagnose_files(),
+            api.describe()
+        )
+    }
+
+    pub fn diagnose_files(&self) -> String {
+        let mut s = format!(
+            "--- sandbox: {} (WAYMARK_E2E_KEEP=1 keeps it)\n",
+            self.root.display()
+        );
+        for rel in [".orchestration/waymark.log", ".orchestration/hook.json"] {
+            let text = self.read(rel);
+            s.push_str(&format!("--- {rel}:\n{}\n", tail_chars(&text, 3000)));
+        }
+        if let Ok(entries) = fs::read_dir(&self.logs) {
+            let mut names: Vec<_> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("run-"))
+                })
+                .collect();
+            names.sort();
+            for p in names {
+                let text = fs::read_to_string(&p).unwrap_or_default();
+                let interesting: Vec<&str> = text
+                    .lines()
+                    .filter(|l| {
+                        let l = l.to_lowercase();
+                        l.contains("hook") || l.contains("error") || l.contains("plugin")
+                    })
+                    .collect();
+                let body = if p.to_string_lossy().ends_with(".debug.log") {
+                    interesting.join("\n")
+                } else {
+                    text.clone()
+                };
+                s.push_str(&format!(
+                    "--- {}:\n{}\n",
+                    p.file_name().unwrap().to_string_lossy(),
+                    tail_chars(&body, 2500)
+                ));
+            }
+        }
+        s
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        // Keep the world of a failed test for a look; a passing one is removed.
+        if thread::panicking() {
+            if let Some(d) = self.dir.take() {
+                eprintln!("e2e: test failed, sandbox kept at {}", d.path().display());
+                let _ = d.keep();
+            }
+        }
+    }
+}
+
+fn tail_chars(s: &str, n: usize) -> &str {
+    let count = s.chars().count();
+    if count <= n {
+        return s;
+    }
+    let skip = s.char_indices().nth(count - n).map(|(i, _)| i).unwrap_or(0);
+    &s[skip..]
+}
+
+/// SIGKILL to the whole process group led by `leader` (a child spawned with
+/// `process_group(0)`), so that what it started dies with it. False when there was no
+/// such group left to kill.
+pub fn kill_group(leader: u32) -> bool {
+    Command::new("kill")
+        .arg("-KILL")
+        .arg("--")
+        .arg(format!("-{leader}"))
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs git in `dir`, asserting success.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        // Neither the user's git config nor a git hook's environment leaks in.
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A plugin dir for the sandbox: the repo's manifest, hooks and PATH shim, copied, and the
+/// binary the launcher will find.
+fn make_plugin(plugin: &Path, binary: Binary) {
+    let repo = repo_root();
+    copy_dir(&repo.join(".claude-plugin"), &plugin.join(".claude-plugin"));
+    copy_dir(&repo.join("hooks"), &plugin.join("hooks"));
+    fs::create_dir_all(plugin.join("bin")).unwrap();
+    fs::copy(repo.join("bin/waymark"), plugin.join("bin/waymark")).unwrap();
+    let bin = plugin.join("bin/waymark.bin");
+    match binary {
+        Binary::Built => symlink(env!("CARGO_BIN_EXE_waymark"), &bin).unwrap(),
+        Binary::Missing => {}
+        Binary::Failing => {
+            let mut f = File::create(&bin).unwrap();
+            f.write_all(b"#!/bin/sh\necho 'this is not hook JSON {'\necho 'waymark.bin: broken on purpose' >&2\nexit 1\n")
+                .unwrap();
+            fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        Binary::NotExecutable => {
+            fs::write(&bin, b"not a program").unwrap();
+            fs::set_permissions(&bin, fs::Permissions::from_mode(0o644)).unwrap();
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Waits until `cond` holds, up to `timeout`; false on timeout.
+pub fn wait_for(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if cond() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(25));
+    }
+    cond()
+}

@@ -1,0 +1,188 @@
+//! Scenario 5: an intent with `owned_scope` and acceptance criteria. An out-of-scope Write
+//! is flagged in the next request; a failing validation leaves a lesson in AGENT.md; a
+//! passing one meets the last criterion and completes the intent.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+use serde_json::json;
+
+use crate::fake_api::{FakeApi, Turn};
+use crate::harness::{Binary, Sandbox, cli, git};
+use crate::{Pending, merged, strs};
+
+const INTENTS: &str = "\
+# Intents for the e2e sprint (this comment must survive the status change)
+active_intents:
+  - id: INT-E2E
+    name: Greeting feature
+    status: IN_PROGRESS   # set by the team
+    owned_scope:
+      - src/greeting/**
+    constraints:
+      - Keep it short
+    acceptance_criteria:
+      - src/greeting/hello.txt
+      - E2E-CHECKS-PASSED
+  - id: INT-LATER
+    name: Something else
+    status: PENDING
+    owned_scope:
+      - docs/**
+";
+
+/// The project's validation: passes once hello.txt says "fixed". The success marker is
+/// assembled at run time so that it never appears in the command itself.
+const CHECK: &str = "#!/bin/sh\n\
+if grep -q fixed src/greeting/hello.txt 2>/dev/null; then\n\
+  echo \"E2E-CHECKS-$(echo PASSED)\"; exit 0\n\
+fi\n\
+echo 'E2E-CHECKS-FAILED: hello.txt is not fixed'; exit 1\n";
+
+#[test]
+fn intent_scope_warning_lesson_and_completion() {
+    if cli().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("intent", Binary::Built);
+    let orch = sb.project.join(".orchestration");
+    fs::create_dir_all(&orch).unwrap();
+    fs::write(orch.join("active_intents.yaml"), INTENTS).unwrap();
+    fs::write(
+        orch.join("waymark.json"),
+        json!({"validation_commands": [r"(^|[;&|\s])\./check\.sh\b"]}).to_string(),
+    )
+    .unwrap();
+    let check = sb.project.join("check.sh");
+    fs::write(&check, CHECK).unwrap();
+    fs::set_permissions(&check, fs::Permissions::from_mode(0o755)).unwrap();
+    git(&sb.project, &["add", "check.sh"]);
+    git(&sb.project, &["commit", "-q", "-m", "the checks"]);
+
+    let hello = sb.path("src/greeting/hello.txt");
+    let api = FakeApi::start(vec![
+        // 0: inside the intent's scope.
+        Turn::tool(
+            "Write",
+            json!({"file_path": hello, "content": "hello, broken\n"}),
+        ),
+        // 1: outside it.
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("docs/notes.md"), "content": "E2E-S5 notes\n"}),
+        ),
+        // 2: the validation fails (PostToolUseFailure).
+        Turn::tool(
+            "Bash",
+            json!({"command": "./check.sh", "description": "Run the checks"}),
+        ),
+        // 3: the fix.
+        Turn::tool(
+            "Edit",
+            json!({"file_path": hello, "old_string": "broken", "new_string": "fixed"}),
+        ),
+        // 4: the validation passes.
+        Turn::tool(
+            "Bash",
+            json!({"command": "./check.sh", "description": "Run the checks again"}),
+        ),
+        Turn::text("E2E-S5-FINAL"),
+    ]);
+    sb.run_ok(&api, &["-p", "E2E-S5 build the greeting"], "E2E-S5-FINAL");
+    let why = sb.diagnose(&api);
+
+    // What Claude Code did: the failing check really failed, the second really passed.
+    let main = api.main_requests();
+    let answer_to = |turn: usize| {
+        let label = format!("turn {}", turn + 1);
+        main.iter()
+            .find(|r| r.answered == label)
+            .unwrap_or_else(|| panic!("no request answered with {label}\n{why}"))
+    };
+    let failed = api.tool_result_text(answer_to(2)).unwrap_or_default();
+    assert!(failed.contains("E2E-CHECKS-FAILED"), "{failed}\n{why}");
+    let passed = api.tool_result_text(answer_to(4)).unwrap_or_default();
+    assert!(passed.contains("E2E-CHECKS-PASSED"), "{passed}\n{why}");
+
+    // The task is bound to the in-progress intent, and saw both files.
+    let hook = sb.hook_json();
+    assert_eq!(hook["task_id"], "INT-E2E", "{why}");
+    assert_eq!(hook["intent_id"], "INT-E2E");
+    let touched = hook["current_step"]["files_touched"].to_string() + &hook["steps"].to_string();
+    assert!(
+        touched.contains("src/greeting/hello.txt") && touched.contains("docs/notes.md"),
+        "{why}"
+    );
+    // No deny: scope_enforcement is "warn" by default, so the out-of-scope file exists.
+    assert_eq!(sb.read("docs/notes.md"), "E2E-S5 notes\n");
+
+    if merged(Pending::Receipts) {
+        // Both validations were observed; the passing one made a validation checkpoint.
+        let receipts = hook["receipts"].as_array().unwrap();
+        let codes: Vec<i64> = receipts
+            .iter()
+            .map(|r| r["exit_code"].as_i64().unwrap())
+            .collect();
+        assert_eq!(codes, [1, 0], "{why}");
+        assert!(receipts.iter().all(|r| r["observed"] == true));
+        assert!(
+            crate::by_trigger(&hook, "validation")
+                .iter()
+                .any(|c| strs(&c["description"]).contains("./check.sh")),
+            "{why}"
+        );
+    }
+
+    if merged(Pending::TraceAndPostHooks) {
+        // ScopeDrift: the out-of-scope Write is flagged to the agent in the next request,
+        // the in-scope one is not.
+        let flagged = answer_to(1)
+            .find_text("PostToolUse:Write hook additional context")
+            .unwrap_or_else(|| panic!("no scope warning after the out-of-scope Write\n{why}"));
+        assert!(
+            flagged.contains("out of scope") && flagged.contains("docs/notes.md"),
+            "{flagged}"
+        );
+        assert!(
+            !answer_to(0).text().contains("out of scope"),
+            "the in-scope Write was flagged\n{why}"
+        );
+        // The in-scope file joined the intent map (scope expansion).
+        let map = sb.read(".orchestration/intent_map.md");
+        assert!(
+            map.contains("src/greeting/hello.txt"),
+            "intent_map.md:\n{map}"
+        );
+        assert!(!map.contains("docs/notes.md"), "intent_map.md:\n{map}");
+
+        // VerificationFailure: the failing check is a lesson in AGENT.md.
+        let agent = sb.read("AGENT.md");
+        assert!(agent.contains("## Lessons Learned"), "AGENT.md:\n{agent}");
+        let lesson = &agent[agent.find("## Lessons Learned").unwrap()..];
+        for needle in ["### ", "**Issue**", "**Solution**", "./check.sh", "INT-E2E"] {
+            assert!(lesson.contains(needle), "lesson lacks {needle:?}:\n{agent}");
+        }
+
+        // IntentProgress: every criterion met once the check passed → COMPLETED, and
+        // only that line of the file changed.
+        let yaml = sb.read(".orchestration/active_intents.yaml");
+        let expected = INTENTS.replacen("status: IN_PROGRESS", "status: COMPLETED", 1);
+        assert_eq!(yaml, expected, "active_intents.yaml");
+        let trace = sb.trace();
+        assert!(
+            trace.iter().any(|r| {
+                r["metadata"]["waymark"]["intent_id"] == "INT-E2E"
+                    && r["metadata"]["waymark"]["transition"]
+                        .to_string()
+                        .contains("COMPLETED")
+            }),
+            "no intent transition in the trace: {trace:#?}"
+        );
+        let warned = trace.iter().any(|r| {
+            r["metadata"]["waymark"]["warnings"]
+                .to_string()
+                .contains("out of scope")
+        });
+        assert!(warned, "no scope warning in the trace: {trace:#?}");
+    }
+}

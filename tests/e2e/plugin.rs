@@ -1,0 +1,140 @@
+//! Scenario 6: the plugin as Claude Code sees it. The manifests pass
+//! `claude plugin validate --strict` (and a broken copy does not), and a session whose
+//! waymark binary is missing or broken still finishes normally: waymark never costs the
+//! user a session.
+
+use std::fs;
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+use crate::fake_api::{FakeApi, Turn};
+use crate::harness::{Binary, Sandbox, cli, repo_root};
+
+fn validate(sb: &Sandbox, target: &Path) -> Output {
+    cli()
+        .unwrap()
+        .command()
+        .args(["plugin", "validate", "--strict"])
+        .arg(target)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .output()
+        .expect("run claude plugin validate")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn plugin_manifests_pass_strict_validation() {
+    if cli().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("validate", Binary::Built);
+    let repo = repo_root();
+
+    // The checkout as `/plugin marketplace add` sees it: the marketplace manifest (and the
+    // plugin.json it points at).
+    let out = validate(&sb, &repo);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("marketplace.json"), "{}", text(&out));
+
+    // The plugin itself, hooks/hooks.json included (the marketplace check does not open
+    // it; naming plugin.json does, and only speaks of it when it is wrong).
+    let out = validate(&sb, &repo.join(".claude-plugin/plugin.json"));
+    assert!(out.status.success(), "{}", text(&out));
+
+    // The same check does fail on a broken copy, so the passes above mean something.
+    let copy = &sb.plugin;
+    let hooks = copy.join("hooks/hooks.json");
+    let good_hooks = fs::read_to_string(&hooks).unwrap();
+    fs::write(&hooks, good_hooks.replace("\"command\",", "\"kommand\",")).unwrap();
+    let out = validate(&sb, &copy.join(".claude-plugin/plugin.json"));
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("hooks.SessionStart"), "{}", text(&out));
+    fs::write(&hooks, good_hooks).unwrap();
+
+    let manifest = copy.join(".claude-plugin/plugin.json");
+    let mut m: Value = serde_json::from_str(&fs::read_to_string(&manifest).unwrap()).unwrap();
+    m["colour"] = json!("blue");
+    fs::write(&manifest, m.to_string()).unwrap();
+    let out = validate(&sb, copy);
+    assert!(
+        !out.status.success(),
+        "--strict let an unknown field pass: {}",
+        text(&out)
+    );
+    assert!(text(&out).contains("colour"), "{}", text(&out));
+}
+
+/// A session with a Write, a Bash call and a final text, under a broken waymark.
+fn session_survives(binary: Binary) {
+    if cli().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("broken", binary);
+    let tag = format!("{binary:?}");
+    let api = FakeApi::start(vec![
+        Turn::tool(
+            "TaskCreate",
+            json!({"subject": "Do it", "description": "anyway", "activeForm": "Doing it"}),
+        ),
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("out.txt"), "content": format!("E2E-S6 {tag}\n")}),
+        ),
+        Turn::tool(
+            "Bash",
+            json!({"command": "echo E2E-S6-BASH-$((40+2))", "description": "echo"}),
+        ),
+        Turn::text("E2E-S6-FINAL"),
+    ]);
+    let run = sb.run_ok(&api, &["-p", "E2E-S6 work without waymark"], "E2E-S6-FINAL");
+    let why = sb.diagnose(&api);
+    assert_eq!(sb.read("out.txt"), format!("E2E-S6 {tag}\n"));
+    let main = api.main_requests();
+    let bash = api
+        .tool_result_text(main.last().unwrap())
+        .unwrap_or_default();
+    assert!(bash.contains("E2E-S6-BASH-42"), "{bash}\n{why}");
+    // The hooks were registered and ran (the launcher, then nothing or a failing binary)…
+    let debug = fs::read_to_string(&run.debug_file).unwrap_or_default();
+    assert!(
+        debug.contains("Registered 13 hooks from 1 plugins"),
+        "{why}"
+    );
+    assert!(
+        debug.contains("Hook PostToolUse:Write (PostToolUse)"),
+        "{why}"
+    );
+    // …and wrote nothing.
+    assert!(
+        !sb.project.join(".orchestration/hook.json").exists(),
+        "{why}"
+    );
+}
+
+#[test]
+fn session_finishes_without_a_waymark_binary() {
+    session_survives(Binary::Missing);
+}
+
+#[test]
+fn session_finishes_with_a_failing_waymark_binary() {
+    session_survives(Binary::Failing);
+}
+
+#[test]
+fn session_finishes_with_a_non_executable_waymark_binary() {
+    session_survives(Binary::NotExecutable);
+}
