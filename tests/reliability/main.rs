@@ -11,3 +11,4 @@ mod util;
 mod common;
 mod concurrency;
 mod crash;
+mod disk;
