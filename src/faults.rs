@@ -89,4 +89,3 @@ fn kill_self() -> ! {
         std::thread::sleep(std::time::Duration::from_secs(1));
     }
 }
-

@@ -33,6 +33,7 @@ pub fn write(state_dir: &Path, level: Level, context: &str, message: &str) {
     let path = state_dir.join("waymark.log");
     let _ = (|| -> std::io::Result<()> {
         fs::create_dir_all(state_dir)?;
+        crate::store::refuse_symlink(&path)?;
         if fs::metadata(&path)
             .map(|m| m.len() > MAX_LOG_BYTES)
             .unwrap_or(false)

@@ -22,6 +22,9 @@ fn rules() -> &'static Rules {
         let specs: &[(&str, &str)] = &[
             // PEM private keys, whole block (or to the end when cut).
             (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)", MASK),
+            // A key block whose BEGIN line was cut off (text taken from the end of an
+            // output): everything from the start of the text to its END line.
+            (r"\A(?s:.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----", MASK),
             // Provider keys with recognizable prefixes.
             (r"\bsk-(ant-)?[A-Za-z0-9_\-]{16,}", MASK),
             (r"\b(ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}", MASK),
@@ -97,6 +100,17 @@ mod tests {
                 assert!(!r.contains(secret), "{c} -> {r}");
             }
         }
+    }
+
+    #[test]
+    fn a_key_block_cut_at_its_start_is_hidden_too() {
+        let cut = "b3BlbnNzaC1rZXktdjEAAAAA\nQyNTUxOQAAACB\n-----END OPENSSH PRIVATE KEY-----\nok";
+        let r = redact(cut);
+        assert!(
+            !r.contains("b3BlbnNzaC1rZXktdjEAAAAA") && !r.contains("QyNTUxOQAAACB"),
+            "{r}"
+        );
+        assert!(r.ends_with("\nok"), "{r}");
     }
 
     #[test]

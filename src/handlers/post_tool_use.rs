@@ -28,6 +28,8 @@ use super::{Need, with_task};
 
 /// Output tails copied into the ledger are cut to this many characters.
 pub const OUTPUT_TAIL: usize = 2000;
+/// How much of the end of an output is redacted before the tail is cut from it.
+const REDACT_WINDOW: usize = 16 * 1024;
 
 pub fn handle(
     ctx: &Ctx,
@@ -37,11 +39,7 @@ pub fn handle(
     out: &mut Output,
 ) -> anyhow::Result<()> {
     let cwd = event.common.cwd.as_deref();
-    let paths: Vec<Located> = call
-        .written_paths()
-        .iter()
-        .map(|p| ctx.project.locate(p, cwd))
-        .collect();
+    let paths = located_paths(ctx, event, call, cwd);
     let bash = bash_result(call, result);
     let kinds = bash.as_ref().map(|b| {
         let set = commands::validation_set(&ctx.config.validation_commands);
@@ -144,6 +142,42 @@ pub fn handle(
     Ok(())
 }
 
+/// The paths a call wrote, located against the root. A path with control characters (a
+/// NUL, a newline, an escape) names no real file and would forge lines in HOOK.md and the
+/// brief the next agent reads: it is dropped. Each refusal is logged; a path outside the
+/// root is kept (as `Outside`: recorded in the trace, never tracked as touched nor written).
+fn located_paths(ctx: &Ctx, event: &Event, call: &ToolCall, cwd: Option<&str>) -> Vec<Located> {
+    let mut out = Vec::new();
+    for p in call.written_paths() {
+        if p.chars().any(char::is_control) {
+            ctx.log(
+                crate::log::Level::Warn,
+                event.name(),
+                &format!(
+                    "{}: path with a control character ignored: {:?}",
+                    call.name,
+                    crate::text::truncate(p, 200)
+                ),
+            );
+            continue;
+        }
+        let located = ctx.project.locate(p, cwd);
+        if let Located::Outside(abs) = &located {
+            ctx.log(
+                crate::log::Level::Info,
+                event.name(),
+                &format!(
+                    "{}: {} is outside the project: not tracked as touched",
+                    call.name,
+                    crate::text::truncate(abs, 300)
+                ),
+            );
+        }
+        out.push(located);
+    }
+    out
+}
+
 /// A Bash call's result, from PostToolUse or PostToolUseFailure.
 struct BashResult {
     command: String,
@@ -161,7 +195,11 @@ impl BashResult {
         } else {
             format!("{}\n{}", self.stdout, self.stderr)
         };
-        tail(&redact(text.trim()), OUTPUT_TAIL)
+        // Redact a window, not the whole output (a listing of 10,000 files, a 50 MB log):
+        // wide enough that a secret cut by the window's edge is still recognised (a PEM
+        // key's BEGIN line may fall outside it: redact() masks an END without a BEGIN).
+        let window = tail(text.trim(), REDACT_WINDOW);
+        tail(&redact(&window), OUTPUT_TAIL)
     }
 }
 
@@ -254,29 +292,53 @@ fn plan_from_tool(
         }
         ToolInput::TodoWrite(todos) => {
             let mut effects = Vec::new();
+            let mut refused = 0;
+            // Items are matched to steps by name through an index, not a scan per item.
+            let mut by_name: std::collections::HashMap<String, String> = hook
+                .steps
+                .iter()
+                .filter(|s| s.source == StepSource::Todo)
+                .map(|s| (s.name.clone(), s.id.clone()))
+                .collect();
             for todo in &todos.todos {
                 let id = match todo.id.clone().filter(|i| !i.is_empty()) {
                     Some(id) => id,
-                    None => hook
-                        .steps
-                        .iter()
-                        .find(|s| s.source == StepSource::Todo && s.name == todo.content)
-                        .map(|s| s.id.clone())
-                        .unwrap_or_else(|| hook.next_step_id("todo-")),
+                    None => match by_name.get(&todo.content) {
+                        Some(id) => id.clone(),
+                        None if hook.steps.len() >= crate::task::MAX_STEPS => {
+                            refused += 1;
+                            continue;
+                        }
+                        None => hook.next_step_id("todo-"),
+                    },
                 };
-                hook.add_step(
+                if !hook.add_step(
                     &id,
                     &todo.content,
                     "",
                     todo.active_form.as_deref(),
                     StepSource::Todo,
                     ctx.now,
-                );
+                ) {
+                    refused += 1;
+                    continue;
+                }
+                by_name.entry(todo.content.clone()).or_insert(id.clone());
                 if let Some(st) = StepStatus::parse(&todo.status) {
                     if hook.step(&id).is_some_and(|s| s.status != st) {
                         effects.extend(hook.set_step_status(&id, st, max, ctx.now)?);
                     }
                 }
+            }
+            if refused > 0 {
+                ctx.log(
+                    crate::log::Level::Warn,
+                    "PostToolUse",
+                    &format!(
+                        "TodoWrite: the plan holds at most {} steps; {refused} items were not added",
+                        crate::task::MAX_STEPS
+                    ),
+                );
             }
             effects
         }

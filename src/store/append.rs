@@ -36,6 +36,7 @@ fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<S
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }
+    super::refuse_symlink(path)?;
     let _lock = FileLock::acquire(path).map_err(io::Error::other)?;
     let mut file = OpenOptions::new()
         .create(true)
@@ -109,6 +110,18 @@ mod tests {
         let torn = append_line(&p, "{\"c\":3}").unwrap();
         assert_eq!(torn.as_deref(), Some("{\"b\":"));
         assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"c\":3}\n");
+    }
+
+    #[test]
+    fn a_symlinked_file_is_not_appended_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "keep\n").unwrap();
+        let p = dir.path().join("t.jsonl");
+        std::os::unix::fs::symlink(&victim, &p).unwrap();
+        assert!(append_line(&p, "{}").is_err());
+        assert!(append_text(&p, "x").is_err());
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
     }
 
     #[test]

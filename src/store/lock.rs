@@ -39,6 +39,10 @@ impl FileLock {
 
     pub fn acquire_with(path: &Path, timeout: Duration) -> Result<FileLock, LockError> {
         let lock_path = lock_path(path);
+        super::refuse_symlink(&lock_path).map_err(|source| LockError::Open {
+            path: lock_path.clone(),
+            source,
+        })?;
         let file = OpenOptions::new()
             .create(true)
             .truncate(false)

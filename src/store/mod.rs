@@ -9,9 +9,11 @@ mod append;
 mod atomic;
 pub mod critical;
 mod lock;
+mod nofollow;
 mod tail;
 
 pub use append::{append_line, append_lines, append_text};
 pub use atomic::{remove_stale_temps, write_atomic, write_regenerable};
 pub use lock::{FileLock, LockError};
+pub use nofollow::refuse_symlink;
 pub use tail::{TailLines, read_tail_lines};

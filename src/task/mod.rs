@@ -9,4 +9,4 @@ pub mod testing;
 
 pub use machine::HookState;
 pub use model::*;
-pub use plan::{Effect, IMPLICIT_STEP};
+pub use plan::{Effect, IMPLICIT_STEP, MAX_STEPS};

@@ -29,6 +29,11 @@ pub enum Effect {
     Checkpoint(CheckpointTrigger, String),
 }
 
+/// The most steps a plan holds. A TodoWrite of 10,000 items (the hostile-input test) made
+/// every later event parse and rewrite a 3 MB hook.json and took the first one past its
+/// deadline; no real plan comes near this. Items past it are refused and logged.
+pub const MAX_STEPS: usize = 500;
+
 /// The name of the step waymark starts when work happens outside any step.
 pub const IMPLICIT_STEP: &str = "Session work";
 
@@ -119,7 +124,9 @@ impl Hook {
         })
     }
 
-    /// Adds a step to the plan, or updates the one with the same id.
+    /// Adds a step to the plan, or updates the one with the same id. Returns false when a
+    /// new step was refused because the plan already has [`MAX_STEPS`] (the implicit step
+    /// is never refused).
     pub fn add_step(
         &mut self,
         id: &str,
@@ -128,7 +135,7 @@ impl Hook {
         active_form: Option<&str>,
         source: StepSource,
         now: DateTime<Utc>,
-    ) {
+    ) -> bool {
         self.updated_at = now;
         if let Some(pos) = self.step_pos(id) {
             let step = &mut self.steps[pos];
@@ -141,7 +148,10 @@ impl Hook {
             if active_form.is_some() {
                 step.active_form = active_form.map(str::to_string);
             }
-            return;
+            return true;
+        }
+        if source != StepSource::Implicit && self.steps.len() >= MAX_STEPS {
+            return false;
         }
         let index = self.steps.len();
         self.steps.push(Step {
@@ -159,6 +169,7 @@ impl Hook {
             started_at: None,
             completed_at: None,
         });
+        true
     }
 
     /// A fresh id for a step that has none (`waymark step add`, TodoWrite items).
@@ -673,6 +684,18 @@ mod tests {
             h.current_step.as_ref().unwrap().files_touched,
             vec!["between.rs"]
         );
+    }
+
+    #[test]
+    fn the_plan_is_capped_but_updates_and_the_implicit_step_still_work() {
+        let mut h = Hook::new("t", "w", 0, t(0));
+        for i in 0..MAX_STEPS {
+            assert!(h.add_step(&i.to_string(), "s", "", None, StepSource::Todo, t(1)));
+        }
+        assert!(!h.add_step("one-more", "s", "", None, StepSource::Task, t(2)));
+        assert!(h.add_step("3", "renamed", "", None, StepSource::Task, t(2)));
+        assert_eq!(h.steps.len(), MAX_STEPS);
+        assert_eq!(h.steps[3].name, "renamed");
     }
 
     #[test]

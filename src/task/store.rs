@@ -56,6 +56,7 @@ pub fn task_dir(project: &Project, task_id: &str) -> PathBuf {
 /// Loads hook.json without taking the lock (for read-only commands).
 pub fn load(project: &Project) -> Result<(Option<Hook>, LoadNote), StoreError> {
     let path = hook_path(project);
+    store::refuse_symlink(&path)?;
     let bytes = match fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((None, LoadNote::default())),
@@ -176,6 +177,7 @@ fn save_locked(
     let dir = task_dir(project, &hook.task_id);
     let old = hook.take_old_history();
     if !old.is_empty() {
+        no_links_to(project, &dir)?;
         let text: String = old
             .iter()
             .map(|e| serde_json::to_string(e).expect("history serializes") + "\n")
@@ -226,10 +228,17 @@ pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
 /// Copies a finished task's hook.json and HOOK.md into `tasks/<id>/`.
 fn archive(project: &Project, hook: &Hook, json: &[u8]) -> io::Result<()> {
     let dir = task_dir(project, &hook.task_id);
+    no_links_to(project, &dir)?;
     fs::create_dir_all(&dir)?;
     store::write_atomic(&dir.join(HOOK_JSON), json)?;
     let md = crate::hookmd::render(hook, chrono::Utc::now());
     store::write_atomic(&dir.join(HOOK_MD), md.as_bytes())
+}
+
+/// Refuses to write into `tasks/` or `tasks/<id>/` when either is a symbolic link.
+fn no_links_to(project: &Project, task_dir: &Path) -> io::Result<()> {
+    store::refuse_symlink(&project.state_dir().join(TASKS_DIR))?;
+    store::refuse_symlink(task_dir)
 }
 
 /// The next task's index: one past the current hook's, or the number of archived tasks.

@@ -59,14 +59,26 @@ fn killed_before_the_rename_hook_json_keeps_the_old_state_and_the_temp_is_cleane
         let out = hook_with_fault(&p, e, done, &format!("{point}:kill"));
         assert!(killed(&out), "{point}: {:?}", out.status);
         // The old state, byte for byte, and still valid.
-        assert_eq!(read_bytes(&p, ".orchestration/hook.json"), before, "{point}");
+        assert_eq!(
+            read_bytes(&p, ".orchestration/hook.json"),
+            before,
+            "{point}"
+        );
         p.hook_json();
         if point != "store.locked" {
-            assert_eq!(tmp_leftovers(&p).len(), 1, "{point}: the killed writer's temp");
+            assert_eq!(
+                tmp_leftovers(&p).len(),
+                1,
+                "{point}: the killed writer's temp"
+            );
         }
         // The next writer removes what the killed one left and goes on.
         ok(&p, e, done);
-        assert_eq!(tmp_leftovers(&p), Vec::<std::path::PathBuf>::new(), "{point}");
+        assert_eq!(
+            tmp_leftovers(&p),
+            Vec::<std::path::PathBuf>::new(),
+            "{point}"
+        );
         let hook = p.hook_json();
         assert!(files_touched(&hook).contains(&"src/a/a1.txt".to_string()));
         assert_eq!(hook["steps"][0]["status"], "completed", "{point}");
@@ -116,7 +128,11 @@ fn a_trace_record_torn_by_a_kill_is_repaired_by_the_next_write() {
     let (e, edit) = &events[6];
     ok(&p, e, edit);
     let records = trace_records(&p);
-    assert_eq!(records.len(), before + 1, "old records kept, the torn one cut");
+    assert_eq!(
+        records.len(),
+        before + 1,
+        "old records kept, the torn one cut"
+    );
     assert_eq!(trace_count(&records, "toolu_a1_edit"), 1);
     assert_eq!(trace_count(&records, "toolu_a1_write"), 1);
 }
@@ -168,9 +184,16 @@ fn random_kills(rounds: usize) {
         }
     }
     eprintln!("random kills: {kills} killed, {} finished", finished.len());
-    assert!(kills > rounds, "seed {seed}: too few kills to prove anything");
+    assert!(
+        kills > rounds,
+        "seed {seed}: too few kills to prove anything"
+    );
     // One clean event removes stale temps.
-    ok(&p, "UserPromptSubmit", &serde_json::json!({"session_id": "s0", "prompt": "after"}));
+    ok(
+        &p,
+        "UserPromptSubmit",
+        &serde_json::json!({"session_id": "s0", "prompt": "after"}),
+    );
     assert!(tmp_leftovers(&p).is_empty(), "{:?}", tmp_leftovers(&p));
     let hook = p.hook_json();
     let files = files_touched(&hook);
@@ -182,7 +205,10 @@ fn random_kills(rounds: usize) {
         .collect();
     for (tag, i) in &finished {
         match i {
-            1 => assert!(steps.contains(&tag.as_str()), "seed {seed}: step {tag} lost"),
+            1 => assert!(
+                steps.contains(&tag.as_str()),
+                "seed {seed}: step {tag} lost"
+            ),
             3 | 6 => assert!(
                 files.contains(&format!("src/r/{tag}.txt")),
                 "seed {seed}: file of {tag} lost"
@@ -219,7 +245,9 @@ fn random_sigkills_lose_no_finished_trace_record() {
             }
             let out = child.wait_with_output().unwrap();
             if !killed(&out) && matches!(i, 3 | 4 | 6 | 7) {
-                finished.push(traced_ids(&tag)[[3, 4, 6, 7].iter().position(|&x| x == i).unwrap()].clone());
+                finished.push(
+                    traced_ids(&tag)[[3, 4, 6, 7].iter().position(|&x| x == i).unwrap()].clone(),
+                );
             }
         }
     }

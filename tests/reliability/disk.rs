@@ -71,14 +71,25 @@ fn a_hook_json_write_over_the_file_size_limit_exits_0_logs_and_keeps_the_old_sta
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("File too large"), "{stderr}");
-    assert!(p.read(".orchestration/waymark.log").contains("File too large"));
+    assert!(
+        p.read(".orchestration/waymark.log")
+            .contains("File too large")
+    );
     // The previous state, byte for byte; no half-written temp left.
-    assert_eq!(std::fs::read(p.path(".orchestration/hook.json")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(p.path(".orchestration/hook.json")).unwrap(),
+        before
+    );
     assert!(tmp_leftovers(&p).is_empty(), "{:?}", tmp_leftovers(&p));
     // With room again, the same event goes through.
     assert_eq!(run_hook(&p, e, done).status.code(), Some(0));
     let hook = p.hook_json();
-    let step = hook["steps"].as_array().unwrap().iter().find(|s| s["id"] == "a1").unwrap();
+    let step = hook["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "a1")
+        .unwrap();
     assert_eq!(step["status"], "completed");
 }
 
@@ -108,10 +119,19 @@ fn a_trace_append_cut_by_the_file_size_limit_is_repaired_by_the_next_write() {
     let out = hook_with_file_limit(&p, "PostToolUse", &long, size / 512 + 1);
     assert_eq!(out.status.code(), Some(0));
     let text = p.read(".orchestration/agent_trace.jsonl");
-    assert!(!text.ends_with('\n'), "the limit was meant to tear the record");
-    assert!(p.read(".orchestration/waymark.log").contains("File too large"));
+    assert!(
+        !text.ends_with('\n'),
+        "the limit was meant to tear the record"
+    );
+    assert!(
+        p.read(".orchestration/waymark.log")
+            .contains("File too large")
+    );
     // The next write cuts the torn fragment and appends whole.
-    assert_eq!(run_hook(&p, events[6].0, &events[6].1).status.code(), Some(0));
+    assert_eq!(
+        run_hook(&p, events[6].0, &events[6].1).status.code(),
+        Some(0)
+    );
     let after = trace_records(&p);
     assert_eq!(after.len(), records + 1);
     assert_eq!(trace_count(&after, "toolu_a1_edit"), 1);
@@ -127,8 +147,14 @@ fn a_lock_file_that_is_a_directory_fails_cleanly() {
     let out = run_hook(&p, events[8].0, &events[8].1);
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot open lock file"));
-    assert!(p.read(".orchestration/waymark.log").contains("cannot open lock file"));
-    assert_eq!(std::fs::read(p.path(".orchestration/hook.json")).unwrap(), before);
+    assert!(
+        p.read(".orchestration/waymark.log")
+            .contains("cannot open lock file")
+    );
+    assert_eq!(
+        std::fs::read(p.path(".orchestration/hook.json")).unwrap(),
+        before
+    );
 }
 
 /// A task that cannot be archived (a file where `tasks/` should be) is not finished: the
@@ -147,14 +173,21 @@ fn a_task_that_cannot_be_archived_stays_unfinished_until_it_can() {
     assert_eq!(out.status.code(), Some(0));
     assert!(!out.stderr.is_empty(), "the failure is said");
     assert!(p.read(".orchestration/waymark.log").contains("ERROR"));
-    assert_ne!(p.hook_json()["state"], "completed", "finished without an archive");
+    assert_ne!(
+        p.hook_json()["state"],
+        "completed",
+        "finished without an archive"
+    );
     // The obstacle gone, the next Stop finishes and archives it.
     std::fs::remove_file(p.path(".orchestration/tasks")).unwrap();
     assert_eq!(run_hook(&p, "Stop", &stop).status.code(), Some(0));
     let hook = p.hook_json();
     assert_eq!(hook["state"], "completed");
     let id = hook["task_id"].as_str().unwrap();
-    assert!(p.path(&format!(".orchestration/tasks/{id}/hook.json")).exists());
+    assert!(
+        p.path(&format!(".orchestration/tasks/{id}/hook.json"))
+            .exists()
+    );
 }
 
 /// A read-only state directory, made with a read-only bind mount inside a user namespace
@@ -195,11 +228,17 @@ fn a_read_only_state_dir_exits_0_and_changes_nothing() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Read-only file system"), "{stderr}");
     assert!(out.stdout.is_empty());
-    assert_eq!(std::fs::read(p.path(".orchestration/hook.json")).unwrap(), before);
+    assert_eq!(
+        std::fs::read(p.path(".orchestration/hook.json")).unwrap(),
+        before
+    );
     assert_eq!(
         std::fs::read(p.path(".orchestration/waymark.log")).unwrap_or_default(),
         log_before
     );
     // Writable again, the event goes through.
-    assert_eq!(run_hook(&p, events[8].0, &events[8].1).status.code(), Some(0));
+    assert_eq!(
+        run_hook(&p, events[8].0, &events[8].1).status.code(),
+        Some(0)
+    );
 }

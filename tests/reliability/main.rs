@@ -12,3 +12,4 @@ mod common;
 mod concurrency;
 mod crash;
 mod disk;
+mod hostile;

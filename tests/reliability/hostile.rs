@@ -1,0 +1,439 @@
+//! Bad and hostile input: a corpus of malformed, truncated, wrong-typed, oversized and
+//! hostile events (paths with `..`, absolute paths outside the root, symlinks leading out,
+//! NUL bytes, a transcript that is a FIFO, 10,000 files in one event). Every one exits 0
+//! within its deadline, writes nothing outside the project, and what it refused is said
+//! in the log. (Malformed, empty and wrong-typed JSON, non-UTF-8, 50 MB and >64 MiB
+//! inputs are in tests/hook_cli.rs.)
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::*;
+use crate::util::Project;
+
+/// A project at `<base>/proj` with a sibling `<base>/outside` holding a file, and a
+/// symlink `proj/link` → `outside`.
+pub struct Sandbox {
+    pub base: tempfile::TempDir,
+    pub p: Project,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let base = tempfile::tempdir().unwrap();
+        let p = Project::new();
+        // Move the scratch project under `base` so that "outside" is observable.
+        let proj = base.path().join("proj");
+        std::fs::rename(p.root(), &proj).unwrap();
+        std::os::unix::fs::symlink(&proj, p.root()).unwrap();
+        let outside = base.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("victim.txt"), "untouched\n").unwrap();
+        std::os::unix::fs::symlink(&outside, proj.join("link")).unwrap();
+        Sandbox { base, p }
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.base.path().join("proj")
+    }
+
+    pub fn outside(&self) -> PathBuf {
+        self.base.path().join("outside")
+    }
+
+    /// Every file outside the project, with its content.
+    pub fn outside_state(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        let mut m = BTreeMap::new();
+        for f in walk(self.base.path()) {
+            if f.starts_with(self.root()) {
+                continue;
+            }
+            m.insert(f.clone(), std::fs::read(&f).unwrap_or_default());
+        }
+        m
+    }
+}
+
+/// Runs one event against the sandbox's real root; asserts the never-fail contract.
+fn feed(s: &Sandbox, event: &str, input: &[u8]) -> std::process::Output {
+    let mut cmd = hook_command(&s.p, event);
+    cmd.env("CLAUDE_PROJECT_DIR", s.root())
+        .current_dir(s.root());
+    let start = Instant::now();
+    let out = spawn_hook(cmd, input).wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{event}: {out:?}");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{event} took {:?}",
+        start.elapsed()
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !stdout.trim().is_empty() {
+        serde_json::from_str::<Value>(stdout.trim())
+            .unwrap_or_else(|e| panic!("{event}: stdout not JSON ({e}): {stdout:.300}"));
+    }
+    out
+}
+
+fn write_event(root: &Path, cwd: &Path, file_path: &str, id: &str) -> Value {
+    json!({"session_id": "s", "cwd": cwd, "hook_event_name": "PostToolUse", "tool_name": "Write",
+           "tool_use_id": id,
+           "tool_input": {"file_path": file_path, "content": "pwned\n"},
+           "tool_response": {"type": "create", "filePath": file_path, "content": "pwned\n", "structuredPatch": []},
+           "transcript_path": root.join("no-such-transcript.jsonl")})
+}
+
+fn log(s: &Sandbox) -> String {
+    std::fs::read_to_string(s.root().join(".orchestration/waymark.log")).unwrap_or_default()
+}
+
+fn hook_json(s: &Sandbox) -> Value {
+    serde_json::from_str(
+        &std::fs::read_to_string(s.root().join(".orchestration/hook.json")).unwrap(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn paths_leading_out_of_the_project_are_never_recorded_as_touched_nor_written() {
+    let s = Sandbox::new();
+    let root = s.root();
+    let before = s.outside_state();
+    let out = s.outside();
+    let hostile: Vec<String> = vec![
+        "../outside/victim.txt".into(),
+        "../../../../../../etc/passwd".into(),
+        "/etc/passwd".into(),
+        out.join("victim.txt").to_string_lossy().into(),
+        format!("{}/src/../../outside/victim.txt", root.display()),
+        "link/victim.txt".into(),
+        format!("{}/link/new.txt", root.display()),
+        "src/a\u{0}b.txt".into(),
+        "src/line\nbreak.txt".into(),
+        "src/esc\u{1b}[31m.txt".into(),
+        "x".repeat(10_000),
+    ];
+    for (i, path) in hostile.iter().enumerate() {
+        feed(
+            &s,
+            "PostToolUse",
+            write_event(&root, &root, path, &format!("toolu_h{i}"))
+                .to_string()
+                .as_bytes(),
+        );
+    }
+    // A cwd outside the root with a relative path: outside too.
+    feed(
+        &s,
+        "PostToolUse",
+        write_event(&root, &out, "victim.txt", "toolu_cwd")
+            .to_string()
+            .as_bytes(),
+    );
+    // One legitimate write, so that the task exists and we can look at what it holds.
+    feed(
+        &s,
+        "PostToolUse",
+        write_event(&root, &root, "src/ok.txt", "toolu_ok")
+            .to_string()
+            .as_bytes(),
+    );
+
+    assert_eq!(
+        s.outside_state(),
+        before,
+        "something was written outside the project"
+    );
+    let hook = hook_json(&s);
+    let files = files_touched(&hook);
+    assert!(files.contains(&"src/ok.txt".to_string()), "{files:?}");
+    for f in &files {
+        assert!(
+            !f.starts_with('/') && !f.split('/').any(|c| c == "..") && !f.starts_with("link/"),
+            "an outside path was recorded as touched: {f}"
+        );
+        assert!(
+            !f.chars().any(char::is_control),
+            "a path with control characters was recorded: {f:?}"
+        );
+    }
+    // HOOK.md, which the next agent reads, carries none of it either.
+    let md = std::fs::read_to_string(root.join(".orchestration/HOOK.md")).unwrap();
+    assert!(!md.contains("line\nbreak") && !md.contains('\u{0}') && !md.contains('\u{1b}'));
+    // Each refusal is a clear log line.
+    let log = log(&s);
+    assert!(log.contains("outside the project"), "{log}");
+    assert!(log.contains("control character"), "{log}");
+}
+
+#[test]
+fn a_state_dir_or_lessons_file_symlinked_out_is_refused() {
+    for link in [".orchestration", "AGENT.md"] {
+        let s = Sandbox::new();
+        let target = s.outside().join(if link == "AGENT.md" {
+            "AGENT.md"
+        } else {
+            "state"
+        });
+        if link == ".orchestration" {
+            std::fs::create_dir_all(&target).unwrap();
+        }
+        std::os::unix::fs::symlink(&target, s.root().join(link)).unwrap();
+        let before = s.outside_state();
+        let root = s.root();
+        let out = feed(
+            &s,
+            "PostToolUse",
+            write_event(&root, &root, "src/a.txt", "t")
+                .to_string()
+                .as_bytes(),
+        );
+        feed(
+            &s,
+            "PermissionDenied",
+            json!({"session_id": "s", "cwd": root, "tool_name": "Bash", "tool_input": {"command": "rm -rf /"},
+                   "reason": "denied"}).to_string().as_bytes(),
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("leads outside the project"),
+            "{link}: {out:?}"
+        );
+        assert_eq!(
+            s.outside_state(),
+            before,
+            "{link}: written through the symlink"
+        );
+    }
+}
+
+/// Symlinks planted inside `.orchestration` (a committed repository can carry them) are
+/// never written through: waymark's files are replaced or refused, the targets untouched.
+#[test]
+fn symlinks_planted_inside_the_state_dir_are_not_written_through() {
+    let s = Sandbox::new();
+    let root = s.root();
+    let state = root.join(".orchestration");
+    std::fs::create_dir_all(&state).unwrap();
+    let victim = s.outside().join("victim.txt");
+    for name in [
+        "hook.json",
+        "HOOK.md",
+        "agent_trace.jsonl",
+        "waymark.log",
+        "hook.json.lock",
+        "agent_trace.jsonl.lock",
+        "intent_map.md",
+    ] {
+        std::os::unix::fs::symlink(&victim, state.join(name)).unwrap();
+    }
+    std::os::unix::fs::symlink(s.outside(), state.join("tasks")).unwrap();
+    let before = s.outside_state();
+    let cycle = cycle(&root, "s", "a", "a1");
+    for (e, v) in &cycle {
+        feed(&s, e, v.to_string().as_bytes());
+    }
+    feed(
+        &s,
+        "Stop",
+        json!({"session_id": "s", "cwd": root, "last_assistant_message": "done"})
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(
+        s.outside_state(),
+        before,
+        "written through a planted symlink"
+    );
+}
+
+#[test]
+fn a_transcript_that_never_ends_does_not_stall_the_hook() {
+    let s = Sandbox::new();
+    let fifo = s.outside().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let root = s.root();
+    let start = Instant::now();
+    feed(
+        &s,
+        "UserPromptSubmit",
+        json!({"session_id": "s", "cwd": root, "prompt": "hello", "transcript_path": fifo})
+            .to_string()
+            .as_bytes(),
+    );
+    feed(
+        &s,
+        "UserPromptSubmit",
+        json!({"session_id": "s", "cwd": root, "prompt": "again", "transcript_path": "/dev/zero"})
+            .to_string()
+            .as_bytes(),
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(hook_json(&s)["last_prompt"], "again");
+}
+
+/// Wrong types in every position the handlers read, truncations of real fixtures, and
+/// odd JSON: each exits 0, and a task that existed before still parses after.
+#[test]
+fn wrong_types_truncations_and_odd_json_exit_0_and_keep_the_state() {
+    let s = Sandbox::new();
+    let root = s.root();
+    let p = &s.p;
+    let cycle = cycle(&root, "s", "a", "a1");
+    for (e, v) in &cycle[..4] {
+        feed(&s, e, v.to_string().as_bytes());
+    }
+    let mut corpus: Vec<(String, Vec<u8>)> = Vec::new();
+    let odd = [
+        json!(null),
+        json!(1),
+        json!("s"),
+        json!([1, 2]),
+        json!({"a": {"b": [null]}}),
+        json!(-1),
+        json!(1e300),
+        json!(true),
+        json!(u64::MAX),
+        json!("../../etc/passwd"),
+    ];
+    for (event, base) in &cycle {
+        for key in [
+            "tool_input",
+            "tool_response",
+            "session_id",
+            "cwd",
+            "prompt",
+            "reason",
+            "task_id",
+            "error",
+            "tool_name",
+            "transcript_path",
+            "tool_use_id",
+        ] {
+            for v in &odd {
+                let mut e = base.clone();
+                e[key] = v.clone();
+                corpus.push((event.to_string(), e.to_string().into_bytes()));
+            }
+        }
+        for field in [
+            "file_path",
+            "command",
+            "taskId",
+            "status",
+            "subject",
+            "content",
+        ] {
+            for v in &odd {
+                let mut e = base.clone();
+                if e["tool_input"].is_object() {
+                    e["tool_input"][field] = v.clone();
+                    corpus.push((event.to_string(), e.to_string().into_bytes()));
+                }
+            }
+        }
+        let text = base.to_string();
+        for cut in [1, text.len() / 3, text.len() / 2, text.len() - 1] {
+            corpus.push((event.to_string(), text.as_bytes()[..cut].to_vec()));
+        }
+    }
+    for name in [
+        "PostToolUse",
+        "SessionStart",
+        "Stop",
+        "PreCompact",
+        "PostCompact",
+    ] {
+        corpus.push((name.into(), b"{\"a\":1,\"a\":2}".to_vec()));
+        corpus.push((name.into(), "[".repeat(10_000).into_bytes()));
+        corpus.push((name.into(), b"{\"session_id\":\"\\ud800\"}".to_vec()));
+        corpus.push((name.into(), vec![0u8; 1000]));
+    }
+    for (event, bytes) in &corpus {
+        feed(&s, event, bytes);
+        let text = std::fs::read_to_string(p.path(".orchestration/hook.json"))
+            .or_else(|_| std::fs::read_to_string(root.join(".orchestration/hook.json")))
+            .unwrap();
+        serde_json::from_str::<Value>(&text).unwrap_or_else(|e| panic!("{event}: {e}"));
+    }
+    assert!(corpus.len() > 500, "{}", corpus.len());
+    assert!(
+        s.outside_state().len() <= 2,
+        "{:?}",
+        s.outside_state().keys()
+    );
+}
+
+/// 10,000 files in one event: a TodoWrite with 10,000 items, a Bash output naming 10,000
+/// files. Each completes well within the deadline, and the events after it stay cheap.
+#[test]
+fn ten_thousand_items_in_one_event_complete_within_the_deadline() {
+    let s = Sandbox::new();
+    let root = s.root();
+    let todos: Vec<Value> = (0..10_000)
+        .map(|i| json!({"content": format!("Fix file src/f{i}.rs"), "status": if i == 0 {"in_progress"} else {"pending"},
+                        "activeForm": format!("Fixing src/f{i}.rs")}))
+        .collect();
+    let todo = json!({"session_id": "s", "cwd": root, "tool_name": "TodoWrite", "tool_use_id": "toolu_todo",
+                      "tool_input": {"todos": todos}, "tool_response": {}});
+    let start = Instant::now();
+    let out = feed(&s, "PostToolUse", todo.to_string().as_bytes());
+    let took = start.elapsed();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        took < Duration::from_millis(1500),
+        "TodoWrite of 10,000: {took:?}"
+    );
+    let listing: String = (0..10_000)
+        .map(|i| format!("src/dir{}/file{i}.rs\n", i % 100))
+        .collect();
+    let bash = json!({"session_id": "s", "cwd": root, "tool_name": "Bash", "tool_use_id": "toolu_ls",
+                      "tool_input": {"command": "git ls-files"},
+                      "tool_response": {"stdout": listing, "stderr": "", "interrupted": false}});
+    let start = Instant::now();
+    let out = feed(&s, "PostToolUse", bash.to_string().as_bytes());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        start.elapsed() < Duration::from_millis(1500),
+        "Bash listing: {:?}",
+        start.elapsed()
+    );
+    // An ordinary event afterwards is not slowed by what the big one left.
+    let start = Instant::now();
+    feed(
+        &s,
+        "PostToolUse",
+        write_event(&root, &root, "src/after.txt", "toolu_after")
+            .to_string()
+            .as_bytes(),
+    );
+    assert!(
+        start.elapsed() < Duration::from_millis(500),
+        "after: {:?}",
+        start.elapsed()
+    );
+    let hook = hook_json(&s);
+    let steps = hook["steps"].as_array().unwrap().len();
+    assert!(steps >= 1 && steps <= 1000, "{steps} steps");
+    assert!(log(&s).contains("steps"), "the cap is logged: {}", log(&s));
+}
