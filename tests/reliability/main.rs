@@ -12,4 +12,7 @@ mod common;
 mod concurrency;
 mod crash;
 mod disk;
+mod fuzz;
 mod hostile;
+mod keys;
+mod secrets;
