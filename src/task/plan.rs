@@ -31,8 +31,9 @@ pub enum Effect {
 
 /// The most steps a plan holds. A TodoWrite of 10,000 items (the hostile-input test) made
 /// every later event parse and rewrite a 3 MB hook.json and took the first one past its
-/// deadline; no real plan comes near this. Items past it are refused and logged.
-pub const MAX_STEPS: usize = 500;
+/// deadline; no real plan comes near this (32 agents × 100 events in the concurrency test
+/// make 640 steps). Items past it are refused and logged.
+pub const MAX_STEPS: usize = 1000;
 
 /// The name of the step waymark starts when work happens outside any step.
 pub const IMPLICIT_STEP: &str = "Session work";

@@ -9,9 +9,16 @@ use serde_json::Value;
 
 use crate::util::Project;
 
-/// The binary under test.
+/// The binary under test: this build's, or `WAYMARK_TEST_BIN` (the long concurrency run
+/// uses the release build, as the budgets are measured on it: see docs/guarantees.md).
 pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_waymark")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        std::env::var("WAYMARK_TEST_BIN")
+            .ok()
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_waymark").to_string())
+    })
 }
 
 /// `waymark hook <event>` in `p`, as a std process (not yet started), with the same
