@@ -103,7 +103,12 @@ impl Lesson {
             self.intent_text(),
             self.category,
         );
-        if let Some(d) = self.detail.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+        if let Some(d) = self
+            .detail
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+        {
             let d = crate::text::tail(d, MAX_DETAIL);
             let fence = if d.contains("```") { "~~~~" } else { "```" };
             s.push_str(&format!("\n{fence}text\n{d}\n{fence}\n"));
@@ -281,17 +286,28 @@ mod tests {
         let new_at = t.find("### 2026-02-21: new").unwrap();
         assert!(new_at < t.find("## Other").unwrap());
         assert!(t.ends_with("\n## Other\n\nkeep\n"));
-        assert!(t.starts_with("# P\n\n## Lessons Learned\n\n### 2026-01-01: old\n**Category**: governance\n\n"));
+        assert!(t.starts_with(
+            "# P\n\n## Lessons Learned\n\n### 2026-01-01: old\n**Category**: governance\n\n"
+        ));
     }
 
     #[test]
     fn duplicates_are_counted_not_repeated() {
-        let l = lesson("Verification failed: cargo test", Category::VerificationFailure);
+        let l = lesson(
+            "Verification failed: cargo test",
+            Category::VerificationFailure,
+        );
         let (t1, _) = with_lesson("", &l, now());
         let later = now() + chrono::Duration::days(3);
         let (t2, r2) = with_lesson(&t1, &l, later);
         assert_eq!(r2, Recorded::Seen(2));
-        assert_eq!(t2, t1.replace("verification-failure\n", "verification-failure\n**Seen**: 2 times\n"));
+        assert_eq!(
+            t2,
+            t1.replace(
+                "verification-failure\n",
+                "verification-failure\n**Seen**: 2 times\n"
+            )
+        );
         let (t3, r3) = with_lesson(&t2, &l, later);
         assert_eq!(r3, Recorded::Seen(3));
         assert_eq!(t3, t2.replace("2 times", "3 times"));
@@ -329,7 +345,12 @@ mod tests {
             .map(|i| {
                 let p = p.clone();
                 std::thread::spawn(move || {
-                    record(&p, &lesson(&format!("c{}", i % 3), Category::Governance), now()).unwrap();
+                    record(
+                        &p,
+                        &lesson(&format!("c{}", i % 3), Category::Governance),
+                        now(),
+                    )
+                    .unwrap();
                 })
             })
             .collect();

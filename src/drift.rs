@@ -72,18 +72,30 @@ impl Finding {
 /// The intent a mutation of `path` works under: the chosen one (`waymark intent use`, or
 /// the task's intent) if in progress, the only one in progress, or the one in progress
 /// whose scope holds the path.
-pub fn active_for<'a>(file: &'a IntentFile, chosen: Option<&str>, path: Option<&str>) -> Option<&'a Intent> {
+pub fn active_for<'a>(
+    file: &'a IntentFile,
+    chosen: Option<&str>,
+    path: Option<&str>,
+) -> Option<&'a Intent> {
     file.active(chosen, path)
 }
 
 /// The intents in progress.
 pub fn running(file: &IntentFile) -> Vec<&Intent> {
-    file.active_intents.iter().filter(|i| i.is_in_progress()).collect()
+    file.active_intents
+        .iter()
+        .filter(|i| i.is_in_progress())
+        .collect()
 }
 
 /// Judges every path of one event. `map_text` is intent_map.md's content ("" when absent).
 /// No intent in progress, or an active intent without `owned_scope`: nothing to judge.
-pub fn judge(file: &IntentFile, chosen: Option<&str>, paths: &[Located], map_text: &str) -> Vec<Finding> {
+pub fn judge(
+    file: &IntentFile,
+    chosen: Option<&str>,
+    paths: &[Located],
+    map_text: &str,
+) -> Vec<Finding> {
     let running = running(file);
     if running.is_empty() {
         return Vec::new();
@@ -192,7 +204,10 @@ active_intents:
                 "out /etc/hosts",
             ]
         );
-        assert!(f[3].message().contains("owned_scope: src/auth/**, src/session.ts"));
+        assert!(
+            f[3].message()
+                .contains("owned_scope: src/auth/**, src/session.ts")
+        );
         assert!(f.iter().filter(|x| x.is_warning()).count() == 3);
     }
 
@@ -209,7 +224,10 @@ active_intents:
         assert!(matches!(&out[0], Finding::OutOfScope { intents, .. } if intents.len() == 2));
         // The file both scopes hold is a conflict.
         let c = claimants(&f, "src/auth/README.md");
-        assert_eq!(c.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), vec!["INT-001", "INT-002"]);
+        assert_eq!(
+            c.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
+            vec!["INT-001", "INT-002"]
+        );
         assert_eq!(claimants(&f, "src/auth/login.ts").len(), 1);
     }
 }

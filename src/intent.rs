@@ -221,9 +221,8 @@ pub fn rewrite_status(text: &str, id: &str, to: &str) -> Option<String> {
             !(t.trim().is_empty() || t.starts_with('#')) && indent < col
         })
         .unwrap_or(lines.len());
-    let status_line = (start..end).find(|&n| {
-        key_value(lines[n]).is_some_and(|(c, key, _)| c == col && key == "status")
-    })?;
+    let status_line = (start..end)
+        .find(|&n| key_value(lines[n]).is_some_and(|(c, key, _)| c == col && key == "status"))?;
     let line = lines[status_line];
     let (_, _, (value, value_at)) = key_value(line)?;
     let quote = match value.chars().next() {
@@ -259,7 +258,11 @@ fn key_value(line: &str) -> Option<(usize, &str, (&str, usize))> {
     };
     let colon = t.find(':')?;
     let key = &t[..colon];
-    if key.is_empty() || !key.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-') {
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    {
         return None;
     }
     let after = &t[colon + 1..];
@@ -302,7 +305,10 @@ impl Evaluation {
 /// that must match some line.
 pub fn evaluate(criteria: &[String], lines: &[&str]) -> Evaluation {
     let mut ev = Evaluation::default();
-    let mut lowered: Option<Vec<String>> = None;
+    // Plain criteria are searched in the window as one lowercased text (a record is one
+    // line, so no match spans two records); regexes line by line, so `^` and `$` mean the
+    // record.
+    let mut lowered: Option<String> = None;
     for c in criteria.iter().filter(|c| !c.trim().is_empty()) {
         let met = if let Some(pattern) = c.strip_prefix("re:") {
             match regex::RegexBuilder::new(pattern.trim())
@@ -318,8 +324,16 @@ pub fn evaluate(criteria: &[String], lines: &[&str]) -> Evaluation {
             }
         } else {
             let needle = c.trim().to_lowercase();
-            let hay = lowered.get_or_insert_with(|| lines.iter().map(|l| l.to_lowercase()).collect());
-            hay.iter().any(|l| l.contains(&needle))
+            let hay = lowered.get_or_insert_with(|| {
+                let text = lines.join("\n");
+                // ASCII lowering is a fast byte pass; full Unicode only when needed.
+                if text.is_ascii() {
+                    text.to_ascii_lowercase()
+                } else {
+                    text.to_lowercase()
+                }
+            });
+            hay.contains(&needle)
         };
         if met {
             ev.met.push(c.clone());
@@ -372,15 +386,25 @@ active_intents:
     #[test]
     fn status_rewrite_changes_only_that_line() {
         let out = rewrite_status(SAMPLE, "INT-001", COMPLETED).unwrap();
-        assert_eq!(out, SAMPLE.replace("status: \"IN_PROGRESS\"", "status: \"COMPLETED\""));
+        assert_eq!(
+            out,
+            SAMPLE.replace("status: \"IN_PROGRESS\"", "status: \"COMPLETED\"")
+        );
         let plain = "active_intents:\n- id: A   # first\n  status: IN_PROGRESS # keep me\n  name: x\n- name: B\n  id: 'B'\n  status: 'IN_PROGRESS'\n";
         let out = rewrite_status(plain, "B", COMPLETED).unwrap();
-        assert_eq!(out, plain.replace("status: 'IN_PROGRESS'", "status: 'COMPLETED'"));
+        assert_eq!(
+            out,
+            plain.replace("status: 'IN_PROGRESS'", "status: 'COMPLETED'")
+        );
         let out = rewrite_status(plain, "A", COMPLETED).unwrap();
-        assert_eq!(out, plain.replacen("IN_PROGRESS # keep", "COMPLETED # keep", 1));
+        assert_eq!(
+            out,
+            plain.replacen("IN_PROGRESS # keep", "COMPLETED # keep", 1)
+        );
         assert_eq!(rewrite_status(plain, "C", COMPLETED), None);
         // No status line in the item: nothing to rewrite (a later item's line is not taken).
-        let missing = "active_intents:\n  - id: A\n    name: x\n  - id: B\n    status: IN_PROGRESS\n";
+        let missing =
+            "active_intents:\n  - id: A\n    name: x\n  - id: B\n    status: IN_PROGRESS\n";
         assert_eq!(rewrite_status(missing, "A", COMPLETED), None);
         // Status as the first key of the item.
         let first = "active_intents:\n  - status: IN_PROGRESS\n    id: A\n";
@@ -403,13 +427,22 @@ active_intents:
             fs::read_to_string(&path).unwrap(),
             SAMPLE.replace("\"IN_PROGRESS\"", "\"COMPLETED\"")
         );
-        assert_eq!(set_status(&project, "INT-001", IN_PROGRESS, COMPLETED).unwrap(), None);
-        assert_eq!(set_status(&project, "nope", IN_PROGRESS, COMPLETED).unwrap(), None);
+        assert_eq!(
+            set_status(&project, "INT-001", IN_PROGRESS, COMPLETED).unwrap(),
+            None
+        );
+        assert_eq!(
+            set_status(&project, "nope", IN_PROGRESS, COMPLETED).unwrap(),
+            None
+        );
     }
 
     #[test]
     fn criteria_substring_and_regex() {
-        let lines = ["{\"output_tail\":\"test result: ok. 12 passed\"}", "{\"path\":\"src/auth/jwt.rs\"}"];
+        let lines = [
+            "{\"output_tail\":\"test result: ok. 12 passed\"}",
+            "{\"path\":\"src/auth/jwt.rs\"}",
+        ];
         let c = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         assert!(evaluate(&c(&["TEST RESULT: OK", "src/auth/"]), &lines).all_met());
         assert!(evaluate(&c(&[r"re:\d+ passed"]), &lines).all_met());

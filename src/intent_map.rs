@@ -14,7 +14,8 @@ use crate::store::{FileLock, write_atomic};
 
 pub const MAP_FILE: &str = "intent_map.md";
 
-const HEADER: &str = "# Intent map\n\nFiles each intent was seen changing, kept by waymark (edit freely).\n";
+const HEADER: &str =
+    "# Intent map\n\nFiles each intent was seen changing, kept by waymark (edit freely).\n";
 
 pub fn map_path(project: &Project) -> PathBuf {
     project.state_file(MAP_FILE)
@@ -140,7 +141,10 @@ fn heading_names(heading: &str, id: &str) -> bool {
 /// The path of a `- path` / `* path` / `` - `path` — note `` line.
 fn entry(line: &str) -> Option<String> {
     let t = line.trim_start();
-    let rest = t.strip_prefix("- ").or_else(|| t.strip_prefix("* "))?.trim();
+    let rest = t
+        .strip_prefix("- ")
+        .or_else(|| t.strip_prefix("* "))?
+        .trim();
     let path = match rest.strip_prefix('`') {
         Some(r) => r.split('`').next()?,
         None => rest.split_whitespace().next()?,
@@ -161,7 +165,10 @@ mod tests {
         assert_eq!(with_path(&t1, "INT-001", "JWT auth", "src/auth/a.ts"), None);
         let t2 = with_path(&t1, "INT-002", "Docs", "docs/x.md").unwrap();
         let t3 = with_path(&t2, "INT-001", "JWT auth", "src/auth/b.ts").unwrap();
-        assert_eq!(entries(&t3, "INT-001"), vec!["src/auth/a.ts", "src/auth/b.ts"]);
+        assert_eq!(
+            entries(&t3, "INT-001"),
+            vec!["src/auth/a.ts", "src/auth/b.ts"]
+        );
         assert_eq!(entries(&t3, "INT-002"), vec!["docs/x.md"]);
         // The rest of the file is untouched.
         assert_eq!(t3.replace("- src/auth/b.ts\n", ""), t2);
@@ -169,7 +176,8 @@ mod tests {
 
     #[test]
     fn the_forks_entries_cover_what_they_match() {
-        let text = "# Map\n\n## INT-001 — JWT\n- `src/auth/` — auth module\n* src/middleware/jwt.ts\n";
+        let text =
+            "# Map\n\n## INT-001 — JWT\n- `src/auth/` — auth module\n* src/middleware/jwt.ts\n";
         assert!(is_mapped(text, "INT-001", "src/auth/login.ts"));
         assert!(is_mapped(text, "INT-001", "src/middleware/jwt.ts"));
         assert!(!is_mapped(text, "INT-001", "src/other.ts"));

@@ -145,7 +145,11 @@ pub fn before_tool(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) 
                 detail: None,
             };
             if let Err(e) = record_lesson(ctx, &lesson) {
-                ctx.log(Level::Error, event.name(), &format!("governance lesson: {e:#}"));
+                ctx.log(
+                    Level::Error,
+                    event.name(),
+                    &format!("governance lesson: {e:#}"),
+                );
             }
             break;
         }
@@ -295,7 +299,10 @@ impl Facts {
     fn intents_and_choice(&mut self, ctx: &Ctx) -> Option<(&IntentFile, Option<String>)> {
         self.intents(ctx);
         let chosen = self.chosen.clone();
-        self.intents.as_ref().and_then(Option::as_ref).map(|f| (f, chosen))
+        self.intents
+            .as_ref()
+            .and_then(Option::as_ref)
+            .map(|f| (f, chosen))
     }
 
     /// The id of the intent the event works under, if any.
@@ -380,7 +387,9 @@ fn record_tool(ctx: &Ctx, o: &ToolOutcome, facts: &mut Facts) -> anyhow::Result<
 /// The mutation class and the attributed line ranges of a Write, Edit or NotebookEdit.
 fn mutation(o: &ToolOutcome) -> (&'static str, Vec<ranges::LineRange>) {
     match (&o.call.input, o.response) {
-        (ToolInput::Write(_), Some(ToolResponse::Write(r))) if r.kind.as_deref() == Some("update") => {
+        (ToolInput::Write(_), Some(ToolResponse::Write(r)))
+            if r.kind.as_deref() == Some("update") =>
+        {
             ("overwrite", ranges::from_patch(&r.structured_patch))
         }
         (ToolInput::Write(w), Some(ToolResponse::Write(r))) => (
@@ -397,7 +406,12 @@ fn mutation(o: &ToolOutcome) -> (&'static str, Vec<ranges::LineRange>) {
 }
 
 /// ScopeDrift: judge every path against the active intent's scope and the intent map.
-fn scope_drift(ctx: &Ctx, o: &ToolOutcome, facts: &mut Facts, out: &mut Output) -> anyhow::Result<()> {
+fn scope_drift(
+    ctx: &Ctx,
+    o: &ToolOutcome,
+    facts: &mut Facts,
+    out: &mut Output,
+) -> anyhow::Result<()> {
     if ctx.config.scope_enforcement == ScopeEnforcement::Off {
         return Ok(());
     }
@@ -452,7 +466,12 @@ fn scope_drift(ctx: &Ctx, o: &ToolOutcome, facts: &mut Facts, out: &mut Output) 
 /// IntentProgress: all acceptance criteria of the active intent met in the recent trace
 /// window → the intent becomes COMPLETED (only its status line changes) and the transition
 /// is recorded. Some met → nothing changes.
-fn intent_progress(ctx: &Ctx, o: &ToolOutcome, facts: &mut Facts, out: &mut Output) -> anyhow::Result<()> {
+fn intent_progress(
+    ctx: &Ctx,
+    o: &ToolOutcome,
+    facts: &mut Facts,
+    out: &mut Output,
+) -> anyhow::Result<()> {
     let first_inside = o.paths.iter().find_map(Located::inside);
     let Some((file, chosen)) = facts.intents_and_choice(ctx) else {
         return Ok(());
@@ -480,7 +499,11 @@ fn intent_progress(ctx: &Ctx, o: &ToolOutcome, facts: &mut Facts, out: &mut Outp
         .collect();
     let ev = intent::evaluate(&criteria, &lines);
     for e in &ev.errors {
-        ctx.log(Level::Warn, "intents", &format!("{id}: criterion not evaluated: {e}"));
+        ctx.log(
+            Level::Warn,
+            "intents",
+            &format!("{id}: criterion not evaluated: {e}"),
+        );
     }
     if !ev.all_met() {
         return Ok(());
@@ -516,7 +539,12 @@ fn intent_progress(ctx: &Ctx, o: &ToolOutcome, facts: &mut Facts, out: &mut Outp
 /// SharedBrain: governance violations carried by a tool error, and scope conflicts (a file
 /// two running intents claim, or one two sessions changed within `conflict_window`).
 /// Failed validations are VerificationFailure's, not repeated here.
-fn shared_brain(ctx: &Ctx, o: &ToolOutcome, facts: &mut Facts, out: &mut Output) -> anyhow::Result<()> {
+fn shared_brain(
+    ctx: &Ctx,
+    o: &ToolOutcome,
+    facts: &mut Facts,
+    out: &mut Output,
+) -> anyhow::Result<()> {
     let mut errors = Vec::new();
     if let Some(f) = o.failure.filter(|_| !o.validation) {
         if let Some(lesson) = denial_lesson(ctx, o, f, facts) {
@@ -545,7 +573,8 @@ fn denial_lesson(ctx: &Ctx, o: &ToolOutcome, f: &ToolFailure, facts: &mut Facts)
     if f.exit_code().is_some() || f.is_interrupt {
         return None;
     }
-    let re = Regex::new(r"(?i)\b(denied|deny|permission|not permitted|not allowed|blocked)\b").ok()?;
+    let re =
+        Regex::new(r"(?i)\b(denied|deny|permission|not permitted|not allowed|blocked)\b").ok()?;
     if !re.is_match(&f.error) {
         return None;
     }
@@ -595,17 +624,25 @@ fn conflicts(
     }
     let since = ctx.now - Duration::from_std(ctx.config.conflict_window).unwrap_or(Duration::MAX);
     let recent = facts.recent(ctx)?;
+    // Cheap text filters first: only lines naming the path and not this session's own
+    // are parsed (in the usual one-session project, none).
     let other = recent
         .lines
         .iter()
         .rev()
-        .filter(|l| l.contains(path))
+        .filter(|l| l.contains(path) && !l.contains(session))
         .filter_map(|l| trace::Entry::parse(l))
         .filter(|e| e.paths.iter().any(|p| p == path))
         .filter(|e| e.timestamp.is_some_and(|t| t >= since))
-        .find_map(|e| e.session_id.filter(|s| s != session).map(|s| (s, e.timestamp)));
+        .find_map(|e| {
+            e.session_id
+                .filter(|s| s != session)
+                .map(|s| (s, e.timestamp))
+        });
     if let Some((other, when)) = other {
-        let ago = when.map(|t| crate::text::ago(ctx.now, t)).unwrap_or_default();
+        let ago = when
+            .map(|t| crate::text::ago(ctx.now, t))
+            .unwrap_or_default();
         out.say(format!(
             "waymark: {path} was also changed {ago} ago by another session ({other}); coordinate before going on."
         ));
@@ -627,7 +664,11 @@ fn conflicts(
 /// What a call acted on, for a lesson's title: the path it writes, the command, or the tool.
 fn target(ctx: &Ctx, event: &Event, call: &ToolCall) -> String {
     if let Some(p) = call.written_paths().first() {
-        return ctx.project.locate(p, event.common.cwd.as_deref()).display().to_string();
+        return ctx
+            .project
+            .locate(p, event.common.cwd.as_deref())
+            .display()
+            .to_string();
     }
     if let Some(c) = call.command() {
         return one_line(&redact(c));

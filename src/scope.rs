@@ -24,7 +24,10 @@ pub fn in_scope(scope: &[String], path: &str) -> bool {
 /// the first one holding a glob character (`src/auth/**` → `src/auth`, `src/*.ts` → `src`,
 /// `src/middleware/jwt.ts` → itself, `**/*.rs` → ``).
 pub fn base(pattern: &str) -> String {
-    let p = pattern.trim().trim_start_matches("./").trim_end_matches('/');
+    let p = pattern
+        .trim()
+        .trim_start_matches("./")
+        .trim_end_matches('/');
     p.split('/')
         .take_while(|c| !c.contains(['*', '?', '[', '{']))
         .collect::<Vec<_>>()

@@ -9,7 +9,10 @@ use std::process::Command as StdCommand;
 use assert_cmd::Command;
 use serde_json::{Value, json};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code-2.1.197");
+const FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/claude-code-2.1.197"
+);
 const SCHEMA: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/agent-trace/trace-record.json"
@@ -216,7 +219,12 @@ fn context(out: &Value) -> String {
 fn warnings(records: &[Value]) -> Vec<String> {
     records
         .iter()
-        .flat_map(|r| r["metadata"]["waymark"]["warnings"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| {
+            r["metadata"]["waymark"]["warnings"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
         .map(|w| w.as_str().unwrap().to_string())
         .collect()
 }
@@ -229,7 +237,10 @@ fn mutations_are_recorded_with_line_ranges_hashes_and_revision() {
     let head = git(p.root(), &["rev-parse", "HEAD"]);
     p.hook("PostToolUse", &p.write_event("src/lib.rs", "a\nb\nc\n"));
     p.hook("PostToolUse", &p.edit_event("hello.txt"));
-    p.hook("PostToolUse", &p.bash_event("echo hi > b.txt && echo bash-ok", "bash-ok"));
+    p.hook(
+        "PostToolUse",
+        &p.bash_event("echo hi > b.txt && echo bash-ok", "bash-ok"),
+    );
     let t = p.trace();
     assert_eq!(t.len(), 3);
     let w = &t[0];
@@ -238,9 +249,17 @@ fn mutations_are_recorded_with_line_ranges_hashes_and_revision() {
     assert_eq!(w["files"][0]["path"], "src/lib.rs");
     let conv = &w["files"][0]["conversations"][0];
     assert_eq!(conv["contributor"], json!({"type": "ai"}));
-    assert!(conv["url"].as_str().unwrap().starts_with("file:///home/dev/.claude/projects/"));
+    assert!(
+        conv["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("file:///home/dev/.claude/projects/")
+    );
     let r = &conv["ranges"][0];
-    assert_eq!((r["start_line"].as_u64(), r["end_line"].as_u64()), (Some(1), Some(3)));
+    assert_eq!(
+        (r["start_line"].as_u64(), r["end_line"].as_u64()),
+        (Some(1), Some(3))
+    );
     assert!(r["content_hash"].as_str().unwrap().starts_with("sha256:"));
     let m = &w["metadata"]["waymark"];
     assert_eq!(m["kind"], "mutation");
@@ -253,11 +272,17 @@ fn mutations_are_recorded_with_line_ranges_hashes_and_revision() {
     assert_eq!(e["metadata"]["waymark"]["mutation_class"], "edit");
     let r = &e["files"][0]["conversations"][0]["ranges"];
     assert_eq!(r.as_array().unwrap().len(), 1);
-    assert_eq!((r[0]["start_line"].as_u64(), r[0]["end_line"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (r[0]["start_line"].as_u64(), r[0]["end_line"].as_u64()),
+        (Some(1), Some(1))
+    );
     // Bash: no files, command and exit code.
     let b = &t[2];
     assert_eq!(b["files"], json!([]));
-    assert_eq!(b["metadata"]["waymark"]["command"], "echo hi > b.txt && echo bash-ok");
+    assert_eq!(
+        b["metadata"]["waymark"]["command"],
+        "echo hi > b.txt && echo bash-ok"
+    );
     assert_eq!(b["metadata"]["waymark"]["exit_code"], 0);
     assert_eq!(b["metadata"]["waymark"]["output_tail"], "bash-ok");
 }
@@ -298,7 +323,10 @@ fn secrets_in_commands_and_output_are_redacted() {
     let key = "sk-ant-api03-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefgh";
     p.hook(
         "PostToolUse",
-        &p.bash_event(&format!("curl -H 'x-api-key: {key}' x"), &format!("token {key}")),
+        &p.bash_event(
+            &format!("curl -H 'x-api-key: {key}' x"),
+            &format!("token {key}"),
+        ),
     );
     let text = p.read(".orchestration/agent_trace.jsonl");
     assert!(!text.contains(key), "{text}");
@@ -313,18 +341,41 @@ fn the_trace_validates_against_the_agent_trace_schema() {
     let env = [("ANTHROPIC_MODEL", "claude-opus-4-8")];
     // Every kind of record: create, edit, overwrite, outside path, scope warnings,
     // bash, tool failure, transition.
-    p.hook_env("PostToolUse", &p.write_event("src/auth/login.ts", "fn a() {}\n"), &env);
+    p.hook_env(
+        "PostToolUse",
+        &p.write_event("src/auth/login.ts", "fn a() {}\n"),
+        &env,
+    );
     p.hook_env("PostToolUse", &p.edit_event("src/auth/login.ts"), &env);
     let mut over = p.write_event("src/main.rs", "fn main() {}\n");
     over["tool_response"]["type"] = json!("update");
-    over["tool_response"]["structuredPatch"] =
-        json!([{"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1, "lines": ["-x", "+fn main() {}"]}]);
+    over["tool_response"]["structuredPatch"] = json!([{"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1, "lines": ["-x", "+fn main() {}"]}]);
     p.hook_env("PostToolUse", &over, &env);
-    p.hook_env("PostToolUse", &p.write_event("/tmp/waymark-outside/x.txt", "x\n"), &env);
-    p.hook_env("PostToolUseFailure", &p.bash_failure("echo failing >&2; exit 3", "Exit code 3\nfailing"), &env);
-    p.hook_env("PostToolUse", &p.bash_event("cargo test", "test result: ok. 3 passed"), &env);
+    p.hook_env(
+        "PostToolUse",
+        &p.write_event("/tmp/waymark-outside/x.txt", "x\n"),
+        &env,
+    );
+    p.hook_env(
+        "PostToolUseFailure",
+        &p.bash_failure("echo failing >&2; exit 3", "Exit code 3\nfailing"),
+        &env,
+    );
+    p.hook_env(
+        "PostToolUse",
+        &p.bash_event("cargo test", "test result: ok. 3 passed"),
+        &env,
+    );
     let t = p.trace();
-    let kinds: Vec<_> = t.iter().map(|r| r["metadata"]["waymark"]["kind"].as_str().unwrap().to_string()).collect();
+    let kinds: Vec<_> = t
+        .iter()
+        .map(|r| {
+            r["metadata"]["waymark"]["kind"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
     for k in ["mutation", "scope_warning", "bash", "transition"] {
         assert!(kinds.iter().any(|x| x == k), "no {k} record in {kinds:?}");
     }
@@ -342,7 +393,9 @@ fn the_trace_validates_against_the_agent_trace_schema() {
 fn concurrent_hooks_lose_no_record() {
     let p = Proj::new();
     let root = p.root().to_path_buf();
-    let events: Vec<String> = (0..8).map(|i| p.write_event(&format!("f{i}.txt"), "x\n").to_string()).collect();
+    let events: Vec<String> = (0..8)
+        .map(|i| p.write_event(&format!("f{i}.txt"), "x\n").to_string())
+        .collect();
     let handles: Vec<_> = events
         .into_iter()
         .map(|e| {
@@ -373,13 +426,26 @@ fn concurrent_hooks_lose_no_record() {
 fn us1_all_criteria_met_completes_the_intent_and_logs_the_transition() {
     let p = Proj::new();
     p.intents(INTENTS);
-    p.hook("PostToolUse", &p.write_event("src/auth/login.ts", "export {}\n"));
-    assert_eq!(p.read(".orchestration/active_intents.yaml"), INTENTS, "partial: unchanged");
-    let out = p.hook("PostToolUse", &p.bash_event("cargo test", "test result: ok. 3 passed; 0 failed"));
+    p.hook(
+        "PostToolUse",
+        &p.write_event("src/auth/login.ts", "export {}\n"),
+    );
+    assert_eq!(
+        p.read(".orchestration/active_intents.yaml"),
+        INTENTS,
+        "partial: unchanged"
+    );
+    let out = p.hook(
+        "PostToolUse",
+        &p.bash_event("cargo test", "test result: ok. 3 passed; 0 failed"),
+    );
     // Only the status line changed: comments, order, quoting, extra fields all stay.
     assert_eq!(
         p.read(".orchestration/active_intents.yaml"),
-        INTENTS.replace("status: \"IN_PROGRESS\"   # set", "status: \"COMPLETED\"   # set")
+        INTENTS.replace(
+            "status: \"IN_PROGRESS\"   # set",
+            "status: \"COMPLETED\"   # set"
+        )
     );
     let tr = p.records_of("transition");
     assert_eq!(tr.len(), 1);
@@ -391,7 +457,10 @@ fn us1_all_criteria_met_completes_the_intent_and_logs_the_transition() {
     assert_eq!(tr[0]["files"], json!([]));
     assert!(context(&out).contains("INT-001"), "{out}");
     // Once completed, nothing more happens.
-    p.hook("PostToolUse", &p.bash_event("cargo test", "test result: ok. 3 passed"));
+    p.hook(
+        "PostToolUse",
+        &p.bash_event("cargo test", "test result: ok. 3 passed"),
+    );
     assert_eq!(p.records_of("transition").len(), 1);
 }
 
@@ -399,9 +468,15 @@ fn us1_all_criteria_met_completes_the_intent_and_logs_the_transition() {
 fn us1_some_criteria_met_is_a_no_op() {
     let p = Proj::new();
     p.intents(INTENTS);
-    p.hook("PostToolUse", &p.write_event("src/auth/login.ts", "export {}\n"));
+    p.hook(
+        "PostToolUse",
+        &p.write_event("src/auth/login.ts", "export {}\n"),
+    );
     // "test result: ok" but no "N passed".
-    p.hook("PostToolUse", &p.bash_event("cargo test", "test result: ok."));
+    p.hook(
+        "PostToolUse",
+        &p.bash_event("cargo test", "test result: ok."),
+    );
     assert_eq!(p.read(".orchestration/active_intents.yaml"), INTENTS);
     assert!(p.records_of("transition").is_empty());
 }
@@ -421,7 +496,10 @@ fn us1_criteria_in_the_forks_trace_dialect_count() {
         ),
     );
     p.hook("PostToolUse", &p.edit_event("src/auth/jwt.ts"));
-    assert!(p.read(".orchestration/active_intents.yaml").contains("status: \"COMPLETED\""));
+    assert!(
+        p.read(".orchestration/active_intents.yaml")
+            .contains("status: \"COMPLETED\"")
+    );
 }
 
 // ---- US2: scope drift -----------------------------------------------------------------
@@ -432,9 +510,17 @@ fn us2_near_boundary_is_a_warning_in_the_trace_and_to_the_agent() {
     p.intents(INTENTS);
     let out = p.hook("PostToolUse", &p.write_event("src/session.ts", "x\n"));
     let w = warnings(&p.records_of("scope_warning"));
-    assert!(w.iter().any(|w| w.contains("src/session.ts") && w.contains("near the boundary")), "{w:?}");
+    assert!(
+        w.iter()
+            .any(|w| w.contains("src/session.ts") && w.contains("near the boundary")),
+        "{w:?}"
+    );
     assert!(context(&out).contains("near the boundary"), "{out}");
-    assert!(out["hookSpecificOutput"].get("permissionDecision").is_none());
+    assert!(
+        out["hookSpecificOutput"]
+            .get("permissionDecision")
+            .is_none()
+    );
 }
 
 #[test]
@@ -442,17 +528,30 @@ fn us2_scope_expansion_is_noted_and_mapped_once() {
     let p = Proj::new();
     p.intents(INTENTS);
     let out = p.hook("PostToolUse", &p.write_event("src/auth/new.ts", "x\n"));
-    assert_eq!(out, Value::Null, "an expansion note is for the trace, not the agent");
+    assert_eq!(
+        out,
+        Value::Null,
+        "an expansion note is for the trace, not the agent"
+    );
     let map = p.read(".orchestration/intent_map.md");
-    assert!(map.contains("## INT-001: JWT Authentication Migration\n\n- src/auth/new.ts\n"), "{map}");
+    assert!(
+        map.contains("## INT-001: JWT Authentication Migration\n\n- src/auth/new.ts\n"),
+        "{map}"
+    );
     let w = warnings(&p.records_of("scope_warning"));
-    assert_eq!(w.iter().filter(|w| w.contains("Scope expansion")).count(), 1);
+    assert_eq!(
+        w.iter().filter(|w| w.contains("Scope expansion")).count(),
+        1
+    );
     // The same file again: already mapped, no second note, no duplicate line.
     p.hook("PostToolUse", &p.edit_event("src/auth/new.ts"));
     assert_eq!(p.read(".orchestration/intent_map.md"), map);
     assert_eq!(p.records_of("scope_warning").len(), 1);
     // A user-written map entry for a directory covers its files.
-    p.write(".orchestration/intent_map.md", "## INT-001\n- `src/auth/` — the module\n");
+    p.write(
+        ".orchestration/intent_map.md",
+        "## INT-001\n- `src/auth/` — the module\n",
+    );
     p.hook("PostToolUse", &p.write_event("src/auth/other.ts", "x\n"));
     assert_eq!(p.records_of("scope_warning").len(), 1);
 }
@@ -463,9 +562,15 @@ fn us2_out_of_scope_warns_and_never_blocks() {
     p.intents(INTENTS);
     let pre = p.hook("PreToolUse", &p.pre_write("src/main.rs"));
     assert_eq!(pre, Value::Null, "warn mode never denies");
-    let out = p.hook("PostToolUse", &p.write_event("src/main.rs", "fn main() {}\n"));
+    let out = p.hook(
+        "PostToolUse",
+        &p.write_event("src/main.rs", "fn main() {}\n"),
+    );
     let ctx = context(&out);
-    assert!(ctx.contains("src/main.rs is out of scope for INT-001"), "{ctx}");
+    assert!(
+        ctx.contains("src/main.rs is out of scope for INT-001"),
+        "{ctx}"
+    );
     assert!(ctx.contains("src/auth/**"));
     assert_eq!(out["hookSpecificOutput"]["hookEventName"], "PostToolUse");
     assert!(warnings(&p.records_of("scope_warning"))[0].contains("out of scope"));
@@ -477,7 +582,10 @@ fn us2_out_of_scope_warns_and_never_blocks() {
 fn scope_enforcement_off_is_silent() {
     let p = Proj::new();
     p.intents(INTENTS);
-    p.write(".orchestration/waymark.json", r#"{"scope_enforcement": "off"}"#);
+    p.write(
+        ".orchestration/waymark.json",
+        r#"{"scope_enforcement": "off"}"#,
+    );
     let out = p.hook("PostToolUse", &p.write_event("src/main.rs", "x\n"));
     assert_eq!(out, Value::Null);
     assert!(p.records_of("scope_warning").is_empty());
@@ -487,7 +595,10 @@ fn scope_enforcement_off_is_silent() {
 fn deny_mode_denies_out_of_scope_writes_in_pre_tool_use() {
     let p = Proj::new();
     p.intents(INTENTS);
-    p.write(".orchestration/waymark.json", r#"{"scope_enforcement": "deny"}"#);
+    p.write(
+        ".orchestration/waymark.json",
+        r#"{"scope_enforcement": "deny"}"#,
+    );
     let out = p.hook("PreToolUse", &p.pre_write("src/main.rs"));
     let h = &out["hookSpecificOutput"];
     assert_eq!(h["permissionDecision"], "deny");
@@ -499,7 +610,10 @@ fn deny_mode_denies_out_of_scope_writes_in_pre_tool_use() {
         "{out}"
     );
     // In scope: allowed, nothing printed.
-    assert_eq!(p.hook("PreToolUse", &p.pre_write("src/auth/a.ts")), Value::Null);
+    assert_eq!(
+        p.hook("PreToolUse", &p.pre_write("src/auth/a.ts")),
+        Value::Null
+    );
     // The denial is a governance lesson.
     let agent = p.read("AGENT.md");
     assert!(agent.contains("## Lessons Learned"));
@@ -525,13 +639,25 @@ fn permission_denied(p: &Proj, reason: &str) -> Value {
 fn us3_a_denial_is_a_governance_lesson_counted_not_repeated() {
     let p = Proj::new();
     p.write("AGENT.md", AGENT_MD);
-    let e = permission_denied(&p, "Permission to use Bash with command rm -rf build has been denied.");
+    let e = permission_denied(
+        &p,
+        "Permission to use Bash with command rm -rf build has been denied.",
+    );
     assert_eq!(p.hook("PermissionDenied", &e), Value::Null);
     let once = p.read("AGENT.md");
-    assert!(once.starts_with(AGENT_MD), "the rest of AGENT.md is untouched");
+    assert!(
+        once.starts_with(AGENT_MD),
+        "the rest of AGENT.md is untouched"
+    );
     let lesson = &once[AGENT_MD.len()..];
-    assert!(lesson.contains(": Permission denied: Bash rm -rf build\n"), "{lesson}");
-    assert!(lesson.contains("**Issue**: Claude Code denied Bash on rm -rf build: Permission to use Bash"));
+    assert!(
+        lesson.contains(": Permission denied: Bash rm -rf build\n"),
+        "{lesson}"
+    );
+    assert!(
+        lesson
+            .contains("**Issue**: Claude Code denied Bash on rm -rf build: Permission to use Bash")
+    );
     assert!(lesson.contains("**Solution**: "));
     assert!(lesson.contains("**Related Intent**: none\n**Category**: governance\n"));
     p.hook("PermissionDenied", &e);
@@ -540,7 +666,10 @@ fn us3_a_denial_is_a_governance_lesson_counted_not_repeated() {
     assert_eq!(thrice.matches("Permission denied: Bash").count(), 1);
     let expected = format!(
         "{AGENT_MD}{}",
-        lesson.replace("**Category**: governance\n", "**Category**: governance\n**Seen**: 3 times\n")
+        lesson.replace(
+            "**Category**: governance\n",
+            "**Category**: governance\n**Seen**: 3 times\n"
+        )
     );
     assert_eq!(thrice, expected);
 }
@@ -554,24 +683,43 @@ fn us3_a_tool_error_carrying_a_deny_is_a_governance_lesson() {
     e["error"] = json!("Hook PreToolUse:Write denied this tool: protected path");
     p.hook("PostToolUseFailure", &e);
     let agent = p.read("AGENT.md");
-    assert!(agent.contains("Tool call denied: Write secrets/x.env"), "{agent}");
+    assert!(
+        agent.contains("Tool call denied: Write secrets/x.env"),
+        "{agent}"
+    );
     assert!(agent.contains("**Category**: governance"));
     // A command that merely failed is not a governance matter.
     let q = Proj::new();
-    q.hook("PostToolUseFailure", &q.bash_failure("cat /root/x", "Exit code 1\ncat: /root/x: Permission denied"));
+    q.hook(
+        "PostToolUseFailure",
+        &q.bash_failure(
+            "cat /root/x",
+            "Exit code 1\ncat: /root/x: Permission denied",
+        ),
+    );
     assert_eq!(q.read("AGENT.md"), "");
 }
 
 #[test]
 fn us3_a_file_claimed_by_two_intents_is_a_coordination_note() {
     let p = Proj::new();
-    p.intents(&INTENTS.replace("status: PENDING", "status: IN_PROGRESS").replace(
-        "owned_scope: [\"docs/**\"]",
-        "owned_scope: [\"docs/**\", \"src/auth/README.md\"]",
-    ));
-    p.hook("PostToolUse", &p.write_event("src/auth/README.md", "# auth\n"));
+    p.intents(
+        &INTENTS
+            .replace("status: PENDING", "status: IN_PROGRESS")
+            .replace(
+                "owned_scope: [\"docs/**\"]",
+                "owned_scope: [\"docs/**\", \"src/auth/README.md\"]",
+            ),
+    );
+    p.hook(
+        "PostToolUse",
+        &p.write_event("src/auth/README.md", "# auth\n"),
+    );
     let agent = p.read("AGENT.md");
-    assert!(agent.contains("Scope conflict: src/auth/README.md is claimed by INT-001 and INT-002"), "{agent}");
+    assert!(
+        agent.contains("Scope conflict: src/auth/README.md is claimed by INT-001 and INT-002"),
+        "{agent}"
+    );
     assert!(agent.contains("**Category**: scope-conflict"));
 }
 
@@ -588,10 +736,16 @@ fn us3_two_sessions_on_one_file_is_a_coordination_note() {
     let out = p.hook("PostToolUse", &second);
     assert!(context(&out).contains("another session"), "{out}");
     let agent = p.read("AGENT.md");
-    assert!(agent.contains("Scope conflict: src/shared.rs changed by two sessions"), "{agent}");
+    assert!(
+        agent.contains("Scope conflict: src/shared.rs changed by two sessions"),
+        "{agent}"
+    );
     // Outside the conflict window, no note.
     let q = Proj::new();
-    q.write(".orchestration/waymark.json", r#"{"conflict_window": "1s"}"#);
+    q.write(
+        ".orchestration/waymark.json",
+        r#"{"conflict_window": "1s"}"#,
+    );
     q.write(
         ".orchestration/agent_trace.jsonl",
         &format!(
@@ -629,7 +783,10 @@ fn us3_a_failed_validation_is_one_verification_lesson_not_a_governance_one() {
     assert_eq!(b[0]["metadata"]["waymark"]["event"], "PostToolUseFailure");
     // A non-validation command failing is no lesson at all.
     let q = Proj::new();
-    q.hook("PostToolUseFailure", &q.fixture("PostToolUseFailure-Bash.json"));
+    q.hook(
+        "PostToolUseFailure",
+        &q.fixture("PostToolUseFailure-Bash.json"),
+    );
     assert_eq!(q.read("AGENT.md"), "");
 }
 
@@ -646,7 +803,10 @@ fn a_malformed_intents_file_is_logged_and_the_hooks_keep_working() {
     assert!(log.contains("active_intents.yaml is not valid"), "{log}");
     assert!(log.contains("intent governance is off until it is fixed"));
     // The file is left as the user wrote it.
-    assert_eq!(p.read(".orchestration/active_intents.yaml"), "active_intents: [ {id: INT-1, status: ");
+    assert_eq!(
+        p.read(".orchestration/active_intents.yaml"),
+        "active_intents: [ {id: INT-1, status: "
+    );
 }
 
 #[test]
@@ -655,11 +815,19 @@ fn a_panicking_post_hook_leaves_the_others_and_the_event_intact() {
     p.intents(INTENTS);
     let panic = [("WAYMARK_TEST_PANIC", "intent_progress")];
     p.hook_env("PostToolUse", &p.write_event("src/main.rs", "x\n"), &panic);
-    let out = p.hook_env("PostToolUse", &p.bash_event("cargo test", "test result: ok. 3 passed src/auth/"), &panic);
+    let out = p.hook_env(
+        "PostToolUse",
+        &p.bash_event("cargo test", "test result: ok. 3 passed src/auth/"),
+        &panic,
+    );
     // IntentProgress panicked: no transition, the intents file untouched...
     assert_eq!(p.read(".orchestration/active_intents.yaml"), INTENTS);
     assert!(p.records_of("transition").is_empty());
-    assert!(p.log().contains("post-hook intent_progress panicked"), "{}", p.log());
+    assert!(
+        p.log().contains("post-hook intent_progress panicked"),
+        "{}",
+        p.log()
+    );
     assert_eq!(out, Value::Null);
     // ...while the trace record, scope drift and the task bookkeeping all happened.
     assert_eq!(p.records_of("mutation").len(), 1);
@@ -667,7 +835,10 @@ fn a_panicking_post_hook_leaves_the_others_and_the_event_intact() {
     assert!(warnings(&p.records_of("scope_warning"))[0].contains("out of scope"));
     assert!(p.read(".orchestration/hook.json").contains("src/main.rs"));
     // Without the fault, the same evidence completes the intent.
-    p.hook("PostToolUse", &p.bash_event("cargo test", "test result: ok. 3 passed"));
+    p.hook(
+        "PostToolUse",
+        &p.bash_event("cargo test", "test result: ok. 3 passed"),
+    );
     assert_eq!(p.records_of("transition").len(), 1);
 
     // The trace writer itself failing does not stop ScopeDrift.
@@ -696,10 +867,17 @@ fn intent_list_and_use() {
     assert!(text.contains("INT-001") && text.contains("JWT Authentication Migration"));
     assert!(text.contains("src/auth/**, src/session.ts"));
     assert!(text.contains("2 intents are IN_PROGRESS"), "{text}");
-    p.cmd().args(["intent", "use", "INT-002"]).assert().success();
+    p.cmd()
+        .args(["intent", "use", "INT-002"])
+        .assert()
+        .success();
     assert_eq!(p.read(".orchestration/active_intent"), "INT-002\n");
     let json: Value = serde_json::from_slice(
-        &p.cmd().args(["intent", "list", "--json"]).output().unwrap().stdout,
+        &p.cmd()
+            .args(["intent", "list", "--json"])
+            .output()
+            .unwrap()
+            .stdout,
     )
     .unwrap();
     assert_eq!(json["active"], "INT-002");
@@ -739,7 +917,9 @@ fn million_record_trace_does_not_slow_post_tool_use() {
         p
     }
     fn median(p: &Proj, runs: usize) -> f64 {
-        let input = p.write_event("src/auth/login.ts", "export {}\n").to_string();
+        let input = p
+            .write_event("src/auth/login.ts", "export {}\n")
+            .to_string();
         let bin = assert_cmd::cargo::cargo_bin("waymark");
         let mut times: Vec<f64> = (0..runs)
             .map(|_| {
@@ -752,7 +932,12 @@ fn million_record_trace_does_not_slow_post_tool_use() {
                     .stdout(std::process::Stdio::null())
                     .spawn()
                     .unwrap();
-                child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(input.as_bytes())
+                    .unwrap();
                 assert!(child.wait().unwrap().success());
                 start.elapsed().as_secs_f64() * 1000.0
             })
@@ -765,6 +950,12 @@ fn million_record_trace_does_not_slow_post_tool_use() {
     median(&small, 5);
     median(&big, 5);
     let (s, b) = (median(&small, 41), median(&big, 41));
-    println!("PostToolUse Write, median of 41: 1,000 records {s:.2} ms; 1,000,000 records {b:.2} ms; ratio {:.2}", b / s);
-    assert!(b <= s * 1.25 + 0.5, "1M-record trace: {b:.2} ms vs {s:.2} ms");
+    println!(
+        "PostToolUse Write, median of 41: 1,000 records {s:.2} ms; 1,000,000 records {b:.2} ms; ratio {:.2}",
+        b / s
+    );
+    assert!(
+        b <= s * 1.25 + 0.5,
+        "1M-record trace: {b:.2} ms vs {s:.2} ms"
+    );
 }

@@ -84,7 +84,14 @@ pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
                 .filter(|i| i.is_in_progress())
                 .count();
             match &active {
-                Some(id) => println!("\nActive: {id}{}", if chosen.as_deref() == Some(id) { " (chosen with `waymark intent use`)" } else { "" }),
+                Some(id) => println!(
+                    "\nActive: {id}{}",
+                    if chosen.as_deref() == Some(id) {
+                        " (chosen with `waymark intent use`)"
+                    } else {
+                        ""
+                    }
+                ),
                 None if running > 1 => println!(
                     "\n{running} intents are IN_PROGRESS: each edit goes to the one whose scope holds the file. Choose one with `waymark intent use ID`."
                 ),
@@ -97,12 +104,19 @@ pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
                 let ids: Vec<_> = file.active_intents.iter().map(|i| i.id.as_str()).collect();
                 return super::fail(
                     super::USAGE,
-                    format!("no intent {id} in {} (there are: {})", path.display(), ids.join(", ")),
+                    format!(
+                        "no intent {id} in {} (there are: {})",
+                        path.display(),
+                        ids.join(", ")
+                    ),
                 );
             };
             let target = ctx.project.state_file(intent::CHOSEN_FILE);
             if let Err(e) = crate::store::write_atomic(&target, format!("{id}\n").as_bytes()) {
-                return super::fail(super::USAGE, format!("cannot write {}: {e}", target.display()));
+                return super::fail(
+                    super::USAGE,
+                    format!("cannot write {}: {e}", target.display()),
+                );
             }
             if i.is_in_progress() {
                 println!("Active intent: {id} ({})", i.name);
@@ -110,7 +124,11 @@ pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
                 println!(
                     "Chose {id} ({}), but its status is {}: it becomes active once it is {}.",
                     i.name,
-                    if i.status.is_empty() { "unset" } else { &i.status },
+                    if i.status.is_empty() {
+                        "unset"
+                    } else {
+                        &i.status
+                    },
                     intent::IN_PROGRESS
                 );
             }

@@ -38,7 +38,8 @@ impl Entry {
             .flat_map(|f| f.get("conversations").and_then(Value::as_array))
             .flatten()
             .collect();
-        let in_conversations = |k: &str| conversations.iter().find_map(|c| c.get(k).and_then(str_of));
+        let in_conversations =
+            |k: &str| conversations.iter().find_map(|c| c.get(k).and_then(str_of));
         let related = |types: &[&str]| {
             conversations
                 .iter()
@@ -96,7 +97,10 @@ impl Entry {
 }
 
 fn files(v: &Value) -> impl Iterator<Item = &Value> {
-    v.get("files").and_then(Value::as_array).into_iter().flatten()
+    v.get("files")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
 
 fn str_of(v: &Value) -> Option<String> {

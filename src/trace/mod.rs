@@ -346,7 +346,10 @@ mod tests {
 
     #[test]
     fn model_ids_follow_models_dev() {
-        assert_eq!(normalize_model_id("claude-opus-4-8"), "anthropic/claude-opus-4-8");
+        assert_eq!(
+            normalize_model_id("claude-opus-4-8"),
+            "anthropic/claude-opus-4-8"
+        );
         assert_eq!(normalize_model_id("openai/gpt-4o"), "openai/gpt-4o");
         assert_eq!(normalize_model_id("opus"), "opus");
     }

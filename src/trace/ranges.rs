@@ -108,7 +108,10 @@ mod tests {
     fn whole_file() {
         let r = whole_content("a\nb\nc\n");
         assert_eq!((r[0].start_line, r[0].end_line), (1, 3));
-        assert_eq!(r[0].content_hash.as_deref(), Some(content_hash(&["a", "b", "c"]).as_str()));
+        assert_eq!(
+            r[0].content_hash.as_deref(),
+            Some(content_hash(&["a", "b", "c"]).as_str())
+        );
         assert!(whole_content("").is_empty());
         assert_eq!(whole_content("no newline")[0].end_line, 1);
     }
@@ -124,7 +127,9 @@ mod tests {
         let r = from_patch(&[hunk(
             10,
             7,
-            &[" ctx", "+a", "+b", " ctx", "-old", "+c", "-gone", "+d", " ctx"],
+            &[
+                " ctx", "+a", "+b", " ctx", "-old", "+c", "-gone", "+d", " ctx",
+            ],
         )]);
         let spans: Vec<_> = r.iter().map(|x| (x.start_line, x.end_line)).collect();
         assert_eq!(spans, vec![(11, 12), (14, 15)]);
@@ -135,7 +140,10 @@ mod tests {
     fn pure_deletion_and_missing_lines() {
         assert!(from_patch(&[hunk(3, 0, &["-x"])]).is_empty());
         let r = from_patch(&[hunk(4, 2, &[])]);
-        assert_eq!((r[0].start_line, r[0].end_line, r[0].content_hash.clone()), (4, 5, None));
+        assert_eq!(
+            (r[0].start_line, r[0].end_line, r[0].content_hash.clone()),
+            (4, 5, None)
+        );
         assert!(from_patch(&[hunk(0, 0, &[])]).is_empty());
     }
 }

@@ -142,7 +142,10 @@ mod tests {
         git(d, &["add", "a"]);
         git(d, &["commit", "-qm", "one"]);
         let wt = d.join("wt");
-        git(d, &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()]);
+        git(
+            d,
+            &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()],
+        );
         fs::write(wt.join("b"), "b").unwrap();
         git(&wt, &["add", "b"]);
         git(&wt, &["commit", "-qm", "two"]);
