@@ -277,7 +277,26 @@ impl Facts {
     fn intents(&mut self, ctx: &Ctx) -> Option<&IntentFile> {
         if self.intents.is_none() {
             let loaded = match intent::load(&ctx.project) {
-                Ok(f) => f,
+                Ok(Some(f)) => Some(f),
+                // No intents file is the normal state of a project that does not use
+                // intents; it is an error only when one was evidently in use.
+                Ok(None) => {
+                    let in_use = self
+                        .task_intent
+                        .clone()
+                        .or_else(|| intent::chosen(&ctx.project));
+                    if let Some(id) = in_use {
+                        ctx.log(
+                            Level::Error,
+                            "intents",
+                            &format!(
+                                "{} is missing but intent {id} is in use; intent governance is off until it is restored",
+                                intent::intents_path(&ctx.project).display()
+                            ),
+                        );
+                    }
+                    None
+                }
                 Err(e) => {
                     ctx.log(
                         Level::Error,

@@ -810,6 +810,26 @@ fn a_malformed_intents_file_is_logged_and_the_hooks_keep_working() {
 }
 
 #[test]
+fn a_missing_intents_file_is_an_error_only_when_an_intent_was_in_use() {
+    let p = Proj::new();
+    p.hook("PostToolUse", &p.write_event("a.txt", "x\n"));
+    assert!(
+        !p.log().contains("intents"),
+        "no intents, no noise: {}",
+        p.log()
+    );
+    p.write(".orchestration/active_intent", "INT-001\n");
+    p.hook("PostToolUse", &p.write_event("a.txt", "x\n"));
+    assert!(
+        p.log()
+            .contains("active_intents.yaml is missing but intent INT-001 is in use"),
+        "{}",
+        p.log()
+    );
+    assert_eq!(p.records_of("mutation").len(), 2);
+}
+
+#[test]
 fn a_panicking_post_hook_leaves_the_others_and_the_event_intact() {
     let p = Proj::new();
     p.intents(INTENTS);
