@@ -22,7 +22,7 @@ pub enum Pending {
 }
 
 const ISSUE5_MERGED: bool = true;
-const ISSUE6_MERGED: bool = false;
+const ISSUE6_MERGED: bool = true;
 
 /// True when the assertions that need `feature` should run.
 pub fn merged(feature: Pending) -> bool {
