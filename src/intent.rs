@@ -129,6 +129,221 @@ impl IntentFile {
     }
 }
 
+/// Why an intent's status could not be changed.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    #[error(transparent)]
+    Intent(#[from] IntentError),
+    #[error("cannot lock {path}: {message}")]
+    Lock { path: PathBuf, message: String },
+    #[error("cannot write {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+    #[error("intent {0} has no `status:` line waymark can change in place")]
+    NoStatusLine(String),
+    #[error("changing the status line of {0} would change more than its status")]
+    Unsafe(String),
+}
+
+/// Sets intent `id`'s status to `to` if it is currently `from` (case-insensitive), by
+/// rewriting only that intent's `status:` line: comments, order, quoting and formatting
+/// of the rest of the file stay byte for byte. Done under the file's lock, so two hooks
+/// that see the criteria met at once make one transition. Returns the previous status
+/// when it changed, `None` when the intent was not in status `from` (or is gone).
+pub fn set_status(
+    project: &Project,
+    id: &str,
+    from: &str,
+    to: &str,
+) -> Result<Option<String>, StatusError> {
+    let path = intents_path(project);
+    let _lock = crate::store::FileLock::acquire(&path).map_err(|e| StatusError::Lock {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    let text = fs::read_to_string(&path).map_err(|source| IntentError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let before = parse(&text).map_err(|message| IntentError::Malformed {
+        path: path.clone(),
+        message,
+    })?;
+    let Some(current) = before.get(id).map(|i| i.status.clone()) else {
+        return Ok(None);
+    };
+    if !current.eq_ignore_ascii_case(from) {
+        return Ok(None);
+    }
+    let new_text =
+        rewrite_status(&text, id, to).ok_or_else(|| StatusError::NoStatusLine(id.into()))?;
+    // The edit is textual; check that the YAML now says exactly what was meant.
+    let after = parse(&new_text).map_err(|_| StatusError::Unsafe(id.into()))?;
+    let same_elsewhere = before.active_intents.len() == after.active_intents.len()
+        && before
+            .active_intents
+            .iter()
+            .zip(&after.active_intents)
+            .all(|(a, b)| {
+                a.id == b.id
+                    && a.owned_scope == b.owned_scope
+                    && a.acceptance_criteria == b.acceptance_criteria
+                    && (a.status == b.status || (a.id == id && b.status == to))
+            });
+    if !same_elsewhere || after.get(id).map(|i| i.status.as_str()) != Some(to) {
+        return Err(StatusError::Unsafe(id.into()));
+    }
+    crate::store::write_atomic(&path, new_text.as_bytes())
+        .map_err(|source| StatusError::Write { path, source })?;
+    Ok(Some(current))
+}
+
+/// The YAML text with intent `id`'s `status:` value replaced by `to`, keeping the line's
+/// quoting, spacing and trailing comment. `None` when the intent or its status line cannot
+/// be found in block style (a flow-style item is left alone).
+pub fn rewrite_status(text: &str, id: &str, to: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // The line holding `id: <id>` and the column its key starts at.
+    let (id_line, col) = lines.iter().enumerate().find_map(|(n, line)| {
+        let (key_col, key, value) = key_value(line)?;
+        (key == "id" && unquote(value.0) == id).then_some((n, key_col))
+    })?;
+    // The item starts at the `- ` whose dash sits two columns left of the keys.
+    let start = (0..=id_line).rev().find(|&n| {
+        let l = lines[n];
+        let indent = l.len() - l.trim_start_matches(' ').len();
+        indent + 2 == col && l.trim_start_matches(' ').starts_with("- ")
+    })?;
+    let end = (start + 1..lines.len())
+        .find(|&n| {
+            let l = lines[n];
+            let t = l.trim_start_matches(' ');
+            let indent = l.len() - t.len();
+            !(t.trim().is_empty() || t.starts_with('#')) && indent < col
+        })
+        .unwrap_or(lines.len());
+    let status_line = (start..end)
+        .find(|&n| key_value(lines[n]).is_some_and(|(c, key, _)| c == col && key == "status"))?;
+    let line = lines[status_line];
+    let (_, _, (value, value_at)) = key_value(line)?;
+    let quote = match value.chars().next() {
+        Some(q @ ('"' | '\'')) => q.to_string(),
+        _ => String::new(),
+    };
+    let mut new_line = String::with_capacity(line.len() + to.len());
+    new_line.push_str(&line[..value_at]);
+    new_line.push_str(&quote);
+    new_line.push_str(to);
+    new_line.push_str(&quote);
+    new_line.push_str(&line[value_at + value.len()..]);
+    let mut out = String::with_capacity(text.len() + to.len());
+    for (n, l) in lines.iter().enumerate() {
+        out.push_str(if n == status_line { &new_line } else { l });
+    }
+    Some(out)
+}
+
+/// For a block-mapping line `[- ]key: value  # comment`: the key's column, the key, and the
+/// value (without comment or trailing space) with its byte offset in the line.
+fn key_value(line: &str) -> Option<(usize, &str, (&str, usize))> {
+    let body = line.trim_end_matches(['\n', '\r']);
+    let t = body.trim_start_matches(' ');
+    let mut col = body.len() - t.len();
+    let t = match t.strip_prefix("- ") {
+        Some(rest) => {
+            let rest2 = rest.trim_start_matches(' ');
+            col += 2 + (rest.len() - rest2.len());
+            rest2
+        }
+        None => t,
+    };
+    let colon = t.find(':')?;
+    let key = &t[..colon];
+    if key.is_empty()
+        || !key
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    {
+        return None;
+    }
+    let after = &t[colon + 1..];
+    if !(after.is_empty() || after.starts_with(' ')) {
+        return None;
+    }
+    let value_start = col + colon + 1 + (after.len() - after.trim_start().len());
+    let rest = &body[value_start..];
+    let value = match rest.chars().next() {
+        Some(q @ ('"' | '\'')) => {
+            let close = rest[1..].find(q)? + 2;
+            &rest[..close]
+        }
+        _ => rest.split(" #").next().unwrap_or("").trim_end(),
+    };
+    Some((col, key, (value, value_start)))
+}
+
+fn unquote(v: &str) -> &str {
+    v.trim_matches(|c| c == '"' || c == '\'')
+}
+
+/// How an intent's acceptance criteria fare against some text.
+#[derive(Debug, Default, PartialEq)]
+pub struct Evaluation {
+    pub met: Vec<String>,
+    pub unmet: Vec<String>,
+    /// Criteria that could not be evaluated (an invalid `re:` pattern), with why.
+    pub errors: Vec<String>,
+}
+
+impl Evaluation {
+    pub fn all_met(&self) -> bool {
+        !self.met.is_empty() && self.unmet.is_empty() && self.errors.is_empty()
+    }
+}
+
+/// Matches each criterion against `lines` (the recent trace window): a plain criterion is
+/// a case-insensitive substring of some line; `re:<pattern>` is a case-insensitive regex
+/// that must match some line.
+pub fn evaluate(criteria: &[String], lines: &[&str]) -> Evaluation {
+    let mut ev = Evaluation::default();
+    // Plain criteria are searched in the window as one lowercased text (a record is one
+    // line, so no match spans two records); regexes line by line, so `^` and `$` mean the
+    // record.
+    let mut lowered: Option<String> = None;
+    for c in criteria.iter().filter(|c| !c.trim().is_empty()) {
+        let met = if let Some(pattern) = c.strip_prefix("re:") {
+            match regex::RegexBuilder::new(pattern.trim())
+                .case_insensitive(true)
+                .size_limit(1 << 20)
+                .build()
+            {
+                Ok(re) => lines.iter().any(|l| re.is_match(l)),
+                Err(e) => {
+                    ev.errors.push(format!("{c}: {e}"));
+                    continue;
+                }
+            }
+        } else {
+            let needle = c.trim().to_lowercase();
+            let hay = lowered.get_or_insert_with(|| {
+                let text = lines.join("\n");
+                // ASCII lowering is a fast byte pass; full Unicode only when needed.
+                if text.is_ascii() {
+                    text.to_ascii_lowercase()
+                } else {
+                    text.to_lowercase()
+                }
+            });
+            hay.contains(&needle)
+        };
+        if met {
+            ev.met.push(c.clone());
+        } else {
+            ev.unmet.push(c.clone());
+        }
+    }
+    ev
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +381,76 @@ active_intents:
     fn malformed_is_an_error() {
         assert!(parse("active_intents: [ {id: ").is_err());
         assert!(parse("active_intents: 5").is_err());
+    }
+
+    #[test]
+    fn status_rewrite_changes_only_that_line() {
+        let out = rewrite_status(SAMPLE, "INT-001", COMPLETED).unwrap();
+        assert_eq!(
+            out,
+            SAMPLE.replace("status: \"IN_PROGRESS\"", "status: \"COMPLETED\"")
+        );
+        let plain = "active_intents:\n- id: A   # first\n  status: IN_PROGRESS # keep me\n  name: x\n- name: B\n  id: 'B'\n  status: 'IN_PROGRESS'\n";
+        let out = rewrite_status(plain, "B", COMPLETED).unwrap();
+        assert_eq!(
+            out,
+            plain.replace("status: 'IN_PROGRESS'", "status: 'COMPLETED'")
+        );
+        let out = rewrite_status(plain, "A", COMPLETED).unwrap();
+        assert_eq!(
+            out,
+            plain.replacen("IN_PROGRESS # keep", "COMPLETED # keep", 1)
+        );
+        assert_eq!(rewrite_status(plain, "C", COMPLETED), None);
+        // No status line in the item: nothing to rewrite (a later item's line is not taken).
+        let missing =
+            "active_intents:\n  - id: A\n    name: x\n  - id: B\n    status: IN_PROGRESS\n";
+        assert_eq!(rewrite_status(missing, "A", COMPLETED), None);
+        // Status as the first key of the item.
+        let first = "active_intents:\n  - status: IN_PROGRESS\n    id: A\n";
+        assert_eq!(
+            rewrite_status(first, "A", "DONE").unwrap(),
+            "active_intents:\n  - status: DONE\n    id: A\n"
+        );
+    }
+
+    #[test]
+    fn set_status_under_lock_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = Project::at(dir.path().to_path_buf());
+        let path = intents_path(&project);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, SAMPLE).unwrap();
+        let prev = set_status(&project, "INT-001", IN_PROGRESS, COMPLETED).unwrap();
+        assert_eq!(prev.as_deref(), Some("IN_PROGRESS"));
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            SAMPLE.replace("\"IN_PROGRESS\"", "\"COMPLETED\"")
+        );
+        assert_eq!(
+            set_status(&project, "INT-001", IN_PROGRESS, COMPLETED).unwrap(),
+            None
+        );
+        assert_eq!(
+            set_status(&project, "nope", IN_PROGRESS, COMPLETED).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn criteria_substring_and_regex() {
+        let lines = [
+            "{\"output_tail\":\"test result: ok. 12 passed\"}",
+            "{\"path\":\"src/auth/jwt.rs\"}",
+        ];
+        let c = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(evaluate(&c(&["TEST RESULT: OK", "src/auth/"]), &lines).all_met());
+        assert!(evaluate(&c(&[r"re:\d+ passed"]), &lines).all_met());
+        let ev = evaluate(&c(&["test result: ok", "docs updated"]), &lines);
+        assert!(!ev.all_met());
+        assert_eq!(ev.unmet, vec!["docs updated"]);
+        let ev = evaluate(&c(&["re:("]), &lines);
+        assert!(!ev.all_met() && ev.errors.len() == 1);
+        assert!(!evaluate(&[], &lines).all_met());
     }
 }

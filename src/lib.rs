@@ -2,6 +2,7 @@
 //! Code, as one binary run on Claude Code's hook events. See DESIGN.md for the whole design
 //! and `handlers/` for what each event does.
 
+pub mod brain;
 pub mod brief;
 pub mod checkpoint;
 pub mod cleanup;
@@ -10,6 +11,7 @@ pub mod cmd;
 pub mod commands;
 pub mod config;
 pub mod context;
+pub mod drift;
 pub mod event;
 pub mod faults;
 pub mod git;
@@ -18,6 +20,7 @@ pub mod guidance;
 pub mod handlers;
 pub mod hookmd;
 pub mod intent;
+pub mod intent_map;
 pub mod log;
 pub mod output;
 pub mod posthooks;
@@ -30,4 +33,5 @@ pub mod store;
 pub mod task;
 pub mod text;
 pub mod tool;
+pub mod trace;
 pub mod transcript;

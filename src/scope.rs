@@ -20,6 +20,37 @@ pub fn in_scope(scope: &[String], path: &str) -> bool {
     builder.build().is_ok_and(|set| set.is_match(path))
 }
 
+/// The literal directory or file an `owned_scope` entry starts from: its components up to
+/// the first one holding a glob character (`src/auth/**` → `src/auth`, `src/*.ts` → `src`,
+/// `src/middleware/jwt.ts` → itself, `**/*.rs` → ``).
+pub fn base(pattern: &str) -> String {
+    let p = pattern
+        .trim()
+        .trim_start_matches("./")
+        .trim_end_matches('/');
+    p.split('/')
+        .take_while(|c| !c.contains(['*', '?', '[', '{']))
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The directory part of a root-relative path (`` for a file at the root).
+pub fn dirname(path: &str) -> &str {
+    path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
+}
+
+/// Seed 002's "near the boundary": `path` lies in the parent directory (`dirname`) of a
+/// mapped scope path, i.e. beside the place where the scope begins, where the next file
+/// over may well be outside it. Returns the scope entry it sits beside. The caller checks
+/// that the path is in scope at all.
+pub fn near_boundary<'a>(scope: &'a [String], path: &str) -> Option<&'a str> {
+    let dir = dirname(path);
+    scope.iter().map(String::as_str).find(|entry| {
+        let b = base(entry);
+        !b.is_empty() && b != path && dirname(&b) == dir
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,5 +67,20 @@ mod tests {
         assert!(in_scope(&scope, "docs/a/b.md"));
         assert!(!in_scope(&scope, "src/main.rs"));
         assert!(!in_scope(&[], "x"));
+    }
+
+    #[test]
+    fn bases_and_the_boundary() {
+        assert_eq!(base("src/auth/**"), "src/auth");
+        assert_eq!(base("./src/*.ts"), "src");
+        assert_eq!(base("src/middleware/jwt.ts"), "src/middleware/jwt.ts");
+        assert_eq!(base("**/*.rs"), "");
+        let scope = vec!["src/auth/**".to_string(), "src/session.ts".into()];
+        // Beside src/auth, in src/: near the boundary.
+        assert_eq!(near_boundary(&scope, "src/session.ts"), Some("src/auth/**"));
+        // Deep inside the scope: not.
+        assert_eq!(near_boundary(&scope, "src/auth/login.ts"), None);
+        assert_eq!(near_boundary(&scope, "src/auth/jwt/keys.ts"), None);
+        assert_eq!(dirname("a.rs"), "");
     }
 }

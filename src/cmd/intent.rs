@@ -1,14 +1,138 @@
-//! `waymark intent list|use <ID>`.
+//! `waymark intent list [--json]` and `waymark intent use <ID>`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use serde_json::json;
+
+use crate::intent;
+
 #[derive(Debug, clap::Subcommand)]
 pub enum IntentCmd {
-    List,
+    /// The intents of .orchestration/active_intents.yaml, and which one is active.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make intent ID the active one (when several are IN_PROGRESS).
     Use { id: String },
 }
 
-pub fn run(_root: Option<PathBuf>, _cmd: IntentCmd) -> ExitCode {
-    super::fail(super::USAGE, "intent: not built yet")
+pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
+    let ctx = super::ctx(root);
+    let path = intent::intents_path(&ctx.project);
+    let file = match intent::load(&ctx.project) {
+        Ok(Some(f)) => f,
+        Ok(None) => {
+            return super::fail(
+                super::USAGE,
+                format!(
+                    "no intents: {} does not exist (see docs/governance.md for its format)",
+                    path.display()
+                ),
+            );
+        }
+        Err(e) => return super::fail(super::USAGE, e),
+    };
+    let chosen = intent::chosen(&ctx.project);
+    match cmd {
+        IntentCmd::List { json } => {
+            let active = file.active(chosen.as_deref(), None).map(|i| i.id.clone());
+            if json {
+                let intents: Vec<_> = file
+                    .active_intents
+                    .iter()
+                    .map(|i| {
+                        json!({
+                            "id": i.id,
+                            "name": i.name,
+                            "status": i.status,
+                            "owned_scope": i.owned_scope,
+                            "acceptance_criteria": i.acceptance_criteria,
+                            "active": active.as_deref() == Some(i.id.as_str()),
+                        })
+                    })
+                    .collect();
+                super::print_json(&json!({
+                    "intents": intents,
+                    "active": active,
+                    "chosen": chosen,
+                }));
+                return ExitCode::SUCCESS;
+            }
+            if file.active_intents.is_empty() {
+                println!("No intents in {}.", path.display());
+                return ExitCode::SUCCESS;
+            }
+            for i in &file.active_intents {
+                let mark = if active.as_deref() == Some(i.id.as_str()) {
+                    "*"
+                } else {
+                    " "
+                };
+                let scope = if i.owned_scope.is_empty() {
+                    "(any file)".to_string()
+                } else {
+                    i.owned_scope.join(", ")
+                };
+                println!("{mark} {:<12} {:<12} {}", i.id, i.status, i.name);
+                println!("  {:<12} scope: {scope}", "");
+            }
+            let running = file
+                .active_intents
+                .iter()
+                .filter(|i| i.is_in_progress())
+                .count();
+            match &active {
+                Some(id) => println!(
+                    "\nActive: {id}{}",
+                    if chosen.as_deref() == Some(id) {
+                        " (chosen with `waymark intent use`)"
+                    } else {
+                        ""
+                    }
+                ),
+                None if running > 1 => println!(
+                    "\n{running} intents are IN_PROGRESS: each edit goes to the one whose scope holds the file. Choose one with `waymark intent use ID`."
+                ),
+                None => println!("\nNo intent is IN_PROGRESS."),
+            }
+            ExitCode::SUCCESS
+        }
+        IntentCmd::Use { id } => {
+            let Some(i) = file.get(&id) else {
+                let ids: Vec<_> = file.active_intents.iter().map(|i| i.id.as_str()).collect();
+                return super::fail(
+                    super::USAGE,
+                    format!(
+                        "no intent {id} in {} (there are: {})",
+                        path.display(),
+                        ids.join(", ")
+                    ),
+                );
+            };
+            let target = ctx.project.state_file(intent::CHOSEN_FILE);
+            if let Err(e) = crate::store::write_atomic(&target, format!("{id}\n").as_bytes()) {
+                return super::fail(
+                    super::USAGE,
+                    format!("cannot write {}: {e}", target.display()),
+                );
+            }
+            if i.is_in_progress() {
+                println!("Active intent: {id} ({})", i.name);
+            } else {
+                println!(
+                    "Chose {id} ({}), but its status is {}: it becomes active once it is {}.",
+                    i.name,
+                    if i.status.is_empty() {
+                        "unset"
+                    } else {
+                        &i.status
+                    },
+                    intent::IN_PROGRESS
+                );
+            }
+            ExitCode::SUCCESS
+        }
+    }
 }

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use crate::fake_api::{FakeApi, Turn};
 use crate::harness::{Binary, Sandbox, cli, git};
-use crate::{Pending, by_trigger, merged, strs};
+use crate::{by_trigger, strs};
 
 #[test]
 fn fresh_session_records_steps_files_commit_and_trace() {
@@ -141,7 +141,7 @@ fn fresh_session_records_steps_files_commit_and_trace() {
         "`waymark status` through the plugin's PATH shim said:\n{status}"
     );
 
-    if merged(Pending::TraceAndPostHooks) {
+    {
         let trace = sb.trace();
         let record_for = |tool: &str| {
             trace

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::fake_api::{FakeApi, Turn};
 use crate::harness::{Binary, Sandbox, cli, git};
-use crate::{Pending, merged, strs};
+use crate::strs;
 
 const INTENTS: &str = "\
 # Intents for the e2e sprint (this comment must survive the status change)
@@ -116,7 +116,7 @@ fn intent_scope_warning_lesson_and_completion() {
     // No deny: scope_enforcement is "warn" by default, so the out-of-scope file exists.
     assert_eq!(sb.read("docs/notes.md"), "E2E-S5 notes\n");
 
-    if merged(Pending::Receipts) {
+    {
         // Both validations were observed; the passing one made a validation checkpoint.
         let receipts = hook["receipts"].as_array().unwrap();
         let codes: Vec<i64> = receipts
@@ -133,7 +133,7 @@ fn intent_scope_warning_lesson_and_completion() {
         );
     }
 
-    if merged(Pending::TraceAndPostHooks) {
+    {
         // ScopeDrift: the out-of-scope Write is flagged to the agent in the next request,
         // the in-scope one is not.
         let flagged = answer_to(1)

@@ -1,0 +1,165 @@
+//! The commit HEAD points at, read from the repository's files.
+//!
+//! Every trace record carries `vcs.revision`. Spawning `git rev-parse HEAD` costs a
+//! process start (several milliseconds) on every PostToolUse, over the whole hook budget,
+//! so the revision is read the way git itself resolves it: `.git/HEAD`, then the loose
+//! ref, then `packed-refs`. A linked worktree's `.git` is a file (`gitdir: …`) whose
+//! directory holds HEAD while refs live in the common dir named by `commondir`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The full commit id HEAD resolves to, for the repository holding `root` (the root or
+/// one of its ancestors). `None` outside git, on an unborn branch, or when the files do
+/// not say (a ref format this reader does not know, such as reftable).
+pub fn head_revision(root: &Path) -> Option<String> {
+    let git_dir = find_git_dir(root)?;
+    let common = common_dir(&git_dir);
+    let head = fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let mut target = head.trim().to_string();
+    // A symbolic ref may point at another symbolic ref; git allows a few levels.
+    for _ in 0..5 {
+        let Some(name) = target.strip_prefix("ref:").map(|r| r.trim().to_string()) else {
+            return is_object_id(&target).then_some(target);
+        };
+        target = read_ref(&git_dir, &common, &name)?;
+    }
+    None
+}
+
+/// `<dir>/.git` for the nearest ancestor that has one; follows a `gitdir:` file.
+fn find_git_dir(root: &Path) -> Option<PathBuf> {
+    for dir in root.ancestors() {
+        let dot_git = dir.join(".git");
+        let Ok(meta) = fs::metadata(&dot_git) else {
+            continue;
+        };
+        if meta.is_dir() {
+            return Some(dot_git);
+        }
+        let text = fs::read_to_string(&dot_git).ok()?;
+        let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+        let path = Path::new(target);
+        return Some(if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            dir.join(path)
+        });
+    }
+    None
+}
+
+/// Where shared refs live: the `commondir` of a linked worktree, else the git dir itself.
+fn common_dir(git_dir: &Path) -> PathBuf {
+    match fs::read_to_string(git_dir.join("commondir")) {
+        Ok(text) => {
+            let p = Path::new(text.trim());
+            if p.is_absolute() {
+                p.to_path_buf()
+            } else {
+                git_dir.join(p)
+            }
+        }
+        Err(_) => git_dir.to_path_buf(),
+    }
+}
+
+/// The value of ref `name` (`refs/heads/main`): a loose ref file in the worktree's own
+/// git dir or the common dir, else its line in `packed-refs`.
+fn read_ref(git_dir: &Path, common: &Path, name: &str) -> Option<String> {
+    if name.contains("..") {
+        return None;
+    }
+    for dir in [git_dir, common] {
+        if let Ok(text) = fs::read_to_string(dir.join(name)) {
+            let v = text.trim();
+            if !v.is_empty() {
+                return Some(v.to_string());
+            }
+        }
+    }
+    let packed = fs::read_to_string(common.join("packed-refs")).ok()?;
+    packed.lines().find_map(|line| {
+        let (oid, r) = line.split_once(' ')?;
+        (r.trim() == name && is_object_id(oid)).then(|| oid.to_string())
+    })
+}
+
+/// A SHA-1 (40) or SHA-256 (64) hex object id.
+fn is_object_id(s: &str) -> bool {
+    (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        git(d, &["config", "user.email", "t@example.com"]);
+        git(d, &["config", "user.name", "t"]);
+        dir
+    }
+
+    #[test]
+    fn loose_packed_detached_and_unborn() {
+        let dir = repo();
+        let d = dir.path();
+        assert_eq!(head_revision(d), None, "unborn branch");
+        fs::write(d.join("a"), "a").unwrap();
+        git(d, &["add", "a"]);
+        git(d, &["commit", "-qm", "one"]);
+        let head = git(d, &["rev-parse", "HEAD"]);
+        assert_eq!(head_revision(d).as_deref(), Some(head.as_str()));
+        fs::create_dir_all(d.join("sub/dir")).unwrap();
+        assert_eq!(head_revision(&d.join("sub/dir")), Some(head.clone()));
+        git(d, &["pack-refs", "--all"]);
+        assert!(!d.join(".git/refs/heads/main").exists());
+        assert_eq!(head_revision(d), Some(head.clone()));
+        git(d, &["checkout", "-q", "--detach"]);
+        assert_eq!(head_revision(d), Some(head));
+    }
+
+    #[test]
+    fn linked_worktree() {
+        let dir = repo();
+        let d = dir.path();
+        fs::write(d.join("a"), "a").unwrap();
+        git(d, &["add", "a"]);
+        git(d, &["commit", "-qm", "one"]);
+        let wt = d.join("wt");
+        git(
+            d,
+            &["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()],
+        );
+        fs::write(wt.join("b"), "b").unwrap();
+        git(&wt, &["add", "b"]);
+        git(&wt, &["commit", "-qm", "two"]);
+        assert!(wt.join(".git").is_file());
+        assert_eq!(head_revision(&wt), Some(git(&wt, &["rev-parse", "HEAD"])));
+        assert_ne!(head_revision(&wt), head_revision(d));
+    }
+
+    #[test]
+    fn not_a_repo() {
+        let dir = tempfile::tempdir().unwrap();
+        // A temp dir may sit under a repository on some machines; only assert when not.
+        if dir.path().ancestors().all(|a| !a.join(".git").exists()) {
+            assert_eq!(head_revision(dir.path()), None);
+        }
+    }
+}
