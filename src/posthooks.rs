@@ -226,11 +226,7 @@ fn isolated(ctx: &Ctx, event: &str, hook: &str, f: impl FnOnce() -> anyhow::Resu
         Ok(Ok(())) => {}
         Ok(Err(e)) => ctx.log(Level::Error, event, &format!("post-hook {hook}: {e:#}")),
         Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let msg = crate::text::panic_message(payload.as_ref());
             ctx.log(
                 Level::Error,
                 event,

@@ -62,9 +62,9 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
 
 pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
     let ctx = super::ctx(root);
-    let hook = match store::load(&ctx.project) {
-        Ok((h, _)) => h,
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
+    let hook = match super::load_hook(&ctx) {
+        Ok(h) => h,
+        Err(code) => return code,
     };
     let checkpoints = hook.map(|h| h.checkpoints).unwrap_or_default();
     if json {

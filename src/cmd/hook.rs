@@ -89,11 +89,7 @@ pub fn run_event(ctx: &Ctx, event: &Event) -> Option<Value> {
     match panic::catch_unwind(AssertUnwindSafe(|| crate::handlers::dispatch(ctx, event))) {
         Ok(out) => out.to_json(event.name()),
         Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let msg = crate::text::panic_message(payload.as_ref());
             report(
                 &ctx.project,
                 event.name(),

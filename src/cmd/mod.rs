@@ -44,6 +44,20 @@ pub fn ctx(root: Option<PathBuf>) -> Ctx {
     ctx
 }
 
+/// The current task for a read-only command. A restore from hook.json.bak is said on
+/// stderr; a state file that cannot be read is an error (exit 1) for the caller to return.
+pub fn load_hook(ctx: &Ctx) -> Result<Option<crate::task::Hook>, ExitCode> {
+    match crate::task::store::load(&ctx.project) {
+        Ok((hook, note)) => {
+            if let Some(n) = note.restored {
+                eprintln!("waymark: {n}");
+            }
+            Ok(hook)
+        }
+        Err(e) => Err(fail(CHECK_FAILED, e)),
+    }
+}
+
 /// Prints an error and returns the exit code.
 pub fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
     eprintln!("waymark: {message}");

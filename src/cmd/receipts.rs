@@ -14,7 +14,6 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 
 use crate::receipt::{FileKeyManager, KeyError, KeyManager, ReceiptSigner, Verdict, verify_all};
-use crate::task::store;
 use crate::text::{one_line, truncate};
 
 #[derive(Debug, clap::Args)]
@@ -29,14 +28,9 @@ pub struct ReceiptsArgs {
 
 pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
     let ctx = super::ctx(root);
-    let hook = match store::load(&ctx.project) {
-        Ok((h, note)) => {
-            if let Some(n) = note.restored {
-                eprintln!("waymark: {n}");
-            }
-            h
-        }
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
+    let hook = match super::load_hook(&ctx) {
+        Ok(h) => h,
+        Err(code) => return code,
     };
     let task_id = hook.as_ref().map(|h| h.task_id.clone());
     let receipts = hook.map(|h| h.receipts).unwrap_or_default();

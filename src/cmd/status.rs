@@ -5,19 +5,13 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::task::store;
 use crate::text::{ago, stamp};
 
 pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
     let ctx = super::ctx(root);
-    let hook = match store::load(&ctx.project) {
-        Ok((h, note)) => {
-            if let Some(n) = note.restored {
-                eprintln!("waymark: {n}");
-            }
-            h
-        }
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
+    let hook = match super::load_hook(&ctx) {
+        Ok(h) => h,
+        Err(code) => return code,
     };
     let Some(hook) = hook else {
         if json {
