@@ -11,6 +11,6 @@ mod lock;
 mod tail;
 
 pub use append::{append_line, append_text};
-pub use atomic::write_atomic;
+pub use atomic::{Durability, write_atomic, write_atomic_with};
 pub use lock::{FileLock, LockError};
 pub use tail::{TailLines, read_tail_lines};

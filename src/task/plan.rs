@@ -419,13 +419,15 @@ impl Hook {
         Ok(self.state == HookState::StepRunning)
     }
 
-    /// Records a file the current step touched (root-relative, deduplicated).
+    /// Records a file the current step touched (root-relative, deduplicated). A file already
+    /// listed changes nothing, not even `updated_at`: the hook is then left as it was and
+    /// the event costs no write (the session's `last_event_at` tracks liveness).
     pub fn touch_file(&mut self, path: &str, now: DateTime<Utc>) {
         if let Some(ctx) = self.current_step.as_mut() {
             if !ctx.files_touched.iter().any(|f| f == path) {
                 ctx.files_touched.push(path.into());
+                self.updated_at = now;
             }
-            self.updated_at = now;
         }
     }
 

@@ -69,6 +69,13 @@ pub fn load(project: &Project) -> Result<(Option<Hook>, LoadNote), StoreError> {
 }
 
 fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
+    // The usual case, straight into the typed hook (every event pays for this parse;
+    // going through a `Value` first doubled it).
+    if let Ok(hook) = serde_json::from_slice::<Hook>(bytes) {
+        if major(&hook.schema_version) == major(SCHEMA_VERSION) {
+            return Ok(hook);
+        }
+    }
     // Check the schema before the shape, so a future file is reported as such.
     let value: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(e.to_string()))?;
@@ -198,10 +205,15 @@ fn keep_as_bak(path: &Path) {
     }
 }
 
-/// Regenerates HOOK.md from a hook.
+/// Regenerates HOOK.md from a hook. Replaced atomically but not fsynced: it is derived
+/// from hook.json (which is), and every save regenerates it.
 pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
     let md = crate::hookmd::render(hook, chrono::Utc::now());
-    store::write_atomic(&project.state_file(HOOK_MD), md.as_bytes())
+    store::write_atomic_with(
+        &project.state_file(HOOK_MD),
+        md.as_bytes(),
+        store::Durability::Regenerable,
+    )
 }
 
 /// Copies a finished task's hook.json and HOOK.md into `tasks/<id>/`.
