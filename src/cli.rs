@@ -93,6 +93,13 @@ pub enum Command {
 }
 
 pub fn run() -> ExitCode {
+    // `waymark hook <Event>` is what Claude Code runs on every tool call: it skips building
+    // the whole command-line parser (a seventh of the event's work). Any other form, flags
+    // included, goes through clap as usual.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(event) = plain_hook_call(&args) {
+        return cmd::hook::run(event, None);
+    }
     let cli = Cli::parse();
     let root = cli.root;
     match cli.command {
@@ -117,5 +124,52 @@ pub fn run() -> ExitCode {
         Command::Init { remove, user } => cmd::init::run(root, remove, user),
         Command::Config(c) => cmd::config::run(root, c),
         Command::Doctor => cmd::doctor::run(root),
+    }
+}
+
+/// `Some(event)` when the arguments are exactly `hook` or `hook <Event>` with an event name
+/// that clap would take as the positional argument as it is.
+fn plain_hook_call(args: &[std::ffi::OsString]) -> Option<Option<&str>> {
+    match args {
+        [hook] if hook == "hook" => Some(None),
+        [hook, event] if hook == "hook" => {
+            let event = event.to_str()?;
+            (!event.is_empty() && !event.starts_with('-')).then_some(Some(event))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(args: &[&str]) -> Option<Option<String>> {
+        let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        plain_hook_call(&args).map(|e| e.map(str::to_string))
+    }
+
+    #[test]
+    fn the_fast_path_takes_only_what_clap_would_read_the_same_way() {
+        assert_eq!(
+            plain(&["hook", "PostToolUse"]),
+            Some(Some("PostToolUse".into()))
+        );
+        assert_eq!(plain(&["hook"]), Some(None));
+        for other in [
+            &["hook", "--help"][..],
+            &["hook", "-h"],
+            &["hook", "--root", "/x", "Stop"],
+            &["--root", "/x", "hook", "Stop"],
+            &["status"],
+            &[],
+        ] {
+            assert_eq!(plain(other), None, "{other:?}");
+        }
+        // And clap agrees on what the fast path takes.
+        let cli = Cli::try_parse_from(["waymark", "hook", "PostToolUse"]).unwrap();
+        assert!(matches!(cli.command, Command::Hook { event: Some(e) } if e == "PostToolUse"));
+        let cli = Cli::try_parse_from(["waymark", "hook"]).unwrap();
+        assert!(matches!(cli.command, Command::Hook { event: None }));
     }
 }

@@ -5,6 +5,8 @@ use std::sync::OnceLock;
 
 use regex::{Regex, RegexSet};
 
+use crate::config::DEFAULT_VALIDATION_COMMANDS;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Kinds {
     pub git_commit: bool,
@@ -15,34 +17,95 @@ pub struct Kinds {
 
 /// `waymark validate …` (also by path, or with `--root DIR`): it makes its own signed
 /// receipt, so the Bash call that ran it is not a second, observed validation.
-fn waymark_validate() -> &'static Regex {
+fn is_waymark_validate(command: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"(^|[;&|(\s/])waymark(\s+--root(\s+|=)\S+)?\s+validate(\s|$)").unwrap()
-    })
+    command.contains("validate")
+        && RE
+            .get_or_init(|| {
+                Regex::new(r"(^|[;&|(\s/])waymark(\s+--root(\s+|=)\S+)?\s+validate(\s|$)").unwrap()
+            })
+            .is_match(command)
 }
 
-fn vcs() -> &'static [Regex; 3] {
-    static RE: OnceLock<[Regex; 3]> = OnceLock::new();
-    RE.get_or_init(|| {
-        [
-            // `git commit`, also `git -C dir commit`, not `git commit-tree` nor `--dry-run`.
-            Regex::new(r"(^|[;&|(\s])git(\s+-[cC]\s+\S+|\s+--\S+)*\s+commit(\s|$)").unwrap(),
-            Regex::new(r"(^|[;&|(\s])git(\s+-[cC]\s+\S+|\s+--\S+)*\s+push(\s|$)").unwrap(),
-            Regex::new(r"(^|[;&|(\s])gh\s+pr\s+create(\s|$)").unwrap(),
-        ]
-    })
+/// `git commit`, `git push` and `gh pr create`, with the words every match contains.
+const VCS: [(&str, &[&str]); 3] = [
+    // `git commit`, also `git -C dir commit`, not `git commit-tree` nor `--dry-run`.
+    (
+        r"(^|[;&|(\s])git(\s+-[cC]\s+\S+|\s+--\S+)*\s+commit(\s|$)",
+        &["git", "commit"],
+    ),
+    (
+        r"(^|[;&|(\s])git(\s+-[cC]\s+\S+|\s+--\S+)*\s+push(\s|$)",
+        &["git", "push"],
+    ),
+    (
+        r"(^|[;&|(\s])gh\s+pr\s+create(\s|$)",
+        &["gh", "pr", "create"],
+    ),
+];
+
+/// Whether `command` matches VCS pattern `i`. The pattern is compiled on first need, and
+/// only for a command holding all its words: most commands never pay for it.
+fn vcs_match(i: usize, command: &str) -> bool {
+    static RE: [OnceLock<Regex>; 3] = [const { OnceLock::new() }; 3];
+    let (pattern, words) = VCS[i];
+    words.iter().all(|w| command.contains(w))
+        && RE[i]
+            .get_or_init(|| Regex::new(pattern).unwrap())
+            .is_match(command)
 }
 
 /// Classifies `command`. `validation` is a compiled set of the configured patterns.
 pub fn classify(command: &str, validation: &RegexSet) -> Kinds {
-    let [commit, push, pr] = vcs();
     Kinds {
-        git_commit: commit.is_match(command) && !command.contains("--dry-run"),
-        git_push: push.is_match(command) && !command.contains("--dry-run"),
-        pr_create: pr.is_match(command),
-        validation: validation.is_match(command) && !waymark_validate().is_match(command),
+        validation: validation.is_match(command) && !is_waymark_validate(command),
+        ..classify_vcs(command)
     }
+}
+
+fn classify_vcs(command: &str) -> Kinds {
+    Kinds {
+        git_commit: vcs_match(0, command) && !command.contains("--dry-run"),
+        git_push: vcs_match(1, command) && !command.contains("--dry-run"),
+        pr_create: vcs_match(2, command),
+        validation: false,
+    }
+}
+
+/// [`classify`] against the configured patterns, compiling only those that can match:
+/// a default pattern is skipped when the command lacks every word it needs. Compiling the
+/// whole set costs more than all the rest of a Bash event, and most commands match none.
+pub fn classify_with(command: &str, patterns: &[String]) -> Kinds {
+    let candidates: Vec<&String> = patterns
+        .iter()
+        .filter(|p| needed_words(p).is_none_or(|words| words.iter().any(|w| command.contains(w))))
+        .collect();
+    Kinds {
+        validation: !candidates.is_empty()
+            && RegexSet::new(&candidates).is_ok_and(|set| set.is_match(command))
+            && !is_waymark_validate(command),
+        ..classify_vcs(command)
+    }
+}
+
+/// For a default validation pattern, words one of which every command it matches contains;
+/// `None` for any other pattern (always compiled).
+fn needed_words(pattern: &str) -> Option<&'static [&'static str]> {
+    const NEEDS: [&[&str]; DEFAULT_VALIDATION_COMMANDS.len()] = [
+        &["cargo"],
+        &["npm", "yarn", "bun"],
+        &["npx"],
+        &["pytest", "py.test", "tox", "nox"],
+        &["python"],
+        &["go"],
+        &["make"],
+        &["mvn", "gradle"],
+        &["rspec", "phpunit", "ctest", "dotnet", "mix", "swift"],
+    ];
+    DEFAULT_VALIDATION_COMMANDS
+        .iter()
+        .position(|d| *d == pattern)
+        .map(|i| NEEDS[i])
 }
 
 /// Compiles the validation patterns; bad ones were rejected by the config already.
@@ -118,6 +181,7 @@ mod tests {
         ] {
             assert!(classify(c, &set()).validation, "{c}");
         }
+        let patterns = Config::default().validation_commands;
         for c in [
             "cargo build",
             "ls",
@@ -126,6 +190,40 @@ mod tests {
             "./bin/waymark --root /p validate --step x -- pytest",
         ] {
             assert!(!classify(c, &set()).validation, "{c}");
+            assert!(!classify_with(c, &patterns).validation, "{c}");
+        }
+    }
+
+    #[test]
+    fn classify_with_skips_only_patterns_that_cannot_match() {
+        let mut patterns = Config::default().validation_commands;
+        patterns.push(r"^just\s+ci$".into());
+        let full = validation_set(&patterns);
+        for c in [
+            "cargo test",
+            "cargo +nightly clippy --all-targets",
+            "cargo build",
+            "pnpm run test",
+            "yarn test",
+            "bun test",
+            "npx vitest run",
+            "py.test -x",
+            "tox -e py312",
+            "python3 -m pytest",
+            "go vet ./...",
+            "make check",
+            "./gradlew check",
+            "mvn verify",
+            "dotnet test",
+            "mix test",
+            "swift test",
+            "ctest --output-on-failure",
+            "just ci",
+            "echo hi > b.txt && echo bash-ok",
+            "git add -A && git commit -qm 'x' && git push",
+            "gh pr create --fill",
+        ] {
+            assert_eq!(classify_with(c, &patterns), classify(c, &full), "{c}");
         }
     }
 

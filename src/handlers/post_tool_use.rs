@@ -41,10 +41,9 @@ pub fn handle(
     let cwd = event.common.cwd.as_deref();
     let paths = located_paths(ctx, event, call, cwd);
     let bash = bash_result(call, result);
-    let kinds = bash.as_ref().map(|b| {
-        let set = commands::validation_set(&ctx.config.validation_commands);
-        commands::classify(&b.command, &set)
-    });
+    let kinds = bash
+        .as_ref()
+        .map(|b| commands::classify_with(&b.command, &ctx.config.validation_commands));
     let validation = kinds.as_ref().is_some_and(|k| k.validation)
         && bash.as_ref().is_some_and(|b| !b.background);
     let relevant = call.is_mutation()

@@ -66,7 +66,12 @@ pub fn read_tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Res
     } else {
         body
     };
-    let text = String::from_utf8_lossy(body);
+    // Valid UTF-8 (the usual case) is checked by the fast validator; only a file with bad
+    // bytes pays for the lossy conversion.
+    let text = match std::str::from_utf8(body) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        Err(_) => String::from_utf8_lossy(body),
+    };
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     if lines.len() > max_lines {
         lines.drain(..lines.len() - max_lines);

@@ -440,7 +440,9 @@ impl Hook {
 
     /// Records a file the current step touched (root-relative, deduplicated). With no
     /// step current (between steps, or while waiting for a human) the file is kept in
-    /// `unassigned_files` for the next step entered: it is never dropped.
+    /// `unassigned_files` for the next step entered: it is never dropped. A file already
+    /// listed changes nothing, not even `updated_at`: the hook is then left as it was and
+    /// the event costs no write.
     pub fn touch_file(&mut self, path: &str, now: DateTime<Utc>) {
         let list = match self.current_step.as_mut() {
             Some(ctx) => &mut ctx.files_touched,
@@ -448,8 +450,8 @@ impl Hook {
         };
         if !list.iter().any(|f| f == path) {
             list.push(path.into());
+            self.updated_at = now;
         }
-        self.updated_at = now;
     }
 
     /// Marks the current step as having failed since it was entered: its next entry is a

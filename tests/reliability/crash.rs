@@ -145,13 +145,25 @@ fn random_kills(rounds: usize) {
     let p = Project::new();
     let mut finished: Vec<(String, usize)> = Vec::new();
     let mut kills = 0;
+    // Kill within the time a hook takes on this machine now (measured on a warm-up round
+    // that is left to finish), so the kills land inside the writes however fast or loaded
+    // the machine is.
+    let warmup = cycle(p.root(), "s0", "r", "warmup");
+    let started = std::time::Instant::now();
+    for (event, input) in &warmup {
+        let out = spawn_hook(hook_command(&p, event), input.to_string().as_bytes())
+            .wait_with_output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "warm-up {event}");
+    }
+    let typical = (started.elapsed().as_micros() as u64 / warmup.len() as u64).max(1_000);
     for round in 0..rounds {
         let tag = format!("r{round:03}");
         let events = cycle(p.root(), &format!("s{}", round % 3), "r", &tag);
         for (i, (event, input)) in events.iter().enumerate() {
             let child = spawn_hook(hook_command(&p, event), input.to_string().as_bytes());
-            // Most hooks here take 5-40 ms: kill within that, or let one in four finish.
-            let kill_after = (rng.below(4) != 0).then(|| Duration::from_micros(rng.below(40_000)));
+            // Kill within the typical hook time, or let one in four finish.
+            let kill_after = (rng.below(4) != 0).then(|| Duration::from_micros(rng.below(typical)));
             let out = match kill_after {
                 Some(after) => {
                     std::thread::sleep(after);

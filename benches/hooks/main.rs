@@ -1,0 +1,467 @@
+//! waymark's benchmark: holds the release binary to the budgets of DESIGN.md.
+//!
+//! `cargo bench --bench hooks` (method and figures in BENCHMARKS.md). Every hook event is
+//! one process start, so every figure here is a whole process, spawned and reaped, on
+//! generated projects under `target/tmp/`:
+//!
+//! - wall time (median, p99) per event, and the same against a floor measured in the same
+//!   rounds: a minimal Rust program that only reads its stdin;
+//! - scaling: the same events on projects with a large trace, hook.json at its largest,
+//!   10,000 files, 5,000 lessons, as ratios to the small project;
+//! - peak memory per event (the child's own `ru_maxrss`);
+//! - 32 concurrent processes × 100 events each, checked for lost updates;
+//! - `waymark receipts --verify` on 1,000 receipts.
+//!
+//! Rounds are interleaved (each round runs every project once, and the floor) so that load
+//! from elsewhere on a shared machine hits every variant alike and ratios stay fair.
+//!
+//! Knobs (environment): `WAYMARK_BENCH_RUNS` (runs per event and project, default 150),
+//! `WAYMARK_BENCH_TRACE_MAX` (largest trace, default 1,000,000), `WAYMARK_BENCH_CONCURRENT`
+//! (events per concurrent process, default 100), `WAYMARK_BENCH_RECEIPTS` (default 1,000),
+//! `WAYMARK_BENCH_KEEP=1` (keep the generated projects), `WAYMARK_BENCH_CALLGRIND=0` (skip
+//! the instruction counts), `WAYMARK_BENCH_BIN=<path>` (measure another waymark binary, e.g.
+//! an older build, instead of this one).
+
+mod measure;
+mod projects;
+mod report;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use measure::{Sample, Stats};
+use projects::{Bench, EVENTS, Event, Project};
+
+/// The settings of one run.
+struct Knobs {
+    runs: usize,
+    trace_max: usize,
+    concurrent_events: usize,
+    receipts: usize,
+    keep: bool,
+}
+
+fn knob(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.replace('_', "").parse().ok())
+        .unwrap_or(default)
+}
+
+impl Knobs {
+    fn from_env() -> Knobs {
+        Knobs {
+            runs: knob("WAYMARK_BENCH_RUNS", 150).max(3),
+            trace_max: knob("WAYMARK_BENCH_TRACE_MAX", 1_000_000).max(1_000),
+            concurrent_events: knob("WAYMARK_BENCH_CONCURRENT", 100).max(1),
+            receipts: knob("WAYMARK_BENCH_RECEIPTS", 1_000),
+            keep: std::env::var("WAYMARK_BENCH_KEEP").is_ok_and(|v| v == "1"),
+        }
+    }
+}
+
+/// Concurrent processes, as in DESIGN.md's budget.
+const PROCESSES: usize = 32;
+
+fn main() {
+    // `cargo test --all-targets` runs bench targets without `--bench`: nothing to do then.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("waymark benchmark: run it with `cargo bench --bench hooks`");
+        return;
+    }
+    let knobs = Knobs::from_env();
+    let started = Instant::now();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("waymark-bench");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixtures = manifest.join("tests/fixtures/claude-code-2.1.197");
+    let transcript = dir.join("transcript.jsonl");
+    fs::copy(fixtures.join("transcript-sample.jsonl"), &transcript).unwrap();
+    let bench = Bench {
+        bin: std::env::var_os("WAYMARK_BENCH_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_waymark"))),
+        config_home: dir.join("config"),
+        dir: dir.clone(),
+        fixtures,
+        transcript,
+    };
+    let floor = build_floor(&dir, &manifest.join("benches/hooks/floor.rs"));
+
+    eprintln!(
+        "measuring {}; generating projects in {} …",
+        bench.bin.display(),
+        dir.display()
+    );
+    let mut projects = generate(&bench, &knobs);
+    for p in &projects {
+        p.check_events(&bench);
+    }
+    settle();
+
+    let fsync = measure::fsync_latency(&dir);
+    // Instructions on the small project, and on the smallest and largest trace for the
+    // budget "cost does not grow with the trace".
+    let largest = format!("trace {}", report::count(knobs.trace_max));
+    let counted: Vec<(usize, &Project)> = projects
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| *i == 0 || p.name == "trace 1,000" || p.name == largest)
+        .collect();
+    let instructions = count_instructions(&bench, &counted, &floor);
+
+    eprintln!(
+        "timing {} events × {} projects × {} runs (+ the floor) …",
+        EVENTS.len(),
+        projects.len(),
+        knobs.runs
+    );
+    let floor_input = projects[0].event_file(Event::Write);
+    let mut samples: BTreeMap<(Event, usize), Vec<Sample>> = BTreeMap::new();
+    let mut floor_samples = Vec::new();
+    for &event in EVENTS {
+        settle();
+        for round in 0..knobs.runs {
+            if round % 50 == 0 {
+                for p in projects.iter_mut() {
+                    if p.prepared_at.elapsed() > Duration::from_secs(120) {
+                        p.refresh(&bench);
+                    }
+                }
+            }
+            floor_samples.push(measure::run(&mut Command::new(&floor), &floor_input));
+            for (i, p) in projects.iter().enumerate() {
+                p.reset(event);
+                let s = measure::run(
+                    &mut bench.waymark(&p.root, &["hook", event.hook_name()]),
+                    &p.event_file(event),
+                );
+                samples.entry((event, i)).or_default().push(s);
+            }
+        }
+    }
+    let log_problems: Vec<(String, Vec<String>)> = projects
+        .iter()
+        .map(|p| (p.name.clone(), p.log_problems()))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+
+    eprintln!(
+        "{PROCESSES} concurrent processes × {} events …",
+        knobs.concurrent_events
+    );
+    let concurrency = concurrent(&bench, knobs.concurrent_events);
+    eprintln!("receipts --verify on {} receipts …", knobs.receipts);
+    let receipts = receipts(&bench, knobs.receipts);
+
+    let stats: BTreeMap<(Event, usize), Stats> =
+        samples.iter().map(|(k, v)| (*k, Stats::of(v))).collect();
+    let names: Vec<String> = projects.iter().map(|p| p.name.clone()).collect();
+    let text = report::render(&report::Results {
+        runs: knobs.runs,
+        trace_max: knobs.trace_max,
+        floor: Stats::of(&floor_samples),
+        instructions: &instructions,
+        fsync,
+        projects: &names,
+        stats: &stats,
+        concurrency: &concurrency,
+        receipts: &receipts,
+        log_problems: &log_problems,
+        elapsed: started.elapsed(),
+    });
+    println!("{text}");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("waymark-bench.md");
+    fs::write(&out, &text).unwrap();
+    eprintln!("report also written to {}", out.display());
+    if knobs.keep {
+        eprintln!("projects kept in {}", dir.display());
+    } else {
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+/// Writes back every dirty page (`sync`) so that the gigabyte just generated is not flushed
+/// by the first fsync of a timed run, which would charge it to that event.
+fn settle() {
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
+}
+
+/// The projects, in report order: the small one first (the reference of every ratio).
+fn generate(bench: &Bench, knobs: &Knobs) -> Vec<Project> {
+    let mut projects = vec![Project::create(bench, "small", 0)];
+    let mut sizes = vec![1_000, 100_000, 1_000_000];
+    sizes.retain(|&n| n < knobs.trace_max);
+    sizes.push(knobs.trace_max);
+    for n in sizes {
+        let p = Project::create(bench, &format!("trace {}", report::count(n)), 0);
+        p.add_trace(n);
+        projects.push(p);
+    }
+    let mut big = Project::create(bench, "hook.json max", 0);
+    big.grow_hook();
+    projects.push(big);
+    projects.push(Project::create(bench, "10,000 files", 10_000));
+    let lessons = Project::create(bench, "5,000 lessons", 0);
+    lessons.add_lessons(5_000);
+    projects.push(lessons);
+    projects
+}
+
+/// Instructions per event, keyed by (event, project index), for the given projects (the
+/// floor under `(None, 0)`), when valgrind is installed. The callgrind profiles of the first
+/// project are kept in `target/tmp/waymark-callgrind/` for `callgrind_annotate`.
+fn count_instructions(
+    bench: &Bench,
+    projects: &[(usize, &Project)],
+    floor: &Path,
+) -> BTreeMap<(Option<Event>, usize), u64> {
+    let mut counts = BTreeMap::new();
+    let have = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have || std::env::var("WAYMARK_BENCH_CALLGRIND").is_ok_and(|v| v == "0") {
+        return counts;
+    }
+    eprintln!("counting instructions with callgrind …");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("waymark-callgrind");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let out_arg = |name: &str| {
+        format!(
+            "--callgrind-out-file={}",
+            dir.join(format!("{name}.out")).display()
+        )
+    };
+    let floor_out = out_arg("floor");
+    let mut cmd = Command::new("valgrind");
+    cmd.args(["--tool=callgrind", floor_out.as_str()])
+        .arg(floor);
+    let first = projects[0].1;
+    if let Some(n) = measure::instructions(&mut cmd, &first.event_file(Event::Write)) {
+        counts.insert((None, 0), n);
+    }
+    for (n, &(index, project)) in projects.iter().enumerate() {
+        for &e in EVENTS {
+            project.reset(e);
+            let slug = e
+                .label()
+                .replace(" + ", "-")
+                .replace(' ', "-")
+                .to_lowercase();
+            let out = if n == 0 {
+                out_arg(&slug)
+            } else {
+                "--callgrind-out-file=/dev/null".to_string()
+            };
+            let wrapper = ["valgrind", "--tool=callgrind", out.as_str()];
+            let mut cmd =
+                bench.waymark_under(Some(&wrapper), &project.root, &["hook", e.hook_name()]);
+            if let Some(count) = measure::instructions(&mut cmd, &project.event_file(e)) {
+                counts.insert((Some(e), index), count);
+            }
+        }
+    }
+    counts
+}
+
+/// Compiles the floor program with the same optimization as the release profile.
+fn build_floor(dir: &Path, source: &Path) -> PathBuf {
+    let out = dir.join("floor");
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let ok = Command::new(rustc)
+        .args(["--edition", "2024", "-C", "opt-level=3", "-o"])
+        .arg(&out)
+        .arg(source)
+        .status()
+        .expect("rustc")
+        .success();
+    assert!(ok, "cannot compile the floor program");
+    out
+}
+
+/// What the concurrency run found.
+pub struct Concurrency {
+    pub processes: usize,
+    pub events: usize,
+    pub wall: Duration,
+    pub latency: Stats,
+    /// Files written by the events that hook.json's step lists exactly once.
+    pub recorded_once: usize,
+    pub missing: usize,
+    pub duplicated: usize,
+    /// Trace records found for the events (None: no trace file was written).
+    pub trace_once: Option<usize>,
+    pub trace_bad_lines: usize,
+    pub hook_valid: bool,
+    pub leftovers: Vec<String>,
+    pub log_problems: Vec<String>,
+}
+
+/// 32 processes at once, each running `per_process` PostToolUse Write events one after
+/// another against one project, each writing its own file. Afterwards every file must be in
+/// the step's `files_touched` exactly once, every trace record (when the ledger is built)
+/// present exactly once, and every file valid.
+fn concurrent(bench: &Bench, per_process: usize) -> Concurrency {
+    let project = Project::create(bench, "concurrent", 0);
+    project.reset(Event::Write);
+    settle();
+    let template: serde_json::Value =
+        serde_json::from_slice(&fs::read(project.event_file(Event::Write)).unwrap()).unwrap();
+    let inputs = bench.dir.join("events/concurrent-inputs");
+    fs::create_dir_all(&inputs).unwrap();
+    let mut expected = Vec::new();
+    for p in 0..PROCESSES {
+        for i in 0..per_process {
+            let rel = format!("conc/p{p:02}/f{i:03}.rs");
+            let abs = project.root.join(&rel).to_string_lossy().into_owned();
+            let mut v = template.clone();
+            v["tool_input"]["file_path"] = abs.clone().into();
+            v["tool_response"]["filePath"] = abs.into();
+            v["tool_use_id"] = format!("toolu_bench_{p:02}_{i:03}").into();
+            fs::write(
+                inputs.join(format!("{p}-{i}.json")),
+                serde_json::to_vec(&v).unwrap(),
+            )
+            .unwrap();
+            expected.push(rel);
+        }
+    }
+    let start = Instant::now();
+    let samples: Vec<Sample> = thread::scope(|s| {
+        let handles: Vec<_> = (0..PROCESSES)
+            .map(|p| {
+                let (root, inputs) = (&project.root, &inputs);
+                s.spawn(move || {
+                    (0..per_process)
+                        .map(|i| {
+                            measure::run(
+                                &mut bench.waymark(root, &["hook", "PostToolUse"]),
+                                &inputs.join(format!("{p}-{i}.json")),
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let wall = start.elapsed();
+
+    let state = project.root.join(".orchestration");
+    let hook: Option<waymark::task::Hook> = fs::read(project.hook_json())
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let bak_valid = fs::read(state.join("hook.json.bak"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<waymark::task::Hook>(&b).ok())
+        .is_some();
+    let touched: Vec<String> = hook
+        .as_ref()
+        .and_then(|h| h.current_step.as_ref())
+        .map(|c| c.files_touched.clone())
+        .unwrap_or_default();
+    let count = |f: &String| touched.iter().filter(|t| *t == f).count();
+    let trace = fs::read_to_string(state.join("agent_trace.jsonl")).ok();
+    let mut trace_bad_lines = 0;
+    let trace_once = trace.map(|t| {
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for line in t.lines() {
+            match serde_json::from_str::<serde_json::Value>(line) {
+                Ok(v) => {
+                    let id = v["metadata"]["waymark"]["tool_use_id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    *seen.entry(id).or_default() += 1;
+                }
+                Err(_) => trace_bad_lines += 1,
+            }
+        }
+        (0..PROCESSES)
+            .flat_map(|p| (0..per_process).map(move |i| format!("toolu_bench_{p:02}_{i:03}")))
+            .filter(|id| seen.get(id) == Some(&1))
+            .count()
+    });
+    let leftovers = fs::read_dir(&state)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            (name.ends_with(".tmp") || name.contains(".corrupt-")).then_some(name)
+        })
+        .collect();
+    Concurrency {
+        processes: PROCESSES,
+        events: samples.len(),
+        wall,
+        latency: Stats::of(&samples),
+        recorded_once: expected.iter().filter(|f| count(f) == 1).count(),
+        missing: expected.iter().filter(|f| count(f) == 0).count(),
+        duplicated: expected.iter().filter(|f| count(f) > 1).count(),
+        trace_once,
+        trace_bad_lines,
+        hook_valid: hook.is_some() && bak_valid && state.join("HOOK.md").exists(),
+        leftovers,
+        log_problems: project.log_problems(),
+    }
+}
+
+/// `waymark receipts --verify` over `n` receipts made by `waymark validate -- true`.
+pub enum Receipts {
+    NotBuilt(String),
+    Measured {
+        receipts: usize,
+        stats: Stats,
+        verified: bool,
+    },
+}
+
+fn receipts(bench: &Bench, n: usize) -> Receipts {
+    if n == 0 {
+        return Receipts::NotBuilt("skipped (WAYMARK_BENCH_RECEIPTS=0)".into());
+    }
+    let project = Project::create(bench, "receipts", 0);
+    project.reset(Event::Write);
+    let null = Path::new("/dev/null");
+    for i in 0..n {
+        let s = measure::run(
+            &mut bench.waymark(&project.root, &["validate", "--", "true"]),
+            null,
+        );
+        if s.exit_code != 0 {
+            return Receipts::NotBuilt(format!(
+                "n/a (receipts not built: `waymark validate -- true` exited {} at receipt {})",
+                s.exit_code,
+                i + 1
+            ));
+        }
+    }
+    let samples: Vec<Sample> = (0..20)
+        .map(|_| {
+            measure::run(
+                &mut bench.waymark(&project.root, &["receipts", "--verify"]),
+                null,
+            )
+        })
+        .collect();
+    match samples[0].exit_code {
+        0 | 1 => Receipts::Measured {
+            receipts: n,
+            stats: Stats::of(&samples),
+            verified: samples.iter().all(|s| s.exit_code == 0),
+        },
+        code => Receipts::NotBuilt(format!(
+            "n/a (receipts not built: `waymark receipts --verify` exited {code})"
+        )),
+    }
+}

@@ -1,0 +1,484 @@
+//! Generated projects and the events run against them.
+//!
+//! Each project is a real git repository with a task in progress, made by feeding real
+//! Claude Code 2.1.197 hook inputs (tests/fixtures) through the release binary, so
+//! hook.json is exactly what waymark itself writes. Two snapshots of hook.json are kept:
+//! `active` (mid-turn, after a Write) and `idle` (after Stop). Before every timed run the
+//! event's snapshot is copied back, so every run does the same work from the same state.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use chrono::Duration;
+use serde_json::{Value, json};
+use waymark::git::GitState;
+use waymark::task::{CheckpointTrigger, FileSnapshot, Hook, HookEvent};
+
+/// Where everything lives, and the binary under test.
+pub struct Bench {
+    pub dir: PathBuf,
+    pub bin: PathBuf,
+    pub config_home: PathBuf,
+    pub fixtures: PathBuf,
+    /// A copy of the recorded transcript, so Stop reads a real one (its tail).
+    pub transcript: PathBuf,
+}
+
+impl Bench {
+    /// `waymark <args>` for a project, with a clean environment: no user config, no
+    /// `WAYMARK_*` overrides from the caller's shell.
+    pub fn waymark(&self, root: &Path, args: &[&str]) -> Command {
+        self.waymark_under(None, root, args)
+    }
+
+    /// The same, run under a wrapper (`valgrind --tool=callgrind …`).
+    pub fn waymark_under(&self, wrapper: Option<&[&str]>, root: &Path, args: &[&str]) -> Command {
+        let mut cmd = match wrapper {
+            Some([program, rest @ ..]) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(&self.bin);
+                c
+            }
+            _ => Command::new(&self.bin),
+        };
+        cmd.args(args)
+            .current_dir(root)
+            .env("CLAUDE_PROJECT_DIR", root)
+            .env("XDG_CONFIG_HOME", &self.config_home);
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy();
+            if k.starts_with("WAYMARK_") || k.starts_with("CONTEXTD_") {
+                cmd.env_remove(&*k);
+            }
+        }
+        cmd
+    }
+}
+
+/// The events measured, each from the state a real session would be in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Event {
+    /// Write of a file the step already touched (the common case within a step).
+    Write,
+    /// Write of a file the step has not touched yet: hook.json is saved (durably).
+    WriteNew,
+    /// Edit of a file the step already touched: nothing in hook.json changes.
+    Edit,
+    /// A plain Bash command (classified, nothing to checkpoint).
+    Bash,
+    /// A Read: nothing to record unless an interval checkpoint is due.
+    Read,
+    /// A new session after the previous one ended cleanly (Stop).
+    SessionStart,
+    /// A new session while the previous one was mid-turn: crash detected, task recovering.
+    SessionStartCrash,
+    /// Checkpoint (git state, file snapshots) before compaction.
+    PreCompact,
+    /// End of turn: last output kept, session idle, context usage read from the transcript.
+    Stop,
+}
+
+pub const EVENTS: &[Event] = &[
+    Event::Write,
+    Event::WriteNew,
+    Event::Edit,
+    Event::Bash,
+    Event::Read,
+    Event::SessionStart,
+    Event::SessionStartCrash,
+    Event::PreCompact,
+    Event::Stop,
+];
+
+impl Event {
+    pub fn label(self) -> &'static str {
+        match self {
+            Event::Write => "PostToolUse Write",
+            Event::WriteNew => "PostToolUse Write (new file)",
+            Event::Edit => "PostToolUse Edit",
+            Event::Bash => "PostToolUse Bash",
+            Event::Read => "PostToolUse Read",
+            Event::SessionStart => "SessionStart",
+            Event::SessionStartCrash => "SessionStart + crash recovery",
+            Event::PreCompact => "PreCompact",
+            Event::Stop => "Stop",
+        }
+    }
+
+    pub fn hook_name(self) -> &'static str {
+        match self {
+            Event::Write | Event::WriteNew | Event::Edit | Event::Bash | Event::Read => {
+                "PostToolUse"
+            }
+            Event::SessionStart | Event::SessionStartCrash => "SessionStart",
+            Event::PreCompact => "PreCompact",
+            Event::Stop => "Stop",
+        }
+    }
+
+    fn file(self) -> &'static str {
+        match self {
+            Event::Write => "write.json",
+            Event::WriteNew => "write-new.json",
+            Event::Edit => "edit.json",
+            Event::Bash => "bash.json",
+            Event::Read => "read.json",
+            Event::SessionStart => "session-start.json",
+            Event::SessionStartCrash => "session-start-crash.json",
+            Event::PreCompact => "pre-compact.json",
+            Event::Stop => "stop.json",
+        }
+    }
+
+    /// True when the event runs from the idle snapshot (the previous turn ended).
+    fn starts_idle(self) -> bool {
+        matches!(self, Event::SessionStart)
+    }
+}
+
+/// One generated project.
+pub struct Project {
+    pub name: String,
+    pub root: PathBuf,
+    events: PathBuf,
+    active: PathBuf,
+    idle: PathBuf,
+    /// hook.json is grown to its largest after each preparation.
+    grown: bool,
+    /// When the snapshots were made: they age (interval checkpoints, stale sessions).
+    pub prepared_at: std::time::Instant,
+}
+
+/// The session the task was made in, and the one that starts afterwards.
+const PREV_SESSION: &str = "bench-prev-0000-4000-8000-000000000001";
+const NEW_SESSION: &str = "bench-new-0000-4000-8000-000000000002";
+
+impl Project {
+    /// A git repository with a few files and a task in progress (see the module doc).
+    pub fn create(bench: &Bench, name: &str, extra_files: usize) -> Project {
+        let root = bench.dir.join("projects").join(name);
+        let events = bench.dir.join("events").join(name);
+        fs::create_dir_all(root.join("src")).unwrap();
+        fs::create_dir_all(&events).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        git(&root, &["config", "user.email", "bench@example.com"]);
+        git(&root, &["config", "user.name", "bench"]);
+        fs::write(root.join("hello.txt"), "hello world\n").unwrap();
+        fs::write(root.join("README.md"), "# bench project\n").unwrap();
+        fs::write(root.join("src/lib.rs"), "pub fn parse() {}\n").unwrap();
+        for i in 0..extra_files {
+            let dir = root.join(format!("gen/d{:03}", i / 100));
+            if i % 100 == 0 {
+                fs::create_dir_all(&dir).unwrap();
+            }
+            fs::write(
+                dir.join(format!("f{i:05}.rs")),
+                format!("// generated file {i}\npub fn f{i}() -> u32 {{ {i} }}\n"),
+            )
+            .unwrap();
+        }
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-qm", "initial"]);
+        // What the agent's Write created (untracked, like a real new file).
+        fs::write(root.join("src/parser.rs"), "pub fn parse() {}\n").unwrap();
+
+        let mut p = Project {
+            name: name.to_string(),
+            active: events.join("hook.active.json"),
+            idle: events.join("hook.idle.json"),
+            root,
+            events,
+            grown: false,
+            prepared_at: std::time::Instant::now(),
+        };
+        p.write_events(bench);
+        p.prepare(bench);
+        p
+    }
+
+    /// Makes the snapshots again from a new task, so that they are never old enough for an
+    /// `interval` checkpoint (5 min) to change what an event does in a long run.
+    pub fn refresh(&mut self, bench: &Bench) {
+        for f in ["hook.json", "hook.json.bak", "HOOK.md"] {
+            let _ = fs::remove_file(self.root.join(".orchestration").join(f));
+        }
+        self.prepare(bench);
+        if self.grown {
+            self.grow_hook();
+        }
+    }
+
+    /// The event inputs, from the fixtures with paths and sessions pointed at this project.
+    fn write_events(&self, bench: &Bench) {
+        let root = self.root.to_string_lossy().into_owned();
+        let fx = |name: &str, session: &str| {
+            let text = fs::read_to_string(bench.fixtures.join(format!("{name}.json"))).unwrap();
+            let mut v: Value = serde_json::from_str(&text).unwrap();
+            relocate(&mut v, &root, &bench.transcript.to_string_lossy());
+            v["session_id"] = json!(session);
+            v
+        };
+        let save = |file: &str, v: &Value| {
+            fs::write(self.events.join(file), serde_json::to_vec(v).unwrap()).unwrap();
+        };
+
+        save(Event::Write.file(), &fx("PostToolUse-Write", PREV_SESSION));
+        let mut write = fx("PostToolUse-Write", PREV_SESSION);
+        let new_file = format!("{root}/src/parser.rs");
+        write["tool_input"]["file_path"] = json!(new_file);
+        write["tool_input"]["content"] = json!("pub fn parse() {}\n");
+        write["tool_response"]["filePath"] = json!(new_file);
+        write["tool_response"]["content"] = json!("pub fn parse() {}\n");
+        save(Event::WriteNew.file(), &write);
+        save(Event::Edit.file(), &fx("PostToolUse-Edit", PREV_SESSION));
+        save(Event::Bash.file(), &fx("PostToolUse-Bash", PREV_SESSION));
+        save(Event::Read.file(), &fx("PostToolUse-Read", PREV_SESSION));
+        let start = fx("SessionStart-startup", NEW_SESSION);
+        save(Event::SessionStart.file(), &start);
+        save(Event::SessionStartCrash.file(), &start);
+        save(Event::PreCompact.file(), &fx("PreCompact", PREV_SESSION));
+        save(Event::Stop.file(), &fx("Stop", PREV_SESSION));
+
+        // The session that made the task: prompt, plan, step started, first file written.
+        save("prep-1.json", &fx("SessionStart-startup", PREV_SESSION));
+        let mut prompt = fx("UserPromptSubmit", PREV_SESSION);
+        prompt["prompt"] = json!("Implement the parser and its tests");
+        save("prep-2.json", &prompt);
+        let mut create = fx("PostToolUse-TaskCreate", PREV_SESSION);
+        create["tool_input"]["subject"] = json!("Implement the parser");
+        create["tool_input"]["activeForm"] = json!("Implementing the parser");
+        create["tool_response"]["task"] = json!({"id": "1", "subject": "Implement the parser"});
+        save("prep-3.json", &create);
+        let mut update = fx("PostToolUse-TaskUpdate", PREV_SESSION);
+        update["tool_input"]["taskId"] = json!("1");
+        update["tool_response"]["taskId"] = json!("1");
+        save("prep-4.json", &update);
+        let mut first = fx("PostToolUse-Write", PREV_SESSION);
+        first["tool_input"]["content"] = json!("hello world\n");
+        save("prep-5.json", &first);
+    }
+
+    /// Runs the preparing session and keeps the two hook.json snapshots.
+    fn prepare(&mut self, bench: &Bench) {
+        let prep = [
+            ("SessionStart", "prep-1.json"),
+            ("UserPromptSubmit", "prep-2.json"),
+            ("PostToolUse", "prep-3.json"),
+            ("PostToolUse", "prep-4.json"),
+            ("PostToolUse", "prep-5.json"),
+        ];
+        for (name, file) in prep {
+            self.run_checked(bench, name, &self.events.join(file));
+        }
+        fs::copy(self.hook_json(), &self.active).unwrap();
+        self.run_checked(bench, "Stop", &self.event_file(Event::Stop));
+        fs::copy(self.hook_json(), &self.idle).unwrap();
+        let hook: Hook = serde_json::from_slice(&fs::read(&self.active).unwrap()).unwrap();
+        let step = hook.current_step.as_ref().expect("a running step");
+        assert_eq!(step.files_touched, ["hello.txt"], "prepared state");
+        self.prepared_at = std::time::Instant::now();
+    }
+
+    fn run_checked(&self, bench: &Bench, name: &str, input: &Path) -> String {
+        let out = bench
+            .waymark(&self.root, &["hook", name])
+            .stdin(fs::File::open(input).unwrap())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "waymark hook {name} exit");
+        assert!(
+            out.stderr.is_empty(),
+            "waymark hook {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    pub fn hook_json(&self) -> PathBuf {
+        self.root.join(".orchestration/hook.json")
+    }
+
+    pub fn event_file(&self, e: Event) -> PathBuf {
+        self.events.join(e.file())
+    }
+
+    /// Puts hook.json back to the state the event starts from (not timed).
+    pub fn reset(&self, e: Event) {
+        let from = if e.starts_idle() {
+            &self.idle
+        } else {
+            &self.active
+        };
+        fs::copy(from, self.hook_json()).unwrap();
+    }
+
+    /// Runs every event once with its output checked: exit 0, nothing on stderr, stdout
+    /// empty or hook JSON, and the crash path really taken.
+    pub fn check_events(&self, bench: &Bench) {
+        for &e in EVENTS {
+            self.reset(e);
+            let out = self.run_checked(bench, e.hook_name(), &self.event_file(e));
+            if !out.trim().is_empty() {
+                let v: Value = serde_json::from_str(&out).expect("stdout is JSON");
+                assert!(v.is_object());
+            }
+            match e {
+                Event::SessionStartCrash => assert!(
+                    out.contains("CRASH DETECTED"),
+                    "{}: the crash was not reported: {out}",
+                    self.name
+                ),
+                Event::SessionStart => assert!(
+                    !out.contains("CRASH DETECTED") && out.contains("additionalContext"),
+                    "{}: SessionStart: {out}",
+                    self.name
+                ),
+                _ => {}
+            }
+        }
+    }
+
+    /// ERROR and WARN lines waymark logged in this project, except the crash warning the
+    /// crash-recovery event is meant to produce.
+    pub fn log_problems(&self) -> Vec<String> {
+        fs::read_to_string(self.root.join(".orchestration/waymark.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(" ERROR ") || l.contains(" WARN "))
+            .filter(|l| !l.contains("WARN [SessionStart] crash detected:"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// An agent_trace.jsonl of `n` Agent Trace 0.1.0 records, shaped like DESIGN.md's.
+    pub fn add_trace(&self, n: usize) {
+        let path = self.root.join(".orchestration/agent_trace.jsonl");
+        let mut w = BufWriter::with_capacity(1 << 20, fs::File::create(path).unwrap());
+        let mut line = String::with_capacity(1024);
+        for i in 0..n {
+            line.clear();
+            let (tool, class) = match i % 3 {
+                0 => ("Edit", "AST_REFACTOR"),
+                1 => ("Write", "INTENT_EVOLUTION"),
+                _ => ("Bash", "NONE"),
+            };
+            write!(
+                line,
+                r#"{{"version":"0.1.0","id":"{i:08x}-7b2c-4e8a-9f10-{i:012x}","timestamp":"2026-01-{:02}T{:02}:{:02}:{:02}Z","vcs":{{"type":"git","revision":"{i:040x}"}},"tool":{{"name":"claude-code","version":"2.1.197"}},"files":[{{"path":"src/gen/module_{}.rs","conversations":[{{"contributor":{{"type":"ai","model_id":"claude-sonnet-4-5"}},"ranges":[{{"start_line":{},"end_line":{},"content_hash":"sha256:{i:016x}"}}]}}]}}],"metadata":{{"waymark":{{"event":"PostToolUse","session_id":"{PREV_SESSION}","tool_use_id":"toolu_{i:024x}","tool_name":"{tool}","intent_id":"INT-001","mutation_class":"{class}"}}}}}}"#,
+                1 + i % 28,
+                (i / 3600) % 24,
+                (i / 60) % 60,
+                i % 60,
+                i % 97,
+                1 + i % 200,
+                10 + i % 200,
+            )
+            .unwrap();
+            line.push('\n');
+            w.write_all(line.as_bytes()).unwrap();
+        }
+        w.flush().unwrap();
+    }
+
+    /// An AGENT.md with `n` lessons in DESIGN.md's format.
+    pub fn add_lessons(&self, n: usize) {
+        let mut w = BufWriter::new(fs::File::create(self.root.join("AGENT.md")).unwrap());
+        writeln!(
+            w,
+            "# AGENT.md\n\nShared brain of this project.\n\n## Lessons Learned\n"
+        )
+        .unwrap();
+        for i in 0..n {
+            writeln!(
+                w,
+                "### 2026-01-{:02}: Scope violation on src/gen/module_{i}.rs\n\
+                 **Issue**: INT-{:03} edited src/gen/module_{i}.rs outside its owned_scope\n\
+                 **Solution**: claim the file in owned_scope or hand it to the owning intent\n\
+                 **Related Intent**: INT-{:03}\n\
+                 **Category**: governance\n",
+                1 + i % 28,
+                i % 50,
+                i % 50
+            )
+            .unwrap();
+        }
+        w.flush().unwrap();
+    }
+
+    /// hook.json at its largest: 50 checkpoints (each with file snapshots) and 200 history
+    /// events, built with waymark's own types so the file is one waymark could have written.
+    pub fn grow_hook(&mut self) {
+        self.grown = true;
+        for path in [&self.active, &self.idle] {
+            let mut hook: Hook = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
+            let now = hook.updated_at;
+            let snapshots: Vec<FileSnapshot> = (0..8)
+                .map(|j| FileSnapshot {
+                    path: format!("src/gen/module_{j}.rs"),
+                    size: 1200 + j,
+                    mod_time: "2026-01-01T00:00:00Z".into(),
+                    sha256: format!("{j:016x}"),
+                    exists: true,
+                })
+                .collect();
+            let git = GitState {
+                branch: "main".into(),
+                commit: Some(format!("{:040x}", 0xabcdefu64)),
+                dirty: true,
+            };
+            for i in 0..50 {
+                let cp = waymark::checkpoint::build(
+                    &hook,
+                    CheckpointTrigger::Interval,
+                    &format!("Interval checkpoint ({i} min into the step)"),
+                    git.clone(),
+                    snapshots.clone(),
+                    now - Duration::minutes(60 - i),
+                );
+                hook.push_checkpoint(cp, 50);
+            }
+            let template = hook.history.last().cloned().expect("history");
+            let filler: Vec<HookEvent> = (0..200usize.saturating_sub(hook.history.len()))
+                .map(|i| HookEvent {
+                    timestamp: now - Duration::minutes(500 - i as i64),
+                    ..template.clone()
+                })
+                .collect();
+            hook.history.splice(0..0, filler);
+            for j in 0..30 {
+                hook.touch_file(&format!("src/gen/module_{j}.rs"), now);
+            }
+            assert_eq!((hook.checkpoints.len(), hook.history.len()), (50, 200));
+            fs::write(path, serde_json::to_vec_pretty(&hook).unwrap()).unwrap();
+        }
+    }
+}
+
+/// Points the fixture's recorded paths at the generated project and transcript.
+fn relocate(v: &mut Value, root: &str, transcript: &str) {
+    match v {
+        Value::String(s) if s.starts_with("/home/dev/.claude/") => *s = transcript.to_string(),
+        Value::String(s) if s.starts_with("/home/dev/project") => {
+            *s = s.replacen("/home/dev/project", root, 1)
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| relocate(x, root, transcript)),
+        Value::Object(o) => o.values_mut().for_each(|x| relocate(x, root, transcript)),
+        _ => {}
+    }
+}
+
+pub fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git {args:?}");
+}
