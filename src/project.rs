@@ -154,6 +154,14 @@ impl Project {
     }
 }
 
+/// A project in a fresh temporary directory, for unit tests.
+#[cfg(test)]
+pub fn temp_project() -> (tempfile::TempDir, Project) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = Project::at(dir.path().to_path_buf());
+    (dir, p)
+}
+
 /// Lexical normalization: removes `.`, resolves `..` against the path so far, never
 /// rising above the filesystem root. Does not touch the filesystem.
 pub fn normalize(path: &Path) -> PathBuf {

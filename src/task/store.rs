@@ -275,11 +275,7 @@ mod tests {
     use super::*;
     use crate::task::machine::HookState;
 
-    fn project() -> (tempfile::TempDir, Project) {
-        let dir = tempfile::tempdir().unwrap();
-        let p = Project::at(dir.path().to_path_buf());
-        (dir, p)
-    }
+    use crate::project::temp_project as project;
 
     #[test]
     fn update_creates_saves_and_keeps_bak() {

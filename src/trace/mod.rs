@@ -309,11 +309,7 @@ impl Recent {
 mod tests {
     use super::*;
 
-    fn project() -> (tempfile::TempDir, Project) {
-        let dir = tempfile::tempdir().unwrap();
-        let p = Project::at(dir.path().to_path_buf());
-        (dir, p)
-    }
+    use crate::project::temp_project as project;
 
     #[test]
     fn records_round_trip_and_omit_what_is_unknown() {
