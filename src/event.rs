@@ -41,6 +41,8 @@ pub struct Common {
     pub agent_type: Option<String>,
     /// Present on SessionStart (and some other events) when Claude Code knows it.
     pub model: Option<String>,
+    /// How long the tool ran (PostToolUse, PostToolUseFailure).
+    pub duration_ms: Option<u64>,
 }
 
 /// One parsed hook input.

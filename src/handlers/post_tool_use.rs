@@ -71,14 +71,17 @@ pub fn handle(
         if let (Some(b), Some(k)) = (&bash, &kinds) {
             effects.extend(vcs_checkpoints(b, k));
             if validation {
-                match crate::receipt::observe(
-                    ctx,
-                    hook,
-                    &b.command,
-                    b.exit_code.unwrap_or(-1),
-                    &b.stdout,
-                    &b.stderr,
-                ) {
+                let seen = crate::receipt::Seen {
+                    command: &b.command,
+                    exit_code: b.exit_code.unwrap_or(-1),
+                    stdout: &b.stdout,
+                    stderr: &b.stderr,
+                    duration: event
+                        .common
+                        .duration_ms
+                        .map(std::time::Duration::from_millis),
+                };
+                match crate::receipt::observe(ctx, hook, seen) {
                     Ok(receipt) => {
                         let passed = receipt.exit_code == 0;
                         let id = receipt.receipt_id.clone();

@@ -282,31 +282,27 @@ pub fn verify_all(
         .collect()
 }
 
+/// What Claude Code reported of a validation command the agent ran through the Bash tool.
+pub struct Seen<'a> {
+    pub command: &'a str,
+    pub exit_code: i32,
+    pub stdout: &'a str,
+    pub stderr: &'a str,
+    /// Claude Code's `duration_ms`, when it gave one: the start is then the end minus it.
+    pub duration: Option<Duration>,
+}
+
 /// A receipt for a validation the agent ran through the Bash tool and waymark only saw:
 /// marked `observed`, hashes of the output Claude Code reported, finished now. A missing
 /// key is logged and the receipt stored unsigned.
-pub fn observe(
-    ctx: &Ctx,
-    hook: &Hook,
-    command: &str,
-    exit_code: i32,
-    stdout: &str,
-    stderr: &str,
-) -> Result<ValidationReceipt, ReceiptError> {
-    observe_timed(ctx, hook, command, exit_code, stdout, stderr, None)
-}
-
-/// [`observe`] with the duration Claude Code reported (`duration_ms`), when known: the
-/// start is then the end minus the duration.
-pub fn observe_timed(
-    ctx: &Ctx,
-    hook: &Hook,
-    command: &str,
-    exit_code: i32,
-    stdout: &str,
-    stderr: &str,
-    duration: Option<Duration>,
-) -> Result<ValidationReceipt, ReceiptError> {
+pub fn observe(ctx: &Ctx, hook: &Hook, seen: Seen) -> Result<ValidationReceipt, ReceiptError> {
+    let Seen {
+        command,
+        exit_code,
+        stdout,
+        stderr,
+        duration,
+    } = seen;
     let completed_at = ctx.now;
     let started_at = duration
         .and_then(|d| chrono::Duration::from_std(d).ok())
