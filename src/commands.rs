@@ -55,14 +55,6 @@ fn vcs_match(i: usize, command: &str) -> bool {
             .is_match(command)
 }
 
-/// Classifies `command`. `validation` is a compiled set of the configured patterns.
-pub fn classify(command: &str, validation: &RegexSet) -> Kinds {
-    Kinds {
-        validation: validation.is_match(command) && !is_waymark_validate(command),
-        ..classify_vcs(command)
-    }
-}
-
 fn classify_vcs(command: &str) -> Kinds {
     Kinds {
         git_commit: vcs_match(0, command) && !command.contains("--dry-run"),
@@ -72,10 +64,11 @@ fn classify_vcs(command: &str) -> Kinds {
     }
 }
 
-/// [`classify`] against the configured patterns, compiling only those that can match:
-/// a default pattern is skipped when the command lacks every word it needs. Compiling the
-/// whole set costs more than all the rest of a Bash event, and most commands match none.
-pub fn classify_with(command: &str, patterns: &[String]) -> Kinds {
+/// Classifies `command` against the configured validation patterns, compiling only those
+/// that can match: a default pattern is skipped when the command lacks every word it needs.
+/// Compiling the whole set costs more than all the rest of a Bash event, and most commands
+/// match none.
+pub fn classify(command: &str, patterns: &[String]) -> Kinds {
     let candidates: Vec<&String> = patterns
         .iter()
         .filter(|p| needed_words(p).is_none_or(|words| words.iter().any(|w| command.contains(w))))
@@ -106,11 +99,6 @@ fn needed_words(pattern: &str) -> Option<&'static [&'static str]> {
         .iter()
         .position(|d| *d == pattern)
         .map(|i| NEEDS[i])
-}
-
-/// Compiles the validation patterns; bad ones were rejected by the config already.
-pub fn validation_set(patterns: &[String]) -> RegexSet {
-    RegexSet::new(patterns).unwrap_or_else(|_| RegexSet::empty())
 }
 
 /// The commit hash a `git commit` printed (`[main 1a2b3c4] msg`) or a bare hash line.
@@ -151,21 +139,30 @@ mod tests {
     use super::*;
     use crate::config::Config;
 
-    fn set() -> RegexSet {
-        validation_set(&Config::default().validation_commands)
+    fn patterns() -> Vec<String> {
+        Config::default().validation_commands
+    }
+
+    /// The reference: every pattern compiled, no prefilter.
+    fn full(command: &str, patterns: &[String]) -> Kinds {
+        Kinds {
+            validation: RegexSet::new(patterns).unwrap().is_match(command)
+                && !is_waymark_validate(command),
+            ..classify_vcs(command)
+        }
     }
 
     #[test]
     fn recognizes_vcs_commands() {
         let k = classify(
             r#"git add -A && git commit -qm "Add nil-safe parser" && git log -1 --format=%H"#,
-            &set(),
+            &patterns(),
         );
         assert!(k.git_commit && !k.git_push && !k.validation);
-        assert!(classify("git -C sub push origin main", &set()).git_push);
-        assert!(classify("gh pr create --fill", &set()).pr_create);
-        assert!(!classify("git commit-tree abc", &set()).git_commit);
-        assert!(!classify("git log --grep commit", &set()).git_commit);
+        assert!(classify("git -C sub push origin main", &patterns()).git_push);
+        assert!(classify("gh pr create --fill", &patterns()).pr_create);
+        assert!(!classify("git commit-tree abc", &patterns()).git_commit);
+        assert!(!classify("git log --grep commit", &patterns()).git_commit);
     }
 
     #[test]
@@ -179,7 +176,7 @@ mod tests {
             "go test ./...",
             "make check",
         ] {
-            assert!(classify(c, &set()).validation, "{c}");
+            assert!(classify(c, &patterns()).validation, "{c}");
         }
         let patterns = Config::default().validation_commands;
         for c in [
@@ -189,16 +186,14 @@ mod tests {
             "waymark validate -- cargo test",
             "./bin/waymark --root /p validate --step x -- pytest",
         ] {
-            assert!(!classify(c, &set()).validation, "{c}");
-            assert!(!classify_with(c, &patterns).validation, "{c}");
+            assert!(!classify(c, &patterns).validation, "{c}");
         }
     }
 
     #[test]
-    fn classify_with_skips_only_patterns_that_cannot_match() {
+    fn the_prefilter_skips_only_patterns_that_cannot_match() {
         let mut patterns = Config::default().validation_commands;
         patterns.push(r"^just\s+ci$".into());
-        let full = validation_set(&patterns);
         for c in [
             "cargo test",
             "cargo +nightly clippy --all-targets",
@@ -223,7 +218,7 @@ mod tests {
             "git add -A && git commit -qm 'x' && git push",
             "gh pr create --fill",
         ] {
-            assert_eq!(classify_with(c, &patterns), classify(c, &full), "{c}");
+            assert_eq!(classify(c, &patterns), full(c, &patterns), "{c}");
         }
     }
 

@@ -43,7 +43,7 @@ pub fn handle(
     let bash = bash_result(call, result);
     let kinds = bash
         .as_ref()
-        .map(|b| commands::classify_with(&b.command, &ctx.config.validation_commands));
+        .map(|b| commands::classify(&b.command, &ctx.config.validation_commands));
     let validation = kinds.as_ref().is_some_and(|k| k.validation)
         && bash.as_ref().is_some_and(|b| !b.background);
     let relevant = call.is_mutation()
@@ -58,7 +58,6 @@ pub fn handle(
         (Need::Existing, None)
     };
 
-    let mut receipt_error = None;
     let hook = with_task(ctx, event, need, session, |hook| {
         let mut effects = plan_from_tool(ctx, hook, call, result.ok())?;
         let inside: Vec<&str> = paths.iter().filter_map(Located::inside).collect();
@@ -81,19 +80,14 @@ pub fn handle(
                         .duration_ms
                         .map(std::time::Duration::from_millis),
                 };
-                match crate::receipt::observe(ctx, hook, seen) {
-                    Ok(receipt) => {
-                        let passed = receipt.exit_code == 0;
-                        let id = receipt.receipt_id.clone();
-                        hook.add_receipt(receipt);
-                        if passed {
-                            effects.push(Effect::Checkpoint(
-                                CheckpointTrigger::Validation,
-                                format!("Validation passed: {} ({id})", b.command),
-                            ));
-                        }
-                    }
-                    Err(e) => receipt_error = Some(e.to_string()),
+                let receipt = crate::receipt::observe(ctx, hook, seen);
+                let (passed, id) = (receipt.exit_code == 0, receipt.receipt_id.clone());
+                hook.add_receipt(receipt);
+                if passed {
+                    effects.push(Effect::Checkpoint(
+                        CheckpointTrigger::Validation,
+                        format!("Validation passed: {} ({id})", b.command),
+                    ));
                 }
                 if b.exit_code != Some(0) {
                     hook.record_failure(ctx.now);
@@ -113,13 +107,6 @@ pub fn handle(
         }
         Ok(effects)
     })?;
-    if let Some(e) = receipt_error {
-        ctx.log(
-            crate::log::Level::Warn,
-            event.name(),
-            &format!("no receipt for the observed validation: {e}"),
-        );
-    }
     if ctx.short_of_time() {
         ctx.log(
             crate::log::Level::Warn,

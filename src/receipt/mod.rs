@@ -295,7 +295,7 @@ pub struct Seen<'a> {
 /// A receipt for a validation the agent ran through the Bash tool and waymark only saw:
 /// marked `observed`, hashes of the output Claude Code reported, finished now. A missing
 /// key is logged and the receipt stored unsigned.
-pub fn observe(ctx: &Ctx, hook: &Hook, seen: Seen) -> Result<ValidationReceipt, ReceiptError> {
+pub fn observe(ctx: &Ctx, hook: &Hook, seen: Seen) -> ValidationReceipt {
     let Seen {
         command,
         exit_code,
@@ -333,13 +333,7 @@ pub fn observe(ctx: &Ctx, hook: &Hook, seen: Seen) -> Result<ValidationReceipt, 
             &format!("{} stored unsigned: {e}", receipt.receipt_id),
         );
     }
-    Ok(receipt)
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReceiptError {
-    #[error("{0}")]
-    Key(#[from] KeyError),
+    receipt
 }
 
 impl Hook {
