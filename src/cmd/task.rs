@@ -93,10 +93,7 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
 pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
     let ctx = super::ctx(root);
     let result = store::update(&ctx.project, ctx.now, |slot| -> Result<String, String> {
-        if slot.as_ref().is_none_or(|h| h.state.is_terminal()) {
-            *slot = Some(crate::handlers::new_task(&ctx, slot.as_ref()));
-        }
-        let hook = live(slot)?;
+        let hook = crate::handlers::live_task(&ctx, slot);
         let (target, status) = match cmd {
             StepCmd::Add { name } => {
                 let id = hook.next_step_id("step-");

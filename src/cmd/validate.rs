@@ -68,10 +68,7 @@ pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
 /// last one finished (as a hook event would).
 fn update<R>(ctx: &Ctx, f: impl FnOnce(&mut Hook) -> R) -> anyhow::Result<R> {
     let updated = store::update(&ctx.project, ctx.now, |slot| {
-        if slot.as_ref().is_none_or(|h| h.state.is_terminal()) {
-            *slot = Some(crate::handlers::new_task(ctx, slot.as_ref()));
-        }
-        f(slot.as_mut().expect("a live task"))
+        f(crate::handlers::live_task(ctx, slot))
     })?;
     if let Some(note) = &updated.note.restored {
         eprintln!("waymark: {note}");

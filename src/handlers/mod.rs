@@ -76,13 +76,10 @@ pub(crate) fn with_task(
 ) -> anyhow::Result<Option<Hook>> {
     let updated = store::update(&ctx.project, ctx.now, |slot| -> anyhow::Result<()> {
         let live = slot.as_ref().is_some_and(|h| !h.state.is_terminal());
-        if !live {
-            if need == Need::Existing {
-                return Ok(());
-            }
-            *slot = Some(new_task(ctx, slot.as_ref()));
+        if !live && need == Need::Existing {
+            return Ok(());
         }
-        let hook = slot.as_mut().expect("a live task");
+        let hook = live_task(ctx, slot);
         let effects = f(hook)?;
         for Effect::Checkpoint(trigger, description) in effects {
             crate::checkpoint::create(ctx, hook, trigger, &description);
@@ -105,6 +102,15 @@ pub(crate) fn with_task(
     }
     updated.value?;
     Ok(updated.hook)
+}
+
+/// The unfinished task in `slot`, starting a new one when there is none or the last one
+/// finished ("created on first need").
+pub(crate) fn live_task<'a>(ctx: &Ctx, slot: &'a mut Option<Hook>) -> &'a mut Hook {
+    if slot.as_ref().is_none_or(|h| h.state.is_terminal()) {
+        *slot = Some(new_task(ctx, slot.as_ref()));
+    }
+    slot.as_mut().expect("a live task")
 }
 
 /// A new task: bound to the active intent when there is one (task id = intent id, the
