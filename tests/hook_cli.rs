@@ -20,12 +20,7 @@ fn every_fixture_parses_and_exits_0() {
         let text = p.fixture(&name);
         let event: Value = serde_json::from_str(&text).unwrap();
         let event_name = event["hook_event_name"].as_str().unwrap().to_string();
-        let out = p
-            .waymark()
-            .args(["hook", &event_name])
-            .write_stdin(text)
-            .output()
-            .unwrap();
+        let out = p.run(&["hook", &event_name], text);
         assert_eq!(out.status.code(), Some(0), "{name}");
         let stdout = String::from_utf8(out.stdout).unwrap();
         if !stdout.trim().is_empty() {
@@ -65,12 +60,7 @@ fn the_event_name_falls_back_to_the_payload_and_a_mismatch_is_logged() {
 /// Runs a hook with raw bytes and checks the never-fail contract: exit 0, stdout empty,
 /// one line on stderr, the reason in the log.
 fn fails_quietly(p: &Project, event: &str, input: Vec<u8>, reason: &str) {
-    let out = p
-        .waymark()
-        .args(["hook", event])
-        .write_stdin(input)
-        .output()
-        .unwrap();
+    let out = p.run(&["hook", event], input);
     assert_eq!(out.status.code(), Some(0));
     assert!(
         out.stdout.is_empty(),
@@ -119,12 +109,7 @@ fn non_utf8_bytes_do_not_cost_the_event() {
     let mut input = br#"{"session_id":"s","prompt":"fix the "#.to_vec();
     input.extend_from_slice(&[0xff, 0xfe]);
     input.extend_from_slice(br#" parser"}"#);
-    let out = p
-        .waymark()
-        .args(["hook", "UserPromptSubmit"])
-        .write_stdin(input)
-        .output()
-        .unwrap();
+    let out = p.run(&["hook", "UserPromptSubmit"], input);
     assert_eq!(out.status.code(), Some(0));
     let prompt = p.hook_json()["last_prompt"].as_str().unwrap().to_string();
     assert!(
@@ -146,12 +131,7 @@ fn a_50_mb_write_is_handled() {
     });
     let input = serde_json::to_vec(&event).unwrap();
     assert!(input.len() >= 50 * 1024 * 1024, "{}", input.len());
-    let out = p
-        .waymark()
-        .args(["hook", "PostToolUse"])
-        .write_stdin(input)
-        .output()
-        .unwrap();
+    let out = p.run(&["hook", "PostToolUse"], input);
     assert_eq!(out.status.code(), Some(0));
     let files = &p.hook_json()["current_step"]["files_touched"];
     assert_eq!(files, &serde_json::json!(["big.txt"]));
@@ -167,12 +147,7 @@ fn input_over_the_cap_is_refused_not_processed() {
 #[test]
 fn unknown_events_do_nothing() {
     let p = Project::new();
-    let out = p
-        .waymark()
-        .args(["hook", "Notification"])
-        .write_stdin(r#"{"message":"hi"}"#)
-        .output()
-        .unwrap();
+    let out = p.run(&["hook", "Notification"], r#"{"message":"hi"}"#);
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty() && out.stderr.is_empty());
     assert!(!p.path(".orchestration/hook.json").exists());
@@ -218,12 +193,10 @@ fn an_unwritable_project_still_exits_0() {
     let p = Project::new();
     // A file where the state directory should be: nothing can be written under it.
     std::fs::write(p.path(".orchestration"), "not a directory").unwrap();
-    let out = p
-        .waymark()
-        .args(["hook", "UserPromptSubmit"])
-        .write_stdin(p.fixture("UserPromptSubmit.json"))
-        .output()
-        .unwrap();
+    let out = p.run(
+        &["hook", "UserPromptSubmit"],
+        p.fixture("UserPromptSubmit.json"),
+    );
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("waymark: UserPromptSubmit"));

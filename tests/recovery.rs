@@ -15,6 +15,17 @@ fn triggers(h: &Value) -> Vec<String> {
         .collect()
 }
 
+/// `/clear`: SessionEnd (reason clear), then SessionStart (source clear). Returns hook.json
+/// as SessionEnd left it and the brief the cleared session got.
+fn clear(p: &Project) -> (Value, String) {
+    let end = json!({"session_id": "s1", "cwd": p.root(), "hook_event_name": "SessionEnd", "reason": "clear"});
+    p.hook("SessionEnd", &end.to_string());
+    let hook = p.hook_json();
+    let start = json!({"session_id": "s1", "cwd": p.root(), "hook_event_name": "SessionStart", "source": "clear"});
+    let brief = context_of(&p.hook("SessionStart", &start.to_string())).unwrap();
+    (hook, brief)
+}
+
 /// The recorded session up to the failing test: no Stop, no SessionEnd — Claude Code died.
 fn crashed_session(p: &Project) {
     let lines = p.session_lines();
@@ -133,12 +144,8 @@ fn clear_checkpoints_first_and_the_brief_after_it_says_what_changed() {
     let lines = p.session_lines();
     p.replay_lines(&lines[..20]);
     p.write("src/main.rs", "fn main(){}\nfn more(){}\nfn again(){}\n");
-    let end = json!({"session_id": "s1", "cwd": p.root(), "hook_event_name": "SessionEnd", "reason": "clear"});
-    p.hook("SessionEnd", &end.to_string());
-    let h = p.hook_json();
-    assert_eq!(triggers(&h).last().unwrap(), "clear");
-    let start = json!({"session_id": "s1", "cwd": p.root(), "hook_event_name": "SessionStart", "source": "clear"});
-    let brief = context_of(&p.hook("SessionStart", &start.to_string())).unwrap();
+    let (hook, brief) = clear(&p);
+    assert_eq!(triggers(&hook).last().unwrap(), "clear");
     assert!(
         brief.contains("Resumed from checkpoint: Before /clear"),
         "{brief}"
@@ -158,11 +165,8 @@ fn clear_with_checkpointing_off_or_prompt() {
         ".orchestration/waymark.json",
         r#"{"auto_checkpoint_on_clear": "prompt", "verify_before_clear": false}"#,
     );
-    let end = json!({"session_id": "s1", "cwd": p.root(), "hook_event_name": "SessionEnd", "reason": "clear"});
-    p.hook("SessionEnd", &end.to_string());
-    assert!(!triggers(&p.hook_json()).contains(&"clear".to_string()));
-    let start = json!({"session_id": "s1", "cwd": p.root(), "hook_event_name": "SessionStart", "source": "clear"});
-    let brief = context_of(&p.hook("SessionStart", &start.to_string())).unwrap();
+    let (hook, brief) = clear(&p);
+    assert!(!triggers(&hook).contains(&"clear".to_string()));
     assert!(
         brief.contains("No checkpoint was saved before /clear"),
         "{brief}"

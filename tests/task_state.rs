@@ -84,12 +84,7 @@ fn replay_reports_bad_lines_by_number_and_goes_on() {
     let mut lines = p.session_lines()[..5].to_vec();
     lines.insert(2, "{ not json".into());
     lines.insert(4, "[]".into());
-    let out = p
-        .waymark()
-        .args(["replay", "-"])
-        .write_stdin(lines.join("\n"))
-        .output()
-        .unwrap();
+    let out = p.run(&["replay", "-"], lines.join("\n"));
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 3: skipped"), "{err}");
@@ -180,12 +175,7 @@ fn a_corrupt_hook_json_is_restored_from_the_bak_and_logged() {
         ".orchestration/hook.json",
         "{\"version\": \"1.0\", \"task_id\": ",
     );
-    let out = p
-        .waymark()
-        .args(["hook", "Stop"])
-        .write_stdin(p.fixture("Stop.json"))
-        .output()
-        .unwrap();
+    let out = p.run(&["hook", "Stop"], p.fixture("Stop.json"));
     assert_eq!(out.status.code(), Some(0));
     assert!(
         String::from_utf8_lossy(&out.stderr)
@@ -218,12 +208,10 @@ fn a_future_schema_is_reported_and_never_overwritten() {
         .read(".orchestration/hook.json")
         .replace("\"schema_version\": \"1.0\"", "\"schema_version\": \"2.0\"");
     p.write(".orchestration/hook.json", &text);
-    let out = p
-        .waymark()
-        .args(["hook", "UserPromptSubmit"])
-        .write_stdin(p.fixture("UserPromptSubmit.json"))
-        .output()
-        .unwrap();
+    let out = p.run(
+        &["hook", "UserPromptSubmit"],
+        p.fixture("UserPromptSubmit.json"),
+    );
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 2.0"));
     assert_eq!(p.read(".orchestration/hook.json"), text);

@@ -58,14 +58,18 @@ impl Project {
         text.replace(RECORDED_ROOT, self.root().to_str().unwrap())
     }
 
+    /// `waymark <args…>` with `stdin`, run to completion.
+    pub fn run(&self, args: &[&str], stdin: impl Into<Vec<u8>>) -> std::process::Output {
+        self.waymark()
+            .args(args)
+            .write_stdin(stdin)
+            .output()
+            .unwrap()
+    }
+
     /// Runs `waymark hook <event>` with `input` on stdin; returns stdout (asserting exit 0).
     pub fn hook(&self, event: &str, input: &str) -> String {
-        let out = self
-            .waymark()
-            .args(["hook", event])
-            .write_stdin(input)
-            .output()
-            .unwrap();
+        let out = self.run(&["hook", event], input);
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -78,12 +82,7 @@ impl Project {
     /// Replays a JSONL recording (rewritten to this project); returns stdout.
     pub fn replay_lines(&self, lines: &[String]) -> String {
         let input = lines.join("\n") + "\n";
-        let out = self
-            .waymark()
-            .args(["replay", "-"])
-            .write_stdin(input)
-            .output()
-            .unwrap();
+        let out = self.run(&["replay", "-"], input);
         assert!(
             out.status.success(),
             "replay failed: {}",
