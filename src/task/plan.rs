@@ -556,25 +556,7 @@ mod tests {
     }
 
     fn plan() -> Hook {
-        let mut h = Hook::new("task-1", "proj", 0, t(0));
-        h.add_step(
-            "1",
-            "Analyze parser",
-            "",
-            Some("Analyzing parser"),
-            StepSource::Task,
-            t(1),
-        );
-        h.add_step(
-            "2",
-            "Implement fix",
-            "",
-            Some("Implementing fix"),
-            StepSource::Task,
-            t(2),
-        );
-        h.add_step("3", "Validate", "", None, StepSource::Task, t(3));
-        h
+        crate::task::testing::recorded_steps(t(0))
     }
 
     #[test]

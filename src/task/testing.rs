@@ -4,9 +4,8 @@ use chrono::{DateTime, Utc};
 
 use super::{Hook, StepSource, StepStatus};
 
-/// "Analyze parser" completed, "Implement fix" running (attempt 1, `src/parser.rs`
-/// touched), "Validate" pending: where the fixture session stops.
-pub fn recorded_plan(now: DateTime<Utc>) -> Hook {
+/// The recorded session's plan: "Analyze parser", "Implement fix", "Validate", all pending.
+pub fn recorded_steps(now: DateTime<Utc>) -> Hook {
     let mut h = Hook::new("task-1", "proj", 0, now);
     h.add_step(
         "1",
@@ -25,6 +24,13 @@ pub fn recorded_plan(now: DateTime<Utc>) -> Hook {
         now,
     );
     h.add_step("3", "Validate", "", None, StepSource::Task, now);
+    h
+}
+
+/// "Analyze parser" completed, "Implement fix" running (attempt 1, `src/parser.rs`
+/// touched), "Validate" pending: where the fixture session stops.
+pub fn recorded_plan(now: DateTime<Utc>) -> Hook {
+    let mut h = recorded_steps(now);
     h.set_step_status("1", StepStatus::InProgress, 3, now)
         .unwrap();
     h.set_step_status("1", StepStatus::Completed, 3, now)
