@@ -15,17 +15,17 @@ use chrono::Duration;
 use regex::Regex;
 
 use crate::brain::{self, Category, Lesson};
+use crate::claude::event::{Event, ToolFailure};
+use crate::claude::output::Output;
+use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
 use crate::config::ScopeEnforcement;
 use crate::context::Ctx;
 use crate::drift::{self, Finding};
-use crate::event::{Event, ToolFailure};
 use crate::intent::{self, IntentFile};
 use crate::log::Level;
-use crate::output::Output;
 use crate::project::Located;
 use crate::redact::redact;
 use crate::text::{one_line, tail, truncate};
-use crate::tool::{ToolCall, ToolInput, ToolResponse};
 use crate::trace::{self, Record, Waymark, kind, ranges};
 
 /// Everything the post-hooks may need to know about one finished tool call.

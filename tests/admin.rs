@@ -30,7 +30,7 @@ fn init_adds_every_hook_keeps_everything_else_and_remove_restores() {
     );
     assert_eq!(
         s["hooks"].as_object().unwrap().len(),
-        waymark::event::EVENTS.len()
+        waymark::claude::event::EVENTS.len()
     );
     // Key order is kept.
     let keys: Vec<_> = s.as_object().unwrap().keys().cloned().collect();

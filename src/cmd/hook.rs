@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use crate::claude::event::{self, Event};
 use crate::context::Ctx;
-use crate::event::{self, Event};
 use crate::log::{self, Level};
 use crate::project::Project;
 use crate::store::critical;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
-use crate::event::EVENTS;
+use crate::claude::event::EVENTS;
 use crate::store;
 
 /// How waymark's own entries are recognized: the command runs `waymark … hook <Event>`.

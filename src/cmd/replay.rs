@@ -10,8 +10,8 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
+use crate::claude::event;
 use crate::context::Ctx;
-use crate::event;
 use crate::project::Project;
 
 pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {

@@ -1,7 +1,7 @@
 //! PreCompact and PostCompact: checkpoint before the context is summarized, keep the summary.
 
+use crate::claude::event::{Event, PostCompact, PreCompact};
 use crate::context::Ctx;
-use crate::event::{Event, PostCompact, PreCompact};
 use crate::redact::redact;
 use crate::task::{CheckpointTrigger, Effect};
 use crate::text::truncate;

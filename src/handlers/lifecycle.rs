@@ -1,8 +1,8 @@
 //! Stop, SubagentStop and SessionEnd: the ends of turns and sessions.
 
+use crate::claude::event::{Event, SessionEnd, Stop};
 use crate::config::Switch;
 use crate::context::Ctx;
-use crate::event::{Event, SessionEnd, Stop};
 use crate::redact::redact;
 use crate::task::{CheckpointTrigger, Effect, HookState, MAX_LAST_OUTPUT, SessionStatus};
 use crate::text::truncate;

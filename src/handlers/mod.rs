@@ -15,10 +15,10 @@ mod tasks;
 use anyhow::Context as _;
 use chrono::Duration;
 
+use crate::claude::event::{Event, EventKind};
+use crate::claude::output::Output;
 use crate::context::Ctx;
-use crate::event::{Event, EventKind};
 use crate::log::Level;
-use crate::output::Output;
 use crate::task::store::{self, StoreError};
 use crate::task::{Effect, Hook, Session, SessionStatus, StepSource};
 

@@ -11,10 +11,11 @@
 
 use chrono::Duration;
 
+use crate::claude::event::{Event, ToolFailure};
+use crate::claude::output::Output;
+use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
 use crate::commands;
 use crate::context::Ctx;
-use crate::event::{Event, ToolFailure};
-use crate::output::Output;
 use crate::posthooks::{self, ToolOutcome};
 use crate::project::Located;
 use crate::redact::redact;
@@ -22,7 +23,6 @@ use crate::task::{
     CheckpointTrigger, Effect, Hook, HookState, SessionStatus, StepSource, StepStatus,
 };
 use crate::text::tail;
-use crate::tool::{ToolCall, ToolInput, ToolResponse};
 
 use super::{Need, with_task};
 

@@ -1,10 +1,10 @@
 //! PreToolUse and PermissionDenied: governance before a tool runs.
 
+use crate::claude::event::{Event, PermissionDenied};
+use crate::claude::output::Output;
+use crate::claude::tool::ToolCall;
 use crate::context::Ctx;
-use crate::event::{Event, PermissionDenied};
-use crate::output::Output;
 use crate::posthooks;
-use crate::tool::ToolCall;
 
 /// Only with `scope_enforcement: "deny"`: a write outside the active intent's scope is
 /// denied, and the denial becomes a governance lesson.

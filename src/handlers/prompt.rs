@@ -1,7 +1,7 @@
 //! UserPromptSubmit: the prompt is what the agent is working on until a step says better.
 
+use crate::claude::event::{Event, UserPromptSubmit};
 use crate::context::Ctx;
-use crate::event::{Event, UserPromptSubmit};
 use crate::redact::redact;
 use crate::task::{CheckpointTrigger, Effect, Hook, SessionStatus};
 use crate::text::{one_line, truncate};
@@ -33,7 +33,8 @@ pub(super) fn context_threshold(ctx: &Ctx, event: &Event, hook: &mut Hook) -> Ve
     let Some(path) = event.common.transcript_path.as_deref() else {
         return Vec::new();
     };
-    let Some(tokens) = crate::transcript::last_context_tokens(std::path::Path::new(path)) else {
+    let Some(tokens) = crate::claude::transcript::last_context_tokens(std::path::Path::new(path))
+    else {
         return Vec::new();
     };
     let percent =

@@ -1,7 +1,7 @@
 //! TaskCreated and TaskCompleted: Claude Code's own task events feed the step plan.
 
+use crate::claude::event::{Event, TaskEvent};
 use crate::context::Ctx;
-use crate::event::{Event, TaskEvent};
 use crate::task::{SessionStatus, StepSource, StepStatus};
 
 use super::{Need, with_task};

@@ -7,7 +7,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::tool::Hunk;
+use crate::claude::tool::Hunk;
 
 /// One attributed range, 1-based and inclusive, with the hash of its lines.
 #[derive(Debug, Clone, PartialEq, Eq)]

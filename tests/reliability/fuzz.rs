@@ -158,7 +158,7 @@ fn event_name(text: &str) -> Option<String> {
 /// process around it), panics not caught: a panic fails the property.
 fn run_one(root: &Path, key: &Path, name: Option<&str>, bytes: &[u8]) {
     let text = String::from_utf8_lossy(bytes);
-    let Ok(parsed) = waymark::event::parse(name, text.as_bytes()) else {
+    let Ok(parsed) = waymark::claude::event::parse(name, text.as_bytes()) else {
         return;
     };
     let mut ctx = Ctx::new(Project::at(root.to_path_buf()));

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::tool::{ToolCall, ToolResponse};
+use crate::claude::tool::{ToolCall, ToolResponse};
 
 /// The hook events waymark knows. Anything else parses as [`EventKind::Other`].
 pub const EVENTS: &[&str] = &[
