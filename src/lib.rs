@@ -15,7 +15,6 @@ pub mod context;
 pub mod drift;
 pub mod faults;
 pub mod git;
-pub mod githooks;
 pub mod guidance;
 pub mod handlers;
 pub mod hookmd;

@@ -460,7 +460,7 @@ fn waymark_committing_from_inside_the_hook_does_not_loop() {
     let hook = r.join(".git/hooks/post-commit");
     write_hook(
         &hook,
-        &waymark::githooks::wrapper_script(waymark::githooks::GitHook::PostCommit, Some(&fake)),
+        &waymark::git::hooks::wrapper_script(waymark::git::hooks::GitHook::PostCommit, Some(&fake)),
         0o755,
     );
     w.git_ok(&r, &["commit", "-q", "--allow-empty", "-m", "outer"]);
@@ -507,7 +507,7 @@ fn a_foreign_pre_push_decides_and_waymark_never_blocks() {
     fs::remove_file(hooks.join("pre-push.waymark-orig")).unwrap();
     write_hook(
         &hooks.join("pre-push"),
-        &waymark::githooks::wrapper_script(waymark::githooks::GitHook::PrePush, Some(&broken)),
+        &waymark::git::hooks::wrapper_script(waymark::git::hooks::GitHook::PrePush, Some(&broken)),
         0o755,
     );
     let out = w.git(&r, &["push", "-q", "origin", "main"]);
@@ -522,7 +522,7 @@ fn a_foreign_pre_push_decides_and_waymark_never_blocks() {
     let gone = w.path("no-such-waymark");
     write_hook(
         &hooks.join("pre-push"),
-        &waymark::githooks::wrapper_script(waymark::githooks::GitHook::PrePush, Some(&gone)),
+        &waymark::git::hooks::wrapper_script(waymark::git::hooks::GitHook::PrePush, Some(&gone)),
         0o755,
     );
     commit(&w, &r, "z.txt", "more");

@@ -100,9 +100,9 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         Ok(None) => {}
         Err(e) => lines.push((Mark::Fail, e.to_string())),
     }
-    if let Ok(dir) = crate::githooks::hooks_dir(&ctx.project.root) {
-        for hook in crate::githooks::GitHook::ALL {
-            if let Ok(st) = crate::githooks::status(&dir, hook) {
+    if let Ok(dir) = crate::git::hooks::hooks_dir(&ctx.project.root) {
+        for hook in crate::git::hooks::GitHook::ALL {
+            if let Ok(st) = crate::git::hooks::status(&dir, hook) {
                 lines.push((
                     Mark::Ok,
                     format!("git hook {}: {}", hook.name(), st.describe()),

@@ -1,5 +1,5 @@
 //! `waymark git-hooks install|uninstall|status`: the post-commit and pre-push wrappers of
-//! `githooks`, in the hooks directory git uses for the project's repository.
+//! `git::hooks`, in the hooks directory git uses for the project's repository.
 //!
 //! Exit codes: 0 done; 1 a hook could not be handled (a conflict, an I/O error: the other
 //! hook is still handled); 2 not a git repository.
@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::githooks::{self, GitHook, GitHookError, Installed, Uninstalled};
+use crate::git::hooks::{self, GitHook, GitHookError, Installed, Uninstalled};
 use crate::project::Project;
 
 #[derive(Debug, clap::Subcommand)]
@@ -30,7 +30,7 @@ pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> ExitCode {
         Some(r) => Project::at(std::path::absolute(&r).unwrap_or(r)),
         None => Project::resolve(None),
     };
-    let dir = match githooks::hooks_dir(&project.root) {
+    let dir = match hooks::hooks_dir(&project.root) {
         Ok(d) => d,
         Err(e) => return super::fail(super::USAGE, e),
     };
@@ -46,7 +46,7 @@ fn install(dir: &Path) -> ExitCode {
     let bin = std::env::current_exe().ok();
     println!("Hooks directory: {}", dir.display());
     each(|hook| {
-        let what = match githooks::install(dir, hook, bin.as_deref())? {
+        let what = match hooks::install(dir, hook, bin.as_deref())? {
             Installed::Fresh => "installed".to_string(),
             Installed::ChainedForeign => format!(
                 "installed; the existing hook moved to {} and runs first",
@@ -62,7 +62,7 @@ fn install(dir: &Path) -> ExitCode {
 fn uninstall(dir: &Path) -> ExitCode {
     println!("Hooks directory: {}", dir.display());
     each(|hook| {
-        let what = match githooks::uninstall(dir, hook)? {
+        let what = match hooks::uninstall(dir, hook)? {
             Uninstalled::Removed => "removed".to_string(),
             Uninstalled::Restored => "removed; the previous hook is back".to_string(),
             Uninstalled::NotInstalled => "not installed".to_string(),
@@ -94,7 +94,7 @@ fn each(f: impl Fn(GitHook) -> Result<String, GitHookError>) -> ExitCode {
 fn status(dir: &Path, as_json: bool) -> ExitCode {
     let mut rows = Vec::new();
     for hook in GitHook::ALL {
-        match githooks::status(dir, hook) {
+        match hooks::status(dir, hook) {
             Ok(s) => rows.push(s),
             Err(e) => return super::fail(super::CHECK_FAILED, format!("{}: {e}", hook.name())),
         }

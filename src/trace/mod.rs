@@ -11,7 +11,6 @@
 
 pub mod dialect;
 pub mod ranges;
-pub mod vcs;
 
 use std::io;
 use std::path::PathBuf;
@@ -227,7 +226,7 @@ impl Record {
             version: SPEC_VERSION.into(),
             id: uuid::Uuid::new_v4().to_string(),
             timestamp: now.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            vcs: vcs::head_revision(&project.root).map(|revision| Vcs {
+            vcs: crate::git::head_revision(&project.root).map(|revision| Vcs {
                 kind: "git".into(),
                 revision,
             }),

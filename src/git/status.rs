@@ -1,10 +1,8 @@
-//! The little waymark asks of git, through the real `git` binary.
-//!
-//! Only checkpoints and git-hook installation call git, so ordinary events never pay for
-//! a git process.
+//! The work tree's state for a checkpoint: branch, HEAD, dirtiness, and how much changed.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+
+use super::run;
 
 /// A pathspec that leaves out waymark's state directory.
 const EXCLUDE_STATE: &str = ":(exclude).orchestration";
@@ -15,22 +13,6 @@ pub struct GitState {
     pub branch: String,
     pub commit: Option<String>,
     pub dirty: bool,
-}
-
-/// Runs `git -C root args…` and returns trimmed stdout when it succeeds.
-pub fn run(root: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(args)
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_string())
 }
 
 /// Branch, HEAD and dirtiness; empty when `root` is not in a git work tree.
@@ -102,6 +84,7 @@ pub fn diff_stat(root: &Path, since: Option<&str>) -> Option<(usize, u64, u64)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     fn git(dir: &Path, args: &[&str]) {
         let ok = Command::new("git")
