@@ -193,11 +193,7 @@ fn hash_prefix(path: &std::path::Path) -> io::Result<String> {
         }
         h.update(&buf[..n]);
     }
-    Ok(hex(&h.finalize()[..8]))
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    Ok(crate::text::hex(&h.finalize()[..8]))
 }
 
 /// Files whose state differs from the snapshot (changed, appeared or vanished).

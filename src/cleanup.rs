@@ -175,7 +175,7 @@ pub fn decide(
     d.age_from = Some(from);
     d.retention_seconds = Some(limit.as_secs());
     let ago = crate::text::ago(now, since);
-    let limit_text = crate::config::format_duration(limit);
+    let limit_text = crate::text::format_duration(limit);
     if age > limit {
         d.action = Action::Remove;
         d.reason = format!("{state} {ago} ago, past its retention of {limit_text}");

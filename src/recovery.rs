@@ -68,7 +68,7 @@ pub fn detect(hook: &Hook, now: DateTime<Utc>, stale_threshold: Duration) -> Opt
                     "no update for {} while {} (stale past {})",
                     crate::text::ago(now, hook.updated_at),
                     hook.state,
-                    crate::config::format_duration(stale_threshold)
+                    crate::text::format_duration(stale_threshold)
                 ),
             })
         }

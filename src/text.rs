@@ -44,6 +44,57 @@ pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// How long something took or is configured to take, the one way waymark writes it:
+/// `850ms`, `12.3s`, `2s`, `4m5s`, `1h30m`, `720h` (what `parse_duration` reads back).
+pub fn format_duration(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        return format!("{ms}ms");
+    }
+    if ms < 60_000 {
+        let tenths = (ms + 50) / 100;
+        return if tenths % 10 == 0 {
+            format!("{}s", tenths / 10)
+        } else {
+            format!("{}.{}s", tenths / 10, tenths % 10)
+        };
+    }
+    let secs = d.as_secs();
+    let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
+    let mut out = String::new();
+    for (n, unit) in [(h, "h"), (m, "m"), (s, "s")] {
+        if n > 0 {
+            out.push_str(&format!("{n}{unit}"));
+        }
+    }
+    out
+}
+
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+/// Lowercase or uppercase hex to bytes; None unless every character pairs up.
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.len() % 2 != 0 {
+        return None;
+    }
+    s.as_bytes()
+        .chunks(2)
+        .map(|p| {
+            let hi = (p[0] as char).to_digit(16)?;
+            let lo = (p[1] as char).to_digit(16)?;
+            Some((hi * 16 + lo) as u8)
+        })
+        .collect()
+}
+
 /// The message of a caught panic (`catch_unwind`'s payload).
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
@@ -64,6 +115,22 @@ mod tests {
         assert_eq!(truncate("héllo!", 5), "héll…");
         assert_eq!(tail("abcdef", 4), "…def");
         assert_eq!(truncate(&"é".repeat(600), 500).chars().count(), 500);
+    }
+
+    #[test]
+    fn durations_read_as_they_are_configured() {
+        use std::time::Duration as D;
+        assert_eq!(format_duration(D::from_millis(850)), "850ms");
+        assert_eq!(format_duration(D::from_millis(12_345)), "12.3s");
+        assert_eq!(format_duration(D::from_secs(2)), "2s");
+        assert_eq!(format_duration(D::from_millis(245_200)), "4m5s");
+        assert_eq!(format_duration(D::from_secs(5400)), "1h30m");
+        assert_eq!(format_duration(D::from_secs(720 * 3600)), "720h");
+        assert_eq!(format_duration(D::ZERO), "0ms");
+        assert_eq!(hex(&[0, 0xab, 0x10]), "00ab10");
+        assert_eq!(unhex("00ffA0"), Some(vec![0, 255, 160]));
+        assert_eq!(unhex("abc"), None);
+        assert_eq!(unhex("zz"), None);
     }
 
     #[test]

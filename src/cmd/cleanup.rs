@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use crate::cleanup::{self, Action};
-use crate::config::format_duration;
+use crate::text::format_duration;
 
 #[derive(Debug, clap::Args)]
 pub struct CleanupArgs {

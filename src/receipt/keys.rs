@@ -87,13 +87,13 @@ impl MasterKey {
     }
 
     fn to_file_text(&self) -> String {
-        let mut s = crate::checkpoint::hex(&self.0);
+        let mut s = crate::text::hex(&self.0);
         s.push('\n');
         s
     }
 
     fn from_file_text(text: &str) -> Result<MasterKey, String> {
-        let bytes = super::unhex(text.trim()).ok_or("not hex")?;
+        let bytes = crate::text::unhex(text.trim()).ok_or("not hex")?;
         let arr: [u8; 32] = bytes
             .try_into()
             .map_err(|b: Vec<u8>| format!("{} bytes, expected 32", b.len()))?;
@@ -402,7 +402,7 @@ mod tests {
         // and the path), so that a change of the derivation, which would orphan every
         // receipt already signed, cannot go unnoticed.
         assert_eq!(
-            crate::checkpoint::hex(&a.derive(&p0)),
+            crate::text::hex(&a.derive(&p0)),
             "d7d57619b3596a4e55ef22200a068dd397ee6e85e074806fb5b0635325ca8400"
         );
     }

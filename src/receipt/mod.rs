@@ -137,35 +137,7 @@ fn exact_time(t: DateTime<Utc>) -> String {
 
 /// SHA-256, lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    crate::checkpoint::hex(&Sha256::digest(bytes))
-}
-
-/// Lowercase or uppercase hex to bytes; None unless every character pairs up.
-pub fn unhex(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 {
-        return None;
-    }
-    s.as_bytes()
-        .chunks(2)
-        .map(|p| {
-            let hi = (p[0] as char).to_digit(16)?;
-            let lo = (p[1] as char).to_digit(16)?;
-            Some((hi * 16 + lo) as u8)
-        })
-        .collect()
-}
-
-/// `850ms`, `12.3s`, `4m 5.2s`: the human-readable `duration` of seed 003.
-pub fn format_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else if ms < 60_000 {
-        format!("{:.1}s", d.as_secs_f64())
-    } else {
-        let secs = d.as_secs_f64();
-        format!("{}m {:.1}s", (secs / 60.0).floor() as u64, secs % 60.0)
-    }
+    crate::text::hex(&Sha256::digest(bytes))
 }
 
 /// A new receipt id, `rcpt-<8 hex>` (seed 003's `rcpt-{uuid8}`).
@@ -199,7 +171,7 @@ impl ValidationReceipt {
             completed_at: run.completed_at,
             duration: run
                 .duration
-                .map(format_duration)
+                .map(crate::text::format_duration)
                 .unwrap_or_else(|| UNKNOWN_DURATION.to_string()),
             stdout_hash: run.stdout_hash,
             stderr_hash: run.stderr_hash,

@@ -65,7 +65,7 @@ impl Ed25519Signer {
     /// Signs raw message bytes with the key named `key_path` (hex signature).
     pub(crate) fn sign_message(&self, key_path: &str, message: &[u8]) -> String {
         let sig = self.signing_key(key_path).sign(message);
-        crate::checkpoint::hex(&sig.to_bytes())
+        crate::text::hex(&sig.to_bytes())
     }
 }
 
@@ -85,7 +85,7 @@ impl ReceiptSigner for Ed25519Signer {
         if receipt.signature.is_empty() {
             return Err(VerifyError::Unsigned);
         }
-        let bytes: [u8; 64] = super::unhex(&receipt.signature)
+        let bytes: [u8; 64] = crate::text::unhex(&receipt.signature)
             .and_then(|b| b.try_into().ok())
             .ok_or(VerifyError::MalformedSignature)?;
         if !keys::is_key_path(&receipt.key_path) {

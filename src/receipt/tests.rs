@@ -96,9 +96,9 @@ fn every_field_tampered_fails() {
         }
         // The signature itself, one bit.
         let mut t = r.clone();
-        let mut sig = unhex(&t.signature).unwrap();
+        let mut sig = crate::text::unhex(&t.signature).unwrap();
         sig[10] ^= 1;
-        t.signature = crate::checkpoint::hex(&sig);
+        t.signature = crate::text::hex(&sig);
         assert_eq!(signer(1).verify(&t), Err(VerifyError::BadSignature));
     }
 }
@@ -264,19 +264,4 @@ fn sign_with_a_loose_key_stores_the_receipt_unsigned() {
     assert!(matches!(err, KeyError::LoosePermissions { .. }));
     assert!(!r.is_signed());
     assert_eq!(r.key_path, "m/44'/236'/0'/2");
-}
-
-#[test]
-fn durations_read_like_seed_003() {
-    assert_eq!(format_duration(Duration::from_millis(850)), "850ms");
-    assert_eq!(format_duration(Duration::from_millis(12_345)), "12.3s");
-    assert_eq!(format_duration(Duration::from_millis(245_200)), "4m 5.2s");
-}
-
-#[test]
-fn hex_round_trip() {
-    assert_eq!(unhex("00ffA0"), Some(vec![0, 255, 160]));
-    assert_eq!(unhex("abc"), None);
-    assert_eq!(unhex("zz"), None);
-    assert_eq!(crate::checkpoint::hex(&unhex("0a1b").unwrap()), "0a1b");
 }

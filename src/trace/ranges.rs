@@ -87,7 +87,7 @@ pub fn content_hash(lines: &[&str]) -> String {
         h.update(l.as_bytes());
         h.update(b"\n");
     }
-    format!("sha256:{}", crate::checkpoint::hex(&h.finalize()))
+    format!("sha256:{}", crate::text::hex(&h.finalize()))
 }
 
 #[cfg(test)]

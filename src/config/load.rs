@@ -1,0 +1,299 @@
+//! The layers of the configuration (user file, project file, environment), merged key by
+//! key, with where each effective value came from.
+
+use std::collections::BTreeMap;
+use std::env;
+use std::fmt;
+use std::fs;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::table::{ENV_ALIASES, KEYS, key_names};
+use super::{Config, project_config_path, user_config_dir};
+
+/// Where a value came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "where")]
+pub enum Origin {
+    Default,
+    User(String),
+    Project(String),
+    Env(String),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::Default => write!(f, "default"),
+            Origin::User(p) => write!(f, "user config {p}"),
+            Origin::Project(p) => write!(f, "project config {p}"),
+            Origin::Env(v) => write!(f, "environment ${v}"),
+        }
+    }
+}
+
+/// A value that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfigError {
+    pub key: String,
+    pub origin: Origin,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} (from {}); using the default",
+            self.key, self.message, self.origin
+        )
+    }
+}
+
+/// The configuration with where each value came from and what was wrong.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    /// Effective raw value and origin per key, in key order.
+    pub values: BTreeMap<&'static str, (Value, Origin)>,
+    pub errors: Vec<ConfigError>,
+}
+
+impl Config {
+    /// Loads the layers for a project. Never fails: problems are in `errors`.
+    pub fn load(root: &Path) -> Loaded {
+        let mut layers: Vec<(Map<String, Value>, Origin)> = Vec::new();
+        let mut errors = Vec::new();
+        let files = [
+            user_config_dir().map(|d| (d.join("config.json"), true)),
+            Some((project_config_path(root), false)),
+        ];
+        for (path, user) in files.into_iter().flatten() {
+            let shown = path.display().to_string();
+            let origin = if user {
+                Origin::User(shown)
+            } else {
+                Origin::Project(shown)
+            };
+            match read_layer(&path) {
+                Ok(Some(map)) => layers.push((map, origin)),
+                Ok(None) => {}
+                Err(message) => errors.push(ConfigError {
+                    key: "(file)".into(),
+                    origin,
+                    message,
+                }),
+            }
+        }
+        layers.push(env_layer());
+        Self::from_layers(&layers, errors)
+    }
+
+    fn from_layers(
+        layers: &[(Map<String, Value>, Origin)],
+        mut errors: Vec<ConfigError>,
+    ) -> Loaded {
+        let mut config = Config::default();
+        let mut values = BTreeMap::new();
+        for key in KEYS {
+            let mut effective = (
+                serde_json::from_str(key.default).expect("valid default"),
+                Origin::Default,
+            );
+            for (map, origin) in layers {
+                let Some(v) = lookup(map, key.name) else {
+                    continue;
+                };
+                let origin = match origin {
+                    Origin::Env(_) => Origin::Env(env_var_of(map, key.name)),
+                    o => o.clone(),
+                };
+                match (key.apply)(&mut config, v) {
+                    Ok(()) => effective = (v.clone(), origin),
+                    Err(message) => {
+                        errors.push(ConfigError {
+                            key: key.name.into(),
+                            origin,
+                            message,
+                        });
+                        // Re-apply what was in force before this layer.
+                        let _ = (key.apply)(&mut config, &effective.0);
+                    }
+                }
+            }
+            values.insert(key.name, effective);
+        }
+        Loaded {
+            config,
+            values,
+            errors,
+        }
+    }
+
+    /// Parses and checks one value for a key without touching any file (for `config set`).
+    pub fn check(key: &str, value: &Value) -> Result<(), String> {
+        let k = KEYS.iter().find(|k| k.name == key).ok_or_else(|| {
+            format!(
+                "unknown key `{key}`; known keys: {}",
+                key_names().collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        (k.apply)(&mut Config::default(), value)
+    }
+}
+
+/// Reads a JSON config file. `Ok(None)` when it does not exist.
+fn read_layer(path: &Path) -> Result<Option<Map<String, Value>>, String> {
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(mut map)) => {
+            // contextd and ATLAS keep these settings under a `hooks` object.
+            if let Some(Value::Object(hooks)) = map.remove("hooks") {
+                for (k, v) in hooks {
+                    map.entry(k).or_insert(v);
+                }
+            }
+            Ok(Some(map))
+        }
+        Ok(_) => Err(format!("{} is not a JSON object", path.display())),
+        Err(e) => Err(format!("{} is not valid JSON: {e}", path.display())),
+    }
+}
+
+/// Environment overrides as a layer. Values are JSON when they parse as JSON
+/// (`false`, `80`, `["a"]`), strings otherwise (`5m`, `prompt`).
+fn env_layer() -> (Map<String, Value>, Origin) {
+    let mut map = Map::new();
+    let parse = |raw: String| serde_json::from_str(&raw).unwrap_or(Value::String(raw));
+    for (var, key) in ENV_ALIASES {
+        if let Ok(raw) = env::var(var) {
+            map.insert((*key).to_string(), parse(raw));
+            map.insert(format!("\0env:{key}"), Value::String((*var).to_string()));
+        }
+    }
+    for key in KEYS {
+        let var = env_name(key.name);
+        if let Ok(raw) = env::var(&var) {
+            map.insert(key.name.to_string(), parse(raw));
+            map.insert(format!("\0env:{}", key.name), Value::String(var));
+        }
+    }
+    (map, Origin::Env(String::new()))
+}
+
+/// `retention.completed` → `WAYMARK_RETENTION_COMPLETED`.
+pub fn env_name(key: &str) -> String {
+    format!("WAYMARK_{}", key.replace('.', "_").to_uppercase())
+}
+
+fn env_var_of(map: &Map<String, Value>, key: &str) -> String {
+    map.get(&format!("\0env:{key}"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Finds `a.b` as `{"a":{"b":…}}` or as a literal `"a.b"` key.
+fn lookup<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if let Some(v) = map.get(key) {
+        return Some(v);
+    }
+    let (head, rest) = key.split_once('.')?;
+    match map.get(head)? {
+        Value::Object(inner) => lookup(inner, rest),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Switch;
+    use serde_json::json;
+    use std::time::Duration;
+
+    fn layer(v: Value, origin: Origin) -> (Map<String, Value>, Origin) {
+        (v.as_object().unwrap().clone(), origin)
+    }
+
+    #[test]
+    fn later_layers_win_and_origins_are_kept() {
+        let l = Config::from_layers(
+            &[
+                layer(
+                    json!({"max_checkpoints": 10, "retention": {"failed": "1h"}}),
+                    Origin::User("u".into()),
+                ),
+                layer(json!({"max_checkpoints": 20}), Origin::Project("p".into())),
+            ],
+            vec![],
+        );
+        assert_eq!(l.config.max_checkpoints, 20);
+        assert_eq!(l.values["max_checkpoints"].1, Origin::Project("p".into()));
+        assert_eq!(l.config.retention.failed, Duration::from_secs(3600));
+        assert!(l.errors.is_empty());
+    }
+
+    #[test]
+    fn a_bad_value_is_named_and_falls_back() {
+        let l = Config::from_layers(
+            &[
+                layer(
+                    json!({"checkpoint_threshold_percent": 60}),
+                    Origin::Project("p".into()),
+                ),
+                layer(
+                    json!({"auto_resume_on_start": "maybe", "stale_threshold": "soon"}),
+                    Origin::User("u".into()),
+                ),
+            ],
+            vec![],
+        );
+        assert_eq!(l.config.checkpoint_threshold_percent, 70);
+        assert_eq!(l.config.auto_resume_on_start, Switch::On);
+        let mut keys: Vec<_> = l.errors.iter().map(|e| e.key.as_str()).collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "auto_resume_on_start",
+                "checkpoint_threshold_percent",
+                "stale_threshold"
+            ]
+        );
+        assert!(
+            l.errors
+                .iter()
+                .any(|e| e.message.contains("out of range 70–95"))
+        );
+    }
+
+    #[test]
+    fn hooks_object_is_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.json");
+        fs::write(&p, r#"{"hooks":{"verify_before_clear":false}}"#).unwrap();
+        let map = read_layer(&p).unwrap().unwrap();
+        assert_eq!(map["verify_before_clear"], json!(false));
+    }
+
+    #[test]
+    fn env_names() {
+        assert_eq!(
+            env_name("retention.completed"),
+            "WAYMARK_RETENTION_COMPLETED"
+        );
+        assert!(
+            Config::check("nope", &json!(1))
+                .unwrap_err()
+                .contains("unknown key")
+        );
+        assert!(Config::check("validation_commands", &json!(["("])).is_err());
+    }
+}

@@ -1,0 +1,236 @@
+//! Every configuration key: its name, its default (as JSON) and how its value is parsed.
+
+use serde_json::Value;
+
+use super::Config;
+use super::value::*;
+
+/// The validation command patterns used when none are configured.
+pub const DEFAULT_VALIDATION_COMMANDS: &[&str] = &[
+    r"\bcargo\s+(\+\S+\s+)?(test|nextest|clippy|check)\b",
+    r"\b(npm|pnpm|yarn|bun)\s+(run\s+)?test\b",
+    r"\bnpx\s+(jest|vitest|mocha)\b",
+    r"\b(pytest|py\.test|tox|nox)\b",
+    r"\bpython3?\s+-m\s+(pytest|unittest)\b",
+    r"\bgo\s+(test|vet)\b",
+    r"\bmake\s+(test|check)\b",
+    r"\b(mvn|gradle|\./gradlew)\s+(test|verify|check)\b",
+    r"\b(rspec|phpunit|ctest|dotnet\s+test|mix\s+test|swift\s+test)\b",
+];
+
+pub(super) type Apply = fn(&mut Config, &Value) -> Result<(), String>;
+
+pub(super) struct Key {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub apply: Apply,
+}
+
+/// Every key, its default (as JSON) and how it is parsed. The single table the loader,
+/// `config show`, `config set` and the env overrides all read.
+pub(super) const KEYS: &[Key] = &[
+    Key {
+        name: "max_checkpoints",
+        default: "50",
+        apply: |c, v| {
+            c.max_checkpoints = uint(v, 1, 10_000)? as usize;
+            Ok(())
+        },
+    },
+    Key {
+        name: "checkpoint_interval",
+        default: "\"5m\"",
+        apply: |c, v| {
+            c.checkpoint_interval = duration(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "stale_threshold",
+        default: "\"5m\"",
+        apply: |c, v| {
+            c.stale_threshold = duration(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "retention.completed",
+        default: "\"720h\"",
+        apply: |c, v| {
+            c.retention.completed = duration(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "retention.failed",
+        default: "\"168h\"",
+        apply: |c, v| {
+            c.retention.failed = duration(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "retention.abandoned",
+        default: "\"168h\"",
+        apply: |c, v| {
+            c.retention.abandoned = duration(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "key_derivation.purpose",
+        default: "44",
+        apply: |c, v| {
+            c.key_derivation.purpose = uint(v, 0, 0x7fff_ffff)? as u32;
+            Ok(())
+        },
+    },
+    Key {
+        name: "key_derivation.coin_type",
+        default: "236",
+        apply: |c, v| {
+            c.key_derivation.coin_type = uint(v, 0, 0x7fff_ffff)? as u32;
+            Ok(())
+        },
+    },
+    Key {
+        name: "key_derivation.account",
+        default: "0",
+        apply: |c, v| {
+            c.key_derivation.account = uint(v, 0, 0x7fff_ffff)? as u32;
+            Ok(())
+        },
+    },
+    Key {
+        name: "auto_checkpoint_on_clear",
+        default: "true",
+        apply: |c, v| {
+            c.auto_checkpoint_on_clear = switch(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "auto_resume_on_start",
+        default: "true",
+        apply: |c, v| {
+            c.auto_resume_on_start = switch(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "verify_before_clear",
+        default: "true",
+        apply: |c, v| {
+            c.verify_before_clear = boolean(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "checkpoint_threshold_percent",
+        default: "70",
+        apply: |c, v| {
+            c.checkpoint_threshold_percent = uint(v, 70, 95)? as u8;
+            Ok(())
+        },
+    },
+    Key {
+        name: "context_window_tokens",
+        default: "200000",
+        apply: |c, v| {
+            c.context_window_tokens = uint(v, 1_000, 100_000_000)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "validation_commands",
+        default: "null",
+        apply: |c, v| {
+            c.validation_commands = patterns(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "scope_enforcement",
+        default: "\"warn\"",
+        apply: |c, v| {
+            c.scope_enforcement = enforcement(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "trace_window",
+        default: "200",
+        apply: |c, v| {
+            c.trace_window = uint(v, 1, 100_000)? as usize;
+            Ok(())
+        },
+    },
+    Key {
+        name: "resume_brief_max_chars",
+        default: "4000",
+        apply: |c, v| {
+            c.resume_brief_max_chars = uint(v, 200, 10_000)? as usize;
+            Ok(())
+        },
+    },
+    Key {
+        name: "agent_md",
+        default: "\"AGENT.md\"",
+        apply: |c, v| {
+            c.agent_md = relative_file(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "max_attempts",
+        default: "3",
+        apply: |c, v| {
+            c.max_attempts = uint(v, 1, 100)? as u32;
+            Ok(())
+        },
+    },
+    Key {
+        name: "conflict_window",
+        default: "\"10m\"",
+        apply: |c, v| {
+            c.conflict_window = duration(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "hook_deadline",
+        default: "\"2s\"",
+        apply: |c, v| {
+            c.hook_deadline = duration(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "key_file",
+        default: "\"\"",
+        apply: |c, v| {
+            c.key_file = string(v)?;
+            Ok(())
+        },
+    },
+];
+
+/// contextd's environment variables, accepted as aliases.
+pub(super) const ENV_ALIASES: &[(&str, &str)] = &[
+    (
+        "CONTEXTD_AUTO_CHECKPOINT_ON_CLEAR",
+        "auto_checkpoint_on_clear",
+    ),
+    ("CONTEXTD_AUTO_RESUME_ON_START", "auto_resume_on_start"),
+    ("CONTEXTD_AUTO_RESUME", "auto_resume_on_start"),
+    (
+        "CONTEXTD_CHECKPOINT_THRESHOLD",
+        "checkpoint_threshold_percent",
+    ),
+    ("CONTEXTD_VERIFY_BEFORE_CLEAR", "verify_before_clear"),
+];
+
+/// Every key name, in table order (for `config show` and documentation).
+pub fn key_names() -> impl Iterator<Item = &'static str> {
+    KEYS.iter().map(|k| k.name)
+}
