@@ -9,7 +9,7 @@ pub mod claude;
 pub mod cleanup;
 pub mod cli;
 pub mod cmd;
-pub mod commands;
+
 pub mod config;
 pub mod context;
 pub mod drift;
@@ -27,6 +27,7 @@ pub mod receipt;
 pub mod recovery;
 pub mod redact;
 pub mod scope;
+pub mod shell;
 pub mod store;
 pub mod task;
 pub mod text;

@@ -14,11 +14,11 @@ use chrono::Duration;
 use crate::claude::event::{Event, ToolFailure};
 use crate::claude::output::Output;
 use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
-use crate::commands;
 use crate::context::Ctx;
 use crate::posthooks::{self, ToolOutcome};
 use crate::project::Located;
 use crate::redact::redact;
+use crate::shell;
 use crate::task::{
     CheckpointTrigger, Effect, Hook, HookState, SessionStatus, StepSource, StepStatus,
 };
@@ -43,7 +43,7 @@ pub fn handle(
     let bash = bash_result(call, result);
     let kinds = bash
         .as_ref()
-        .map(|b| commands::classify(&b.command, &ctx.config.validation_commands));
+        .map(|b| shell::classify(&b.command, &ctx.config.validation_commands));
     let validation = kinds.as_ref().is_some_and(|k| k.validation)
         && bash.as_ref().is_some_and(|b| !b.background);
     let relevant = call.is_mutation()
@@ -335,14 +335,14 @@ fn plan_from_tool(
     })
 }
 
-fn vcs_checkpoints(b: &BashResult, k: &commands::Kinds) -> Vec<Effect> {
+fn vcs_checkpoints(b: &BashResult, k: &shell::Kinds) -> Vec<Effect> {
     if b.exit_code != Some(0) {
         return Vec::new();
     }
     let mut effects = Vec::new();
     if k.git_commit {
-        let hash = commands::commit_hash(&b.stdout).map(|h| h[..h.len().min(12)].to_string());
-        let msg = commands::commit_message(&b.command);
+        let hash = shell::commit_hash(&b.stdout).map(|h| h[..h.len().min(12)].to_string());
+        let msg = shell::commit_message(&b.command);
         let desc = match (hash, msg) {
             (Some(h), Some(m)) => format!("Commit {h}: {m}"),
             (Some(h), None) => format!("Commit {h}"),
@@ -358,7 +358,7 @@ fn vcs_checkpoints(b: &BashResult, k: &commands::Kinds) -> Vec<Effect> {
         ));
     }
     if k.pr_create {
-        let url = commands::pr_url(&format!("{}\n{}", b.stdout, b.stderr));
+        let url = shell::pr_url(&format!("{}\n{}", b.stdout, b.stderr));
         effects.push(Effect::Checkpoint(
             CheckpointTrigger::PrCreated,
             url.map(|u| format!("PR created: {u}"))
