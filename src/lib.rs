@@ -3,7 +3,6 @@
 //! and `handlers/` for what each event does.
 
 pub mod brain;
-pub mod brief;
 pub mod checkpoint;
 pub mod claude;
 pub mod cleanup;
@@ -15,9 +14,7 @@ pub mod context;
 pub mod drift;
 pub mod faults;
 pub mod git;
-pub mod guidance;
 pub mod handlers;
-pub mod hookmd;
 pub mod intent;
 pub mod intent_map;
 pub mod log;

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::brief::{self, Extras};
 use crate::config::Switch;
+use crate::recovery::brief::{self, Extras};
 use crate::task::store::{self, HOOK_MD};
 
 /// Runs crash detection now (idempotent) and prints the resume brief.

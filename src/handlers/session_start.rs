@@ -1,11 +1,11 @@
 //! SessionStart: crash detection (startup/resume), then the resume brief.
 
-use crate::brief::{self, Extras};
 use crate::claude::event::{Event, SessionStart};
 use crate::claude::output::Output;
 use crate::config::Switch;
 use crate::context::Ctx;
 use crate::log::Level;
+use crate::recovery::brief::{self, Extras};
 use crate::task::SessionStatus;
 use crate::task::store::HOOK_MD;
 

@@ -221,7 +221,7 @@ fn keep_as_bak(path: &Path) {
 
 /// Regenerates HOOK.md from a hook.
 pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
-    let md = crate::hookmd::render(hook, chrono::Utc::now());
+    let md = crate::recovery::hookmd::render(hook, chrono::Utc::now());
     store::write_regenerable(&project.state_file(HOOK_MD), md.as_bytes())
 }
 
@@ -231,7 +231,7 @@ fn archive(project: &Project, hook: &Hook, json: &[u8]) -> io::Result<()> {
     no_links_to(project, &dir)?;
     fs::create_dir_all(&dir)?;
     store::write_atomic(&dir.join(HOOK_JSON), json)?;
-    let md = crate::hookmd::render(hook, chrono::Utc::now());
+    let md = crate::recovery::hookmd::render(hook, chrono::Utc::now());
     store::write_atomic(&dir.join(HOOK_MD), md.as_bytes())
 }
 

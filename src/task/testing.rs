@@ -40,3 +40,15 @@ pub fn recorded_plan(now: DateTime<Utc>) -> Hook {
     h.touch_file("src/parser.rs", now);
     h
 }
+
+/// A task whose one step `name` is running since `at`, with `files` touched.
+pub fn running(name: &str, files: &[&str], at: DateTime<Utc>) -> Hook {
+    let mut h = Hook::new("t", "w", 0, at);
+    h.add_step("1", name, "", None, StepSource::Task, at);
+    h.set_step_status("1", StepStatus::InProgress, 3, at)
+        .unwrap();
+    for f in files {
+        h.touch_file(f, at);
+    }
+    h
+}

@@ -12,7 +12,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
-use crate::guidance::{guidance, next_attempt};
+use crate::recovery::guidance::{guidance, next_attempt};
 use crate::task::Hook;
 use crate::text::{ago, one_line, truncate};
 

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 
-use crate::guidance::guidance;
+use crate::recovery::guidance::guidance;
 use crate::task::{Hook, StepStatus};
 use crate::text::{ago, one_line, stamp, truncate};
 

@@ -1,4 +1,4 @@
-//! Crash detection and the recovery decision tree (seed 001 §4 and §6).
+//! Crash detection (seed 001 §4) and the recovery it starts.
 //!
 //! A crash is a previous session that ended without Stop or SessionEnd after its last
 //! activity (Claude Code was killed mid-turn), or a task left in a non-terminal state past
@@ -11,28 +11,6 @@ use chrono::{DateTime, Utc};
 
 use crate::context::Ctx;
 use crate::task::{Hook, HookState, RecoveryContext, SessionStatus, machine};
-
-/// A checkpoint younger than this is a good place to resume from.
-pub const RECENT_CHECKPOINT: Duration = Duration::from_secs(10 * 60);
-
-/// Step names that only read or check, so are safe to retry (seed 001 §6).
-const IDEMPOTENT_WORDS: &[&str] = &[
-    "analy",
-    "plan",
-    "validat",
-    "test",
-    "review",
-    "read",
-    "investigat",
-    "research",
-    "check",
-    "verif",
-    "explor",
-    "design",
-    "inspect",
-    "audit",
-    "lint",
-];
 
 /// Why the previous session is judged to have crashed, if it did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,76 +58,13 @@ fn short(id: &str) -> &str {
     &id[..id.len().min(8)]
 }
 
-/// The recommendation of seed 001 §6's decision tree, with its reason.
-pub fn decide(hook: &Hook, now: DateTime<Utc>) -> (&'static str, String) {
-    let recent = hook
-        .last_checkpoint()
-        .filter(|c| (now - c.created_at).to_std().unwrap_or_default() < RECENT_CHECKPOINT);
-    if let Some(c) = recent {
-        return (
-            "retry_from_checkpoint",
-            format!(
-                "checkpoint {} ({}) is {} old",
-                c.checkpoint_id,
-                c.trigger.as_str(),
-                crate::text::ago(now, c.created_at)
-            ),
-        );
-    }
-    match hook.state {
-        HookState::StepValidating => (
-            "retry_step",
-            "the crash came during validation, which is safe to re-run".into(),
-        ),
-        HookState::StepRunning => {
-            let Some(ctx) = &hook.current_step else {
-                return (
-                    "manual",
-                    "a step was running but its context is missing".into(),
-                );
-            };
-            let name = ctx.step_name.to_lowercase();
-            if IDEMPOTENT_WORDS.iter().any(|w| name.contains(w)) && ctx.files_touched.is_empty() {
-                (
-                    "retry_step",
-                    format!(
-                        "step \"{}\" only reads and checks: safe to retry",
-                        ctx.step_name
-                    ),
-                )
-            } else {
-                (
-                    "manual",
-                    format!(
-                        "step \"{}\" changes files{}: review them before going on",
-                        ctx.step_name,
-                        if ctx.files_touched.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({} touched)", ctx.files_touched.len())
-                        }
-                    ),
-                )
-            }
-        }
-        HookState::StepPending => (
-            "skip_step",
-            "no step was running: the last one had finished; go on to the next".into(),
-        ),
-        _ => (
-            "manual",
-            format!("the task was {} with no recent checkpoint", hook.state),
-        ),
-    }
-}
-
 /// Runs crash detection on a loaded hook and, on a crash, moves it to `recovering` with a
 /// filled recovery context. Returns true when a crash was found now. Idempotent.
 pub fn recover(ctx: &Ctx, hook: &mut Hook) -> bool {
     let Some(crash) = detect(hook, ctx.now, ctx.config.stale_threshold) else {
         return false;
     };
-    let (action, reason) = decide(hook, ctx.now);
+    let (action, reason) = super::decide::decide(hook, ctx.now);
     let last_known = hook.state;
     let warnings = hook
         .last_checkpoint()
@@ -207,19 +122,11 @@ pub fn recover(ctx: &Ctx, hook: &mut Hook) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::{CheckpointTrigger, Session, StepSource, StepStatus};
+    use crate::task::Session;
     use chrono::Duration as CDuration;
 
     fn running(name: &str, files: &[&str]) -> Hook {
-        let now = Utc::now() - CDuration::hours(1);
-        let mut h = Hook::new("t", "w", 0, now);
-        h.add_step("1", name, "", None, StepSource::Task, now);
-        h.set_step_status("1", StepStatus::InProgress, 3, now)
-            .unwrap();
-        for f in files {
-            h.touch_file(f, now);
-        }
-        h
+        crate::task::testing::running(name, files, Utc::now() - CDuration::hours(1))
     }
 
     fn session(status: SessionStatus) -> Option<Session> {
@@ -280,50 +187,5 @@ mod tests {
         let mut h = running("x", &[]);
         h.finish(HookState::Abandoned, Utc::now()).unwrap();
         assert_eq!(detect(&h, Utc::now(), std::time::Duration::ZERO), None);
-    }
-
-    #[test]
-    fn decision_tree() {
-        let now = Utc::now();
-        assert_eq!(decide(&running("Analyze parser", &[]), now).0, "retry_step");
-        assert_eq!(
-            decide(&running("Implement fix", &["src/a.rs"]), now).0,
-            "manual"
-        );
-        assert_eq!(
-            decide(&running("Analyze parser", &["src/a.rs"]), now).0,
-            "manual"
-        );
-        let mut v = running("Implement fix", &[]);
-        v.transition(HookState::StepValidating, "validation_start", now)
-            .unwrap();
-        assert_eq!(decide(&v, now).0, "retry_step");
-        let mut c = running("Implement fix", &["a"]);
-        let cp = crate::checkpoint::build(
-            &c,
-            CheckpointTrigger::Manual,
-            "m",
-            Default::default(),
-            vec![],
-            now - CDuration::minutes(2),
-        );
-        c.push_checkpoint(cp, 50);
-        assert_eq!(decide(&c, now).0, "retry_from_checkpoint");
-        let mut old = running("Implement fix", &["a"]);
-        let cp = crate::checkpoint::build(
-            &old,
-            CheckpointTrigger::Manual,
-            "m",
-            Default::default(),
-            vec![],
-            now - CDuration::minutes(20),
-        );
-        old.push_checkpoint(cp, 50);
-        assert_eq!(decide(&old, now).0, "manual");
-        let mut p = running("Implement fix", &[]);
-        p.set_step_status("1", StepStatus::Completed, 3, now)
-            .unwrap();
-        p.checkpoints.clear();
-        assert_eq!(decide(&p, now).0, "skip_step");
     }
 }

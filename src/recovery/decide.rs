@@ -1,0 +1,148 @@
+//! The recovery decision tree of seed 001 §6: given a crashed task, how to go on. Pure.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::task::{Hook, HookState};
+
+/// A checkpoint younger than this is a good place to resume from.
+pub const RECENT_CHECKPOINT: Duration = Duration::from_secs(10 * 60);
+
+/// Step names that only read or check, so are safe to retry (seed 001 §6).
+const IDEMPOTENT_WORDS: &[&str] = &[
+    "analy",
+    "plan",
+    "validat",
+    "test",
+    "review",
+    "read",
+    "investigat",
+    "research",
+    "check",
+    "verif",
+    "explor",
+    "design",
+    "inspect",
+    "audit",
+    "lint",
+];
+
+/// The recommendation of seed 001 §6's decision tree, with its reason.
+pub fn decide(hook: &Hook, now: DateTime<Utc>) -> (&'static str, String) {
+    let recent = hook
+        .last_checkpoint()
+        .filter(|c| (now - c.created_at).to_std().unwrap_or_default() < RECENT_CHECKPOINT);
+    if let Some(c) = recent {
+        return (
+            "retry_from_checkpoint",
+            format!(
+                "checkpoint {} ({}) is {} old",
+                c.checkpoint_id,
+                c.trigger.as_str(),
+                crate::text::ago(now, c.created_at)
+            ),
+        );
+    }
+    match hook.state {
+        HookState::StepValidating => (
+            "retry_step",
+            "the crash came during validation, which is safe to re-run".into(),
+        ),
+        HookState::StepRunning => {
+            let Some(ctx) = &hook.current_step else {
+                return (
+                    "manual",
+                    "a step was running but its context is missing".into(),
+                );
+            };
+            let name = ctx.step_name.to_lowercase();
+            if IDEMPOTENT_WORDS.iter().any(|w| name.contains(w)) && ctx.files_touched.is_empty() {
+                (
+                    "retry_step",
+                    format!(
+                        "step \"{}\" only reads and checks: safe to retry",
+                        ctx.step_name
+                    ),
+                )
+            } else {
+                (
+                    "manual",
+                    format!(
+                        "step \"{}\" changes files{}: review them before going on",
+                        ctx.step_name,
+                        if ctx.files_touched.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({} touched)", ctx.files_touched.len())
+                        }
+                    ),
+                )
+            }
+        }
+        HookState::StepPending => (
+            "skip_step",
+            "no step was running: the last one had finished; go on to the next".into(),
+        ),
+        _ => (
+            "manual",
+            format!("the task was {} with no recent checkpoint", hook.state),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::{CheckpointTrigger, StepStatus};
+    use chrono::Duration as CDuration;
+
+    fn running(name: &str, files: &[&str]) -> Hook {
+        crate::task::testing::running(name, files, Utc::now() - CDuration::hours(1))
+    }
+
+    #[test]
+    fn decision_tree() {
+        let now = Utc::now();
+        assert_eq!(decide(&running("Analyze parser", &[]), now).0, "retry_step");
+        assert_eq!(
+            decide(&running("Implement fix", &["src/a.rs"]), now).0,
+            "manual"
+        );
+        assert_eq!(
+            decide(&running("Analyze parser", &["src/a.rs"]), now).0,
+            "manual"
+        );
+        let mut v = running("Implement fix", &[]);
+        v.transition(HookState::StepValidating, "validation_start", now)
+            .unwrap();
+        assert_eq!(decide(&v, now).0, "retry_step");
+        let mut c = running("Implement fix", &["a"]);
+        let cp = crate::checkpoint::build(
+            &c,
+            CheckpointTrigger::Manual,
+            "m",
+            Default::default(),
+            vec![],
+            now - CDuration::minutes(2),
+        );
+        c.push_checkpoint(cp, 50);
+        assert_eq!(decide(&c, now).0, "retry_from_checkpoint");
+        let mut old = running("Implement fix", &["a"]);
+        let cp = crate::checkpoint::build(
+            &old,
+            CheckpointTrigger::Manual,
+            "m",
+            Default::default(),
+            vec![],
+            now - CDuration::minutes(20),
+        );
+        old.push_checkpoint(cp, 50);
+        assert_eq!(decide(&old, now).0, "manual");
+        let mut p = running("Implement fix", &[]);
+        p.set_step_status("1", StepStatus::Completed, 3, now)
+            .unwrap();
+        p.checkpoints.clear();
+        assert_eq!(decide(&p, now).0, "skip_step");
+    }
+}

@@ -1,0 +1,22 @@
+//! Recovery: what a new session is told so that it resumes exactly where the last one
+//! left off.
+//!
+//! - [`crash`]: was the last session a crash (seed 001 §4)? If so, the task moves to
+//!   `recovering` with a recovery context;
+//! - [`decide`]: the decision tree (seed 001 §6) that recommends how to go on;
+//! - [`guidance`]: "What to do now" and "DO NOT", shared by the brief and HOOK.md;
+//! - [`brief`]: the short resume brief injected at SessionStart;
+//! - [`hookmd`]: HOOK.md, the whole recovery file, readable alone.
+//!
+//! The rule of this room: everything is derived from the task (hook.json) alone, so the
+//! brief and HOOK.md always agree and are always regenerable; only `crash` reads the work
+//! tree (files changed since the last checkpoint).
+
+pub mod brief;
+pub mod crash;
+pub mod decide;
+pub mod guidance;
+pub mod hookmd;
+
+pub use crash::{Crash, detect, recover};
+pub use decide::{RECENT_CHECKPOINT, decide};
