@@ -2,7 +2,6 @@
 //! Code, as one binary run on Claude Code's hook events. See DESIGN.md for the whole design
 //! and `handlers/` for what each event does.
 
-pub mod brain;
 pub mod checkpoint;
 pub mod claude;
 pub mod cleanup;
@@ -11,19 +10,16 @@ pub mod cmd;
 
 pub mod config;
 pub mod context;
-pub mod drift;
 pub mod faults;
 pub mod git;
+pub mod governance;
 pub mod handlers;
-pub mod intent;
-pub mod intent_map;
 pub mod log;
 pub mod posthooks;
 pub mod project;
 pub mod receipt;
 pub mod recovery;
 pub mod redact;
-pub mod scope;
 pub mod shell;
 pub mod store;
 pub mod task;

@@ -14,14 +14,14 @@ use anyhow::Context as _;
 use chrono::Duration;
 use regex::Regex;
 
-use crate::brain::{self, Category, Lesson};
 use crate::claude::event::{Event, ToolFailure};
 use crate::claude::output::Output;
 use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
 use crate::config::ScopeEnforcement;
 use crate::context::Ctx;
-use crate::drift::{self, Finding};
-use crate::intent::{self, IntentFile};
+use crate::governance::brain::{self, Category, Lesson};
+use crate::governance::drift::{self, Finding};
+use crate::governance::intent::{self, IntentFile};
 use crate::log::Level;
 use crate::project::Located;
 use crate::redact::redact;
@@ -436,7 +436,7 @@ fn scope_drift(
     if drift::running(file).is_empty() {
         return Ok(());
     }
-    let map_path = crate::intent_map::map_path(&ctx.project);
+    let map_path = crate::governance::intent_map::map_path(&ctx.project);
     let map_text = std::fs::read_to_string(&map_path).unwrap_or_default();
     let findings = drift::judge(file, chosen.as_deref(), o.paths, &map_text);
     if findings.is_empty() {
@@ -446,7 +446,7 @@ fn scope_drift(
     let mut intent_id = None;
     for f in &findings {
         if let Finding::Expansion { path, intent, name } = f {
-            crate::intent_map::add(&ctx.project, intent, name, path)
+            crate::governance::intent_map::add(&ctx.project, intent, name, path)
                 .context("cannot update intent_map.md")?;
         }
         match f {

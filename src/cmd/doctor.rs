@@ -92,7 +92,7 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         Ok((None, _)) => lines.push((Mark::Ok, "no task yet".into())),
         Err(e) => lines.push((Mark::Fail, e.to_string())),
     }
-    match crate::intent::load(&ctx.project) {
+    match crate::governance::intent::load(&ctx.project) {
         Ok(Some(f)) => lines.push((
             Mark::Ok,
             format!("{} intents in active_intents.yaml", f.active_intents.len()),

@@ -154,7 +154,7 @@ fn commands(group: &Value) -> impl Iterator<Item = &str> {
 /// The `.orchestration` folder with an intents file to fill in.
 fn skeleton(dir: &Path) -> std::io::Result<()> {
     fs::create_dir_all(dir)?;
-    let intents = dir.join(crate::intent::INTENTS_FILE);
+    let intents = dir.join(crate::governance::intent::INTENTS_FILE);
     if !intents.exists() {
         fs::write(
             &intents,

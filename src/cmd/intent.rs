@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::intent;
+use crate::governance::intent;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum IntentCmd {

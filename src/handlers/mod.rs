@@ -116,14 +116,14 @@ pub(crate) fn live_task<'a>(ctx: &Ctx, slot: &'a mut Option<Hook>) -> &'a mut Ho
 /// A new task: bound to the active intent when there is one (task id = intent id, the
 /// intent's `steps` as the plan), else `task-YYYYMMDD-HHMMSS`.
 pub(crate) fn new_task(ctx: &Ctx, previous: Option<&Hook>) -> Hook {
-    let intents = match crate::intent::load(&ctx.project) {
+    let intents = match crate::governance::intent::load(&ctx.project) {
         Ok(f) => f,
         Err(e) => {
             ctx.log(Level::Error, "intents", &e.to_string());
             None
         }
     };
-    let chosen = crate::intent::chosen(&ctx.project);
+    let chosen = crate::governance::intent::chosen(&ctx.project);
     let intent = intents
         .as_ref()
         .and_then(|f| f.active(chosen.as_deref(), None));

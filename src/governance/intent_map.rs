@@ -46,7 +46,7 @@ pub fn entries(text: &str, id: &str) -> Vec<String> {
 /// True when `path` is listed for `id`, itself or under a listed directory or glob.
 pub fn is_mapped(text: &str, id: &str, path: &str) -> bool {
     let listed = entries(text, id);
-    listed.iter().any(|e| e == path) || crate::scope::in_scope(&listed, path)
+    listed.iter().any(|e| e == path) || crate::governance::scope::in_scope(&listed, path)
 }
 
 /// The map with `path` added to `id`'s section (created at the end if missing, with the

@@ -123,7 +123,7 @@ impl IntentFile {
             many => path.and_then(|p| {
                 many.iter()
                     .copied()
-                    .find(|i| crate::scope::in_scope(&i.owned_scope, p))
+                    .find(|i| crate::governance::scope::in_scope(&i.owned_scope, p))
             }),
         }
     }

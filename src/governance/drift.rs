@@ -2,9 +2,9 @@
 //! active intent's `owned_scope` and the intent map. Pure: the post-hook reads the files
 //! and acts on the findings.
 
-use crate::intent::{Intent, IntentFile};
+use crate::governance::intent::{Intent, IntentFile};
+use crate::governance::scope;
 use crate::project::Located;
-use crate::scope;
 
 /// One observation about one path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +132,7 @@ pub fn judge(
                 beside: beside.into(),
             });
         }
-        if !crate::intent_map::is_mapped(map_text, &intent.id, path) {
+        if !crate::governance::intent_map::is_mapped(map_text, &intent.id, path) {
             out.push(Finding::Expansion {
                 path: path.into(),
                 intent: intent.id.clone(),
@@ -168,7 +168,7 @@ active_intents:
 "#;
 
     fn file() -> IntentFile {
-        crate::intent::parse(INTENTS).unwrap()
+        crate::governance::intent::parse(INTENTS).unwrap()
     }
 
     fn inside(p: &str) -> Located {
@@ -213,13 +213,15 @@ active_intents:
 
     #[test]
     fn nothing_without_a_running_intent() {
-        let f = crate::intent::parse("active_intents:\n  - id: A\n    status: DONE\n").unwrap();
+        let f = crate::governance::intent::parse("active_intents:\n  - id: A\n    status: DONE\n")
+            .unwrap();
         assert!(judge(&f, None, &[inside("x")], "").is_empty());
     }
 
     #[test]
     fn several_running_none_owning_the_file() {
-        let f = crate::intent::parse(&INTENTS.replace("PENDING", "IN_PROGRESS")).unwrap();
+        let f =
+            crate::governance::intent::parse(&INTENTS.replace("PENDING", "IN_PROGRESS")).unwrap();
         let out = judge(&f, None, &[inside("src/main.ts")], "");
         assert!(matches!(&out[0], Finding::OutOfScope { intents, .. } if intents.len() == 2));
         // The file both scopes hold is a conflict.

@@ -1,0 +1,18 @@
+//! Intent governance (seed 002): the intents the user declares, the files they own, and
+//! what the agent learns when it strays.
+//!
+//! - [`intent`]: `.orchestration/active_intents.yaml`, read in every shape projects write
+//!   it; only an intent's `status:` line is ever rewritten;
+//! - [`scope`]: the `owned_scope` globs; [`intent_map`]: `intent_map.md`, files per intent;
+//! - [`drift`]: ScopeDrift, how each mutated path stands against the active intent;
+//! - [`brain`]: AGENT.md, where lessons are kept (one copy each, counted when seen again).
+//!
+//! The rule of this room: judging is pure ([`drift::judge`], [`intent::evaluate`],
+//! [`brain::with_lesson`]); reading and writing the files are separate, small functions
+//! beside them, each under the file's lock.
+
+pub mod brain;
+pub mod drift;
+pub mod intent;
+pub mod intent_map;
+pub mod scope;
