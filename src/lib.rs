@@ -2,7 +2,7 @@
 //! Code, as one binary run on Claude Code's hook events. See DESIGN.md for the whole design
 //! and `handlers/` for what each event does.
 
-pub mod checkpoint;
+pub mod capture;
 pub mod claude;
 pub mod cleanup;
 pub mod cli;
@@ -15,7 +15,6 @@ pub mod git;
 pub mod governance;
 pub mod handlers;
 pub mod log;
-pub mod posthooks;
 pub mod project;
 pub mod receipt;
 pub mod recovery;

@@ -95,6 +95,15 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// `<prefix>-<8 hex>`, random.
+pub fn new_id(prefix: &str) -> String {
+    let mut b = [0u8; 4];
+    if getrandom::fill(&mut b).is_err() {
+        b = (std::process::id() ^ chrono::Utc::now().timestamp_subsec_nanos()).to_le_bytes();
+    }
+    format!("{prefix}-{:02x}{:02x}{:02x}{:02x}", b[0], b[1], b[2], b[3])
+}
+
 /// The message of a caught panic (`catch_unwind`'s payload).
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
@@ -131,6 +140,7 @@ mod tests {
         assert_eq!(unhex("00ffA0"), Some(vec![0, 255, 160]));
         assert_eq!(unhex("abc"), None);
         assert_eq!(unhex("zz"), None);
+        assert!(new_id("ckpt").starts_with("ckpt-") && new_id("ckpt").len() == 13);
     }
 
     #[test]

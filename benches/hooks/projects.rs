@@ -431,7 +431,7 @@ impl Project {
                 dirty: true,
             };
             for i in 0..50 {
-                let cp = waymark::checkpoint::build(
+                let cp = waymark::task::checkpoint::build(
                     &hook,
                     CheckpointTrigger::Interval,
                     &format!("Interval checkpoint ({i} min into the step)"),

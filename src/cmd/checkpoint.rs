@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::task::{CheckpointTrigger, store};
+use crate::task::CheckpointTrigger;
+use crate::task::current::{self, Made};
 use crate::text::stamp;
 
 pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: bool) -> ExitCode {
@@ -12,23 +13,16 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
         return super::fail(super::USAGE, format!("unknown trigger `{trigger}`"));
     };
     // A git_commit / git_push checkpoint at a HEAD already checkpointed with that trigger
-    // is not made twice (`checkpoint::already_checkpointed`): with the git hooks installed, a
+    // is not made twice (`task::checkpoint::already_checkpointed`): with the git hooks installed, a
     // commit the agent makes through Bash reaches waymark both from the post-commit hook
     // (this command, `--auto`) and from the PostToolUse Bash handler.
-    let result = store::update(&ctx.project, ctx.now, |slot| {
+    let result = current::update(&ctx, |slot, _| {
         let hook = slot.as_mut().filter(|h| !h.state.is_terminal())?;
-        let before: Vec<String> = hook
-            .checkpoints
-            .iter()
-            .map(|c| c.checkpoint_id.clone())
-            .collect();
-        let id = crate::checkpoint::create(&ctx, hook, trigger, description);
-        let repeat = before.contains(&id);
-        Some((id, repeat))
+        Some(current::make_checkpoint(&ctx, hook, trigger, description))
     });
     match result {
         Ok(u) => match u.value {
-            Some((id, true)) => {
+            Some(Made { id, repeat: true }) => {
                 if !auto {
                     println!(
                         "Already checkpointed: {id} ({}) is at this commit",
@@ -37,7 +31,7 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
                 }
                 ExitCode::SUCCESS
             }
-            Some((id, false)) => {
+            Some(Made { id, repeat: false }) => {
                 if !auto {
                     println!(
                         "Checkpoint saved: {id} ({}) — {description}",

@@ -44,18 +44,10 @@ pub fn ctx(root: Option<PathBuf>) -> Ctx {
     ctx
 }
 
-/// The current task for a read-only command. A restore from hook.json.bak is said on
-/// stderr; a state file that cannot be read is an error (exit 1) for the caller to return.
+/// The current task for a read-only command; a state file that cannot be read is an
+/// error (exit 1) for the caller to return.
 pub fn load_hook(ctx: &Ctx) -> Result<Option<crate::task::Hook>, ExitCode> {
-    match crate::task::store::load(&ctx.project) {
-        Ok((hook, note)) => {
-            if let Some(n) = note.restored {
-                eprintln!("waymark: {n}");
-            }
-            Ok(hook)
-        }
-        Err(e) => Err(fail(CHECK_FAILED, e)),
-    }
+    crate::task::current::load(ctx).map_err(|e| fail(CHECK_FAILED, e))
 }
 
 /// Prints an error and returns the exit code.

@@ -5,21 +5,19 @@ use std::process::ExitCode;
 
 use crate::config::Switch;
 use crate::recovery::brief::{self, Extras};
+use crate::task::current;
 use crate::task::store::{self, HOOK_MD};
 
 /// Runs crash detection now (idempotent) and prints the resume brief.
 pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
     let ctx = super::ctx(root);
-    let result = store::update(&ctx.project, ctx.now, |slot| {
+    let result = current::update(&ctx, |slot, _| {
         slot.as_mut().map(|h| crate::recovery::recover(&ctx, h))
     });
     let updated = match result {
         Ok(u) => u,
         Err(e) => return super::fail(super::CHECK_FAILED, e),
     };
-    if let Some(n) = &updated.note.restored {
-        eprintln!("waymark: {n}");
-    }
     let Some(hook) = updated.hook else {
         println!("No task to recover.");
         return ExitCode::SUCCESS;
@@ -51,20 +49,15 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
 
 pub fn regenerate(root: Option<PathBuf>) -> ExitCode {
     let ctx = super::ctx(root);
-    match store::load(&ctx.project) {
-        Ok((Some(hook), note)) => {
-            if let Some(n) = note.restored {
-                eprintln!("waymark: {n}");
+    match current::load(&ctx) {
+        Ok(Some(hook)) => match store::write_hook_md(&ctx.project, &hook) {
+            Ok(()) => {
+                println!("Regenerated {}", ctx.project.state_file(HOOK_MD).display());
+                ExitCode::SUCCESS
             }
-            match store::write_hook_md(&ctx.project, &hook) {
-                Ok(()) => {
-                    println!("Regenerated {}", ctx.project.state_file(HOOK_MD).display());
-                    ExitCode::SUCCESS
-                }
-                Err(e) => super::fail(super::CHECK_FAILED, format!("cannot write HOOK.md: {e}")),
-            }
-        }
-        Ok((None, _)) => super::fail(super::USAGE, "no hook.json to regenerate from"),
+            Err(e) => super::fail(super::CHECK_FAILED, format!("cannot write HOOK.md: {e}")),
+        },
+        Ok(None) => super::fail(super::USAGE, "no hook.json to regenerate from"),
         Err(e) => super::fail(super::CHECK_FAILED, e),
     }
 }

@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use crate::context::Ctx;
-use crate::task::{Effect, Hook, HookState, StepSource, StepStatus, store};
+use crate::task::current::{self, live_task, new_task};
+use crate::task::store::{StoreError, Updated};
+use crate::task::{CheckpointTrigger, Effect, Hook, HookState, StepSource, StepStatus};
 
 #[derive(Debug, Subcommand)]
 pub enum TaskCmd {
@@ -42,7 +44,7 @@ pub enum StepCmd {
 
 pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
     let ctx = super::ctx(root);
-    let result = store::update(&ctx.project, ctx.now, |slot| -> Result<String, String> {
+    let result = current::update(&ctx, |slot, effects| -> Result<String, String> {
         match cmd {
             TaskCmd::Start { id, steps } => {
                 if let Some(h) = slot.as_ref().filter(|h| !h.state.is_terminal()) {
@@ -51,7 +53,7 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
                         h.task_id, h.state
                     ));
                 }
-                let mut hook = crate::handlers::new_task(&ctx, slot.as_ref());
+                let mut hook = new_task(&ctx, slot.as_ref());
                 if let Some(id) = id {
                     hook.task_id = id;
                 }
@@ -75,12 +77,11 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
                     _ => HookState::Abandoned,
                 };
                 if to == HookState::Completed {
-                    crate::checkpoint::create(
-                        &ctx,
-                        hook,
-                        crate::task::CheckpointTrigger::StepComplete,
-                        "Task completed",
-                    );
+                    let description = "Task completed".to_string();
+                    effects.push(Effect::Checkpoint(
+                        CheckpointTrigger::StepComplete,
+                        description,
+                    ));
                 }
                 hook.finish(to, ctx.now).map_err(|e| e.to_string())?;
                 Ok(format!("Task {} is {}", hook.task_id, hook.state))
@@ -92,8 +93,8 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
 
 pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
     let ctx = super::ctx(root);
-    let result = store::update(&ctx.project, ctx.now, |slot| -> Result<String, String> {
-        let hook = crate::handlers::live_task(&ctx, slot);
+    let result = current::update(&ctx, |slot, effects| -> Result<String, String> {
+        let hook = live_task(&ctx, slot);
         let (target, status) = match cmd {
             StepCmd::Add { name } => {
                 let id = hook.next_step_id("step-");
@@ -104,22 +105,26 @@ pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
             StepCmd::Done { step } => (step, StepStatus::Completed),
             StepCmd::Fail { step } => (step, StepStatus::Failed),
         };
-        apply(&ctx, hook, &target, status)
+        apply(&ctx, hook, &target, status, effects)
     });
     report(result)
 }
 
-fn apply(ctx: &Ctx, hook: &mut Hook, target: &str, status: StepStatus) -> Result<String, String> {
+fn apply(
+    ctx: &Ctx,
+    hook: &mut Hook,
+    target: &str,
+    status: StepStatus,
+    effects: &mut Vec<Effect>,
+) -> Result<String, String> {
     let id = hook
         .find_step(target)
         .map(|s| s.id.clone())
         .ok_or_else(|| format!("no step `{target}` (see `waymark status`)"))?;
-    let effects = hook
+    let made = hook
         .set_step_status(&id, status, ctx.config.max_attempts, ctx.now)
         .map_err(|e| e.to_string())?;
-    for Effect::Checkpoint(trigger, desc) in effects {
-        crate::checkpoint::create(ctx, hook, trigger, &desc);
-    }
+    effects.extend(made);
     let step = hook.step(&id).expect("exists");
     Ok(format!(
         "Step \"{}\": {} (attempt {}); task {}",
@@ -141,7 +146,7 @@ fn live(slot: &mut Option<Hook>) -> Result<&mut Hook, String> {
     }
 }
 
-fn report(result: Result<store::Updated<Result<String, String>>, store::StoreError>) -> ExitCode {
+fn report(result: Result<Updated<Result<String, String>>, StoreError>) -> ExitCode {
     match result {
         Ok(u) => match u.value {
             Ok(msg) => {

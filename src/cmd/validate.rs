@@ -21,8 +21,8 @@ use chrono::Utc;
 use serde_json::Value;
 
 use crate::context::Ctx;
-use crate::receipt::{self, Run, ValidationReceipt, runner};
-use crate::task::{CheckpointTrigger, Hook, HookState, store};
+use crate::receipt::{Run, ValidationReceipt, runner, validation};
+use crate::task::{Hook, HookState, Need, current};
 
 /// The output tail a failure lesson gets, in characters.
 const LESSON_TAIL: usize = 2000;
@@ -41,7 +41,7 @@ pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
     let mut ctx = super::ctx(root);
     let command = runner::shell_join(&args.command);
 
-    if let Err(e) = update(&ctx, |hook| begin(&ctx, hook, &command)) {
+    if let Err(e) = update(&ctx, |hook, _| begin(&ctx, hook, &command)) {
         eprintln!("waymark: validate: task state not saved before the run ({e:#}); running anyway");
     }
 
@@ -51,8 +51,8 @@ pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
     }
 
     ctx.now = Utc::now();
-    let finished = update(&ctx, |hook| {
-        finish(&ctx, hook, args.step.as_deref(), &command, &ran)
+    let finished = update(&ctx, |hook, effects| {
+        finish(&ctx, hook, args.step.as_deref(), &command, &ran, effects)
     });
     match finished {
         Ok(done) => report(&ctx, &done, &command, &ran),
@@ -66,14 +66,12 @@ pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
 
 /// Runs `f` on the current task under the lock, starting a task when there is none or the
 /// last one finished (as a hook event would).
-fn update<R>(ctx: &Ctx, f: impl FnOnce(&mut Hook) -> R) -> anyhow::Result<R> {
-    let updated = store::update(&ctx.project, ctx.now, |slot| {
-        f(crate::handlers::live_task(ctx, slot))
-    })?;
-    if let Some(note) = &updated.note.restored {
-        eprintln!("waymark: {note}");
-    }
-    Ok(updated.value)
+fn update<R>(
+    ctx: &Ctx,
+    f: impl FnOnce(&mut Hook, &mut Vec<crate::task::Effect>) -> R,
+) -> anyhow::Result<R> {
+    let changed = current::change(ctx, Need::Create, f)?;
+    Ok(changed.expect("Need::Create always has a task").0)
 }
 
 /// Step 1: into `step_validating` when a step is running.
@@ -99,62 +97,31 @@ struct Finished {
     intent_id: Option<String>,
 }
 
-/// Step 3: the receipt, the transition out of `step_validating`, the checkpoint.
+/// Step 3: the receipt, recorded as every validation is (`receipt::validation`): out of
+/// `step_validating`, and a checkpoint on success or a new attempt on failure.
 fn finish(
     ctx: &Ctx,
     hook: &mut Hook,
     step: Option<&str>,
     command: &str,
     ran: &runner::Ran,
+    effects: &mut Vec<crate::task::Effect>,
 ) -> Finished {
-    let step_name = step
-        .map(str::to_string)
-        .or_else(|| hook.current_step.as_ref().map(|c| c.step_name.clone()))
-        .unwrap_or_default();
-    let mut receipt = ValidationReceipt::new(
-        &step_name,
-        Run {
-            command: command.to_string(),
-            exit_code: ran.exit_code,
-            started_at: ran.started_at,
-            completed_at: ran.completed_at,
-            duration: Some(ran.duration),
-            stdout_hash: ran.stdout_hash.clone(),
-            stderr_hash: ran.stderr_hash.clone(),
-            observed: false,
-        },
-    );
-    let key_error = receipt::sign(&ctx.config, &mut receipt, hook.task_index)
-        .err()
-        .map(|e| e.to_string());
-    let id = receipt.receipt_id.clone();
-    let passed = ran.exit_code == 0;
-    hook.add_receipt(receipt.clone());
-    if hook.state == HookState::StepValidating {
-        let details = BTreeMap::from([
-            ("receipt_id".to_string(), Value::from(id.clone())),
-            ("exit_code".to_string(), Value::from(ran.exit_code)),
-        ]);
-        let trigger = if passed {
-            "validation_passed"
-        } else {
-            "validation_failed"
-        };
-        let _ = hook.transition_with(HookState::StepPending, trigger, details, ctx.now);
-    }
-    if passed {
-        crate::checkpoint::create(
-            ctx,
-            hook,
-            CheckpointTrigger::Validation,
-            &format!("Validation passed: {command} ({id})"),
-        );
-    } else {
-        hook.record_failure(ctx.now);
-    }
+    let run = Run {
+        command: command.to_string(),
+        exit_code: ran.exit_code,
+        started_at: ran.started_at,
+        completed_at: ran.completed_at,
+        duration: Some(ran.duration),
+        stdout_hash: ran.stdout_hash.clone(),
+        stderr_hash: ran.stderr_hash.clone(),
+        observed: false,
+    };
+    let (receipt, key_error) = validation::receipt(&ctx.config, hook, step, run);
+    effects.extend(validation::record(hook, receipt.clone(), ctx.now));
     Finished {
         receipt,
-        key_error,
+        key_error: key_error.map(|e| e.to_string()),
         intent_id: hook.intent_id.clone(),
     }
 }
@@ -182,12 +149,20 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
     if ran.exit_code != 0 {
         let text = String::from_utf8_lossy(&ran.tail);
         let tail = crate::text::tail(&crate::redact::redact(text.trim()), LESSON_TAIL);
-        crate::posthooks::verification_failure(
+        let intent = done.intent_id.as_deref();
+        let lesson = crate::governance::lessons::verification_failure(
             ctx,
             command,
             ran.exit_code,
             &tail,
-            done.intent_id.as_deref(),
+            intent,
         );
+        if let Err(e) = lesson {
+            ctx.log(
+                crate::log::Level::Error,
+                "validate",
+                &format!("lesson: {e:#}"),
+            );
+        }
     }
 }

@@ -1,10 +1,17 @@
-//! Scope drift (seed 002 US2): how each path a mutation touched stands against the
-//! active intent's `owned_scope` and the intent map. Pure: the post-hook reads the files
-//! and acts on the findings.
+//! ScopeDrift (seed 002 US2): how each path a mutation touched stands against the
+//! active intent's `owned_scope` and the intent map. [`judge`] is pure; [`run`], the
+//! post-hook, reads the files and acts on the findings.
 
-use crate::governance::intent::{Intent, IntentFile};
-use crate::governance::scope;
+use anyhow::Context as _;
+
+use super::facts::Facts;
+use super::intent::{Intent, IntentFile};
+use super::{intent_map, scope};
+use crate::claude::output::Output;
+use crate::config::ScopeEnforcement;
+use crate::context::Ctx;
 use crate::project::Located;
+use crate::trace::{self, Record, Waymark, kind};
 
 /// One observation about one path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +139,7 @@ pub fn judge(
                 beside: beside.into(),
             });
         }
-        if !crate::governance::intent_map::is_mapped(map_text, &intent.id, path) {
+        if !intent_map::is_mapped(map_text, &intent.id, path) {
             out.push(Finding::Expansion {
                 path: path.into(),
                 intent: intent.id.clone(),
@@ -141,6 +148,60 @@ pub fn judge(
         }
     }
     out
+}
+
+/// The post-hook, after a mutation: judges every path; adds scope expansions to the intent
+/// map, records the findings in the trace and tells the agent the warnings.
+pub fn run(
+    ctx: &Ctx,
+    facts: &mut Facts,
+    about: &Waymark,
+    paths: &[Located],
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    if ctx.config.scope_enforcement == ScopeEnforcement::Off {
+        return Ok(());
+    }
+    let Some((file, chosen)) = facts.intents_and_choice(ctx) else {
+        return Ok(());
+    };
+    if running(file).is_empty() {
+        return Ok(());
+    }
+    let map_text = std::fs::read_to_string(intent_map::map_path(&ctx.project)).unwrap_or_default();
+    let findings = judge(file, chosen.as_deref(), paths, &map_text);
+    if findings.is_empty() {
+        return Ok(());
+    }
+    let mut notes = Vec::new();
+    let mut intent_id = None;
+    for f in &findings {
+        if let Finding::Expansion { path, intent, name } = f {
+            intent_map::add(&ctx.project, intent, name, path)
+                .context("cannot update intent_map.md")?;
+        }
+        match f {
+            Finding::NearBoundary { intent, .. } | Finding::Expansion { intent, .. } => {
+                intent_id.get_or_insert_with(|| intent.clone());
+            }
+            Finding::OutOfScope { intents, .. } if intents.len() == 1 => {
+                intent_id.get_or_insert_with(|| intents[0].clone());
+            }
+            _ => {}
+        }
+        notes.push(f.message());
+    }
+    let wm = Waymark {
+        kind: kind::SCOPE_WARNING.into(),
+        intent_id,
+        warnings: notes,
+        ..about.clone()
+    };
+    trace::append(&ctx.project, &Record::new(&ctx.project, ctx.now, wm))?;
+    for f in findings.iter().filter(|f| f.is_warning()) {
+        out.say(format!("waymark: {}", f.message()));
+    }
+    Ok(())
 }
 
 /// The intents in progress whose scopes all hold `path` (two or more is a scope conflict).

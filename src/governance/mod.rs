@@ -13,6 +13,10 @@
 
 pub mod brain;
 pub mod drift;
+pub mod enforcement;
+pub mod facts;
 pub mod intent;
 pub mod intent_map;
+pub mod lessons;
+pub mod progress;
 pub mod scope;

@@ -1,38 +1,36 @@
-//! PreCompact and PostCompact: checkpoint before the context is summarized, keep the summary.
+//! PreCompact and PostCompact: a checkpoint before the context is summarized (never
+//! blocking compaction), and the summary kept for HOOK.md.
 
 use crate::claude::event::{Event, PostCompact, PreCompact};
 use crate::context::Ctx;
 use crate::redact::redact;
-use crate::task::{CheckpointTrigger, Effect};
+use crate::task::{CheckpointTrigger, Effect, Need, current};
 use crate::text::truncate;
-
-use super::{Need, with_task};
 
 /// The compaction summary is kept to this many characters.
 const MAX_SUMMARY: usize = 2000;
 
-/// A `pre_compact` checkpoint (manual and auto); never blocks compaction.
-pub fn pre(ctx: &Ctx, event: &Event, e: &PreCompact) -> anyhow::Result<()> {
-    with_task(ctx, event, Need::Existing, None, |_| {
+pub fn pre(ctx: &Ctx, _event: &Event, e: &PreCompact) -> anyhow::Result<()> {
+    current::change(ctx, Need::Existing, |_, effects| {
         let how = if e.trigger.is_empty() {
             "compaction".to_string()
         } else {
             format!("{} compaction", e.trigger)
         };
-        Ok(vec![Effect::Checkpoint(
+        let description = format!("Before {how}");
+        effects.push(Effect::Checkpoint(
             CheckpointTrigger::PreCompact,
-            format!("Before {how}"),
-        )])
+            description,
+        ));
     })?;
     Ok(())
 }
 
-pub fn post(ctx: &Ctx, event: &Event, e: &PostCompact) -> anyhow::Result<()> {
-    with_task(ctx, event, Need::Existing, None, |hook| {
+pub fn post(ctx: &Ctx, _event: &Event, e: &PostCompact) -> anyhow::Result<()> {
+    current::change(ctx, Need::Existing, |hook, _| {
         if !e.compact_summary.trim().is_empty() {
             hook.compact_summary = Some(truncate(&redact(&e.compact_summary), MAX_SUMMARY));
         }
-        Ok(Vec::new())
     })?;
     Ok(())
 }

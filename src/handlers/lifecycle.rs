@@ -4,75 +4,71 @@ use crate::claude::event::{Event, SessionEnd, Stop};
 use crate::config::Switch;
 use crate::context::Ctx;
 use crate::redact::redact;
-use crate::task::{CheckpointTrigger, Effect, HookState, MAX_LAST_OUTPUT, SessionStatus};
+use crate::task::{
+    CheckpointTrigger, Effect, HookState, MAX_LAST_OUTPUT, Need, SessionStatus, current,
+};
 use crate::text::truncate;
 
-use super::{Need, with_task};
-
-/// Stop: keep the last output, mark the session idle (the turn ended cleanly), checkpoint a
-/// context-window crossing, and complete the task when every step is done.
-/// SubagentStop: only the output; the main turn goes on.
+/// Stop: keep the last output, checkpoint a context-window crossing, complete the task
+/// when every step is done, and mark the session idle (the turn ended cleanly).
+/// SubagentStop: the session is still working; only that is noted.
 pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()> {
-    let status = if main {
-        SessionStatus::Idle
-    } else {
-        SessionStatus::Active
-    };
-    with_task(ctx, event, Need::Existing, Some(status), |hook| {
-        if !main {
-            return Ok(Vec::new());
+    let changed = current::change(ctx, Need::Existing, |hook, effects| {
+        if main {
+            if let Some(c) = hook.current_step.as_mut() {
+                c.last_output = truncate(&redact(&e.last_assistant_message), MAX_LAST_OUTPUT);
+            }
+            effects.extend(super::prompt::context_threshold(ctx, event, hook));
+            if hook.all_steps_completed() && hook.state == HookState::StepPending {
+                effects.push(Effect::Checkpoint(
+                    CheckpointTrigger::StepComplete,
+                    "Task completed: every step done".into(),
+                ));
+                hook.finish(HookState::Completed, ctx.now)?;
+            }
         }
-        if let Some(c) = hook.current_step.as_mut() {
-            c.last_output = truncate(&redact(&e.last_assistant_message), MAX_LAST_OUTPUT);
-        }
-        let effects = super::prompt::context_threshold(ctx, event, hook);
-        if hook.all_steps_completed() && hook.state == HookState::StepPending {
-            crate::checkpoint::create(
-                ctx,
-                hook,
-                CheckpointTrigger::StepComplete,
-                "Task completed: every step done",
-            );
-            hook.finish(HookState::Completed, ctx.now)?;
-        }
-        Ok(effects)
+        let status = if main {
+            SessionStatus::Idle
+        } else {
+            SessionStatus::Active
+        };
+        let c = &event.common;
+        hook.note_session(&c.session_id, c.transcript_path.as_deref(), status, ctx.now);
+        anyhow::Ok(())
     })?;
+    changed.map(|(r, _)| r).transpose()?;
     Ok(())
 }
 
-/// SessionEnd: `clear` checkpoints first (auto_checkpoint_on_clear), noting what changed
-/// since the last checkpoint (verify_before_clear); every reason marks the session ended.
+/// SessionEnd: `clear` notes what changed since the last checkpoint (verify_before_clear)
+/// and checkpoints (auto_checkpoint_on_clear); every reason marks the session ended.
 pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<()> {
-    with_task(
-        ctx,
-        event,
-        Need::Existing,
-        Some(SessionStatus::Ended),
-        |hook| {
-            if let Some(s) = hook.session.as_mut() {
-                s.end_reason = Some(e.reason.clone());
-            }
-            if e.reason != "clear" {
-                return Ok(Vec::new());
-            }
+    current::change(ctx, Need::Existing, |hook, effects| {
+        if let Some(s) = hook.session.as_mut() {
+            s.end_reason = Some(e.reason.clone());
+        }
+        if e.reason == "clear" {
             if ctx.config.verify_before_clear {
                 let since = hook.last_checkpoint().and_then(|c| c.git_commit.clone());
-                hook.clear_note = crate::git::diff_stat(&ctx.project.root, since.as_deref()).map(|(files, add, del)| {
-                if files == 0 {
-                    "Work changed since last checkpoint: nothing.".to_string()
-                } else {
-                    format!("Work changed since last checkpoint: {files} files, +{add}/−{del} lines")
-                }
-            });
+                let stat = crate::git::diff_stat(&ctx.project.root, since.as_deref());
+                hook.clear_note = stat.map(|(files, add, del)| {
+                    if files == 0 {
+                        "Work changed since last checkpoint: nothing.".to_string()
+                    } else {
+                        format!(
+                            "Work changed since last checkpoint: {files} files, +{add}/−{del} lines"
+                        )
+                    }
+                });
             }
-            Ok(match ctx.config.auto_checkpoint_on_clear {
-                Switch::On => vec![Effect::Checkpoint(
-                    CheckpointTrigger::Clear,
-                    "Before /clear".into(),
-                )],
-                Switch::Off | Switch::Prompt => Vec::new(),
-            })
-        },
-    )?;
+            if ctx.config.auto_checkpoint_on_clear == Switch::On {
+                let description = "Before /clear".to_string();
+                effects.push(Effect::Checkpoint(CheckpointTrigger::Clear, description));
+            }
+        }
+        let c = &event.common;
+        let transcript = c.transcript_path.as_deref();
+        hook.note_session(&c.session_id, transcript, SessionStatus::Ended, ctx.now);
+    })?;
     Ok(())
 }

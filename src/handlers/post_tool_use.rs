@@ -1,33 +1,36 @@
-//! PostToolUse and PostToolUseFailure: what happens after every tool call.
+//! PostToolUse and PostToolUseFailure: what happens after every tool call, in order.
 //!
-//! 1. Core bookkeeping, under the hook.json lock:
-//!    - TaskCreate / TaskUpdate / TodoWrite move the step plan;
-//!    - Write / Edit / NotebookEdit: the files (inside the root) join the step's
+//! 1. Bookkeeping, one locked change of the task:
+//!    - TaskCreate / TaskUpdate / TodoWrite move the step plan (`task::tools`);
+//!    - Write / Edit / NotebookEdit: the files inside the root join the step's
 //!      `files_touched`, starting or re-entering a step if needed;
-//!    - Bash: `git commit`, `git push`, `gh pr create` make checkpoints; a validation
-//!      command gets an observed receipt, and a `validation` checkpoint when it passed;
-//!    - any event in a step running past `checkpoint_interval` makes an `interval` checkpoint.
-//! 2. The post-hooks (trace record, intent progress, scope drift, lessons), each isolated.
+//!    - Bash: `git commit`, `git push`, `gh pr create` ask for checkpoints; a validation
+//!      command gets an observed receipt and, when it passed, a `validation` checkpoint
+//!      (`receipt::validation`, the flow `waymark validate` takes too);
+//!    - a step running past `checkpoint_interval` asks for an `interval` checkpoint;
+//!    - the session is marked active.
+//! 2. The post-hooks of seed 002, each isolated, in this order: the trace record (first,
+//!    so that IntentProgress sees it), ScopeDrift, IntentProgress, SharedBrain,
+//!    VerificationFailure.
 
-use chrono::Duration;
-
+use super::posthook::isolated;
 use crate::claude::event::{Event, ToolFailure};
 use crate::claude::output::Output;
 use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
 use crate::context::Ctx;
-use crate::posthooks::{self, ToolOutcome};
+use crate::governance::{drift, facts::Facts, lessons, progress};
+use crate::log::Level;
 use crate::project::Located;
+use crate::receipt::validation;
 use crate::redact::redact;
 use crate::shell;
-use crate::task::{
-    CheckpointTrigger, Effect, Hook, HookState, SessionStatus, StepSource, StepStatus,
-};
+use crate::task::{Need, SessionStatus, checkpoint, current, tools};
 use crate::text::tail;
-
-use super::{Need, with_task};
+use crate::trace::Waymark;
+use crate::trace::tool_call::{self, Outcome};
 
 /// Output tails copied into the ledger are cut to this many characters.
-pub const OUTPUT_TAIL: usize = 2000;
+const OUTPUT_TAIL: usize = 2000;
 /// How much of the end of an output is redacted before the tail is cut from it.
 const REDACT_WINDOW: usize = 16 * 1024;
 
@@ -38,28 +41,42 @@ pub fn handle(
     result: Result<&ToolResponse, &ToolFailure>,
     out: &mut Output,
 ) -> anyhow::Result<()> {
-    let cwd = event.common.cwd.as_deref();
-    let paths = located_paths(ctx, event, call, cwd);
+    let paths = located_paths(ctx, event, call);
     let bash = bash_result(call, result);
     let kinds = bash
         .as_ref()
         .map(|b| shell::classify(&b.command, &ctx.config.validation_commands));
     let validation = kinds.as_ref().is_some_and(|k| k.validation)
         && bash.as_ref().is_some_and(|b| !b.background);
+    // Only mutations, commands and the task tools start a task or mark the session active.
     let relevant = call.is_mutation()
         || bash.is_some()
         || matches!(
             call.input,
             ToolInput::TaskCreate(_) | ToolInput::TaskUpdate(_) | ToolInput::TodoWrite(_)
         );
-    let (need, session) = if relevant {
-        (Need::Create, Some(SessionStatus::Active))
+    let need = if relevant {
+        Need::Create
     } else {
-        (Need::Existing, None)
+        Need::Existing
     };
 
-    let hook = with_task(ctx, event, need, session, |hook| {
-        let mut effects = plan_from_tool(ctx, hook, call, result.ok())?;
+    // 1. Bookkeeping.
+    let changed = current::change(ctx, need, |hook, effects| -> anyhow::Result<()> {
+        let applied = tools::apply_tool(hook, call, result.ok(), ctx.config.max_attempts, ctx.now)?;
+        if applied.refused > 0 {
+            ctx.log(
+                Level::Warn,
+                event.name(),
+                &format!(
+                    "{}: the plan holds at most {} steps; {} items were not added",
+                    call.name,
+                    crate::task::MAX_STEPS,
+                    applied.refused
+                ),
+            );
+        }
+        effects.extend(applied.effects);
         let inside: Vec<&str> = paths.iter().filter_map(Located::inside).collect();
         if !inside.is_empty() || bash.is_some() {
             hook.ensure_running(ctx.config.max_attempts, ctx.now)?;
@@ -68,66 +85,108 @@ pub fn handle(
             }
         }
         if let (Some(b), Some(k)) = (&bash, &kinds) {
-            effects.extend(vcs_checkpoints(b, k));
+            if b.exit_code == Some(0) {
+                effects.extend(checkpoint::vcs_effects(&b.command, &b.stdout, &b.stderr, k));
+            }
             if validation {
-                let seen = crate::receipt::Seen {
-                    command: &b.command,
-                    exit_code: b.exit_code.unwrap_or(-1),
-                    stdout: &b.stdout,
-                    stderr: &b.stderr,
-                    duration: event
-                        .common
-                        .duration_ms
-                        .map(std::time::Duration::from_millis),
-                };
-                let receipt = crate::receipt::observe(ctx, hook, seen);
-                let (passed, id) = (receipt.exit_code == 0, receipt.receipt_id.clone());
-                hook.add_receipt(receipt);
-                if passed {
-                    effects.push(Effect::Checkpoint(
-                        CheckpointTrigger::Validation,
-                        format!("Validation passed: {} ({id})", b.command),
-                    ));
+                let duration = event
+                    .common
+                    .duration_ms
+                    .map(std::time::Duration::from_millis);
+                let exit_code = b.exit_code.unwrap_or(-1);
+                let run = validation::observed(
+                    &b.command, exit_code, &b.stdout, &b.stderr, duration, ctx.now,
+                );
+                let (receipt, key_error) = validation::receipt(&ctx.config, hook, None, run);
+                if let Some(e) = key_error {
+                    let id = &receipt.receipt_id;
+                    ctx.log(
+                        Level::Warn,
+                        "receipt",
+                        &format!("{id} stored unsigned: {e}"),
+                    );
                 }
-                if b.exit_code != Some(0) {
-                    hook.record_failure(ctx.now);
-                }
+                effects.extend(validation::record(hook, receipt, ctx.now));
             }
         }
-        if effects.is_empty() && interval_due(hook, ctx) {
-            let minutes = hook
-                .current_step
-                .as_ref()
-                .map(|c| (ctx.now - c.started_at).num_minutes())
-                .unwrap_or(0);
-            effects.push(Effect::Checkpoint(
-                CheckpointTrigger::Interval,
-                format!("Interval checkpoint ({minutes} min into the step)"),
-            ));
+        if effects.is_empty() {
+            let interval = ctx.config.checkpoint_interval;
+            effects.extend(checkpoint::interval_due(hook, ctx.now, interval));
         }
-        Ok(effects)
+        if relevant {
+            let c = &event.common;
+            let transcript = c.transcript_path.as_deref();
+            hook.note_session(&c.session_id, transcript, SessionStatus::Active, ctx.now);
+        }
+        Ok(())
     })?;
+    let hook = match changed {
+        Some((result, hook)) => {
+            result?;
+            Some(hook)
+        }
+        None => None,
+    };
+
+    // 2. The post-hooks.
     if ctx.short_of_time() {
         ctx.log(
-            crate::log::Level::Warn,
+            Level::Warn,
             event.name(),
             "deadline near: post-hooks skipped",
         );
         return Ok(());
     }
-    let outcome = ToolOutcome {
+    // The ledger is about mutations and commands; other tools matter only when they fail
+    // (a denial is a governance lesson).
+    let failure = result.err();
+    let traced = call.is_mutation() || call.command().is_some();
+    if !traced && failure.is_none() {
+        return Ok(());
+    }
+    let name = event.name();
+    let about = Waymark::about(event, call, hook.as_ref().map(|h| h.task_id.clone()));
+    let mut facts = Facts::new(hook.and_then(|h| h.intent_id));
+    let first_inside = paths.iter().find_map(Located::inside);
+    let output_tail = bash.as_ref().map(|b| b.tail()).unwrap_or_default();
+    let exit_code = bash.as_ref().and_then(|b| b.exit_code);
+    let outcome = Outcome {
         event,
         call,
         response: result.ok(),
-        failure: result.err(),
+        failure,
         paths: &paths,
-        exit_code: bash.as_ref().and_then(|b| b.exit_code),
-        output_tail: bash.as_ref().map(|b| b.tail()).unwrap_or_default(),
+        exit_code,
+        output_tail: &output_tail,
         validation,
-        task_id: hook.as_ref().map(|h| h.task_id.clone()),
-        intent_id: hook.as_ref().and_then(|h| h.intent_id.clone()),
     };
-    posthooks::after_tool(ctx, &outcome, out);
+    if traced {
+        isolated(ctx, name, "trace", || {
+            let intent = facts.intent_id(ctx, first_inside);
+            tool_call::record(ctx, &outcome, &about, intent)
+        });
+    }
+    if call.is_mutation() && failure.is_none() {
+        isolated(ctx, name, "scope_drift", || {
+            drift::run(ctx, &mut facts, &about, &paths, out)
+        });
+    }
+    if traced {
+        isolated(ctx, name, "intent_progress", || {
+            progress::run(ctx, &mut facts, &about, first_inside, out)
+        });
+    }
+    isolated(ctx, name, "shared_brain", || {
+        lessons::shared_brain(ctx, &mut facts, &outcome, out)
+    });
+    if validation && failure.is_some() {
+        isolated(ctx, name, "verification_failure", || {
+            let command = call.command().unwrap_or_default();
+            let intent = facts.intent_id(ctx, None);
+            let code = exit_code.unwrap_or(1);
+            lessons::verification_failure(ctx, command, code, &output_tail, intent.as_deref())
+        });
+    }
     Ok(())
 }
 
@@ -135,12 +194,13 @@ pub fn handle(
 /// NUL, a newline, an escape) names no real file and would forge lines in HOOK.md and the
 /// brief the next agent reads: it is dropped. Each refusal is logged; a path outside the
 /// root is kept (as `Outside`: recorded in the trace, never tracked as touched nor written).
-fn located_paths(ctx: &Ctx, event: &Event, call: &ToolCall, cwd: Option<&str>) -> Vec<Located> {
+fn located_paths(ctx: &Ctx, event: &Event, call: &ToolCall) -> Vec<Located> {
+    let cwd = event.common.cwd.as_deref();
     let mut out = Vec::new();
     for p in call.written_paths() {
         if p.chars().any(char::is_control) {
             ctx.log(
-                crate::log::Level::Warn,
+                Level::Warn,
                 event.name(),
                 &format!(
                     "{}: path with a control character ignored: {:?}",
@@ -153,7 +213,7 @@ fn located_paths(ctx: &Ctx, event: &Event, call: &ToolCall, cwd: Option<&str>) -
         let located = ctx.project.locate(p, cwd);
         if let Located::Outside(abs) = &located {
             ctx.log(
-                crate::log::Level::Info,
+                Level::Info,
                 event.name(),
                 &format!(
                     "{}: {} is outside the project: not tracked as touched",
@@ -220,166 +280,4 @@ fn bash_result(call: &ToolCall, result: Result<&ToolResponse, &ToolFailure>) -> 
             ..base
         },
     })
-}
-
-/// Step-plan changes from Claude Code's task tools.
-fn plan_from_tool(
-    ctx: &Ctx,
-    hook: &mut Hook,
-    call: &ToolCall,
-    response: Option<&ToolResponse>,
-) -> anyhow::Result<Vec<Effect>> {
-    let max = ctx.config.max_attempts;
-    Ok(match &call.input {
-        ToolInput::TaskCreate(t) => {
-            let id = match response {
-                Some(ToolResponse::TaskCreate(r)) if !r.task.id.is_empty() => r.task.id.clone(),
-                _ => hook
-                    .find_step(&t.subject)
-                    .map(|s| s.id.clone())
-                    .unwrap_or_else(|| hook.next_step_id("")),
-            };
-            hook.add_step(
-                &id,
-                &t.subject,
-                &t.description,
-                t.active_form.as_deref(),
-                StepSource::Task,
-                ctx.now,
-            );
-            Vec::new()
-        }
-        ToolInput::TaskUpdate(t) => {
-            if t.subject.is_some() || t.active_form.is_some() || t.description.is_some() {
-                let (s, d) = (
-                    t.subject.clone().unwrap_or_default(),
-                    t.description.clone().unwrap_or_default(),
-                );
-                if hook.step(&t.task_id).is_some() {
-                    hook.add_step(
-                        &t.task_id,
-                        &s,
-                        &d,
-                        t.active_form.as_deref(),
-                        StepSource::Task,
-                        ctx.now,
-                    );
-                }
-            }
-            let status = match response {
-                Some(ToolResponse::TaskUpdate(r)) => r
-                    .status_change
-                    .as_ref()
-                    .map(|c| c.to.clone())
-                    .or(t.status.clone()),
-                _ => t.status.clone(),
-            };
-            match status.as_deref().and_then(StepStatus::parse) {
-                Some(st) => hook.set_step_status(&t.task_id, st, max, ctx.now)?,
-                None => Vec::new(),
-            }
-        }
-        ToolInput::TodoWrite(todos) => {
-            let mut effects = Vec::new();
-            let mut refused = 0;
-            // Items are matched to steps by name through an index, not a scan per item.
-            let mut by_name: std::collections::HashMap<String, String> = hook
-                .steps
-                .iter()
-                .filter(|s| s.source == StepSource::Todo)
-                .map(|s| (s.name.clone(), s.id.clone()))
-                .collect();
-            for todo in &todos.todos {
-                let id = match todo.id.clone().filter(|i| !i.is_empty()) {
-                    Some(id) => id,
-                    None => match by_name.get(&todo.content) {
-                        Some(id) => id.clone(),
-                        None if hook.steps.len() >= crate::task::MAX_STEPS => {
-                            refused += 1;
-                            continue;
-                        }
-                        None => hook.next_step_id("todo-"),
-                    },
-                };
-                if !hook.add_step(
-                    &id,
-                    &todo.content,
-                    "",
-                    todo.active_form.as_deref(),
-                    StepSource::Todo,
-                    ctx.now,
-                ) {
-                    refused += 1;
-                    continue;
-                }
-                by_name.entry(todo.content.clone()).or_insert(id.clone());
-                if let Some(st) = StepStatus::parse(&todo.status) {
-                    if hook.step(&id).is_some_and(|s| s.status != st) {
-                        effects.extend(hook.set_step_status(&id, st, max, ctx.now)?);
-                    }
-                }
-            }
-            if refused > 0 {
-                ctx.log(
-                    crate::log::Level::Warn,
-                    "PostToolUse",
-                    &format!(
-                        "TodoWrite: the plan holds at most {} steps; {refused} items were not added",
-                        crate::task::MAX_STEPS
-                    ),
-                );
-            }
-            effects
-        }
-        _ => Vec::new(),
-    })
-}
-
-fn vcs_checkpoints(b: &BashResult, k: &shell::Kinds) -> Vec<Effect> {
-    if b.exit_code != Some(0) {
-        return Vec::new();
-    }
-    let mut effects = Vec::new();
-    if k.git_commit {
-        let hash = shell::commit_hash(&b.stdout).map(|h| h[..h.len().min(12)].to_string());
-        let msg = shell::commit_message(&b.command);
-        let desc = match (hash, msg) {
-            (Some(h), Some(m)) => format!("Commit {h}: {m}"),
-            (Some(h), None) => format!("Commit {h}"),
-            (None, Some(m)) => format!("Commit: {m}"),
-            (None, None) => "Commit".to_string(),
-        };
-        effects.push(Effect::Checkpoint(CheckpointTrigger::GitCommit, desc));
-    }
-    if k.git_push {
-        effects.push(Effect::Checkpoint(
-            CheckpointTrigger::GitPush,
-            format!("Push: {}", crate::text::one_line(&b.command)),
-        ));
-    }
-    if k.pr_create {
-        let url = shell::pr_url(&format!("{}\n{}", b.stdout, b.stderr));
-        effects.push(Effect::Checkpoint(
-            CheckpointTrigger::PrCreated,
-            url.map(|u| format!("PR created: {u}"))
-                .unwrap_or_else(|| "PR created".into()),
-        ));
-    }
-    effects
-}
-
-/// True when the running step has gone `checkpoint_interval` without a checkpoint.
-fn interval_due(hook: &Hook, ctx: &Ctx) -> bool {
-    if hook.state != HookState::StepRunning {
-        return false;
-    }
-    let Some(step) = &hook.current_step else {
-        return false;
-    };
-    let last = hook
-        .last_checkpoint()
-        .map(|c| c.created_at.max(step.started_at))
-        .unwrap_or(step.started_at);
-    let interval = Duration::from_std(ctx.config.checkpoint_interval).unwrap_or(Duration::MAX);
-    ctx.now - last >= interval
 }

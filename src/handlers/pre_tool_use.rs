@@ -1,25 +1,20 @@
-//! PreToolUse and PermissionDenied: governance before a tool runs.
+//! PreToolUse: governance before a tool runs. With `scope_enforcement: "deny"`, a write
+//! outside the active intent's scope is denied and the denial becomes a governance lesson.
 
-use crate::claude::event::{Event, PermissionDenied};
+use super::posthook::isolated;
+use crate::claude::event::Event;
 use crate::claude::output::Output;
 use crate::claude::tool::ToolCall;
 use crate::context::Ctx;
-use crate::posthooks;
+use crate::governance::{enforcement, facts::Facts};
 
-/// Only with `scope_enforcement: "deny"`: a write outside the active intent's scope is
-/// denied, and the denial becomes a governance lesson.
 pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> anyhow::Result<()> {
-    posthooks::before_tool(ctx, event, call, out);
-    Ok(())
-}
-
-/// Claude Code denied a tool call: a governance lesson.
-pub fn denied(
-    ctx: &Ctx,
-    event: &Event,
-    call: &ToolCall,
-    denied: &PermissionDenied,
-) -> anyhow::Result<()> {
-    posthooks::permission_denied(ctx, event, call, &denied.reason);
+    isolated(ctx, event.name(), "scope_enforcement", || {
+        let mut facts = Facts::new(None);
+        if let Some(reason) = enforcement::check(ctx, &mut facts, event, call) {
+            out.deny = Some(reason);
+        }
+        Ok(())
+    });
     Ok(())
 }

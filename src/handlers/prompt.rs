@@ -1,52 +1,38 @@
-//! UserPromptSubmit: the prompt is what the agent is working on until a step says better.
+//! UserPromptSubmit: the prompt is what the agent is working on until a step says better;
+//! a rise of context usage past the threshold makes a checkpoint.
 
 use crate::claude::event::{Event, UserPromptSubmit};
 use crate::context::Ctx;
 use crate::redact::redact;
-use crate::task::{CheckpointTrigger, Effect, Hook, SessionStatus};
+use crate::task::{Effect, Hook, Need, SessionStatus, checkpoint, current};
 use crate::text::{one_line, truncate};
-
-use super::{Need, with_task};
 
 /// Prompts are kept to this many characters.
 const MAX_PROMPT: usize = 300;
 
 pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<()> {
-    with_task(
-        ctx,
-        event,
-        Need::Create,
-        Some(SessionStatus::Active),
-        |hook| {
-            if !e.prompt.trim().is_empty() {
-                hook.last_prompt = Some(truncate(&one_line(&redact(&e.prompt)), MAX_PROMPT));
-            }
-            Ok(context_threshold(ctx, event, hook))
-        },
-    )?;
+    current::change(ctx, Need::Create, |hook, effects| {
+        if !e.prompt.trim().is_empty() {
+            hook.last_prompt = Some(truncate(&one_line(&redact(&e.prompt)), MAX_PROMPT));
+        }
+        effects.extend(context_threshold(ctx, event, hook));
+        let c = &event.common;
+        let transcript = c.transcript_path.as_deref();
+        hook.note_session(&c.session_id, transcript, SessionStatus::Active, ctx.now);
+    })?;
     Ok(())
 }
 
-/// One `context_threshold` checkpoint each time context usage (read from the transcript's
-/// last `usage`) rises past `checkpoint_threshold_percent`.
-pub(super) fn context_threshold(ctx: &Ctx, event: &Event, hook: &mut Hook) -> Vec<Effect> {
-    let Some(path) = event.common.transcript_path.as_deref() else {
-        return Vec::new();
-    };
-    let Some(tokens) = crate::claude::transcript::last_context_tokens(std::path::Path::new(path))
-    else {
-        return Vec::new();
-    };
-    let percent =
-        (tokens.saturating_mul(100) / ctx.config.context_window_tokens.max(1)).min(255) as u8;
-    let threshold = ctx.config.checkpoint_threshold_percent;
-    let before = hook.context_percent.replace(percent).unwrap_or(0);
-    if before < threshold && percent >= threshold {
-        vec![Effect::Checkpoint(
-            CheckpointTrigger::ContextThreshold,
-            format!("Context window at {percent}% ({tokens} tokens), past {threshold}%"),
-        )]
-    } else {
-        Vec::new()
-    }
+/// A `context_threshold` checkpoint when the context usage the transcript's last `usage`
+/// shows has risen past `checkpoint_threshold_percent` (once per crossing).
+pub(super) fn context_threshold(ctx: &Ctx, event: &Event, hook: &mut Hook) -> Option<Effect> {
+    let path = event.common.transcript_path.as_deref()?;
+    let tokens = crate::claude::transcript::last_context_tokens(std::path::Path::new(path))?;
+    let window = ctx.config.context_window_tokens;
+    checkpoint::context_threshold(
+        hook,
+        tokens,
+        window,
+        ctx.config.checkpoint_threshold_percent,
+    )
 }

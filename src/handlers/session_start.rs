@@ -6,10 +6,8 @@ use crate::config::Switch;
 use crate::context::Ctx;
 use crate::log::Level;
 use crate::recovery::brief::{self, Extras};
-use crate::task::SessionStatus;
 use crate::task::store::HOOK_MD;
-
-use super::{Need, with_task};
+use crate::task::{Need, SessionStatus, current};
 
 pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> anyhow::Result<()> {
     let fresh = matches!(e.source.as_str(), "startup" | "resume" | "");
@@ -18,16 +16,22 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
     // A new or resumed session has not started a turn yet; after /clear or compaction the
     // session goes on as it was (an automatic compaction happens mid-turn).
     let status = fresh.then_some(SessionStatus::Idle);
-    let hook = with_task(ctx, event, Need::Existing, status, |hook| {
+    let changed = current::change(ctx, Need::Existing, |hook, _| {
+        // Detection reads how the last session left the task, so it comes first.
         if fresh {
             crashed = crate::recovery::recover(ctx, hook);
         }
         if e.source == "clear" {
             clear_note = hook.clear_note.take();
         }
-        Ok(Vec::new())
+        if let Some(status) = status {
+            let c = &event.common;
+            hook.note_session(&c.session_id, c.transcript_path.as_deref(), status, ctx.now);
+        }
     })?;
-    let Some(hook) = hook else { return Ok(()) };
+    let Some(((), hook)) = changed else {
+        return Ok(());
+    };
     rebuild_hook_md_if_damaged(ctx, &hook);
     if crashed {
         let r = hook.recovery.as_ref().expect("recover sets the context");

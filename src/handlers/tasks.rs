@@ -1,61 +1,29 @@
-//! TaskCreated and TaskCompleted: Claude Code's own task events feed the step plan.
+//! TaskCreated and TaskCompleted: Claude Code's own task events feed the step plan
+//! (`task::tools`, where the task tools land too).
 
 use crate::claude::event::{Event, TaskEvent};
 use crate::context::Ctx;
-use crate::task::{SessionStatus, StepSource, StepStatus};
-
-use super::{Need, with_task};
+use crate::task::{Need, SessionStatus, current, tools};
 
 pub fn created(ctx: &Ctx, event: &Event, e: &TaskEvent) -> anyhow::Result<()> {
-    with_task(
-        ctx,
-        event,
-        Need::Create,
-        Some(SessionStatus::Active),
-        |hook| {
-            let id = if e.task_id.is_empty() {
-                hook.next_step_id("")
-            } else {
-                e.task_id.clone()
-            };
-            hook.add_step(
-                &id,
-                &e.task_subject,
-                &e.task_description,
-                None,
-                StepSource::Task,
-                ctx.now,
-            );
-            Ok(Vec::new())
-        },
-    )?;
+    current::change(ctx, Need::Create, |hook, _| {
+        tools::created(hook, e, ctx.now);
+        let c = &event.common;
+        let transcript = c.transcript_path.as_deref();
+        hook.note_session(&c.session_id, transcript, SessionStatus::Active, ctx.now);
+    })?;
     Ok(())
 }
 
 pub fn completed(ctx: &Ctx, event: &Event, e: &TaskEvent) -> anyhow::Result<()> {
-    with_task(
-        ctx,
-        event,
-        Need::Existing,
-        Some(SessionStatus::Active),
-        |hook| {
-            if hook.step(&e.task_id).is_none() && !e.task_subject.is_empty() {
-                hook.add_step(
-                    &e.task_id,
-                    &e.task_subject,
-                    &e.task_description,
-                    None,
-                    StepSource::Task,
-                    ctx.now,
-                );
-            }
-            Ok(hook.set_step_status(
-                &e.task_id,
-                StepStatus::Completed,
-                ctx.config.max_attempts,
-                ctx.now,
-            )?)
-        },
-    )?;
+    let changed = current::change(ctx, Need::Existing, |hook, effects| {
+        let made = tools::completed(hook, e, ctx.config.max_attempts, ctx.now)?;
+        effects.extend(made);
+        let c = &event.common;
+        let transcript = c.transcript_path.as_deref();
+        hook.note_session(&c.session_id, transcript, SessionStatus::Active, ctx.now);
+        anyhow::Ok(())
+    })?;
+    changed.map(|(r, _)| r).transpose()?;
     Ok(())
 }

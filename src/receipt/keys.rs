@@ -1,140 +1,11 @@
-//! The master key and the per-task keys derived from it.
-//!
-//! **The master key** is 32 random bytes (from the OS, `getrandom`), stored as 64 lowercase
-//! hex characters and a newline in `$XDG_CONFIG_HOME/waymark/keys/master.key`
-//! (`~/.config/…` when unset; `key_file` in the config overrides the path). It is created on
-//! first use: the directory with mode 0700 if waymark creates it, the file with mode 0600,
-//! written to a temporary file and hard-linked into place so that two processes creating
-//! it at once both end up with the same key. A key file that the group or others can read
-//! (any of mode `0o077`) is refused: a key others can read proves nothing.
-//!
-//! **Task keys.** Each task signs with its own Ed25519 key, named by a BIP44-style path
-//! built from the config's `key_derivation` and the task's `task_index`:
-//! `m/{purpose}'/{coin_type}'/{account}'/{task_index}` (default `m/44'/236'/0'/N`). The
-//! path is recorded on every receipt as `key_path`. The task's Ed25519 seed is
-//!
-//! ```text
-//! seed = SHA-256( "waymark/receipt-key/v1" || 0x00 || master (32 bytes) || key_path (UTF-8) )
-//! ```
-//!
-//! The label and the master have fixed lengths, so the input is unambiguous; the seed is
-//! never revealed (only the public key it gives could be), so a plain hash is a sound KDF
-//! here. Verification needs nothing but the master key and the receipt: the key is
-//! re-derived from the receipt's own `key_path`, so changing the configured path later
-//! does not break old receipts. This is not BIP32 (there is no chain code and no public
-//! derivation); the path is a name for the key, kept in the seed's format.
+//! Seed 003's `KeyManager`: where the master key comes from, and the signer made from it.
+//! The key file's rules and the derivation are in `master.rs`.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
+use super::master::{KeyError, MasterKey, create_key, read_key};
 use super::signer::{Ed25519Signer, ReceiptSigner};
 use crate::config::KeyDerivation;
-
-/// The domain-separation label of the task-key derivation (see the module docs).
-pub const DERIVATION_LABEL: &[u8] = b"waymark/receipt-key/v1";
-
-/// Permission bits that must be clear on the key file: nobody but the owner may read it.
-const FOREIGN_BITS: u32 = 0o077;
-
-#[derive(Debug, thiserror::Error)]
-pub enum KeyError {
-    #[error("no place for the signing key: set HOME or XDG_CONFIG_HOME (or `key_file`)")]
-    NoKeyPath,
-    #[error("no signing key at {0}")]
-    Missing(PathBuf),
-    #[error(
-        "refusing signing key {path}: it is readable by others (mode {mode:03o}); run `chmod 600 {path}`"
-    )]
-    LoosePermissions { path: PathBuf, mode: u32 },
-    #[error("signing key {path} is malformed: {why}")]
-    Malformed { path: PathBuf, why: String },
-    #[error("signing key {path}: {source}")]
-    Io { path: PathBuf, source: io::Error },
-    #[error("the signing key has not been loaded")]
-    NotLoaded,
-    #[error("no random numbers from the OS for a new key: {0}")]
-    Random(String),
-}
-
-/// The master secret. Zeroed when dropped; never printed.
-#[derive(Clone)]
-pub struct MasterKey([u8; 32]);
-
-impl MasterKey {
-    pub fn from_bytes(bytes: [u8; 32]) -> MasterKey {
-        MasterKey(bytes)
-    }
-
-    /// A new random key.
-    pub fn generate() -> Result<MasterKey, KeyError> {
-        let mut b = [0u8; 32];
-        getrandom::fill(&mut b).map_err(|e| KeyError::Random(e.to_string()))?;
-        Ok(MasterKey(b))
-    }
-
-    /// The Ed25519 seed of the key named `key_path` (see the module docs).
-    pub fn derive(&self, key_path: &str) -> [u8; 32] {
-        let mut h = Sha256::new();
-        h.update(DERIVATION_LABEL);
-        h.update([0u8]);
-        h.update(self.0);
-        h.update(key_path.as_bytes());
-        h.finalize().into()
-    }
-
-    fn to_file_text(&self) -> String {
-        let mut s = crate::text::hex(&self.0);
-        s.push('\n');
-        s
-    }
-
-    fn from_file_text(text: &str) -> Result<MasterKey, String> {
-        let bytes = crate::text::unhex(text.trim()).ok_or("not hex")?;
-        let arr: [u8; 32] = bytes
-            .try_into()
-            .map_err(|b: Vec<u8>| format!("{} bytes, expected 32", b.len()))?;
-        Ok(MasterKey(arr))
-    }
-}
-
-impl Drop for MasterKey {
-    fn drop(&mut self) {
-        for b in self.0.iter_mut() {
-            // SAFETY: a valid, aligned, exclusive reference to a byte we own.
-            unsafe { std::ptr::write_volatile(b, 0) };
-        }
-    }
-}
-
-impl std::fmt::Debug for MasterKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("MasterKey(…)")
-    }
-}
-
-/// The derivation path of a task's key: `m/{purpose}'/{coin_type}'/{account}'/{task_index}`.
-pub fn key_path(d: &KeyDerivation, task_index: u32) -> String {
-    format!(
-        "m/{}'/{}'/{}'/{task_index}",
-        d.purpose, d.coin_type, d.account
-    )
-}
-
-/// True for a path of the shape `m/N/N'/…` (what [`key_path`] makes). Verification refuses
-/// anything else rather than derive a key from arbitrary text.
-pub fn is_key_path(p: &str) -> bool {
-    let Some(rest) = p.strip_prefix("m/") else {
-        return false;
-    };
-    rest.split('/').all(|c| {
-        let digits = c.strip_suffix('\'').unwrap_or(c);
-        !digits.is_empty() && digits.len() <= 10 && digits.bytes().all(|b| b.is_ascii_digit())
-    })
-}
 
 /// Master-key lifecycle (seed 003's `KeyManager`): where the key comes from and how a
 /// signer is made from it. Business logic depends on this trait, never on the storage.
@@ -209,93 +80,11 @@ impl KeyManager for FileKeyManager {
     }
 }
 
-fn io_err(path: &Path) -> impl FnOnce(io::Error) -> KeyError + '_ {
-    move |source| KeyError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-/// Reads the key, checking the permissions of the very file opened (no check-then-open race).
-fn read_key(path: &Path) -> Result<MasterKey, KeyError> {
-    let f = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(KeyError::Missing(path.to_path_buf()));
-        }
-        Err(e) => return Err(io_err(path)(e)),
-    };
-    let meta = f.metadata().map_err(io_err(path))?;
-    if !meta.is_file() {
-        return Err(KeyError::Malformed {
-            path: path.to_path_buf(),
-            why: "not a regular file".into(),
-        });
-    }
-    let mode = meta.permissions().mode() & 0o777;
-    if mode & FOREIGN_BITS != 0 {
-        return Err(KeyError::LoosePermissions {
-            path: path.to_path_buf(),
-            mode,
-        });
-    }
-    let mut text = String::new();
-    f.take(4096)
-        .read_to_string(&mut text)
-        .map_err(io_err(path))?;
-    MasterKey::from_file_text(&text).map_err(|why| KeyError::Malformed {
-        path: path.to_path_buf(),
-        why,
-    })
-}
-
-/// Creates the key file (and its directory, mode 0700). When another process created it
-/// first, its key wins and is returned.
-fn create_key(path: &Path) -> Result<MasterKey, KeyError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(io_err(dir))?;
-    let key = MasterKey::generate()?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "master.key".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    let written = (|| {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(key.to_file_text().as_bytes())?;
-        f.sync_all()
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(io_err(path)(e));
-    }
-    // A hard link never replaces an existing file: the first creator wins.
-    let linked = fs::hard_link(&tmp, path);
-    let _ = fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => {
-            if let Ok(d) = File::open(dir) {
-                let _ = d.sync_all();
-            }
-            Ok(key)
-        }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => read_key(path),
-        Err(e) => Err(io_err(path)(e)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
 
     fn derivation() -> KeyDerivation {
         KeyDerivation {
@@ -380,46 +169,5 @@ mod tests {
         assert!(matches!(err, KeyError::Malformed { .. }), "{err}");
         // A malformed key is not overwritten by a fresh one.
         assert_eq!(fs::read_to_string(&path).unwrap(), "abcd\n");
-    }
-
-    #[test]
-    fn derivation_is_deterministic_and_separates_paths_and_masters() {
-        let a = MasterKey::from_bytes([7; 32]);
-        let b = MasterKey::from_bytes([8; 32]);
-        let p0 = key_path(&derivation(), 0);
-        let p1 = key_path(&derivation(), 1);
-        assert_eq!(p0, "m/44'/236'/0'/0");
-        assert_eq!(a.derive(&p0), a.derive(&p0));
-        assert_ne!(a.derive(&p0), a.derive(&p1));
-        assert_ne!(a.derive(&p0), b.derive(&p0));
-        let other = KeyDerivation {
-            account: 1,
-            ..derivation()
-        };
-        assert_eq!(key_path(&other, 5), "m/44'/236'/1'/5");
-        assert_ne!(a.derive(&key_path(&other, 0)), a.derive(&p0));
-        // A fixed vector (computed independently: SHA-256 of the label, a NUL, the master
-        // and the path), so that a change of the derivation, which would orphan every
-        // receipt already signed, cannot go unnoticed.
-        assert_eq!(
-            crate::text::hex(&a.derive(&p0)),
-            "d7d57619b3596a4e55ef22200a068dd397ee6e85e074806fb5b0635325ca8400"
-        );
-    }
-
-    #[test]
-    fn key_path_shape() {
-        assert!(is_key_path("m/44'/236'/0'/12"));
-        assert!(is_key_path("m/1"));
-        assert!(!is_key_path("m/"));
-        assert!(!is_key_path("44'/236'"));
-        assert!(!is_key_path("m/44'/x"));
-        assert!(!is_key_path("m/44''"));
-    }
-
-    #[test]
-    fn debug_never_shows_the_secret() {
-        let k = MasterKey::from_bytes([0xab; 32]);
-        assert!(!format!("{k:?}").contains("ab"));
     }
 }

@@ -4,17 +4,20 @@
 //! - [`signed_message`] is what gets signed: every field but the signature (version 2), or
 //!   seed 001's six-field pipe format for receipts marked version 1.
 //! - [`signer`] holds the `ReceiptSigner` trait and its Ed25519 implementation, [`keys`]
-//!   the `KeyManager` trait, the key file and the per-task key derivation.
-//! - [`observe`] makes the receipt of a validation waymark only saw (the Bash tool);
-//!   `waymark validate` (src/cmd/validate.rs) makes the ones it ran itself.
+//!   the `KeyManager` trait, [`master`] the key file and the per-task key derivation
+//!   (signer and manager both build on the master key; it knows neither).
+//! - [`validation`] is the one flow every validation takes, whether `waymark validate`
+//!   ran it ([`runner`]) or waymark only saw the agent run it through the Bash tool.
 //! - [`verify_all`] checks a list of receipts (what `waymark receipts --verify` and the
 //!   benchmark call).
 //!
 //! docs/receipts.md describes the formats for users.
 
 pub mod keys;
+pub mod master;
 pub mod runner;
 pub mod signer;
+pub mod validation;
 
 use std::time::Duration;
 
@@ -23,10 +26,9 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::config::Config;
-use crate::context::Ctx;
-use crate::task::Hook;
 
-pub use keys::{FileKeyManager, KeyError, KeyManager, MasterKey};
+pub use keys::{FileKeyManager, KeyManager};
+pub use master::{KeyError, MasterKey};
 pub use signer::{Ed25519Signer, ReceiptSigner, VerifyError};
 
 /// The signed-message format new receipts are signed with (every field, length-prefixed).
@@ -142,7 +144,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// A new receipt id, `rcpt-<8 hex>` (seed 003's `rcpt-{uuid8}`).
 pub fn new_receipt_id() -> String {
-    crate::checkpoint::new_id("rcpt")
+    crate::text::new_id("rcpt")
 }
 
 /// What a validation run produced, before it becomes a receipt.
@@ -195,7 +197,7 @@ pub fn sign(
     receipt: &mut ValidationReceipt,
     task_index: u32,
 ) -> Result<(), KeyError> {
-    receipt.key_path = keys::key_path(&config.key_derivation, task_index);
+    receipt.key_path = master::key_path(&config.key_derivation, task_index);
     receipt.sig_version = SIG_VERSION;
     receipt.signature.clear();
     let mut km = FileKeyManager::from_config(config);
@@ -252,77 +254,6 @@ pub fn verify_all(
             }
         })
         .collect()
-}
-
-/// What Claude Code reported of a validation command the agent ran through the Bash tool.
-pub struct Seen<'a> {
-    pub command: &'a str,
-    pub exit_code: i32,
-    pub stdout: &'a str,
-    pub stderr: &'a str,
-    /// Claude Code's `duration_ms`, when it gave one: the start is then the end minus it.
-    pub duration: Option<Duration>,
-}
-
-/// A receipt for a validation the agent ran through the Bash tool and waymark only saw:
-/// marked `observed`, hashes of the output Claude Code reported, finished now. A missing
-/// key is logged and the receipt stored unsigned.
-pub fn observe(ctx: &Ctx, hook: &Hook, seen: Seen) -> ValidationReceipt {
-    let Seen {
-        command,
-        exit_code,
-        stdout,
-        stderr,
-        duration,
-    } = seen;
-    let completed_at = ctx.now;
-    let started_at = duration
-        .and_then(|d| chrono::Duration::from_std(d).ok())
-        .map(|d| completed_at - d)
-        .unwrap_or(completed_at);
-    let step = hook
-        .current_step
-        .as_ref()
-        .map(|c| c.step_name.as_str())
-        .unwrap_or("");
-    let mut receipt = ValidationReceipt::new(
-        step,
-        Run {
-            command: command.to_string(),
-            exit_code,
-            started_at,
-            completed_at,
-            duration,
-            stdout_hash: sha256_hex(stdout.as_bytes()),
-            stderr_hash: sha256_hex(stderr.as_bytes()),
-            observed: true,
-        },
-    );
-    if let Err(e) = sign(&ctx.config, &mut receipt, hook.task_index) {
-        ctx.log(
-            crate::log::Level::Warn,
-            "receipt",
-            &format!("{} stored unsigned: {e}", receipt.receipt_id),
-        );
-    }
-    receipt
-}
-
-impl Hook {
-    /// Stores a receipt and links it to its step (by name, else the current step).
-    pub fn add_receipt(&mut self, receipt: ValidationReceipt) {
-        let step_id = self
-            .find_step(&receipt.step_name)
-            .map(|s| s.id.clone())
-            .or_else(|| self.current_step.as_ref().map(|c| c.step_id.clone()));
-        if let Some(id) = step_id {
-            if let Some(step) = self.steps.iter_mut().find(|s| s.id == id) {
-                step.receipt_ids.push(receipt.receipt_id.clone());
-            }
-        }
-        self.updated_at = self.updated_at.max(receipt.completed_at);
-        self.receipts.push(receipt);
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use ed25519_dalek::{Signature, Signer as _, SigningKey};
 
-use super::keys::{self, MasterKey};
+use super::master::{self, MasterKey};
 use super::{SIG_VERSION, ValidationReceipt, signed_message};
 use crate::config::KeyDerivation;
 
@@ -71,7 +71,7 @@ impl Ed25519Signer {
 
 impl ReceiptSigner for Ed25519Signer {
     fn key_path(&self, task_index: u32) -> String {
-        keys::key_path(&self.derivation, task_index)
+        master::key_path(&self.derivation, task_index)
     }
 
     fn sign(&self, receipt: &mut ValidationReceipt, task_index: u32) {
@@ -88,7 +88,7 @@ impl ReceiptSigner for Ed25519Signer {
         let bytes: [u8; 64] = crate::text::unhex(&receipt.signature)
             .and_then(|b| b.try_into().ok())
             .ok_or(VerifyError::MalformedSignature)?;
-        if !keys::is_key_path(&receipt.key_path) {
+        if !master::is_key_path(&receipt.key_path) {
             return Err(VerifyError::MalformedKeyPath(receipt.key_path.clone()));
         }
         let message =

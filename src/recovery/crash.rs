@@ -68,7 +68,7 @@ pub fn recover(ctx: &Ctx, hook: &mut Hook) -> bool {
     let last_known = hook.state;
     let warnings = hook
         .last_checkpoint()
-        .map(|c| crate::checkpoint::changed_since(&ctx.project, &c.files_snapshot))
+        .map(|c| crate::capture::changed_since(&ctx.project, &c.files_snapshot))
         .unwrap_or_default();
     // `waymark validate` notes the command when it enters step_validating.
     let validating = hook

@@ -118,7 +118,7 @@ mod tests {
             .unwrap();
         assert_eq!(decide(&v, now).0, "retry_step");
         let mut c = running("Implement fix", &["a"]);
-        let cp = crate::checkpoint::build(
+        let cp = crate::task::checkpoint::build(
             &c,
             CheckpointTrigger::Manual,
             "m",
@@ -129,7 +129,7 @@ mod tests {
         c.push_checkpoint(cp, 50);
         assert_eq!(decide(&c, now).0, "retry_from_checkpoint");
         let mut old = running("Implement fix", &["a"]);
-        let cp = crate::checkpoint::build(
+        let cp = crate::task::checkpoint::build(
             &old,
             CheckpointTrigger::Manual,
             "m",

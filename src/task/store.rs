@@ -32,9 +32,9 @@ pub enum StoreError {
     Schema { found: String },
     #[error("hook.json is corrupt ({0}) and hook.json.bak cannot restore it; it is left as it is")]
     Corrupt(String),
-    #[error(transparent)]
+    #[error("task state (.orchestration/hook.json): {0}")]
     Io(#[from] io::Error),
-    #[error(transparent)]
+    #[error("task state (.orchestration/hook.json): {0}")]
     Lock(#[from] store::LockError),
 }
 

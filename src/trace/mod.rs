@@ -11,6 +11,7 @@
 
 pub mod dialect;
 pub mod ranges;
+pub mod tool_call;
 
 use std::io;
 use std::path::PathBuf;
@@ -18,6 +19,8 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::claude::event::Event;
+use crate::claude::tool::ToolCall;
 use crate::project::Project;
 use crate::store;
 
@@ -146,6 +149,21 @@ pub struct Waymark {
     pub warnings: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transition: Option<Transition>,
+}
+
+impl Waymark {
+    /// What every record about one tool call carries: the event, the session, the tool
+    /// call and the task. The caller sets the kind and the facts.
+    pub fn about(event: &Event, call: &ToolCall, task_id: Option<String>) -> Waymark {
+        Waymark {
+            event: event.name().into(),
+            session_id: event.common.session_id.clone(),
+            tool_use_id: call.tool_use_id.clone(),
+            tool_name: Some(call.name.clone()),
+            task_id,
+            ..Default::default()
+        }
+    }
 }
 
 /// An intent's status change, as recorded by IntentProgress.

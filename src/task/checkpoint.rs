@@ -1,40 +1,13 @@
-//! Checkpoints: recovery points with the git state and snapshots of the step's files.
+//! Checkpoints: when the task calls for one (the triggers, as [`Effect`]s), and the record
+//! itself. Pure: what a checkpoint records of the world (git state, file snapshots) is
+//! captured by `crate::capture` and handed in.
 
-use std::fs::File;
-use std::io::{self, Read};
+use chrono::{DateTime, Duration, Utc};
 
-use chrono::{DateTime, Utc};
-use sha2::{Digest, Sha256};
-
-use crate::context::Ctx;
+use super::plan::Effect;
+use super::{CheckpointTrigger, FileSnapshot, Hook, HookState, StepCheckpoint};
 use crate::git::GitState;
-use crate::project::Project;
-use crate::task::{CheckpointTrigger, FileSnapshot, Hook, StepCheckpoint};
-
-/// Files larger than this are snapshotted by size and time only (hash `"too-large"`).
-const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;
-
-/// Builds a checkpoint of the hook's current step: captures git and file snapshots (I/O)
-/// and adds it with [`Hook::push_checkpoint`].
-///
-/// A git checkpoint that repeats a recent one (see [`already_checkpointed`]) is not
-/// added again: that checkpoint's id is returned instead.
-pub fn create(ctx: &Ctx, hook: &mut Hook, trigger: CheckpointTrigger, description: &str) -> String {
-    let git = crate::git::state(&ctx.project.root);
-    if let Some(earlier) = already_checkpointed(hook, trigger, &git) {
-        return earlier.to_string();
-    }
-    let files = files_of(hook);
-    let snapshots = if ctx.short_of_time() {
-        Vec::new()
-    } else {
-        files.iter().map(|f| snapshot(&ctx.project, f)).collect()
-    };
-    let cp = build(hook, trigger, description, git, snapshots, ctx.now);
-    let id = cp.checkpoint_id.clone();
-    hook.push_checkpoint(cp, ctx.config.max_checkpoints);
-    id
-}
+use crate::shell;
 
 /// The id of an earlier checkpoint that a `git_commit` / `git_push` checkpoint would
 /// repeat: one of the same trigger among the latest checkpoints made at the same HEAD.
@@ -67,7 +40,7 @@ pub fn already_checkpointed<'h>(
 }
 
 /// The files a checkpoint covers: the current step's, else the last step that touched any.
-fn files_of(hook: &Hook) -> Vec<String> {
+pub fn files_of(hook: &Hook) -> Vec<String> {
     match &hook.current_step {
         Some(c) if !c.files_touched.is_empty() => c.files_touched.clone(),
         _ => hook
@@ -105,7 +78,7 @@ pub fn build(
             .unwrap_or_default(),
     };
     StepCheckpoint {
-        checkpoint_id: new_id("ckpt"),
+        checkpoint_id: crate::text::new_id("ckpt"),
         created_at: now,
         step_name,
         step_index,
@@ -138,101 +111,84 @@ impl Hook {
     }
 }
 
-/// `<prefix>-<8 hex>`, random.
-pub fn new_id(prefix: &str) -> String {
-    let mut b = [0u8; 4];
-    if getrandom::fill(&mut b).is_err() {
-        b = (std::process::id() ^ Utc::now().timestamp_subsec_nanos()).to_le_bytes();
+/// An `interval` checkpoint when the running step has gone `interval` without one.
+pub fn interval_due(
+    hook: &Hook,
+    now: DateTime<Utc>,
+    interval: std::time::Duration,
+) -> Option<Effect> {
+    if hook.state != HookState::StepRunning {
+        return None;
     }
-    format!("{prefix}-{:02x}{:02x}{:02x}{:02x}", b[0], b[1], b[2], b[3])
+    let step = hook.current_step.as_ref()?;
+    let last = hook
+        .last_checkpoint()
+        .map(|c| c.created_at.max(step.started_at))
+        .unwrap_or(step.started_at);
+    let interval = Duration::from_std(interval).unwrap_or(Duration::MAX);
+    (now - last >= interval).then(|| {
+        Effect::Checkpoint(
+            CheckpointTrigger::Interval,
+            format!(
+                "Interval checkpoint ({} min into the step)",
+                (now - step.started_at).num_minutes()
+            ),
+        )
+    })
 }
 
-/// A file's state now. A missing file is a snapshot with `exists: false`.
-pub fn snapshot(project: &Project, rel: &str) -> FileSnapshot {
-    let path = project.absolute(rel);
-    let missing = FileSnapshot {
-        path: rel.to_string(),
-        size: 0,
-        mod_time: String::new(),
-        sha256: String::new(),
-        exists: false,
-    };
-    let Ok(meta) = std::fs::metadata(&path) else {
-        return missing;
-    };
-    if !meta.is_file() {
-        return missing;
-    }
-    let mod_time = meta
-        .modified()
-        .ok()
-        .map(|t| crate::text::stamp(DateTime::<Utc>::from(t)))
-        .unwrap_or_default();
-    let sha256 = if meta.len() > MAX_HASHED_BYTES {
-        "too-large".to_string()
-    } else {
-        hash_prefix(&path).unwrap_or_default()
-    };
-    FileSnapshot {
-        path: rel.to_string(),
-        size: meta.len(),
-        mod_time,
-        sha256,
-        exists: true,
-    }
+/// One `context_threshold` checkpoint each time context usage rises past `threshold`
+/// percent of `window` tokens; remembers the usage for the next crossing.
+pub fn context_threshold(
+    hook: &mut Hook,
+    tokens: u64,
+    window: u64,
+    threshold: u8,
+) -> Option<Effect> {
+    let percent = (tokens.saturating_mul(100) / window.max(1)).min(255) as u8;
+    let before = hook.context_percent.replace(percent).unwrap_or(0);
+    (before < threshold && percent >= threshold).then(|| {
+        Effect::Checkpoint(
+            CheckpointTrigger::ContextThreshold,
+            format!("Context window at {percent}% ({tokens} tokens), past {threshold}%"),
+        )
+    })
 }
 
-fn hash_prefix(path: &std::path::Path) -> io::Result<String> {
-    let mut f = File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = [0u8; 64 * 1024];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
+/// The checkpoints a successful shell command calls for: `git commit` (with the hash and
+/// message it printed), `git push`, `gh pr create` (with the URL).
+pub fn vcs_effects(command: &str, stdout: &str, stderr: &str, kinds: &shell::Kinds) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    if kinds.git_commit {
+        let hash = shell::commit_hash(stdout).map(|h| h[..h.len().min(12)].to_string());
+        let desc = match (hash, shell::commit_message(command)) {
+            (Some(h), Some(m)) => format!("Commit {h}: {m}"),
+            (Some(h), None) => format!("Commit {h}"),
+            (None, Some(m)) => format!("Commit: {m}"),
+            (None, None) => "Commit".to_string(),
+        };
+        effects.push(Effect::Checkpoint(CheckpointTrigger::GitCommit, desc));
     }
-    Ok(crate::text::hex(&h.finalize()[..8]))
-}
-
-/// Files whose state differs from the snapshot (changed, appeared or vanished).
-pub fn changed_since(project: &Project, snapshots: &[FileSnapshot]) -> Vec<String> {
-    snapshots
-        .iter()
-        .filter_map(|s| {
-            let now = snapshot(project, &s.path);
-            match (s.exists, now.exists) {
-                (true, false) => Some(format!("`{}` (deleted)", s.path)),
-                (false, true) => Some(format!("`{}` (created)", s.path)),
-                (true, true) if now.sha256 != s.sha256 || now.size != s.size => Some(format!(
-                    "`{}` (modified: {} → {} bytes)",
-                    s.path, s.size, now.size
-                )),
-                _ => None,
-            }
-        })
-        .collect()
+    if kinds.git_push {
+        effects.push(Effect::Checkpoint(
+            CheckpointTrigger::GitPush,
+            format!("Push: {}", crate::text::one_line(command)),
+        ));
+    }
+    if kinds.pr_create {
+        let url = shell::pr_url(&format!("{stdout}\n{stderr}"));
+        effects.push(Effect::Checkpoint(
+            CheckpointTrigger::PrCreated,
+            url.map(|u| format!("PR created: {u}"))
+                .unwrap_or_else(|| "PR created".into()),
+        ));
+    }
+    effects
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn snapshots_and_changes() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = Project::at(dir.path().to_path_buf());
-        std::fs::write(dir.path().join("a.rs"), "fn a() {}\n").unwrap();
-        let s = snapshot(&p, "a.rs");
-        assert!(s.exists);
-        assert_eq!(s.size, 10);
-        assert_eq!(s.sha256.len(), 16);
-        assert!(!snapshot(&p, "nope.rs").exists);
-        assert!(changed_since(&p, std::slice::from_ref(&s)).is_empty());
-        std::fs::write(dir.path().join("a.rs"), "fn a() { b() }\n").unwrap();
-        assert_eq!(changed_since(&p, &[s]).len(), 1);
-    }
 
     #[test]
     fn a_git_checkpoint_at_an_already_checkpointed_head_is_a_repeat() {
@@ -296,6 +252,5 @@ mod tests {
             .map(|c| c.description.as_str())
             .collect();
         assert_eq!(d, ["c2", "c3", "c4"]);
-        assert!(new_id("ckpt").starts_with("ckpt-") && new_id("ckpt").len() == 13);
     }
 }

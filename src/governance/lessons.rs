@@ -1,0 +1,235 @@
+//! The lessons of seed 002 US3, and where they come from: SharedBrain (governance
+//! violations, scope conflicts), VerificationFailure (a failed validation) and the
+//! PermissionDenied event. Each is built here and kept in AGENT.md by [`brain`].
+
+use anyhow::Context as _;
+use chrono::Duration;
+use regex::Regex;
+
+use super::brain::{self, Category, Lesson};
+use super::drift;
+use super::facts::Facts;
+use crate::claude::event::{Event, ToolFailure};
+use crate::claude::output::Output;
+use crate::claude::tool::{ToolCall, ToolInput};
+use crate::context::Ctx;
+use crate::project::Located;
+use crate::redact::redact;
+use crate::text::{one_line, truncate};
+use crate::trace;
+use crate::trace::tool_call::Outcome;
+
+/// Adds a lesson to AGENT.md, which must lie inside the root (never through a symlink out).
+pub fn record(ctx: &Ctx, lesson: &Lesson) -> anyhow::Result<()> {
+    let located = ctx.project.locate(&ctx.config.agent_md, None);
+    let Located::Inside(rel) = located else {
+        anyhow::bail!(
+            "{} is outside the project root; lesson not written",
+            ctx.config.agent_md
+        );
+    };
+    let path = ctx.project.absolute(&rel);
+    brain::record(&path, lesson, ctx.now)
+        .with_context(|| format!("cannot write the lesson to {rel}"))?;
+    Ok(())
+}
+
+/// VerificationFailure: a failed validation (`waymark validate`, or one the agent ran
+/// through Bash) becomes a lesson with the command, its exit code and the output's end.
+pub fn verification_failure(
+    ctx: &Ctx,
+    command: &str,
+    exit_code: i32,
+    output_tail: &str,
+    intent_id: Option<&str>,
+) -> anyhow::Result<()> {
+    let cmd = truncate(&one_line(&redact(command)), 200);
+    let lesson = Lesson {
+        title: format!("Verification failed: {}", truncate(&cmd, 80)),
+        issue: format!("`{cmd}` exited with code {exit_code}."),
+        solution: format!(
+            "Fix what the output below shows, then run `{cmd}` again; do not mark the step done until it passes."
+        ),
+        intent: intent_id.map(str::to_string),
+        category: Category::VerificationFailure,
+        detail: Some(redact(output_tail)),
+    };
+    record(ctx, &lesson)
+}
+
+/// PermissionDenied: Claude Code refused a tool call.
+pub fn permission_denied(
+    ctx: &Ctx,
+    facts: &mut Facts,
+    event: &Event,
+    call: &ToolCall,
+    reason: &str,
+) -> anyhow::Result<()> {
+    let target = target(ctx, event, call);
+    let reason = redact(&one_line(reason));
+    let lesson = Lesson {
+        title: format!("Permission denied: {} {}", call.name, truncate(&target, 60)),
+        issue: format!(
+            "Claude Code denied {} on {}: {}",
+            call.name,
+            truncate(&target, 200),
+            if reason.is_empty() { "no reason given" } else { &reason }
+        ),
+        solution: "Do not retry the same call. Ask the user for permission, or reach the goal with an allowed tool or path.".into(),
+        intent: facts.intent_id(ctx, None),
+        category: Category::Governance,
+        detail: None,
+    };
+    record(ctx, &lesson)
+}
+
+/// SharedBrain, after a tool call: a tool error that carries a denial, and scope
+/// conflicts (a file two running intents claim, or one two sessions changed within
+/// `conflict_window`). Failed validations are VerificationFailure's, not repeated here.
+pub fn shared_brain(
+    ctx: &Ctx,
+    facts: &mut Facts,
+    o: &Outcome,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    let (event, call, failure, paths) = (o.event, o.call, o.failure, o.paths);
+    let mut lessons = Vec::new();
+    if let Some(f) = failure.filter(|_| !o.validation) {
+        let intent = facts.intent_id(ctx, paths.iter().find_map(Located::inside));
+        lessons.extend(denial(ctx, event, call, f, intent));
+    }
+    if call.is_mutation() && failure.is_none() {
+        for path in paths.iter().filter_map(Located::inside) {
+            lessons.extend(conflicts(ctx, facts, event, path, out)?);
+        }
+    }
+    // Every lesson is tried; the first error is reported.
+    let mut first_error = None;
+    for lesson in &lessons {
+        if let Err(e) = record(ctx, lesson) {
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// A tool error that carries a denial (not a command's own failure) → a governance lesson.
+fn denial(
+    ctx: &Ctx,
+    event: &Event,
+    call: &ToolCall,
+    f: &ToolFailure,
+    intent: Option<String>,
+) -> Option<Lesson> {
+    if f.exit_code().is_some() || f.is_interrupt {
+        return None;
+    }
+    let re =
+        Regex::new(r"(?i)\b(denied|deny|permission|not permitted|not allowed|blocked)\b").ok()?;
+    if !re.is_match(&f.error) {
+        return None;
+    }
+    let target = target(ctx, event, call);
+    let error = truncate(&one_line(&redact(&f.error)), 300);
+    Some(Lesson {
+        title: format!("Tool call denied: {} {}", call.name, truncate(&target, 60)),
+        issue: format!("{} on {} failed with a denial: {error}", call.name, truncate(&target, 200)),
+        solution: "Do not retry the same call. Find out which rule denied it (permissions, a hook, the intent's scope) and work within it, or ask the user.".into(),
+        intent,
+        category: Category::Governance,
+        detail: None,
+    })
+}
+
+/// Scope-conflict coordination notes for one mutated path.
+fn conflicts(
+    ctx: &Ctx,
+    facts: &mut Facts,
+    event: &Event,
+    path: &str,
+    out: &mut Output,
+) -> anyhow::Result<Vec<Lesson>> {
+    let mut lessons = Vec::new();
+    let active = facts.intent_id(ctx, Some(path));
+    if let Some(file) = facts.intents(ctx) {
+        let claim = drift::claimants(file, path);
+        if claim.len() >= 2 {
+            let ids: Vec<&str> = claim.iter().map(|i| i.id.as_str()).collect();
+            lessons.push(Lesson {
+                title: format!("Scope conflict: {path} is claimed by {}", ids.join(" and ")),
+                issue: format!(
+                    "{path} matches the owned_scope of {} intents in progress ({}); changes for one may undo the other's.",
+                    ids.len(),
+                    ids.join(", ")
+                ),
+                solution: "Coordinate before editing: give the file to one intent (narrow the other's owned_scope) or finish one intent first.".into(),
+                intent: active.clone(),
+                category: Category::ScopeConflict,
+                detail: None,
+            });
+        }
+    }
+    let session = event.common.session_id.as_str();
+    if session.is_empty() {
+        return Ok(lessons);
+    }
+    let since = ctx.now - Duration::from_std(ctx.config.conflict_window).unwrap_or(Duration::MAX);
+    let recent = facts.recent(ctx)?;
+    // Cheap text filters first: only lines naming the path and not this session's own
+    // are parsed (in the usual one-session project, none).
+    let other = recent
+        .lines
+        .iter()
+        .rev()
+        .filter(|l| l.contains(path) && !l.contains(session))
+        .filter_map(|l| trace::Entry::parse(l))
+        .filter(|e| e.paths.iter().any(|p| p == path))
+        .filter(|e| e.timestamp.is_some_and(|t| t >= since))
+        .find_map(|e| {
+            e.session_id
+                .filter(|s| s != session)
+                .map(|s| (s, e.timestamp))
+        });
+    if let Some((other, when)) = other {
+        let ago = when
+            .map(|t| crate::text::ago(ctx.now, t))
+            .unwrap_or_default();
+        out.say(format!(
+            "waymark: {path} was also changed {ago} ago by another session ({other}); coordinate before going on."
+        ));
+        lessons.push(Lesson {
+            title: format!("Scope conflict: {path} changed by two sessions"),
+            issue: format!(
+                "Sessions {other} and {session} both changed {path} within {} of each other.",
+                crate::text::ago(ctx.now, since)
+            ),
+            solution: "Let one session own the file at a time: split the work by files or intents, and re-read the file before editing it.".into(),
+            intent: active,
+            category: Category::ScopeConflict,
+            detail: None,
+        });
+    }
+    Ok(lessons)
+}
+
+/// What a call acted on, for a lesson's title: the path it writes, the command, or the tool.
+pub fn target(ctx: &Ctx, event: &Event, call: &ToolCall) -> String {
+    if let Some(p) = call.written_paths().first() {
+        return ctx
+            .project
+            .locate(p, event.common.cwd.as_deref())
+            .display()
+            .to_string();
+    }
+    if let Some(c) = call.command() {
+        return one_line(&redact(c));
+    }
+    match &call.input {
+        ToolInput::Other(v) => ["file_path", "path", "url", "pattern"]
+            .iter()
+            .find_map(|k| v.get(*k).and_then(|x| x.as_str()))
+            .map(|s| one_line(&redact(s)))
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}

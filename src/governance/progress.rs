@@ -1,0 +1,159 @@
+//! IntentProgress (seed 002 US1): after a tool call, the active intent's acceptance
+//! criteria are matched against the recent trace window; when all are met the intent's
+//! status becomes COMPLETED (only its `status:` line changes) and the transition is
+//! recorded. Some met: nothing changes.
+
+use super::facts::Facts;
+use super::intent;
+use crate::claude::output::Output;
+use crate::context::Ctx;
+use crate::log::Level;
+use crate::trace::{self, Record, Waymark, kind};
+
+/// How an intent's acceptance criteria fare against some text.
+#[derive(Debug, Default, PartialEq)]
+pub struct Evaluation {
+    pub met: Vec<String>,
+    pub unmet: Vec<String>,
+    /// Criteria that could not be evaluated (an invalid `re:` pattern), with why.
+    pub errors: Vec<String>,
+}
+
+impl Evaluation {
+    pub fn all_met(&self) -> bool {
+        !self.met.is_empty() && self.unmet.is_empty() && self.errors.is_empty()
+    }
+}
+
+/// Matches each criterion against `lines` (the recent trace window): a plain criterion is
+/// a case-insensitive substring of some line; `re:<pattern>` is a case-insensitive regex
+/// that must match some line.
+pub fn evaluate(criteria: &[String], lines: &[&str]) -> Evaluation {
+    let mut ev = Evaluation::default();
+    // Plain criteria are searched in the window as one lowercased text (a record is one
+    // line, so no match spans two records); regexes line by line, so `^` and `$` mean the
+    // record.
+    let mut lowered: Option<String> = None;
+    for c in criteria.iter().filter(|c| !c.trim().is_empty()) {
+        let met = if let Some(pattern) = c.strip_prefix("re:") {
+            match regex::RegexBuilder::new(pattern.trim())
+                .case_insensitive(true)
+                .size_limit(1 << 20)
+                .build()
+            {
+                Ok(re) => lines.iter().any(|l| re.is_match(l)),
+                Err(e) => {
+                    ev.errors.push(format!("{c}: {e}"));
+                    continue;
+                }
+            }
+        } else {
+            let needle = c.trim().to_lowercase();
+            let hay = lowered.get_or_insert_with(|| {
+                let text = lines.join("\n");
+                // ASCII lowering is a fast byte pass; full Unicode only when needed.
+                if text.is_ascii() {
+                    text.to_ascii_lowercase()
+                } else {
+                    text.to_lowercase()
+                }
+            });
+            hay.contains(&needle)
+        };
+        if met {
+            ev.met.push(c.clone());
+        } else {
+            ev.unmet.push(c.clone());
+        }
+    }
+    ev
+}
+
+/// The post-hook: completes the intent `path` works under when the recent trace meets
+/// every one of its acceptance criteria.
+pub fn run(
+    ctx: &Ctx,
+    facts: &mut Facts,
+    about: &Waymark,
+    path: Option<&str>,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    let Some((file, chosen)) = facts.intents_and_choice(ctx) else {
+        return Ok(());
+    };
+    let Some(active) = file.active(chosen.as_deref(), path) else {
+        return Ok(());
+    };
+    if active.acceptance_criteria.is_empty() {
+        return Ok(());
+    }
+    let (id, name, criteria) = (
+        active.id.clone(),
+        active.name.clone(),
+        active.acceptance_criteria.clone(),
+    );
+    let recent = facts.recent(ctx)?;
+    // waymark's own transition and scope records quote criteria and scopes: not evidence.
+    let lines: Vec<&str> = recent
+        .lines
+        .iter()
+        .map(String::as_str)
+        .filter(|l| {
+            !l.contains("\"kind\":\"transition\"") && !l.contains("\"kind\":\"scope_warning\"")
+        })
+        .collect();
+    let ev = evaluate(&criteria, &lines);
+    for e in &ev.errors {
+        ctx.log(
+            Level::Warn,
+            "intents",
+            &format!("{id}: criterion not evaluated: {e}"),
+        );
+    }
+    if !ev.all_met() {
+        return Ok(());
+    }
+    let Some(from) = intent::set_status(&ctx.project, &id, intent::IN_PROGRESS, intent::COMPLETED)?
+    else {
+        return Ok(());
+    };
+    let wm = Waymark {
+        kind: kind::TRANSITION.into(),
+        intent_id: Some(id.clone()),
+        transition: Some(trace::Transition {
+            intent_id: id.clone(),
+            from,
+            to: intent::COMPLETED.into(),
+            criteria: ev.met.clone(),
+        }),
+        ..about.clone()
+    };
+    trace::append(&ctx.project, &Record::new(&ctx.project, ctx.now, wm))?;
+    out.say(format!(
+        "waymark: intent {id} ({name}) is now COMPLETED: all {} acceptance criteria were met in the recent trace.",
+        ev.met.len()
+    ));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn criteria_substring_and_regex() {
+        let lines = [
+            "{\"output_tail\":\"test result: ok. 12 passed\"}",
+            "{\"path\":\"src/auth/jwt.rs\"}",
+        ];
+        let c = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(evaluate(&c(&["TEST RESULT: OK", "src/auth/"]), &lines).all_met());
+        assert!(evaluate(&c(&[r"re:\d+ passed"]), &lines).all_met());
+        let ev = evaluate(&c(&["test result: ok", "docs updated"]), &lines);
+        assert!(!ev.all_met());
+        assert_eq!(ev.unmet, vec!["docs updated"]);
+        let ev = evaluate(&c(&["re:("]), &lines);
+        assert!(!ev.all_met() && ev.errors.len() == 1);
+        assert!(!evaluate(&[], &lines).all_met());
+    }
+}

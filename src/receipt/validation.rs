@@ -1,0 +1,105 @@
+//! The one flow every validation takes, whoever ran the command: `waymark validate` runs it
+//! itself; a validation the agent runs through the Bash tool is only observed. Either way
+//! the result becomes a signed receipt, recorded in the task the same way.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use super::{KeyError, Run, ValidationReceipt, sha256_hex, sign};
+use crate::config::Config;
+use crate::task::{CheckpointTrigger, Effect, Hook, HookState};
+
+/// The receipt of `run` for the task's step `step` (default: the current step), signed
+/// with the task's key. Without a usable key the receipt is kept unsigned and the error
+/// says why: a missing key never blocks a validation.
+pub fn receipt(
+    config: &Config,
+    hook: &Hook,
+    step: Option<&str>,
+    run: Run,
+) -> (ValidationReceipt, Option<KeyError>) {
+    let step_name = step
+        .map(str::to_string)
+        .or_else(|| hook.current_step.as_ref().map(|c| c.step_name.clone()))
+        .unwrap_or_default();
+    let mut receipt = ValidationReceipt::new(&step_name, run);
+    let error = sign(config, &mut receipt, hook.task_index).err();
+    (receipt, error)
+}
+
+/// What Claude Code reported of a validation the agent ran through the Bash tool: a run
+/// marked `observed`, hashed over the output Claude Code reported, finished `now` (and
+/// started `duration` earlier, when Claude Code said how long it took).
+pub fn observed(
+    command: &str,
+    exit_code: i32,
+    stdout: &str,
+    stderr: &str,
+    duration: Option<Duration>,
+    now: DateTime<Utc>,
+) -> Run {
+    let started_at = duration
+        .and_then(|d| chrono::Duration::from_std(d).ok())
+        .map(|d| now - d)
+        .unwrap_or(now);
+    Run {
+        command: command.to_string(),
+        exit_code,
+        started_at,
+        completed_at: now,
+        duration,
+        stdout_hash: sha256_hex(stdout.as_bytes()),
+        stderr_hash: sha256_hex(stderr.as_bytes()),
+        observed: true,
+    }
+}
+
+/// Records a finished validation in the task: the receipt is stored and linked to its
+/// step; a validation waymark ran leaves `step_validating`; a pass asks for a `validation`
+/// checkpoint, a failure marks the step so that its next entry is a new attempt.
+pub fn record(hook: &mut Hook, receipt: ValidationReceipt, now: DateTime<Utc>) -> Vec<Effect> {
+    let passed = receipt.exit_code == 0;
+    let (id, exit_code) = (receipt.receipt_id.clone(), receipt.exit_code);
+    let description = format!("Validation passed: {} ({id})", receipt.command);
+    let observed = receipt.observed;
+    hook.add_receipt(receipt);
+    if !observed && hook.state == HookState::StepValidating {
+        let details = std::collections::BTreeMap::from([
+            ("receipt_id".to_string(), serde_json::Value::from(id)),
+            ("exit_code".to_string(), serde_json::Value::from(exit_code)),
+        ]);
+        let trigger = if passed {
+            "validation_passed"
+        } else {
+            "validation_failed"
+        };
+        let _ = hook.transition_with(HookState::StepPending, trigger, details, now);
+    }
+    if passed {
+        vec![Effect::Checkpoint(
+            CheckpointTrigger::Validation,
+            description,
+        )]
+    } else {
+        hook.record_failure(now);
+        Vec::new()
+    }
+}
+
+impl Hook {
+    /// Stores a receipt and links it to its step (by name, else the current step).
+    pub fn add_receipt(&mut self, receipt: ValidationReceipt) {
+        let step_id = self
+            .find_step(&receipt.step_name)
+            .map(|s| s.id.clone())
+            .or_else(|| self.current_step.as_ref().map(|c| c.step_id.clone()));
+        if let Some(id) = step_id {
+            if let Some(step) = self.steps.iter_mut().find(|s| s.id == id) {
+                step.receipt_ids.push(receipt.receipt_id.clone());
+            }
+        }
+        self.updated_at = self.updated_at.max(receipt.completed_at);
+        self.receipts.push(receipt);
+    }
+}

@@ -1,0 +1,158 @@
+//! The current task: loaded, started on first need, changed under the hook.json lock.
+//!
+//! Every reader and writer of the current task goes through here, so that a task is
+//! started one way (bound to the active intent, else `task-YYYYMMDD-HHMMSS`), the
+//! checkpoints a change asks for are made in one place, and a hook.json restored from
+//! hook.json.bak is said once, in waymark.log and on stderr.
+
+use super::checkpoint;
+use super::plan::Effect;
+use super::store::{self, LoadNote, StoreError, Updated};
+use super::{CheckpointTrigger, Hook, StepSource};
+use crate::context::Ctx;
+use crate::log::Level;
+
+/// Whether a change may start a task when there is none (or the last one finished).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Only act on an existing, unfinished task.
+    Existing,
+    /// Start a task if needed ("created on first need").
+    Create,
+}
+
+/// The current task, finished or not, without taking the lock (read-only commands).
+pub fn load(ctx: &Ctx) -> Result<Option<Hook>, StoreError> {
+    let (hook, note) = store::load(&ctx.project)?;
+    say_restored(ctx, &note);
+    Ok(hook)
+}
+
+/// Changes the slot (no task, a live one or a finished one) under the lock; the
+/// checkpoints asked for in `effects` are made before it is saved.
+pub fn update<R>(
+    ctx: &Ctx,
+    f: impl FnOnce(&mut Option<Hook>, &mut Vec<Effect>) -> R,
+) -> Result<Updated<R>, StoreError> {
+    let updated = store::update(&ctx.project, ctx.now, |slot| {
+        let mut effects = Vec::new();
+        let value = f(slot, &mut effects);
+        if let Some(hook) = slot.as_mut() {
+            for Effect::Checkpoint(trigger, description) in effects {
+                make_checkpoint(ctx, hook, trigger, &description);
+            }
+        }
+        value
+    })?;
+    say_restored(ctx, &updated.note);
+    Ok(updated)
+}
+
+/// Runs `f` on the live task, started first when `need` allows and there is none.
+/// Returns what `f` returned and the task as saved; `None` when there was no live task
+/// to act on.
+pub fn change<R>(
+    ctx: &Ctx,
+    need: Need,
+    f: impl FnOnce(&mut Hook, &mut Vec<Effect>) -> R,
+) -> Result<Option<(R, Hook)>, StoreError> {
+    let updated = update(ctx, |slot, effects| {
+        let live = slot.as_ref().is_some_and(|h| !h.state.is_terminal());
+        if !live && need == Need::Existing {
+            return None;
+        }
+        Some(f(live_task(ctx, slot), effects))
+    })?;
+    Ok(updated
+        .value
+        .map(|v| (v, updated.hook.expect("a live task was changed"))))
+}
+
+/// The unfinished task in `slot`, starting a new one when there is none or the last one
+/// finished ("created on first need").
+pub fn live_task<'a>(ctx: &Ctx, slot: &'a mut Option<Hook>) -> &'a mut Hook {
+    if slot.as_ref().is_none_or(|h| h.state.is_terminal()) {
+        *slot = Some(new_task(ctx, slot.as_ref()));
+    }
+    slot.as_mut().expect("a live task")
+}
+
+/// A new task: bound to the active intent when there is one (task id = intent id, the
+/// intent's `steps` as the plan), else `task-YYYYMMDD-HHMMSS`.
+pub fn new_task(ctx: &Ctx, previous: Option<&Hook>) -> Hook {
+    use crate::governance::intent;
+    let intents = match intent::load(&ctx.project) {
+        Ok(f) => f,
+        Err(e) => {
+            ctx.log(Level::Error, "intents", &e.to_string());
+            None
+        }
+    };
+    let chosen = intent::chosen(&ctx.project);
+    let intent = intents
+        .as_ref()
+        .and_then(|f| f.active(chosen.as_deref(), None));
+    let id = match intent {
+        Some(i) => i.id.clone(),
+        None => format!("task-{}", ctx.now.format("%Y%m%d-%H%M%S")),
+    };
+    let workspace = ctx
+        .project
+        .root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let index = store::next_task_index(&ctx.project, previous);
+    let mut hook = Hook::new(&id, &workspace, index, ctx.now);
+    if let Some(i) = intent {
+        hook.intent_id = Some(i.id.clone());
+        for (n, name) in i.steps.iter().enumerate() {
+            let id = format!("intent-{}", n + 1);
+            hook.add_step(&id, name, "", None, StepSource::Intent, ctx.now);
+        }
+    }
+    hook
+}
+
+/// A checkpoint made now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Made {
+    pub id: String,
+    /// A `git_commit` / `git_push` checkpoint at a HEAD already checkpointed with that
+    /// trigger was not made again: `id` is the earlier one.
+    pub repeat: bool,
+}
+
+/// Captures the world (git state, the step's files) and adds a checkpoint to the task.
+pub fn make_checkpoint(
+    ctx: &Ctx,
+    hook: &mut Hook,
+    trigger: CheckpointTrigger,
+    description: &str,
+) -> Made {
+    let git = crate::git::state(&ctx.project.root);
+    if let Some(earlier) = checkpoint::already_checkpointed(hook, trigger, &git) {
+        return Made {
+            id: earlier.to_string(),
+            repeat: true,
+        };
+    }
+    // Near the deadline the files are not hashed: the checkpoint itself matters more.
+    let snapshots = if ctx.short_of_time() {
+        Vec::new()
+    } else {
+        crate::capture::snapshots(&ctx.project, &checkpoint::files_of(hook))
+    };
+    let cp = checkpoint::build(hook, trigger, description, git, snapshots, ctx.now);
+    let id = cp.checkpoint_id.clone();
+    hook.push_checkpoint(cp, ctx.config.max_checkpoints);
+    Made { id, repeat: false }
+}
+
+/// Says once that hook.json was restored from its .bak.
+fn say_restored(ctx: &Ctx, note: &LoadNote) {
+    if let Some(note) = &note.restored {
+        ctx.log(Level::Warn, "state", note);
+        eprintln!("waymark: {note}");
+    }
+}

@@ -1,0 +1,146 @@
+//! Claude Code's own task list, mapped onto the plan: the TaskCreate, TaskUpdate and
+//! legacy TodoWrite tools (PostToolUse), and the TaskCreated / TaskCompleted events.
+//!
+//! Every way Claude Code tells of a step lands here, so a step means the same whichever
+//! way it arrived; the rules of what a status change does are in `plan.rs`.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+
+use super::machine::TransitionError;
+use super::plan::{Effect, MAX_STEPS};
+use super::{Hook, StepSource, StepStatus};
+use crate::claude::event::TaskEvent;
+use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
+
+/// What a task tool did to the plan.
+#[derive(Debug, Default)]
+pub struct Applied {
+    pub effects: Vec<Effect>,
+    /// Items not added because the plan already holds [`MAX_STEPS`] steps.
+    pub refused: usize,
+}
+
+/// Applies a TaskCreate, TaskUpdate or TodoWrite call (and its response, on success) to
+/// the plan. Any other tool changes nothing.
+pub fn apply_tool(
+    hook: &mut Hook,
+    call: &ToolCall,
+    response: Option<&ToolResponse>,
+    max_attempts: u32,
+    now: DateTime<Utc>,
+) -> Result<Applied, TransitionError> {
+    let mut applied = Applied::default();
+    match &call.input {
+        ToolInput::TaskCreate(t) => {
+            // The id Claude Code gave the task, else the step of that name, else a new one.
+            let id = match response {
+                Some(ToolResponse::TaskCreate(r)) if !r.task.id.is_empty() => r.task.id.clone(),
+                _ => hook
+                    .find_step(&t.subject)
+                    .map(|s| s.id.clone())
+                    .unwrap_or_else(|| hook.next_step_id("")),
+            };
+            let source = StepSource::Task;
+            let form = t.active_form.as_deref();
+            hook.add_step(&id, &t.subject, &t.description, form, source, now);
+        }
+        ToolInput::TaskUpdate(t) => {
+            let renamed = t.subject.is_some() || t.active_form.is_some() || t.description.is_some();
+            if renamed && hook.step(&t.task_id).is_some() {
+                let subject = t.subject.as_deref().unwrap_or_default();
+                let description = t.description.as_deref().unwrap_or_default();
+                let form = t.active_form.as_deref();
+                hook.add_step(
+                    &t.task_id,
+                    subject,
+                    description,
+                    form,
+                    StepSource::Task,
+                    now,
+                );
+            }
+            // The response says what the status really became.
+            let status = match response {
+                Some(ToolResponse::TaskUpdate(r)) => r
+                    .status_change
+                    .as_ref()
+                    .map(|c| c.to.clone())
+                    .or(t.status.clone()),
+                _ => t.status.clone(),
+            };
+            if let Some(st) = status.as_deref().and_then(StepStatus::parse) {
+                applied.effects = hook.set_step_status(&t.task_id, st, max_attempts, now)?;
+            }
+        }
+        ToolInput::TodoWrite(todos) => {
+            // Items are matched to steps by name through an index, not a scan per item.
+            let mut by_name: HashMap<String, String> = hook
+                .steps
+                .iter()
+                .filter(|s| s.source == StepSource::Todo)
+                .map(|s| (s.name.clone(), s.id.clone()))
+                .collect();
+            for todo in &todos.todos {
+                let id = match todo.id.clone().filter(|i| !i.is_empty()) {
+                    Some(id) => id,
+                    None => match by_name.get(&todo.content) {
+                        Some(id) => id.clone(),
+                        None if hook.steps.len() >= MAX_STEPS => {
+                            applied.refused += 1;
+                            continue;
+                        }
+                        None => hook.next_step_id("todo-"),
+                    },
+                };
+                let form = todo.active_form.as_deref();
+                if !hook.add_step(&id, &todo.content, "", form, StepSource::Todo, now) {
+                    applied.refused += 1;
+                    continue;
+                }
+                by_name.entry(todo.content.clone()).or_insert(id.clone());
+                if let Some(st) = StepStatus::parse(&todo.status) {
+                    if hook.step(&id).is_some_and(|s| s.status != st) {
+                        let effects = hook.set_step_status(&id, st, max_attempts, now)?;
+                        applied.effects.extend(effects);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(applied)
+}
+
+/// TaskCreated: a step of that id (a fresh one when Claude Code gave none).
+pub fn created(hook: &mut Hook, e: &TaskEvent, now: DateTime<Utc>) {
+    let id = if e.task_id.is_empty() {
+        hook.next_step_id("")
+    } else {
+        e.task_id.clone()
+    };
+    let (subject, description) = (&e.task_subject, &e.task_description);
+    hook.add_step(&id, subject, description, None, StepSource::Task, now);
+}
+
+/// TaskCompleted: the step is completed (added first when waymark had not seen it).
+pub fn completed(
+    hook: &mut Hook,
+    e: &TaskEvent,
+    max_attempts: u32,
+    now: DateTime<Utc>,
+) -> Result<Vec<Effect>, TransitionError> {
+    if hook.step(&e.task_id).is_none() && !e.task_subject.is_empty() {
+        let (subject, description) = (&e.task_subject, &e.task_description);
+        hook.add_step(
+            &e.task_id,
+            subject,
+            description,
+            None,
+            StepSource::Task,
+            now,
+        );
+    }
+    hook.set_step_status(&e.task_id, StepStatus::Completed, max_attempts, now)
+}
