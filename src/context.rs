@@ -16,8 +16,6 @@ pub struct Ctx {
     pub now: DateTime<Utc>,
     /// When a hook must have finished (DESIGN.md rule 1); `None` for CLI commands.
     pub deadline: Option<Instant>,
-    /// The event's working directory, for relative paths.
-    pub cwd: Option<String>,
 }
 
 impl Ctx {
@@ -29,7 +27,6 @@ impl Ctx {
             config_errors: loaded.errors,
             now: Utc::now(),
             deadline: None,
-            cwd: None,
         }
     }
 

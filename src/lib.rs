@@ -4,7 +4,7 @@
 
 pub mod capture;
 pub mod claude;
-pub mod cleanup;
+
 pub mod cli;
 pub mod cmd;
 

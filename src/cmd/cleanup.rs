@@ -1,5 +1,5 @@
 //! `waymark cleanup [--dry-run] [--json]`: remove finished tasks past their retention
-//! (the rule is in `cleanup.rs`).
+//! (the rule is in `task/retention.rs`).
 //!
 //! Exit codes: 0 done (kept directories are not failures); 1 a directory could not be
 //! removed, or the current task cannot be told; 2 a retention value in the configuration
@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use crate::cleanup::{self, Action};
+use crate::task::retention::{self, Action};
 use crate::text::format_duration;
 
 #[derive(Debug, clap::Args)]
@@ -35,7 +35,7 @@ pub fn run(root: Option<PathBuf>, args: CleanupArgs) -> ExitCode {
             format!("not cleaning up with a default in place of {}", e.key),
         );
     }
-    let mut decisions = match cleanup::plan(&ctx.project, &ctx.config.retention, ctx.now) {
+    let mut decisions = match retention::plan(&ctx.project, &ctx.config.retention, ctx.now) {
         Ok(d) => d,
         Err(e) => return super::fail(super::CHECK_FAILED, e),
     };
@@ -47,7 +47,7 @@ pub fn run(root: Option<PathBuf>, args: CleanupArgs) -> ExitCode {
         if d.action != Action::Remove || args.dry_run {
             continue;
         }
-        if let Err(e) = cleanup::remove(d) {
+        if let Err(e) = retention::remove(d) {
             failed += 1;
             d.action = Action::Keep;
             d.reason = format!("could not be removed: {e}");

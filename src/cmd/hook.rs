@@ -66,7 +66,6 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
         eprintln!("waymark: {}: {e}", parsed.event.name());
         return ExitCode::SUCCESS;
     }
-    ctx.cwd = parsed.event.common.cwd.clone();
     ctx.deadline = Some(Instant::now() + ctx.config.hook_deadline);
     for e in &ctx.config_errors {
         ctx.log(Level::Warn, "config", &e.to_string());

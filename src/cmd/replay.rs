@@ -59,11 +59,10 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
         if let Some(rec) = recorded.filter(|r| !r.starts_with(&project.root) && !r.exists()) {
             project.recorded_root = Some(rec.to_path_buf());
         }
-        let mut ctx = Ctx::new(project);
+        let ctx = Ctx::new(project);
         if let Err(e) = ctx.project.check_state_paths(&ctx.config.agent_md) {
             return super::fail(super::CHECK_FAILED, e);
         }
-        ctx.cwd = ev.common.cwd.clone();
         let out = super::hook::run_event(&ctx, &ev);
         count += 1;
         let tool = match &ev.kind {

@@ -5,6 +5,7 @@ pub mod current;
 pub mod machine;
 pub mod model;
 pub mod plan;
+pub mod retention;
 pub mod session;
 pub mod store;
 #[cfg(test)]

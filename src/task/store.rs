@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
+use super::machine::HookState;
 use super::model::{Hook, SCHEMA_VERSION};
 use crate::project::Project;
 use crate::store::{self, FileLock};
@@ -124,6 +125,90 @@ fn restore_from_bak(
             restored: Some(note),
         },
     ))
+}
+
+/// What a hook.json says of its task, read leniently (only these fields, so that an older
+/// file missing others still tells) and without writing anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Peeked {
+    /// `updated_at` is `None` when absent or not a time.
+    Task {
+        task_id: Option<String>,
+        state: HookState,
+        updated_at: Option<DateTime<Utc>>,
+    },
+    /// Not JSON, or no valid `state`.
+    Unreadable(String),
+    /// Another schema major version.
+    OtherSchema(String),
+}
+
+/// Reads a hook.json's task id, state and `updated_at`.
+pub fn peek(bytes: &[u8]) -> Peeked {
+    use serde_json::Value;
+    let v: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(e) => return Peeked::Unreadable(e.to_string()),
+    };
+    if let Some(ver) = v.get("schema_version").and_then(Value::as_str) {
+        if major(ver) != major(SCHEMA_VERSION) {
+            return Peeked::OtherSchema(ver.to_string());
+        }
+    }
+    let Some(state) = v
+        .get("state")
+        .and_then(Value::as_str)
+        .and_then(HookState::parse)
+    else {
+        return Peeked::Unreadable("no valid `state`".into());
+    };
+    Peeked::Task {
+        task_id: v.get("task_id").and_then(Value::as_str).map(str::to_string),
+        state,
+        updated_at: v
+            .get("updated_at")
+            .and_then(Value::as_str)
+            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+            .map(|t| t.with_timezone(&Utc)),
+    }
+}
+
+/// The current task as [`peek`] sees it: hook.json, or hook.json.bak (the same task one
+/// write earlier) when hook.json cannot say which task it is. Never restores, never
+/// writes. `Err` says why neither could tell.
+pub fn peek_current(project: &Project) -> Result<Option<Peeked>, String> {
+    let path = hook_path(project);
+    let read = |p: &Path| -> Result<Option<Peeked>, String> {
+        match fs::read(p) {
+            Ok(b) => Ok(Some(peek(&b))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    let usable = |p: &Peeked| {
+        matches!(
+            p,
+            Peeked::Task {
+                task_id: Some(_),
+                ..
+            }
+        )
+    };
+    match read(&path)? {
+        None => Ok(None),
+        Some(p) if usable(&p) => Ok(Some(p)),
+        Some(bad) => match read(&path.with_extension("json.bak")) {
+            Ok(Some(p)) if usable(&p) => Ok(Some(p)),
+            _ => Err(format!(
+                "hook.json is {}",
+                match bad {
+                    Peeked::Unreadable(why) => format!("unreadable ({why})"),
+                    Peeked::OtherSchema(v) => format!("of schema version {v}"),
+                    Peeked::Task { .. } => "without a task id".into(),
+                }
+            )),
+        },
+    }
 }
 
 /// The result of [`update`].
@@ -356,5 +441,36 @@ mod tests {
         assert!(task_dir(&p, "INT-1").join(HOOK_JSON).exists());
         assert!(task_dir(&p, "INT-1").join(HOOK_MD).exists());
         assert_eq!(sanitize("../x y"), "_x_y");
+    }
+
+    #[test]
+    fn reads_only_what_it_needs() {
+        let f = peek(
+            br#"{"task_id":"a","state":"abandoned","updated_at":"2024-01-02T03:04:05Z","schema_version":"1.0"}"#,
+        );
+        assert!(matches!(
+            f,
+            Peeked::Task {
+                state: HookState::Abandoned,
+                updated_at: Some(_),
+                ..
+            }
+        ));
+        assert!(matches!(
+            peek(br#"{"state":"completed"}"#),
+            Peeked::Task {
+                updated_at: None,
+                ..
+            }
+        ));
+        assert!(matches!(peek(b"{ torn"), Peeked::Unreadable(_)));
+        assert!(matches!(
+            peek(br#"{"state":"done"}"#),
+            Peeked::Unreadable(_)
+        ));
+        assert!(matches!(
+            peek(br#"{"state":"completed","schema_version":"2.1"}"#),
+            Peeked::OtherSchema(_)
+        ));
     }
 }

@@ -14,22 +14,22 @@
 //! - a symlink (rule 3, "stay in the project": a link is never followed out of
 //!   `tasks/`), nor anything when `tasks/` itself is a symlink.
 //!
-//! [`decide`] is the pure rule; [`plan`] reads the directories and [`remove`] acts.
+//! [`decide`] is the pure rule; [`plan`] reads the directories (each hook.json through
+//! `store::peek`) and [`remove`] acts.
 
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::Value;
 
+use super::HookState;
+use super::model::SCHEMA_VERSION;
+use super::store::{self, HOOK_JSON, Peeked, TASKS_DIR, sanitize};
 use crate::config::Retention;
 use crate::project::Project;
-use crate::task::HookState;
-use crate::task::model::SCHEMA_VERSION;
-use crate::task::store::{HOOK_JSON, TASKS_DIR, hook_path, sanitize};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CleanupError {
@@ -43,21 +43,13 @@ pub enum CleanupError {
     Io(#[from] io::Error),
 }
 
-/// What a task directory's hook.json says, as far as cleanup needs it.
+/// What a task directory holds, as far as cleanup needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Found {
-    /// A readable hook.json. `updated_at` is `None` when absent or not a time.
-    Hook {
-        task_id: Option<String>,
-        state: HookState,
-        updated_at: Option<DateTime<Utc>>,
-    },
+    /// A hook.json, as [`store::peek`] read it.
+    Hook(Peeked),
     /// No hook.json (e.g. only the history a running task overflowed).
     NoHook,
-    /// hook.json cannot be read, is not JSON, or has no valid state.
-    Unreadable(String),
-    /// hook.json of another schema major version.
-    OtherSchema(String),
     /// The entry is a symlink: never followed.
     Symlink,
 }
@@ -135,21 +127,23 @@ pub fn decide(
         d
     };
     if is_current {
-        if let Found::Hook { task_id, state, .. } = found {
+        if let Found::Hook(Peeked::Task { task_id, state, .. }) = found {
             d.task_id = task_id.clone();
             d.state = Some(*state);
         }
         return keep(d, "the current task".into());
     }
     let (task_id, state, updated_at) = match found {
-        Found::Hook {
+        Found::Hook(Peeked::Task {
             task_id,
             state,
             updated_at,
-        } => (task_id, *state, *updated_at),
+        }) => (task_id, *state, *updated_at),
         Found::NoHook => return keep(d, "no hook.json: left for a person to judge".into()),
-        Found::Unreadable(why) => return keep(d, format!("unreadable hook.json ({why}): left")),
-        Found::OtherSchema(v) => {
+        Found::Hook(Peeked::Unreadable(why)) => {
+            return keep(d, format!("unreadable hook.json ({why}): left"));
+        }
+        Found::Hook(Peeked::OtherSchema(v)) => {
             return keep(
                 d,
                 format!("hook.json has schema version {v}, not {SCHEMA_VERSION}: left"),
@@ -188,82 +182,19 @@ pub fn decide(
     }
 }
 
-/// Reads a hook.json's task id, state and `updated_at`, leniently: cleanup needs only
-/// these three, and must not refuse an older file for a missing field it does not use.
-pub fn read_found(bytes: &[u8]) -> Found {
-    let v: Value = match serde_json::from_slice(bytes) {
-        Ok(v) => v,
-        Err(e) => return Found::Unreadable(e.to_string()),
-    };
-    if let Some(ver) = v.get("schema_version").and_then(Value::as_str) {
-        if ver.split('.').next() != SCHEMA_VERSION.split('.').next() {
-            return Found::OtherSchema(ver.to_string());
-        }
-    }
-    let Some(state) = v
-        .get("state")
-        .and_then(Value::as_str)
-        .and_then(HookState::parse)
-    else {
-        return Found::Unreadable("no valid `state`".into());
-    };
-    Found::Hook {
-        task_id: v.get("task_id").and_then(Value::as_str).map(str::to_string),
-        state,
-        updated_at: v
-            .get("updated_at")
-            .and_then(Value::as_str)
-            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
-            .map(|t| t.with_timezone(&Utc)),
-    }
-}
-
-/// The directory name of the current task when it is not finished. A hook.json that
-/// cannot be read falls back to hook.json.bak (the same task, one write earlier); when
-/// neither tells, cleanup must not guess.
+/// The directory name of the current task when it is not finished; when neither
+/// hook.json nor its .bak can tell, cleanup must not guess.
 pub fn current_unfinished(project: &Project) -> Result<Option<String>, CleanupError> {
-    let path = hook_path(project);
-    let read = |p: &Path| -> Result<Option<Found>, String> {
-        match fs::read(p) {
-            Ok(b) => Ok(Some(read_found(&b))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.to_string()),
-        }
-    };
-    let usable = |f: &Found| {
-        matches!(
-            f,
-            Found::Hook {
-                task_id: Some(_),
+    Ok(
+        match store::peek_current(project).map_err(CleanupError::CurrentUnknown)? {
+            Some(Peeked::Task {
+                task_id: Some(id),
+                state,
                 ..
-            }
-        )
-    };
-    let found = match read(&path).map_err(CleanupError::CurrentUnknown)? {
-        None => return Ok(None),
-        Some(f) if usable(&f) => f,
-        Some(bad) => match read(&path.with_extension("json.bak")) {
-            Ok(Some(f)) if usable(&f) => f,
-            _ => {
-                return Err(CleanupError::CurrentUnknown(format!(
-                    "hook.json is {}",
-                    match bad {
-                        Found::Unreadable(why) => format!("unreadable ({why})"),
-                        Found::OtherSchema(v) => format!("of schema version {v}"),
-                        _ => "without a task id".into(),
-                    }
-                )));
-            }
+            }) if !state.is_terminal() => Some(sanitize(&id)),
+            _ => None,
         },
-    };
-    Ok(match found {
-        Found::Hook {
-            task_id: Some(id),
-            state,
-            ..
-        } if !state.is_terminal() => Some(sanitize(&id)),
-        _ => None,
-    })
+    )
 }
 
 /// Decides for every directory of `tasks/`, in name order. Reads only.
@@ -295,9 +226,9 @@ pub fn plan(
             continue; // a stray file, not a task
         } else {
             match fs::read(path.join(HOOK_JSON)) {
-                Ok(b) => read_found(&b),
+                Ok(b) => Found::Hook(store::peek(&b)),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => Found::NoHook,
-                Err(e) => Found::Unreadable(e.to_string()),
+                Err(e) => Found::Hook(Peeked::Unreadable(e.to_string())),
             }
         };
         let mtime = meta.modified().ok().map(DateTime::<Utc>::from);
@@ -334,11 +265,11 @@ mod tests {
     }
 
     fn hook(state: HookState, updated: Option<DateTime<Utc>>) -> Found {
-        Found::Hook {
+        Found::Hook(Peeked::Task {
             task_id: Some("t".into()),
             state,
             updated_at: updated,
-        }
+        })
     }
 
     fn verdict(found: &Found, current: bool, mtime: Option<DateTime<Utc>>) -> Action {
@@ -383,41 +314,10 @@ mod tests {
         for f in [
             Found::NoHook,
             Found::Symlink,
-            Found::Unreadable("x".into()),
-            Found::OtherSchema("2.0".into()),
+            Found::Hook(Peeked::Unreadable("x".into())),
+            Found::Hook(Peeked::OtherSchema("2.0".into())),
         ] {
             assert_eq!(verdict(&f, false, days(1000)), Action::Keep);
         }
-    }
-
-    #[test]
-    fn reads_only_what_it_needs() {
-        let f = read_found(
-            br#"{"task_id":"a","state":"abandoned","updated_at":"2024-01-02T03:04:05Z","schema_version":"1.0"}"#,
-        );
-        assert!(matches!(
-            f,
-            Found::Hook {
-                state: HookState::Abandoned,
-                updated_at: Some(_),
-                ..
-            }
-        ));
-        assert!(matches!(
-            read_found(br#"{"state":"completed"}"#),
-            Found::Hook {
-                updated_at: None,
-                ..
-            }
-        ));
-        assert!(matches!(read_found(b"{ torn"), Found::Unreadable(_)));
-        assert!(matches!(
-            read_found(br#"{"state":"done"}"#),
-            Found::Unreadable(_)
-        ));
-        assert!(matches!(
-            read_found(br#"{"state":"completed","schema_version":"2.1"}"#),
-            Found::OtherSchema(_)
-        ));
     }
 }
