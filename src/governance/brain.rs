@@ -18,13 +18,11 @@
 //! every other byte unchanged.
 
 use std::fmt;
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
-use crate::store::{FileLock, write_atomic};
 use crate::text::{one_line, truncate};
 
 pub const SECTION: &str = "## Lessons Learned";
@@ -223,31 +221,15 @@ fn bump(lines: &[&str], lesson: &Lesson) -> Option<(String, Recorded)> {
 
 /// Adds or counts `lesson` in the file at `path`, under its lock.
 pub fn record(path: &Path, lesson: &Lesson, now: DateTime<Utc>) -> io::Result<Recorded> {
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir)?;
-    }
-    let _lock = FileLock::acquire(path).map_err(io::Error::other)?;
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e),
-    };
-    let (new_text, recorded) = with_lesson(&text, lesson, now);
-    match new_text.strip_prefix(text.as_str()) {
-        // A pure addition at the end: one write in append mode.
-        Some(suffix) if !text.is_empty() => OpenOptions::new()
-            .append(true)
-            .open(path)?
-            .write_all(suffix.as_bytes())?,
-        _ => write_atomic(path, new_text.as_bytes())?,
-    }
-    Ok(recorded)
+    let recorded = crate::store::edit_text(path, |text| Some(with_lesson(text, lesson, now)))?;
+    Ok(recorded.expect("a lesson always changes the file"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use chrono::TimeZone;
+    use std::fs;
 
     fn now() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 2, 21, 10, 0, 0).unwrap()

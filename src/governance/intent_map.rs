@@ -5,12 +5,10 @@
 //! and adds the file. The user may edit it; entries may also be directories or globs
 //! (`- src/auth/`, `` - `src/auth/**` ``, as the forks write them), which cover what they match.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 
 use crate::project::Project;
-use crate::store::{FileLock, write_atomic};
 
 pub const MAP_FILE: &str = "intent_map.md";
 
@@ -107,27 +105,10 @@ pub fn with_path(text: &str, id: &str, name: &str, path: &str) -> Option<String>
 /// When the addition lands at the end of the file it is one append; otherwise the file
 /// is replaced atomically.
 pub fn add(project: &Project, id: &str, name: &str, path: &str) -> io::Result<bool> {
-    let file = map_path(project);
-    if let Some(dir) = file.parent() {
-        fs::create_dir_all(dir)?;
-    }
-    let _lock = FileLock::acquire(&file).map_err(io::Error::other)?;
-    let text = match fs::read_to_string(&file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e),
-    };
-    let Some(new_text) = with_path(&text, id, name, path) else {
-        return Ok(false);
-    };
-    match new_text.strip_prefix(text.as_str()) {
-        Some(suffix) if !text.is_empty() => OpenOptions::new()
-            .append(true)
-            .open(&file)?
-            .write_all(suffix.as_bytes())?,
-        _ => write_atomic(&file, new_text.as_bytes())?,
-    }
-    Ok(true)
+    let added = crate::store::edit_text(&map_path(project), |text| {
+        with_path(text, id, name, path).map(|t| (t, ()))
+    })?;
+    Ok(added.is_some())
 }
 
 /// True when a `## …` heading names intent `id` (`INT-001: name`, `INT-001 — name`,
@@ -156,6 +137,7 @@ fn entry(line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn creates_sections_and_never_duplicates() {

@@ -4,16 +4,21 @@
 //! DESIGN.md ("nothing lost") live in one place: a replaced file is never seen half
 //! written, an appended record is one `write` under a lock, a reader of a JSONL file reads
 //! only the tail it needs and tolerates a torn last line.
+//!
+//! The rule of this room: nothing here knows what a file holds; and nothing outside it
+//! opens a file of waymark's for writing by other means.
 
 mod append;
 mod atomic;
 pub mod critical;
+mod edit;
 mod lock;
 mod nofollow;
 mod tail;
 
 pub use append::{append_line, append_lines, append_text};
 pub use atomic::{remove_stale_temps, write_atomic, write_regenerable};
+pub use edit::edit_text;
 pub use lock::{FileLock, LockError};
 pub use nofollow::refuse_symlink;
 pub use tail::{TailLines, read_tail_lines};

@@ -1,4 +1,18 @@
-//! The task: one `Hook` (hook.json) per task, its state machine and its step plan.
+//! The task: one `Hook` (hook.json) per task, its state machine, its step plan, its
+//! checkpoints, and where it is kept.
+//!
+//! - [`model`]: the `Hook` of seed 003 and the records it holds, as stored;
+//! - [`machine`]: the state machine, exactly seed 003's table;
+//! - [`plan`]: what happens when steps move (attempts, the implicit step);
+//! - [`tools`]: Claude Code's task tools and task events, mapped onto the plan;
+//! - [`checkpoint`]: when a checkpoint is due (as [`Effect`]s) and its record;
+//! - [`session`]: which session works on the task, and whether it is mid-turn;
+//! - [`current`]: the current task, loaded, started or changed under the lock;
+//! - [`store`]: hook.json on disk (lock, .bak, schema, archive); [`retention`]: cleanup.
+//!
+//! The rule of this room: the model, the machine, the plan, the tools mapping and the
+//! checkpoint rules are pure (time comes in as an argument, checkpoints go out as
+//! effects); `store`, `retention` and `current` are the only files that touch the disk.
 
 pub mod checkpoint;
 pub mod current;
