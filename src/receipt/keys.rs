@@ -86,12 +86,9 @@ mod tests {
     use std::fs;
     use std::os::unix::fs::PermissionsExt;
 
+    /// The default path components, `m/44'/236'/0'/…`.
     fn derivation() -> KeyDerivation {
-        KeyDerivation {
-            purpose: 44,
-            coin_type: 236,
-            account: 0,
-        }
+        crate::config::Config::default().key_derivation
     }
 
     fn mode(p: &Path) -> u32 {

@@ -223,12 +223,9 @@ pub(super) fn create_key(path: &Path) -> Result<MasterKey, KeyError> {
 mod tests {
     use super::*;
 
+    /// The default path components, `m/44'/236'/0'/…`.
     fn derivation() -> KeyDerivation {
-        KeyDerivation {
-            purpose: 44,
-            coin_type: 236,
-            account: 0,
-        }
+        crate::config::Config::default().key_derivation
     }
 
     #[test]
