@@ -1,7 +1,7 @@
 //! The command line: clap definitions and the dispatch to `cmd::*`.
 
+use crate::cmd::ExitCode;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
@@ -92,7 +92,14 @@ pub enum Command {
     Doctor,
 }
 
+/// Runs the command line and returns the exit status, stdout flushed.
 pub fn run() -> ExitCode {
+    let code = dispatch();
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    code
+}
+
+fn dispatch() -> ExitCode {
     // `waymark hook <Event>` is what Claude Code runs on every tool call: it skips building
     // the whole command-line parser (a seventh of the event's work). Any other form, flags
     // included, goes through clap as usual.

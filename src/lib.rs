@@ -10,6 +10,7 @@ pub mod cmd;
 
 pub mod config;
 pub mod context;
+pub mod deadline;
 pub mod faults;
 pub mod git;
 pub mod governance;

@@ -27,10 +27,25 @@ impl Level {
     }
 }
 
+/// The log's file name, in the state directory.
+pub const LOG_FILE: &str = "waymark.log";
+
+/// One log line, newline included: time, level, context, the message on one line.
+pub fn line(
+    level: Level,
+    context: &str,
+    message: &str,
+    at: chrono::DateTime<chrono::Utc>,
+) -> String {
+    let at = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let one_line: String = message.replace('\n', " ⏎ ").chars().take(4000).collect();
+    format!("{at} {} [{context}] {one_line}\n", level.as_str())
+}
+
 /// Appends one line to `<state_dir>/waymark.log`. Never fails: a log that cannot be written
 /// is given up on (the caller still prints its stderr line).
 pub fn write(state_dir: &Path, level: Level, context: &str, message: &str) {
-    let path = state_dir.join("waymark.log");
+    let path = state_dir.join(LOG_FILE);
     let _ = (|| -> std::io::Result<()> {
         fs::create_dir_all(state_dir)?;
         crate::store::refuse_symlink(&path)?;
@@ -40,9 +55,7 @@ pub fn write(state_dir: &Path, level: Level, context: &str, message: &str) {
         {
             fs::rename(&path, state_dir.join("waymark.log.1"))?;
         }
-        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let one_line: String = message.replace('\n', " ⏎ ").chars().take(4000).collect();
-        let line = format!("{now} {} [{context}] {one_line}\n", level.as_str());
+        let line = line(level, context, message, chrono::Utc::now());
         OpenOptions::new()
             .create(true)
             .append(true)

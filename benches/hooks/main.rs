@@ -5,7 +5,7 @@
 //! generated projects under `target/tmp/`:
 //!
 //! - wall time (median, p99) per event, and the same against a floor measured in the same
-//!   rounds: a minimal Rust program that only reads its stdin;
+//!   rounds: a C program that only reads its stdin (`floor.c`);
 //! - scaling: the same events on projects with a large trace, hook.json at its largest,
 //!   10,000 files, 5,000 lessons, as ratios to the small project;
 //! - peak memory per event (the child's own `ru_maxrss`);
@@ -91,7 +91,7 @@ fn main() {
         fixtures,
         transcript,
     };
-    let floor = build_floor(&dir, &manifest.join("benches/hooks/floor.rs"));
+    let floor = build_floor(&dir, &manifest.join("benches/hooks/floor.c"));
 
     eprintln!(
         "measuring {}; generating projects in {} …",
@@ -272,16 +272,16 @@ fn count_instructions(
     counts
 }
 
-/// Compiles the floor program with the same optimization as the release profile.
+/// Compiles the floor program: a plain C program, as DESIGN.md's budgets name it.
 fn build_floor(dir: &Path, source: &Path) -> PathBuf {
     let out = dir.join("floor");
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let ok = Command::new(rustc)
-        .args(["--edition", "2024", "-C", "opt-level=3", "-o"])
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let ok = Command::new(&cc)
+        .args(["-O2", "-o"])
         .arg(&out)
         .arg(source)
         .status()
-        .expect("rustc")
+        .unwrap_or_else(|e| panic!("cannot run {cc} to build the floor program: {e}"))
         .success();
     assert!(ok, "cannot compile the floor program");
     out

@@ -15,7 +15,8 @@ use std::process::{Command, Stdio};
 use chrono::Duration;
 use serde_json::{Value, json};
 use waymark::git::GitState;
-use waymark::task::{CheckpointTrigger, FileSnapshot, Hook, HookEvent};
+use waymark::receipt::{Ed25519Signer, MasterKey, ReceiptSigner, Run, ValidationReceipt};
+use waymark::task::{CheckpointTrigger, FileSnapshot, Hook, HookEvent, StepSource};
 
 /// Where everything lives, and the binary under test.
 pub struct Bench {
@@ -69,6 +70,11 @@ pub enum Event {
     Edit,
     /// A plain Bash command (classified, nothing to checkpoint).
     Bash,
+    /// `git commit` through Bash: a `git_commit` checkpoint with the git state.
+    BashCommit,
+    /// A validation command through Bash: an observed, signed receipt and a `validation`
+    /// checkpoint with the git state.
+    BashValidation,
     /// A Read: nothing to record unless an interval checkpoint is due.
     Read,
     /// A new session after the previous one ended cleanly (Stop).
@@ -86,6 +92,8 @@ pub const EVENTS: &[Event] = &[
     Event::WriteNew,
     Event::Edit,
     Event::Bash,
+    Event::BashCommit,
+    Event::BashValidation,
     Event::Read,
     Event::SessionStart,
     Event::SessionStartCrash,
@@ -100,6 +108,8 @@ impl Event {
             Event::WriteNew => "PostToolUse Write (new file)",
             Event::Edit => "PostToolUse Edit",
             Event::Bash => "PostToolUse Bash",
+            Event::BashCommit => "PostToolUse Bash git commit",
+            Event::BashValidation => "PostToolUse Bash validation",
             Event::Read => "PostToolUse Read",
             Event::SessionStart => "SessionStart",
             Event::SessionStartCrash => "SessionStart + crash recovery",
@@ -110,9 +120,13 @@ impl Event {
 
     pub fn hook_name(self) -> &'static str {
         match self {
-            Event::Write | Event::WriteNew | Event::Edit | Event::Bash | Event::Read => {
-                "PostToolUse"
-            }
+            Event::Write
+            | Event::WriteNew
+            | Event::Edit
+            | Event::Bash
+            | Event::BashCommit
+            | Event::BashValidation
+            | Event::Read => "PostToolUse",
             Event::SessionStart | Event::SessionStartCrash => "SessionStart",
             Event::PreCompact => "PreCompact",
             Event::Stop => "Stop",
@@ -125,6 +139,8 @@ impl Event {
             Event::WriteNew => "write-new.json",
             Event::Edit => "edit.json",
             Event::Bash => "bash.json",
+            Event::BashCommit => "bash-commit.json",
+            Event::BashValidation => "bash-validation.json",
             Event::Read => "read.json",
             Event::SessionStart => "session-start.json",
             Event::SessionStartCrash => "session-start-crash.json",
@@ -136,6 +152,15 @@ impl Event {
     /// True when the event runs from the idle snapshot (the previous turn ended).
     fn starts_idle(self) -> bool {
         matches!(self, Event::SessionStart)
+    }
+
+    /// True for the events that make a checkpoint with the git state (DESIGN.md holds them
+    /// to a budget of their own).
+    pub fn checkpoints_with_git(self) -> bool {
+        matches!(
+            self,
+            Event::BashCommit | Event::BashValidation | Event::PreCompact
+        )
     }
 }
 
@@ -235,6 +260,16 @@ impl Project {
         save(Event::WriteNew.file(), &write);
         save(Event::Edit.file(), &fx("PostToolUse-Edit", PREV_SESSION));
         save(Event::Bash.file(), &fx("PostToolUse-Bash", PREV_SESSION));
+        let mut commit = fx("PostToolUse-Bash", PREV_SESSION);
+        commit["tool_input"]["command"] = json!("git add -A && git commit -qm 'Add the parser'");
+        commit["tool_response"]["stdout"] =
+            json!("[main 1a2b3c4] Add the parser\n 1 file changed, 1 insertion(+)");
+        save(Event::BashCommit.file(), &commit);
+        let mut validation = fx("PostToolUse-Bash", PREV_SESSION);
+        validation["tool_input"]["command"] = json!("cargo test");
+        validation["tool_response"]["stdout"] =
+            json!("running 3 tests\n...\ntest result: ok. 3 passed; 0 failed; 0 ignored");
+        save(Event::BashValidation.file(), &validation);
         save(Event::Read.file(), &fx("PostToolUse-Read", PREV_SESSION));
         let start = fx("SessionStart-startup", NEW_SESSION);
         save(Event::SessionStart.file(), &start);
@@ -409,8 +444,9 @@ impl Project {
         w.flush().unwrap();
     }
 
-    /// hook.json at its largest: 50 checkpoints (each with file snapshots) and 200 history
-    /// events, built with waymark's own types so the file is one waymark could have written.
+    /// hook.json at its caps: 50 checkpoints (each with file snapshots), 200 history events,
+    /// 113 steps and 60 receipts, built with waymark's own types so the file is one waymark
+    /// could have written.
     pub fn grow_hook(&mut self) {
         self.grown = true;
         for path in [&self.active, &self.idle] {
@@ -448,11 +484,41 @@ impl Project {
                     ..template.clone()
                 })
                 .collect();
-            hook.history.splice(0..0, filler);
+            let mut history = filler;
+            history.extend(hook.history.to_vec());
+            hook.history = waymark::task::lazy::Lazy::new(history);
             for j in 0..30 {
                 hook.touch_file(&format!("src/gen/module_{j}.rs"), now);
             }
+            // A plan of 113 steps (the largest a real session in the tests made), and 60
+            // signed receipts spread over them.
+            while hook.steps.len() < 113 {
+                let n = hook.steps.len() + 1;
+                let (id, name) = (format!("s{n}"), format!("Step {n}: implement part {n}"));
+                hook.add_step(&id, &name, "generated", None, StepSource::Task, now);
+            }
+            let signer = Ed25519Signer::new(
+                MasterKey::from_bytes([7; 32]),
+                waymark::config::Config::default().key_derivation,
+            );
+            for i in 0..60 {
+                let run = Run {
+                    command: format!("cargo test -p part{i}"),
+                    exit_code: (i % 7 == 0) as i32,
+                    started_at: now - Duration::minutes(61 - i),
+                    completed_at: now - Duration::minutes(60 - i),
+                    duration: Some(std::time::Duration::from_millis(4_200)),
+                    stdout_hash: format!("{i:064x}"),
+                    stderr_hash: format!("{:064x}", i + 1),
+                    observed: i % 2 == 0,
+                };
+                let step = format!("Step {}: implement part {}", 1 + i, 1 + i);
+                let mut receipt = ValidationReceipt::new(&step, run);
+                signer.sign(&mut receipt, hook.task_index);
+                hook.add_receipt(receipt);
+            }
             assert_eq!((hook.checkpoints.len(), hook.history.len()), (50, 200));
+            assert_eq!((hook.steps.len(), hook.receipts.len()), (113, 60));
             fs::write(path, serde_json::to_vec_pretty(&hook).unwrap()).unwrap();
         }
     }

@@ -1,7 +1,7 @@
 //! `waymark checkpoint "<desc>"` and `waymark checkpoints [--json]`.
 
+use crate::cmd::ExitCode;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use crate::task::CheckpointTrigger;
 use crate::task::current::{self, Made};
@@ -60,7 +60,7 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
         Ok(h) => h,
         Err(code) => return code,
     };
-    let checkpoints = hook.map(|h| h.checkpoints).unwrap_or_default();
+    let checkpoints = hook.map(|h| h.checkpoints.to_vec()).unwrap_or_default();
     if json {
         super::print_json(&checkpoints);
         return ExitCode::SUCCESS;

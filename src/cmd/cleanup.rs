@@ -5,8 +5,8 @@
 //! removed, or the current task cannot be told; 2 a retention value in the configuration
 //! is invalid (cleanup refuses to guess with the defaults).
 
+use crate::cmd::ExitCode;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde_json::json;
 

@@ -1,8 +1,8 @@
 //! `waymark config show|set KEY VALUE`: the effective configuration and where each value
 //! came from (the command-line form of contextd's checkpoint_configure).
 
+use crate::cmd::ExitCode;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Subcommand;
 use serde_json::{Map, Value};

@@ -1,9 +1,9 @@
 //! `waymark doctor`: checks the install, the configuration, the key, the hook registration
 //! and the state files, one line each; exit 1 when anything is wrong.
 
+use crate::cmd::ExitCode;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use crate::task::store;
 

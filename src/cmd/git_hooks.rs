@@ -4,8 +4,8 @@
 //! Exit codes: 0 done; 1 a hook could not be handled (a conflict, an I/O error: the other
 //! hook is still handled); 2 not a git repository.
 
+use crate::cmd::ExitCode;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use serde_json::json;
 

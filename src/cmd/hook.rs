@@ -3,11 +3,10 @@
 //! errors go to `.orchestration/waymark.log` and one line on stderr, and stdout carries
 //! only valid hook JSON, only when there is something to say.
 
+use crate::cmd::ExitCode;
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-use std::thread;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -16,13 +15,13 @@ use crate::claude::event::{self, Event};
 use crate::context::Ctx;
 use crate::log::{self, Level};
 use crate::project::Project;
-use crate::store::critical;
 
 /// Inputs larger than this are not processed (a 50 MB Write is still fine).
 pub const MAX_INPUT: u64 = 64 * 1024 * 1024;
 
 pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     panic::set_hook(Box::new(|_| {}));
+    super::finish_on_closed_stdout();
     let mut bytes = Vec::new();
     let read = std::io::stdin()
         .lock()
@@ -73,7 +72,11 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     if let Some(note) = &parsed.mismatch {
         ctx.log(Level::Warn, parsed.event.name(), note);
     }
-    start_watchdog(&ctx, parsed.event.name());
+    crate::deadline::arm(
+        &ctx.project.state_dir(),
+        parsed.event.name(),
+        ctx.config.hook_deadline,
+    );
     if let Some(json) = run_event(&ctx, &parsed.event) {
         let mut stdout = std::io::stdout().lock();
         let _ = writeln!(stdout, "{json}");
@@ -103,42 +106,4 @@ pub fn run_event(ctx: &Ctx, event: &Event) -> Option<Value> {
 fn report(project: &Project, context: &str, message: &str) {
     log::write(&project.state_dir(), Level::Error, context, message);
     eprintln!("waymark: {context}: {message} (details in .orchestration/waymark.log)");
-}
-
-/// Ends the process (exit 0) if the event is still running at the deadline. Atomic writes
-/// make this safe: an interrupted replace leaves the previous file, an interrupted append at
-/// most a torn line that the next writer repairs. A state write that is queued for its lock
-/// or writing at the deadline is let finish (up to [`critical::GRACE`]) so that the event
-/// is not lost; the optional work after it is skipped, as `Ctx::short_of_time` says.
-fn start_watchdog(ctx: &Ctx, event: &str) {
-    let deadline = ctx.config.hook_deadline;
-    let state_dir = ctx.project.state_dir();
-    let event = event.to_string();
-    let started = Instant::now();
-    let _ = thread::Builder::new()
-        .name("waymark-deadline".into())
-        .spawn(move || {
-            thread::sleep(deadline);
-            let graced = critical::in_progress();
-            while critical::in_progress() && started.elapsed() < deadline + critical::GRACE {
-                thread::sleep(std::time::Duration::from_millis(2));
-            }
-            let what = if graced {
-                "a state write in progress was let finish, then left"
-            } else {
-                "leaving with what was written"
-            };
-            log::write(
-                &state_dir,
-                Level::Error,
-                &event,
-                &format!(
-                    "deadline of {:?} reached after {:?}: {what}",
-                    deadline,
-                    started.elapsed()
-                ),
-            );
-            eprintln!("waymark: {event}: deadline reached; state written so far is kept");
-            std::process::exit(0);
-        });
 }

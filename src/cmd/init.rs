@@ -2,9 +2,9 @@
 //! people who do not use the plugin. Idempotent; every other key and hook is kept as it
 //! was (in its order); `--remove` takes out exactly what `init` added.
 
+use crate::cmd::ExitCode;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 

@@ -1,7 +1,7 @@
 //! `waymark intent list [--json]` and `waymark intent use <ID>`.
 
+use crate::cmd::ExitCode;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde_json::json;
 

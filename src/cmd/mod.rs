@@ -20,10 +20,25 @@ pub mod task;
 pub mod validate;
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use crate::context::Ctx;
 use crate::project::Project;
+
+/// How a command ends: its exit status. (std's `ExitCode` keeps its number to itself, and
+/// `main` must return one.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub struct ExitCode(pub u8);
+
+impl ExitCode {
+    pub const SUCCESS: ExitCode = ExitCode(0);
+}
+
+impl From<u8> for ExitCode {
+    fn from(code: u8) -> ExitCode {
+        ExitCode(code)
+    }
+}
 
 /// Exit code: the thing checked is wrong (a receipt failed, doctor found a problem).
 pub const CHECK_FAILED: u8 = 1;
@@ -52,6 +67,14 @@ pub fn ctx(root: Option<PathBuf>) -> Ctx {
 /// error (exit 1) for the caller to return.
 pub fn load_hook(ctx: &Ctx) -> Result<Option<crate::task::Hook>, ExitCode> {
     crate::task::current::load(ctx).map_err(|e| fail(CHECK_FAILED, e))
+}
+
+/// A write to a closed stdout becomes an error the caller ignores instead of ending the
+/// process (SIGPIPE): for work that must finish whoever stops reading, a hook event or a
+/// validation. Other commands keep SIGPIPE's default and end quietly (`status | head -1`).
+pub fn finish_on_closed_stdout() {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 
 /// Prints an error and returns the exit code.

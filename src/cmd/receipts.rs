@@ -8,8 +8,8 @@
 //! where `key.status` is `ok`, `missing`, `refused` (readable by others), or `error`, and a
 //! receipt's `status` is `valid`, `invalid`, `unsigned` or `no_key`.
 
+use crate::cmd::ExitCode;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde_json::{Value, json};
 
@@ -33,7 +33,7 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
         Err(code) => return code,
     };
     let task_id = hook.as_ref().map(|h| h.task_id.clone());
-    let receipts = hook.map(|h| h.receipts).unwrap_or_default();
+    let receipts = hook.map(|h| h.receipts.to_vec()).unwrap_or_default();
 
     // Only an existing key: verifying must never create one.
     let mut km = FileKeyManager::from_config(&ctx.config);

@@ -1,7 +1,7 @@
 //! `waymark recover [--json]` and `waymark regenerate`.
 
+use crate::cmd::ExitCode;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use crate::config::Switch;
 use crate::recovery::brief::{self, Extras};

@@ -4,9 +4,9 @@
 //! onto the project being replayed into: an event's `cwd` that does not exist here is
 //! taken as the recorded project root, so its paths land in this root.
 
+use crate::cmd::ExitCode;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use serde_json::Value;
 

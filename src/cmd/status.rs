@@ -1,7 +1,7 @@
 //! `waymark status [--json]`.
 
+use crate::cmd::ExitCode;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde_json::json;
 
@@ -95,7 +95,7 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
         }
     }
     println!("\nCheckpoints: {}", hook.checkpoints.len());
-    for c in hook.checkpoints.iter().rev().take(5).rev() {
+    for c in hook.checkpoints.tail(5) {
         println!(
             "  {} {:<17} {}",
             stamp(c.created_at),
@@ -104,7 +104,7 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
         );
     }
     println!("Receipts: {}", hook.receipts.len());
-    for r in hook.receipts.iter().rev().take(5).rev() {
+    for r in hook.receipts.tail(5) {
         println!(
             "  {} exit {} {}{}",
             r.receipt_id,

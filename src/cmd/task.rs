@@ -1,8 +1,8 @@
 //! `waymark task …` and `waymark step …`: drive the task by hand (people, scripts, agents
 //! that do not use Claude Code's task list).
 
+use crate::cmd::ExitCode;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Subcommand;
 

@@ -13,9 +13,9 @@
 //!
 //! waymark's own messages go to stderr, so stdout is exactly the command's.
 
+use crate::cmd::ExitCode;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use chrono::Utc;
 use serde_json::Value;
@@ -38,6 +38,8 @@ pub struct ValidateArgs {
 }
 
 pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
+    // The receipt is stored even when whoever reads the output stops reading.
+    super::finish_on_closed_stdout();
     let mut ctx = super::ctx(root);
     let command = runner::shell_join(&args.command);
 

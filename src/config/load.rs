@@ -168,20 +168,25 @@ fn read_layer(path: &Path) -> Result<Option<Map<String, Value>>, String> {
 
 /// Environment overrides as a layer. Values are JSON when they parse as JSON
 /// (`false`, `80`, `["a"]`), strings otherwise (`5m`, `prompt`).
+/// The environment is read in one pass, and only variables with waymark's or contextd's
+/// prefix are looked at: a hook pays nothing for the keys nobody set.
 fn env_layer() -> (Map<String, Value>, Origin) {
     let mut map = Map::new();
     let parse = |raw: String| serde_json::from_str(&raw).unwrap_or(Value::String(raw));
-    for (var, key) in ENV_ALIASES {
-        if let Ok(raw) = env::var(var) {
-            map.insert((*key).to_string(), parse(raw));
-            map.insert(format!("\0env:{key}"), Value::String((*var).to_string()));
-        }
+    let ours: Vec<(String, String)> = env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| k.starts_with("WAYMARK_") || k.starts_with("CONTEXTD_"))
+        .collect();
+    if ours.is_empty() {
+        return (map, Origin::Env(String::new()));
     }
-    for key in KEYS {
-        let var = env_name(key.name);
-        if let Ok(raw) = env::var(&var) {
-            map.insert(key.name.to_string(), parse(raw));
-            map.insert(format!("\0env:{}", key.name), Value::String(var));
+    // Aliases first, so that waymark's own name for a key wins over contextd's.
+    let aliases = ENV_ALIASES.iter().map(|(var, key)| (var.to_string(), *key));
+    let names = KEYS.iter().map(|k| (env_name(k.name), k.name));
+    for (var, key) in aliases.chain(names) {
+        if let Some((_, raw)) = ours.iter().find(|(k, _)| *k == var) {
+            map.insert(key.to_string(), parse(raw.clone()));
+            map.insert(format!("\0env:{key}"), Value::String(var));
         }
     }
     (map, Origin::Env(String::new()))

@@ -142,7 +142,7 @@ mod tests {
         let mut p = running("Implement fix", &[]);
         p.set_step_status("1", StepStatus::Completed, 3, now)
             .unwrap();
-        p.checkpoints.clear();
+        p.checkpoints = Default::default();
         assert_eq!(decide(&p, now).0, "skip_step");
     }
 }

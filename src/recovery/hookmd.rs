@@ -11,6 +11,9 @@ use crate::recovery::guidance::guidance;
 use crate::task::{Hook, StepStatus};
 use crate::text::{ago, one_line, stamp, truncate};
 
+/// How many of the newest receipts and checkpoints HOOK.md shows.
+const SHOWN: usize = 10;
+
 /// Renders the whole recovery file.
 pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
     let mut md = String::with_capacity(4096);
@@ -124,6 +127,10 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
         let _ = writeln!(md, "- {line}");
     }
 
+    // Only the newest receipts and checkpoints are read: a task's whole history of them is
+    // `waymark receipts` / `waymark checkpoints`, and parsing it on every save would make a
+    // long task's every change dearer.
+    let recent = hook.receipts.tail(SHOWN);
     let _ = writeln!(md, "\n## Completed Steps — DO NOT REPEAT\n");
     let done: Vec<_> = hook.completed_steps().collect();
     if done.is_empty() {
@@ -139,16 +146,14 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
             } else {
                 s.receipt_ids
                     .iter()
-                    .map(
-                        |id| match hook.receipts.iter().find(|r| &r.receipt_id == id) {
-                            Some(r) => format!(
-                                "`{id}` (`{}` → exit {})",
-                                one_line(&truncate(&r.command, 60)),
-                                r.exit_code
-                            ),
-                            None => format!("`{id}`"),
-                        },
-                    )
+                    .map(|id| match recent.iter().find(|r| &r.receipt_id == id) {
+                        Some(r) => format!(
+                            "`{id}` (`{}` → exit {})",
+                            one_line(&truncate(&r.command, 60)),
+                            r.exit_code
+                        ),
+                        None => format!("`{id}`"),
+                    })
                     .collect::<Vec<_>>()
                     .join("<br>")
             };
@@ -191,13 +196,13 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
         }
     }
 
-    if !hook.receipts.is_empty() {
+    if !recent.is_empty() {
         let _ = writeln!(md, "\n## Validation Receipts\n");
         let _ = writeln!(
             md,
             "| Receipt | Step | Command | Exit | Duration | Kind |\n|---|---|---|---|---|---|"
         );
-        for r in hook.receipts.iter().rev().take(20) {
+        for r in recent.iter().rev() {
             let _ = writeln!(
                 md,
                 "| `{}` | {} | `{}` | {} | {} | {} |",
@@ -216,10 +221,18 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
     }
 
     let _ = writeln!(md, "\n## Checkpoint Timeline\n");
-    if hook.checkpoints.is_empty() {
+    let checkpoints = hook.checkpoints.tail(SHOWN);
+    if checkpoints.is_empty() {
         let _ = writeln!(md, "No checkpoint yet.");
     } else {
-        for c in &hook.checkpoints {
+        let earlier = hook.checkpoints.len().saturating_sub(checkpoints.len());
+        if earlier > 0 {
+            let _ = writeln!(
+                md,
+                "({earlier} earlier: `waymark checkpoints` lists every one.)\n"
+            );
+        }
+        for c in &checkpoints {
             let commit = c
                 .git_commit
                 .as_deref()

@@ -32,7 +32,7 @@ pub fn append_text(path: &Path, text: &str) -> io::Result<()> {
 }
 
 fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<String>> {
-    let _critical = super::critical::enter();
+    let _critical = crate::deadline::enter();
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }

@@ -14,7 +14,7 @@ pub fn edit_text<R>(
     path: &Path,
     f: impl FnOnce(&str) -> Option<(String, R)>,
 ) -> io::Result<Option<R>> {
-    let _critical = super::critical::enter();
+    let _critical = crate::deadline::enter();
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }

@@ -10,7 +10,6 @@
 
 mod append;
 mod atomic;
-pub mod critical;
 mod edit;
 mod lock;
 mod nofollow;
@@ -19,6 +18,6 @@ mod tail;
 pub use append::{append_line, append_lines, append_text};
 pub use atomic::{remove_stale_temps, write_atomic, write_regenerable};
 pub use edit::edit_text;
-pub use lock::{FileLock, LockError};
+pub use lock::{FileLock, LOCK_TIMEOUT, LockError};
 pub use nofollow::refuse_symlink;
 pub use tail::{TailLines, read_tail_lines};

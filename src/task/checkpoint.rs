@@ -100,10 +100,7 @@ impl Hook {
             ctx.current_checkpoint_id = Some(cp.checkpoint_id.clone());
         }
         self.checkpoints.push(cp);
-        if self.checkpoints.len() > max {
-            let excess = self.checkpoints.len() - max;
-            self.checkpoints.drain(..excess);
-        }
+        self.checkpoints.keep_newest(max);
     }
 
     pub fn last_checkpoint(&self) -> Option<&StepCheckpoint> {

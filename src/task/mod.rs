@@ -16,6 +16,7 @@
 
 pub mod checkpoint;
 pub mod current;
+pub mod lazy;
 pub mod machine;
 pub mod model;
 pub mod plan;

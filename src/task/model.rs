@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::lazy::Lazy;
 use super::machine::HookState;
 use crate::receipt::ValidationReceipt;
 
@@ -34,17 +35,18 @@ pub struct Hook {
     /// The step plan (ATLAS kept it in its task template).
     #[serde(default)]
     pub steps: Vec<Step>,
+    /// Kept as text until read (see `lazy.rs`), like `checkpoints` and `receipts`.
     #[serde(default)]
-    pub history: Vec<HookEvent>,
+    pub history: Lazy<HookEvent>,
     /// How many older history events were moved to `tasks/<id>/history.jsonl`.
     #[serde(default)]
     pub history_archived: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<RecoveryContext>,
     #[serde(default)]
-    pub checkpoints: Vec<StepCheckpoint>,
+    pub checkpoints: Lazy<StepCheckpoint>,
     #[serde(default)]
-    pub receipts: Vec<ValidationReceipt>,
+    pub receipts: Lazy<ValidationReceipt>,
     /// Position of this task among the project's tasks: the task component of `key_path`.
     #[serde(default)]
     pub task_index: u32,

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::lazy::Lazy;
 use super::machine::{self, HookState, TransitionError};
 use super::model::*;
 
@@ -50,18 +51,18 @@ impl Hook {
             state: HookState::Initializing,
             current_step: None,
             steps: Vec::new(),
-            history: vec![HookEvent {
+            history: Lazy::new(vec![HookEvent {
                 timestamp: now,
                 from_state: None,
                 to_state: HookState::Initializing,
                 trigger: "task_start".into(),
                 step_name: None,
                 details: BTreeMap::new(),
-            }],
+            }]),
             history_archived: 0,
             recovery: None,
-            checkpoints: Vec::new(),
-            receipts: Vec::new(),
+            checkpoints: Lazy::default(),
+            receipts: Lazy::default(),
             task_index,
             intent_id: None,
             session: None,
@@ -506,14 +507,15 @@ impl Hook {
     }
 
     /// Moves history beyond [`MAX_HISTORY`] out of the hook; the caller appends the returned
-    /// events to `tasks/<id>/history.jsonl` before saving.
-    pub fn take_old_history(&mut self) -> Vec<HookEvent> {
-        if self.history.len() <= MAX_HISTORY {
+    /// events (one JSON line each) to `tasks/<id>/history.jsonl` before saving.
+    pub fn take_old_history(&mut self) -> Vec<String> {
+        // A history not added to since it was loaded is within the limit already.
+        if !self.history.changed() || self.history.len() <= MAX_HISTORY {
             return Vec::new();
         }
-        let excess = self.history.len() - MAX_HISTORY;
-        self.history_archived += excess as u64;
-        self.history.drain(..excess).collect()
+        let moved = self.history.keep_newest(MAX_HISTORY);
+        self.history_archived += moved.len() as u64;
+        moved
     }
 
     /// Ends the task (`completed`, `failed` or `abandoned`) with the matching trigger.
@@ -564,7 +566,7 @@ mod tests {
         let h = Hook::new("t", "w", 0, t(0));
         assert_eq!(h.state, HookState::StepPending);
         assert_eq!(h.history.len(), 2);
-        assert_eq!(h.history[0].from_state, None);
+        assert_eq!(h.history.iter().next().unwrap().from_state, None);
     }
 
     #[test]

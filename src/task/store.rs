@@ -230,7 +230,7 @@ pub fn update<R>(
 ) -> Result<Updated<R>, StoreError> {
     let path = hook_path(project);
     fs::create_dir_all(project.state_dir())?;
-    let _critical = store::critical::enter();
+    let _critical = crate::deadline::enter();
     let _lock = FileLock::acquire(&path)?;
     // Under the lock no other writer of these files is live: any temp file of theirs is
     // what a killed writer left.
@@ -263,10 +263,7 @@ fn save_locked(
     let old = hook.take_old_history();
     if !old.is_empty() {
         no_links_to(project, &dir)?;
-        let text: String = old
-            .iter()
-            .map(|e| serde_json::to_string(e).expect("history serializes") + "\n")
-            .collect();
+        let text: String = old.iter().map(|e| format!("{e}\n")).collect();
         fs::create_dir_all(&dir)?;
         store::append_lines(&dir.join("history.jsonl"), &text)?;
     }
