@@ -1,17 +1,149 @@
-//! What a checkpoint records of the step's files (size, time, content hash), and how they
-//! differ now: the I/O half of a checkpoint, whose record is built in `task::checkpoint`.
+//! A checkpoint's capture: what it cost I/O to learn about the world at that moment (the
+//! step's files: size, time, content hash; whether the work tree had uncommitted changes),
+//! kept as `.orchestration/tasks/<task>/checkpoints/<checkpoint>.json`.
+//!
+//! A checkpoint itself records only what is cheap and exact at once (its trigger, step,
+//! branch and HEAD read from `.git`), under the hook.json lock. The capture is taken after
+//! the lock is released: inline for a command, by a detached `waymark capture` process for
+//! a hook, so that no hook waits for git or for hashing, and no other hook waits for the
+//! lock while one does. A capture that never finished (the machine went down) leaves its
+//! checkpoint without one; readers say so.
+//!
+//! Living in the task's own folder, captures are archived and cleaned up with their task.
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::project::Project;
+use crate::store;
 use crate::task::FileSnapshot;
+use crate::task::store::task_dir;
 
 /// Files larger than this are snapshotted by size and time only (hash `"too-large"`).
 const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;
+
+/// The capture record of one checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capture {
+    pub checkpoint_id: String,
+    pub captured_at: DateTime<Utc>,
+    /// Whether the work tree had changes not committed (waymark's own files aside); `None`
+    /// outside git.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_dirty: Option<bool>,
+    /// The step's files at that moment.
+    #[serde(default)]
+    pub files: Vec<FileSnapshot>,
+}
+
+/// A capture to take: which checkpoint, and of which files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub task_id: String,
+    pub checkpoint_id: String,
+    /// Root-relative paths.
+    pub files: Vec<String>,
+}
+
+/// How captures are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Now, in this process (commands, replay, tests of the library).
+    Inline,
+    /// By a detached `waymark capture` process, so that the hook returns at once.
+    Detached,
+}
+
+/// `.orchestration/tasks/<task>/checkpoints/<checkpoint>.json`.
+pub fn path(project: &Project, task_id: &str, checkpoint_id: &str) -> PathBuf {
+    let name = crate::task::store::sanitize(checkpoint_id);
+    task_dir(project, task_id)
+        .join("checkpoints")
+        .join(format!("{name}.json"))
+}
+
+/// The capture of a checkpoint, when it was taken.
+pub fn load(project: &Project, task_id: &str, checkpoint_id: &str) -> Option<Capture> {
+    let bytes = std::fs::read(path(project, task_id, checkpoint_id)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Takes the capture and writes its record.
+pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Result<Capture> {
+    let git = crate::git::state(&project.root);
+    let capture = Capture {
+        checkpoint_id: request.checkpoint_id.clone(),
+        captured_at: now,
+        git_dirty: (!git.branch.is_empty()).then_some(git.dirty),
+        files: snapshots(project, &request.files),
+    };
+    save(project, &request.task_id, &capture)?;
+    Ok(capture)
+}
+
+/// Writes a capture record (also used to keep schema 1's inline snapshots).
+pub fn save(project: &Project, task_id: &str, capture: &Capture) -> io::Result<()> {
+    let path = path(project, task_id, &capture.checkpoint_id);
+    let json = serde_json::to_vec_pretty(capture).map_err(io::Error::other)?;
+    store::refuse_symlink(&project.state_dir().join(crate::task::store::TASKS_DIR))?;
+    store::write_atomic(&path, &json)
+}
+
+/// Removes the captures of pruned checkpoints.
+pub fn forget(project: &Project, task_id: &str, checkpoint_ids: &[String]) {
+    for id in checkpoint_ids {
+        let _ = std::fs::remove_file(path(project, task_id, id));
+    }
+}
+
+/// Takes `requests` as `mode` says. A detached capture is a new `waymark capture`
+/// process with no stdin, stdout or stderr, in its own process group: the hook does not
+/// wait for it, and Claude Code, waiting for the hook's output to close, does not either.
+pub fn run(
+    project: &Project,
+    requests: &[Request],
+    mode: Mode,
+    now: DateTime<Utc>,
+) -> io::Result<()> {
+    match mode {
+        Mode::Inline => {
+            for r in requests {
+                take(project, r, now)?;
+            }
+            Ok(())
+        }
+        Mode::Detached => {
+            let exe = std::env::current_exe()?;
+            for r in requests {
+                Command::new(&exe)
+                    .arg("--root")
+                    .arg(&project.root)
+                    .args([
+                        "capture",
+                        "--task",
+                        &r.task_id,
+                        "--checkpoint",
+                        &r.checkpoint_id,
+                    ])
+                    .arg("--")
+                    .args(&r.files)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .process_group(0)
+                    .spawn()?;
+            }
+            Ok(())
+        }
+    }
+}
 
 /// A snapshot of each of `files` (root-relative).
 pub fn snapshots(project: &Project, files: &[String]) -> Vec<FileSnapshot> {
@@ -53,7 +185,7 @@ pub fn snapshot(project: &Project, rel: &str) -> FileSnapshot {
     }
 }
 
-fn hash_prefix(path: &std::path::Path) -> io::Result<String> {
+fn hash_prefix(path: &Path) -> io::Result<String> {
     let mut f = File::open(path)?;
     let mut h = Sha256::new();
     let mut buf = [0u8; 64 * 1024];
@@ -103,5 +235,24 @@ mod tests {
         assert!(changed_since(&p, std::slice::from_ref(&s)).is_empty());
         std::fs::write(dir.path().join("a.rs"), "fn a() { b() }\n").unwrap();
         assert_eq!(changed_since(&p, &[s]).len(), 1);
+    }
+
+    #[test]
+    fn a_capture_is_kept_with_its_task() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::at(dir.path().to_path_buf());
+        std::fs::write(dir.path().join("a.rs"), "x").unwrap();
+        let r = Request {
+            task_id: "T-1".into(),
+            checkpoint_id: "ckpt-1".into(),
+            files: vec!["a.rs".into()],
+        };
+        run(&p, std::slice::from_ref(&r), Mode::Inline, Utc::now()).unwrap();
+        let c = load(&p, "T-1", "ckpt-1").unwrap();
+        assert_eq!(c.files[0].size, 1);
+        assert_eq!(c.git_dirty, None, "not a git work tree");
+        assert!(path(&p, "T-1", "ckpt-1").starts_with(dir.path().join(".orchestration/tasks/T-1")));
+        forget(&p, "T-1", &["ckpt-1".into()]);
+        assert!(load(&p, "T-1", "ckpt-1").is_none());
     }
 }

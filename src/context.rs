@@ -9,6 +9,10 @@ use crate::log::{self, Level};
 use crate::project::Project;
 
 pub struct Ctx {
+    /// How checkpoint captures are taken (detached for hooks, inline for commands).
+    pub capture: crate::capture::Mode,
+    /// Captures asked for during a change, taken once hook.json is saved and unlocked.
+    pub captures: std::cell::RefCell<Vec<crate::capture::Request>>,
     pub project: Project,
     pub config: Config,
     /// Problems found in the configuration (already logged for hooks).
@@ -22,6 +26,8 @@ impl Ctx {
     pub fn new(project: Project) -> Ctx {
         let loaded = Config::load(&project.root);
         Ctx {
+            capture: crate::capture::Mode::Inline,
+            captures: Default::default(),
             project,
             config: loaded.config,
             config_errors: loaded.errors,

@@ -132,7 +132,7 @@ fn compaction_checkpoints_and_resumes() {
     let last = h["checkpoints"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["trigger"], "pre_compact");
     assert_eq!(last["description"], "Before auto compaction");
-    assert_eq!(last["files_snapshot"].as_array().unwrap().len(), 2);
+    assert_eq!(p.capture(&last)["files"].as_array().unwrap().len(), 2);
 }
 
 #[test]
@@ -234,7 +234,8 @@ fn git_commit_through_bash_checkpoints_with_the_hash() {
     );
     assert_eq!(cp["step_name"], "Implement fix");
     assert_eq!(cp["git_branch"], "main");
-    let paths: Vec<_> = cp["files_snapshot"]
+    let capture = p.capture(cp);
+    let paths: Vec<_> = capture["files"]
         .as_array()
         .unwrap()
         .iter()

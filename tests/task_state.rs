@@ -21,7 +21,7 @@ fn replaying_the_recorded_session_yields_the_expected_plan() {
     let out = p.replay_lines(&p.session_lines());
     assert_eq!(out.lines().count(), 35);
     let h = p.hook_json();
-    assert_eq!(h["schema_version"], "1.0");
+    assert_eq!(h["schema_version"], "2.0");
     assert_eq!(step(&h, "Analyze parser")["status"], "completed");
     assert_eq!(step(&h, "Implement fix")["status"], "in_progress");
     assert_eq!(step(&h, "Implement fix")["attempt"], 1);
@@ -206,14 +206,14 @@ fn a_future_schema_is_reported_and_never_overwritten() {
     p.replay_lines(&p.session_lines()[..5]);
     let text = p
         .read(".orchestration/hook.json")
-        .replace("\"schema_version\": \"1.0\"", "\"schema_version\": \"2.0\"");
+        .replace("\"schema_version\": \"2.0\"", "\"schema_version\": \"3.0\"");
     p.write(".orchestration/hook.json", &text);
     let out = p.run(
         &["hook", "UserPromptSubmit"],
         p.fixture("UserPromptSubmit.json"),
     );
     assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 2.0"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 3.0"));
     assert_eq!(p.read(".orchestration/hook.json"), text);
     p.waymark().arg("status").assert().code(1);
 }

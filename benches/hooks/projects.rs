@@ -14,7 +14,8 @@ use std::process::{Command, Stdio};
 
 use chrono::Duration;
 use serde_json::{Value, json};
-use waymark::git::GitState;
+use waymark::capture::Capture;
+use waymark::git::head::Head;
 use waymark::receipt::{Ed25519Signer, MasterKey, ReceiptSigner, Run, ValidationReceipt};
 use waymark::task::{CheckpointTrigger, FileSnapshot, Hook, HookEvent, StepSource};
 
@@ -444,9 +445,9 @@ impl Project {
         w.flush().unwrap();
     }
 
-    /// hook.json at its caps: 50 checkpoints (each with file snapshots), 200 history events,
-    /// 113 steps and 60 receipts, built with waymark's own types so the file is one waymark
-    /// could have written.
+    /// hook.json at its caps: 50 checkpoints (each with a capture of 8 files), 200 history
+    /// events, 113 steps and 60 receipts, built with waymark's own types so the state is one
+    /// waymark could have written.
     pub fn grow_hook(&mut self) {
         self.grown = true;
         for path in [&self.active, &self.idle] {
@@ -461,20 +462,27 @@ impl Project {
                     exists: true,
                 })
                 .collect();
-            let git = GitState {
+            let head = Head {
                 branch: "main".into(),
                 commit: Some(format!("{:040x}", 0xabcdefu64)),
-                dirty: true,
             };
+            let project = waymark::project::Project::at(self.root.clone());
             for i in 0..50 {
+                let at = now - Duration::minutes(60 - i);
                 let cp = waymark::task::checkpoint::build(
                     &hook,
                     CheckpointTrigger::Interval,
                     &format!("Interval checkpoint ({i} min into the step)"),
-                    git.clone(),
-                    snapshots.clone(),
-                    now - Duration::minutes(60 - i),
+                    head.clone(),
+                    at,
                 );
+                let capture = Capture {
+                    checkpoint_id: cp.checkpoint_id.clone(),
+                    captured_at: at,
+                    git_dirty: Some(true),
+                    files: snapshots.clone(),
+                };
+                waymark::capture::save(&project, &hook.task_id, &capture).unwrap();
                 hook.push_checkpoint(cp, 50);
             }
             let template = hook.history.last().cloned().expect("history");

@@ -1,10 +1,13 @@
 //! `waymark checkpoint "<desc>"` and `waymark checkpoints [--json]`.
 
-use crate::cmd::ExitCode;
 use std::path::PathBuf;
 
-use crate::task::CheckpointTrigger;
+use serde_json::Value;
+
+use crate::capture::{self, Capture};
+use crate::cmd::ExitCode;
 use crate::task::current::{self, Made};
+use crate::task::{CheckpointTrigger, StepCheckpoint};
 use crate::text::stamp;
 
 pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: bool) -> ExitCode {
@@ -60,20 +63,44 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
         Ok(h) => h,
         Err(code) => return code,
     };
-    let checkpoints = hook.map(|h| h.checkpoints.to_vec()).unwrap_or_default();
+    let Some(hook) = hook else {
+        if json {
+            super::print_json(&serde_json::json!([]));
+        } else {
+            println!("No checkpoints.");
+        }
+        return ExitCode::SUCCESS;
+    };
+    let listed: Vec<(StepCheckpoint, Option<Capture>)> = hook
+        .checkpoints
+        .iter()
+        .map(|c| {
+            let capture = capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id);
+            (c.clone(), capture)
+        })
+        .collect();
     if json {
-        super::print_json(&checkpoints);
+        let values: Vec<Value> = listed
+            .iter()
+            .map(|(c, capture)| {
+                let mut v = serde_json::to_value(c).expect("serializable");
+                v["capture"] = serde_json::to_value(capture).expect("serializable");
+                v
+            })
+            .collect();
+        super::print_json(&values);
         return ExitCode::SUCCESS;
     }
-    if checkpoints.is_empty() {
+    if listed.is_empty() {
         println!("No checkpoints.");
     }
-    for c in &checkpoints {
+    for (c, capture) in &listed {
         let commit = c
             .git_commit
             .as_deref()
             .map(|h| format!(" @{}", &h[..h.len().min(10)]))
             .unwrap_or_default();
+        let dirty = capture.as_ref().and_then(|k| k.git_dirty) == Some(true);
         println!(
             "{} {} {:<17} step \"{}\"{}{} — {}",
             stamp(c.created_at),
@@ -81,17 +108,20 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
             c.trigger.as_str(),
             c.step_name,
             commit,
-            if c.git_dirty { " (dirty)" } else { "" },
+            if dirty { " (dirty)" } else { "" },
             c.description
         );
-        for f in &c.files_snapshot {
-            println!(
-                "    {} {} bytes sha256:{}{}",
-                f.path,
-                f.size,
-                f.sha256,
-                if f.exists { "" } else { " (missing)" }
-            );
+        match capture {
+            Some(k) => {
+                for f in &k.files {
+                    if f.exists {
+                        println!("    {} {} bytes sha256:{}", f.path, f.size, f.sha256);
+                    } else {
+                        println!("    {} (did not exist)", f.path);
+                    }
+                }
+            }
+            None => println!("    (no capture: it was not taken, or not yet)"),
         }
     }
     ExitCode::SUCCESS

@@ -60,6 +60,7 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
         None => Project::resolve(parsed.event.common.cwd.as_deref().map(Path::new)),
     };
     let mut ctx = Ctx::new(project);
+    ctx.capture = crate::capture::Mode::Detached;
     if let Err(e) = ctx.project.check_state_paths(&ctx.config.agent_md) {
         // Not even the log may be written: say it on stderr only.
         eprintln!("waymark: {}: {e}", parsed.event.name());

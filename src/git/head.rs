@@ -13,18 +13,51 @@ use std::path::{Path, PathBuf};
 /// one of its ancestors). `None` outside git, on an unborn branch, or when the files do
 /// not say (a ref format this reader does not know, such as reftable).
 pub fn head_revision(root: &Path) -> Option<String> {
+    head(root).and_then(|h| h.commit)
+}
+
+/// Where HEAD is: the branch and the commit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Head {
+    /// The branch HEAD names (`main`), `(detached)` when it names a commit.
+    pub branch: String,
+    /// `None` on an unborn branch, or when the files do not say.
+    pub commit: Option<String>,
+}
+
+/// HEAD of the repository holding `root`; `None` outside git.
+pub fn head(root: &Path) -> Option<Head> {
     let git_dir = find_git_dir(root)?;
     let common = common_dir(&git_dir);
-    let head = fs::read_to_string(git_dir.join("HEAD")).ok()?;
-    let mut target = head.trim().to_string();
+    let text = fs::read_to_string(git_dir.join("HEAD")).ok()?;
+    let mut target = text.trim().to_string();
+    let branch = match target.strip_prefix("ref:") {
+        Some(name) => {
+            let name = name.trim();
+            name.strip_prefix("refs/heads/").unwrap_or(name).to_string()
+        }
+        None => "(detached)".to_string(),
+    };
     // A symbolic ref may point at another symbolic ref; git allows a few levels.
     for _ in 0..5 {
         let Some(name) = target.strip_prefix("ref:").map(|r| r.trim().to_string()) else {
-            return is_object_id(&target).then_some(target);
+            let commit = is_object_id(&target).then_some(target);
+            return Some(Head { branch, commit });
         };
-        target = read_ref(&git_dir, &common, &name)?;
+        match read_ref(&git_dir, &common, &name) {
+            Some(t) => target = t,
+            None => {
+                return Some(Head {
+                    branch,
+                    commit: None,
+                });
+            }
+        }
     }
-    None
+    Some(Head {
+        branch,
+        commit: None,
+    })
 }
 
 /// `<dir>/.git` for the nearest ancestor that has one; follows a `gitdir:` file.
@@ -120,6 +153,7 @@ mod tests {
         let dir = repo();
         let d = dir.path();
         assert_eq!(head_revision(d), None, "unborn branch");
+        assert_eq!(head(d).unwrap().branch, "main");
         fs::write(d.join("a"), "a").unwrap();
         git(d, &["add", "a"]);
         git(d, &["commit", "-qm", "one"]);
@@ -130,8 +164,10 @@ mod tests {
         git(d, &["pack-refs", "--all"]);
         assert!(!d.join(".git/refs/heads/main").exists());
         assert_eq!(head_revision(d), Some(head.clone()));
+        assert_eq!(super::head(d).unwrap().branch, "main");
         git(d, &["checkout", "-q", "--detach"]);
         assert_eq!(head_revision(d), Some(head));
+        assert_eq!(super::head(d).unwrap().branch, "(detached)");
     }
 
     #[test]

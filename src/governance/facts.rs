@@ -11,6 +11,10 @@ use crate::trace;
 pub struct Facts {
     /// The task's intent, a hint for choosing the active intent.
     task_intent: Option<String>,
+    /// Another session worked on the task within `conflict_window` (the task's session
+    /// table says so): only then can a file have been changed by two sessions, and only
+    /// then is the trace's tail worth reading for it.
+    pub other_sessions: bool,
     /// `waymark intent use` choice, else the task's intent.
     chosen: Option<String>,
     intents: Option<Option<IntentFile>>,
@@ -21,6 +25,7 @@ impl Facts {
     pub fn new(task_intent: Option<String>) -> Facts {
         Facts {
             task_intent,
+            other_sessions: false,
             chosen: None,
             intents: None,
             recent: None,

@@ -28,7 +28,10 @@ pub fn record(ctx: &Ctx, lesson: &Lesson) -> anyhow::Result<()> {
             ctx.config.agent_md
         );
     };
+    // A lessons file that is a link inside the project (AGENT.md -> CLAUDE.md) is written
+    // where it leads; `locate` has checked that this is inside the root.
     let path = ctx.project.absolute(&rel);
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
     brain::record(&path, lesson, ctx.now)
         .with_context(|| format!("cannot write the lesson to {rel}"))?;
     Ok(())
@@ -170,7 +173,7 @@ fn conflicts(
         }
     }
     let session = event.common.session_id.as_str();
-    if session.is_empty() {
+    if session.is_empty() || !facts.other_sessions {
         return Ok(lessons);
     }
     let since = ctx.now - Duration::from_std(ctx.config.conflict_window).unwrap_or(Duration::MAX);

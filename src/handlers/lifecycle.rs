@@ -44,7 +44,7 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
 /// and checkpoints (auto_checkpoint_on_clear); every reason marks the session ended.
 pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<()> {
     current::change(ctx, Need::Existing, |hook, effects| {
-        if let Some(s) = hook.session.as_mut() {
+        if let Some(s) = hook.session_mut(&event.common.session_id) {
             s.end_reason = Some(e.reason.clone());
         }
         if e.reason == "clear" {

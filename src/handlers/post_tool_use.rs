@@ -146,7 +146,13 @@ pub fn handle(
     }
     let name = event.name();
     let about = Waymark::about(event, call, hook.as_ref().map(|h| h.task_id.clone()));
+    let window = chrono::Duration::from_std(ctx.config.conflict_window).unwrap_or_default();
+    let others = hook.as_ref().is_some_and(|h| {
+        let me = &event.common.session_id;
+        h.others_since(me, ctx.now - window).next().is_some()
+    });
     let mut facts = Facts::new(hook.and_then(|h| h.intent_id));
+    facts.other_sessions = others;
     let first_inside = paths.iter().find_map(Located::inside);
     let output_tail = bash.as_ref().map(|b| b.tail()).unwrap_or_default();
     let exit_code = bash.as_ref().and_then(|b| b.exit_code);

@@ -26,7 +26,7 @@ pub fn detect(hook: &Hook, now: DateTime<Utc>, stale_threshold: Duration) -> Opt
         return None;
     }
     let age = (now - hook.updated_at).to_std().unwrap_or_default();
-    match &hook.session {
+    match hook.session() {
         Some(s) if s.status == SessionStatus::Active => Some(Crash {
             crash_type: "signal",
             why: format!(
@@ -68,7 +68,8 @@ pub fn recover(ctx: &Ctx, hook: &mut Hook) -> bool {
     let last_known = hook.state;
     let warnings = hook
         .last_checkpoint()
-        .map(|c| crate::capture::changed_since(&ctx.project, &c.files_snapshot))
+        .and_then(|c| crate::capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id))
+        .map(|c| crate::capture::changed_since(&ctx.project, &c.files))
         .unwrap_or_default();
     // `waymark validate` notes the command when it enters step_validating.
     let validating = hook
@@ -96,7 +97,7 @@ pub fn recover(ctx: &Ctx, hook: &mut Hook) -> bool {
         reason: format!("{}; {}", crash.why, reason),
         last_checkpoint_id: hook.last_checkpoint().map(|c| c.checkpoint_id.clone()),
         file_warnings: warnings,
-        session_id: hook.session.as_ref().map(|s| s.session_id.clone()),
+        session_id: hook.session().map(|s| s.session_id.clone()),
     };
     let mut details = std::collections::BTreeMap::new();
     details.insert(
@@ -144,7 +145,7 @@ mod tests {
     #[test]
     fn an_active_session_that_vanished_is_a_signal_crash() {
         let mut h = running("Implement fix", &[]);
-        h.session = session(SessionStatus::Active);
+        h.sessions = session(SessionStatus::Active).into_iter().collect();
         let c = detect(&h, Utc::now(), std::time::Duration::from_secs(300)).unwrap();
         assert_eq!(c.crash_type, "signal");
         assert!(c.why.contains("abcdef12"));
@@ -154,7 +155,7 @@ mod tests {
     fn clean_sessions_are_not_crashes() {
         for st in [SessionStatus::Idle, SessionStatus::Ended] {
             let mut h = running("Implement fix", &[]);
-            h.session = session(st);
+            h.sessions = session(st).into_iter().collect();
             assert_eq!(
                 detect(&h, Utc::now(), std::time::Duration::from_secs(300)),
                 None
@@ -180,7 +181,7 @@ mod tests {
     #[test]
     fn terminal_and_recovering_never_crash() {
         let mut h = running("x", &[]);
-        h.session = session(SessionStatus::Active);
+        h.sessions = session(SessionStatus::Active).into_iter().collect();
         h.transition(HookState::Recovering, machine::CRASH_DETECTED, Utc::now())
             .unwrap();
         assert_eq!(detect(&h, Utc::now(), std::time::Duration::ZERO), None);

@@ -123,7 +123,6 @@ mod tests {
             CheckpointTrigger::Manual,
             "m",
             Default::default(),
-            vec![],
             now - CDuration::minutes(2),
         );
         c.push_checkpoint(cp, 50);
@@ -134,7 +133,6 @@ mod tests {
             CheckpointTrigger::Manual,
             "m",
             Default::default(),
-            vec![],
             now - CDuration::minutes(20),
         );
         old.push_checkpoint(cp, 50);

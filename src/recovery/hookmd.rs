@@ -37,7 +37,7 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
         stamp(hook.updated_at),
         ago(now, hook.updated_at)
     );
-    if let Some(s) = &hook.session {
+    if let Some(s) = hook.session() {
         let _ = writeln!(md, "| Session | `{}` ({:?}) |", s.session_id, s.status);
     }
 
@@ -240,18 +240,13 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
-                "- {} `{}` **{}** — {} (step \"{}\"){}{}",
+                "- {} `{}` **{}** — {} (step \"{}\"){}",
                 stamp(c.created_at),
                 c.checkpoint_id,
                 c.trigger.as_str(),
                 one_line(&truncate(&c.description, 120)),
                 c.step_name,
                 commit,
-                if c.git_dirty {
-                    ", uncommitted changes"
-                } else {
-                    ""
-                }
             );
         }
     }

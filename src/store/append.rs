@@ -33,18 +33,13 @@ pub fn append_text(path: &Path, text: &str) -> io::Result<()> {
 
 fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<String>> {
     let _critical = crate::deadline::enter();
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir)?;
-    }
-    super::refuse_symlink(path)?;
+    // The lock makes the directory when it is missing.
     let _lock = FileLock::acquire(path).map_err(io::Error::other)?;
-    let mut file = OpenOptions::new()
-        .create(true)
-        .read(true)
-        .append(true)
-        .open(path)?;
+    let mut options = OpenOptions::new();
+    options.create(true).read(true).append(true);
+    let (mut file, meta) = super::nofollow::open(path, &mut options)?;
     let torn = if repair {
-        cut_torn_tail(&mut file)?
+        cut_torn_tail(&mut file, meta.len())?
     } else {
         None
     };
@@ -56,9 +51,9 @@ fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<S
     Ok(torn)
 }
 
-/// Truncates the file back to its last newline when it does not end with one.
-fn cut_torn_tail(file: &mut fs::File) -> io::Result<Option<String>> {
-    let len = file.metadata()?.len();
+/// Truncates the file (of `len` bytes) back to its last newline when it does not end with
+/// one.
+fn cut_torn_tail(file: &mut fs::File, len: u64) -> io::Result<Option<String>> {
     if len == 0 {
         return Ok(None);
     }

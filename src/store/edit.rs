@@ -2,8 +2,8 @@
 //! at the end is one append, so a reader never sees the file without its earlier text;
 //! any other change replaces the file atomically.
 
-use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
+use std::fs::OpenOptions;
+use std::io::{self, Read, Write};
 use std::path::Path;
 
 use super::{FileLock, write_atomic};
@@ -15,23 +15,23 @@ pub fn edit_text<R>(
     f: impl FnOnce(&str) -> Option<(String, R)>,
 ) -> io::Result<Option<R>> {
     let _critical = crate::deadline::enter();
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir)?;
-    }
     let _lock = FileLock::acquire(path).map_err(io::Error::other)?;
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+    let mut options = OpenOptions::new();
+    options.read(true).append(true);
+    let (mut file, text) = match super::nofollow::open(path, &mut options) {
+        Ok((mut file, _)) => {
+            let mut text = String::new();
+            file.read_to_string(&mut text)?;
+            (Some(file), text)
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (None, String::new()),
         Err(e) => return Err(e),
     };
     let Some((new_text, value)) = f(&text) else {
         return Ok(None);
     };
-    match new_text.strip_prefix(text.as_str()) {
-        Some(suffix) if !text.is_empty() => OpenOptions::new()
-            .append(true)
-            .open(path)?
-            .write_all(suffix.as_bytes())?,
+    match (new_text.strip_prefix(text.as_str()), file.as_mut()) {
+        (Some(suffix), Some(file)) if !text.is_empty() => file.write_all(suffix.as_bytes())?,
         _ => write_atomic(path, new_text.as_bytes())?,
     }
     Ok(Some(value))

@@ -39,19 +39,24 @@ impl FileLock {
 
     pub fn acquire_with(path: &Path, timeout: Duration) -> Result<FileLock, LockError> {
         let lock_path = lock_path(path);
-        super::refuse_symlink(&lock_path).map_err(|source| LockError::Open {
+        let open = || {
+            let mut options = OpenOptions::new();
+            options.create(true).truncate(false).write(true);
+            super::nofollow::open(&lock_path, &mut options).map(|(f, _)| f)
+        };
+        // The directory is made only when it is missing: most locks are taken in one that
+        // exists, and checking first would cost every event a system call.
+        let opened = match open() {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => lock_path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| open()),
+            other => other,
+        };
+        let file = opened.map_err(|source| LockError::Open {
             path: lock_path.clone(),
             source,
         })?;
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|source| LockError::Open {
-                path: lock_path.clone(),
-                source,
-            })?;
         match FileExt::try_lock(&file) {
             Ok(()) => return Ok(FileLock { file }),
             Err(TryLockError::WouldBlock) => {}

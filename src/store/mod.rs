@@ -19,5 +19,5 @@ pub use append::{append_line, append_lines, append_text};
 pub use atomic::{remove_stale_temps, write_atomic, write_regenerable};
 pub use edit::edit_text;
 pub use lock::{FileLock, LOCK_TIMEOUT, LockError};
-pub use nofollow::refuse_symlink;
+pub use nofollow::{read, refuse_symlink};
 pub use tail::{TailLines, read_tail_lines};

@@ -1,27 +1,84 @@
-//! waymark never writes through a symbolic link (DESIGN.md rule 3).
+//! waymark never writes through a link (DESIGN.md rule 3).
 //!
 //! `.orchestration/` is meant to be committed, so a repository can carry a planted
-//! `agent_trace.jsonl -> ~/.bashrc` or `tasks -> /somewhere`. waymark never creates links
-//! there: a file it replaces (hook.json, HOOK.md) has the link itself replaced by the
-//! rename; a file it appends to or locks, or a directory it writes into, is refused if it
-//! is a link. (The hostile-input test found the log and the lock followed such links.)
+//! `agent_trace.jsonl -> ~/.bashrc`, a `tasks -> /somewhere`, or a hard link from AGENT.md
+//! to a file elsewhere. waymark never creates links there: a file it replaces (hook.json,
+//! HOOK.md) has the link itself replaced by the rename; a file it reads, appends to or
+//! edits in place is opened through [`open`], which refuses a symbolic link in the open
+//! itself (`O_NOFOLLOW`: no check-then-open race) and a file with more than one hard link
+//! (writing to it would change a file elsewhere; reading it would copy that file into the
+//! project); a directory it writes into is refused if it is a link.
 
-use std::fs;
+use std::fs::{self, File, OpenOptions};
 use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// Fails when `path` is a symbolic link (dangling or not); a missing path is fine.
 pub fn refuse_symlink(path: &Path) -> io::Result<()> {
     match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{} is a symbolic link: waymark does not write through links",
-                path.display()
-            ),
-        )),
+        Ok(m) if m.file_type().is_symlink() => Err(symlink_error(path)),
         _ => Ok(()),
     }
+}
+
+/// Opens a file of waymark's with `options`, refusing a symbolic link and a file with more
+/// than one hard link. Returns the file and its metadata (read once, for the callers that
+/// need its size).
+pub fn open(path: &Path, options: &mut OpenOptions) -> io::Result<(File, fs::Metadata)> {
+    open_beside(path, options, None)
+}
+
+/// [`open`], where the one other name the file may have is `companion`: hook.json and
+/// hook.json.bak are one file between the two steps of a save (the .bak is a hard link to
+/// the state being replaced), and a writer killed between them leaves them so.
+pub fn open_beside(
+    path: &Path,
+    options: &mut OpenOptions,
+    companion: Option<&Path>,
+) -> io::Result<(File, fs::Metadata)> {
+    let file = options
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => symlink_error(path),
+            _ => e,
+        })?;
+    let meta = file.metadata()?;
+    let is_companion = || {
+        companion
+            .and_then(|c| fs::symlink_metadata(c).ok())
+            .is_some_and(|c| c.ino() == meta.ino() && c.dev() == meta.dev())
+    };
+    if meta.nlink() > 2 || (meta.nlink() == 2 && !is_companion()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} has {} hard links: waymark does not write to, or read from, a file that is also elsewhere",
+                path.display(),
+                meta.nlink()
+            ),
+        ));
+    }
+    Ok((file, meta))
+}
+
+/// The whole of a file of waymark's, opened through [`open_beside`].
+pub fn read(path: &Path, companion: Option<&Path>) -> io::Result<Vec<u8>> {
+    let (mut file, meta) = open_beside(path, OpenOptions::new().read(true), companion)?;
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    io::Read::read_to_end(&mut file, &mut bytes)?;
+    Ok(bytes)
+}
+
+fn symlink_error(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} is a symbolic link: waymark does not write through links",
+            path.display()
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -39,5 +96,12 @@ mod tests {
         assert!(refuse_symlink(&dir.path().join("missing")).is_ok());
         assert!(refuse_symlink(&dir.path().join("l")).is_err());
         assert!(refuse_symlink(&dir.path().join("d")).is_err());
+        let read = || OpenOptions::new().read(true).clone();
+        assert!(open(&f, &mut read()).is_ok());
+        let err = open(&dir.path().join("l"), &mut read()).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        fs::hard_link(&f, dir.path().join("h")).unwrap();
+        let err = open(&f, &mut read()).unwrap_err();
+        assert!(err.to_string().contains("2 hard links"), "{err}");
     }
 }

@@ -1,12 +1,12 @@
 //! Checkpoints: when the task calls for one (the triggers, as [`Effect`]s), and the record
-//! itself. Pure: what a checkpoint records of the world (git state, file snapshots) is
-//! captured by `crate::capture` and handed in.
+//! itself. Pure: HEAD is read by the caller and handed in; what it costs I/O to learn (the
+//! step's files, a dirty work tree) is the checkpoint's capture (`crate::capture`).
 
 use chrono::{DateTime, Duration, Utc};
 
 use super::plan::Effect;
-use super::{CheckpointTrigger, FileSnapshot, Hook, HookState, StepCheckpoint};
-use crate::git::GitState;
+use super::{CheckpointTrigger, Hook, HookState, StepCheckpoint};
+use crate::git::head::Head;
 use crate::shell;
 
 /// The id of an earlier checkpoint that a `git_commit` / `git_push` checkpoint would
@@ -15,26 +15,26 @@ use crate::shell;
 /// One commit is reported twice when the agent commits through Bash with waymark's git
 /// hooks installed: the post-commit hook runs inside `git commit` (`waymark checkpoint
 /// --auto --trigger git_commit`), then the PostToolUse Bash handler sees the command. Both
-/// record HEAD from `git status` (the full hash), so the second is the same recovery point.
+/// record HEAD (the full hash), so the second is the same recovery point.
 /// Looking past the last checkpoint matters for `git commit && git push`: the hooks make
 /// `git_commit` then `git_push` at the same HEAD before the handler makes either.
 /// Other triggers always make a checkpoint.
 pub fn already_checkpointed<'h>(
     hook: &'h Hook,
     trigger: CheckpointTrigger,
-    git: &GitState,
+    head: &Head,
 ) -> Option<&'h str> {
     let git_trigger = matches!(
         trigger,
         CheckpointTrigger::GitCommit | CheckpointTrigger::GitPush
     );
-    if !git_trigger || git.commit.is_none() {
+    if !git_trigger || head.commit.is_none() {
         return None;
     }
     hook.checkpoints
         .iter()
         .rev()
-        .take_while(|c| c.git_commit == git.commit)
+        .take_while(|c| c.git_commit == head.commit)
         .find(|c| c.trigger == trigger)
         .map(|c| c.checkpoint_id.as_str())
 }
@@ -58,8 +58,7 @@ pub fn build(
     hook: &Hook,
     trigger: CheckpointTrigger,
     description: &str,
-    git: GitState,
-    files_snapshot: Vec<FileSnapshot>,
+    head: Head,
     now: DateTime<Utc>,
 ) -> StepCheckpoint {
     // The step the checkpoint belongs to: the running one; for a step completion, the step
@@ -84,23 +83,31 @@ pub fn build(
         step_index,
         description: description.to_string(),
         trigger,
-        git_branch: git.branch,
-        git_commit: git.commit,
-        git_dirty: git.dirty,
+        git_branch: head.branch,
+        git_commit: head.commit,
         artifacts: Vec::new(),
-        files_snapshot,
+        legacy_dirty: None,
+        legacy_files: Vec::new(),
     }
 }
 
 impl Hook {
-    /// Appends a checkpoint, prunes the oldest past `max`, and points the current step at it.
-    pub fn push_checkpoint(&mut self, cp: StepCheckpoint, max: usize) {
+    /// Appends a checkpoint, prunes the oldest past `max`, and points the current step at
+    /// it. Returns the ids of the checkpoints pruned (their captures go too).
+    pub fn push_checkpoint(&mut self, cp: StepCheckpoint, max: usize) -> Vec<String> {
         self.updated_at = self.updated_at.max(cp.created_at);
         if let Some(ctx) = self.current_step.as_mut() {
             ctx.current_checkpoint_id = Some(cp.checkpoint_id.clone());
         }
         self.checkpoints.push(cp);
-        self.checkpoints.keep_newest(max);
+        self.checkpoints
+            .keep_newest(max)
+            .iter()
+            .filter_map(|json| {
+                let v: serde_json::Value = serde_json::from_str(json).ok()?;
+                Some(v.get("checkpoint_id")?.as_str()?.to_string())
+            })
+            .collect()
     }
 
     pub fn last_checkpoint(&self) -> Option<&StepCheckpoint> {
@@ -191,13 +198,12 @@ mod tests {
     fn a_git_checkpoint_at_an_already_checkpointed_head_is_a_repeat() {
         let now = Utc::now();
         let mut h = Hook::new("t", "w", 0, now);
-        let at = |c: &str| GitState {
+        let at = |c: &str| Head {
             branch: "main".into(),
             commit: Some(c.into()),
-            dirty: false,
         };
         let (commit, push) = (CheckpointTrigger::GitCommit, CheckpointTrigger::GitPush);
-        let cp = build(&h, commit, "c", at("aaa"), vec![], now);
+        let cp = build(&h, commit, "c", at("aaa"), now);
         let id = cp.checkpoint_id.clone();
         h.push_checkpoint(cp, 10);
         assert_eq!(
@@ -210,9 +216,9 @@ mod tests {
             already_checkpointed(&h, CheckpointTrigger::Manual, &at("aaa")),
             None
         );
-        assert_eq!(already_checkpointed(&h, commit, &GitState::default()), None);
+        assert_eq!(already_checkpointed(&h, commit, &Head::default()), None);
         // `git commit && git push`: the hooks made both before the handler sees either.
-        let cp = build(&h, push, "p", at("aaa"), vec![], now);
+        let cp = build(&h, push, "p", at("aaa"), now);
         let push_id = cp.checkpoint_id.clone();
         h.push_checkpoint(cp, 10);
         assert_eq!(
@@ -224,7 +230,7 @@ mod tests {
             Some(push_id.as_str())
         );
         // Once HEAD has moved on, an older checkpoint at that commit does not count.
-        h.push_checkpoint(build(&h, commit, "c2", at("bbb"), vec![], now), 10);
+        h.push_checkpoint(build(&h, commit, "c2", at("bbb"), now), 10);
         assert_eq!(already_checkpointed(&h, push, &at("aaa")), None);
     }
 
@@ -232,17 +238,18 @@ mod tests {
     fn pruned_fifo() {
         let now = Utc::now();
         let mut h = Hook::new("t", "w", 0, now);
+        let mut pruned = Vec::new();
         for i in 0..5 {
             let cp = build(
                 &h,
                 CheckpointTrigger::Manual,
                 &format!("c{i}"),
-                GitState::default(),
-                vec![],
+                Head::default(),
                 now,
             );
-            h.push_checkpoint(cp, 3);
+            pruned.extend(h.push_checkpoint(cp, 3));
         }
+        assert_eq!(pruned.len(), 2);
         let d: Vec<_> = h
             .checkpoints
             .iter()

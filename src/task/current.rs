@@ -43,8 +43,20 @@ pub fn update<R>(
             }
         }
         value
-    })?;
+    });
+    let captures = std::mem::take(&mut *ctx.captures.borrow_mut());
+    let updated = updated?;
     say_restored(ctx, &updated.note);
+    // Out of the lock: no other event waits while the files are hashed.
+    if !captures.is_empty() {
+        if let Err(e) = crate::capture::run(&ctx.project, &captures, ctx.capture, ctx.now) {
+            ctx.log(
+                Level::Error,
+                "capture",
+                &format!("checkpoint capture not taken: {e}"),
+            );
+        }
+    }
     Ok(updated)
 }
 
@@ -123,29 +135,31 @@ pub struct Made {
     pub repeat: bool,
 }
 
-/// Captures the world (git state, the step's files) and adds a checkpoint to the task.
+/// Adds a checkpoint to the task, at HEAD as `.git` says; its capture (the step's files,
+/// a dirty work tree) is asked for, to be taken once the change is saved.
 pub fn make_checkpoint(
     ctx: &Ctx,
     hook: &mut Hook,
     trigger: CheckpointTrigger,
     description: &str,
 ) -> Made {
-    let git = crate::git::state(&ctx.project.root);
-    if let Some(earlier) = checkpoint::already_checkpointed(hook, trigger, &git) {
+    let head = crate::git::head::head(&ctx.project.root).unwrap_or_default();
+    if let Some(earlier) = checkpoint::already_checkpointed(hook, trigger, &head) {
         return Made {
             id: earlier.to_string(),
             repeat: true,
         };
     }
-    // Near the deadline the files are not hashed: the checkpoint itself matters more.
-    let snapshots = if ctx.short_of_time() {
-        Vec::new()
-    } else {
-        crate::capture::snapshots(&ctx.project, &checkpoint::files_of(hook))
-    };
-    let cp = checkpoint::build(hook, trigger, description, git, snapshots, ctx.now);
+    let files = checkpoint::files_of(hook);
+    let cp = checkpoint::build(hook, trigger, description, head, ctx.now);
     let id = cp.checkpoint_id.clone();
-    hook.push_checkpoint(cp, ctx.config.max_checkpoints);
+    let pruned = hook.push_checkpoint(cp, ctx.config.max_checkpoints);
+    crate::capture::forget(&ctx.project, &hook.task_id, &pruned);
+    ctx.captures.borrow_mut().push(crate::capture::Request {
+        task_id: hook.task_id.clone(),
+        checkpoint_id: id.clone(),
+        files,
+    });
     Made { id, repeat: false }
 }
 

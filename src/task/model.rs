@@ -14,8 +14,11 @@ use super::lazy::Lazy;
 use super::machine::HookState;
 use crate::receipt::ValidationReceipt;
 
-/// hook.json's schema version. A file with another major version is not overwritten.
-pub const SCHEMA_VERSION: &str = "1.0";
+/// hook.json's schema version. A file of schema 1 is read and migrated (docs/state.md); a
+/// file of a newer major version is never overwritten.
+pub const SCHEMA_VERSION: &str = "2.0";
+/// How many sessions a task remembers (the oldest that ended go first).
+pub const MAX_SESSIONS: usize = 8;
 /// `last_output` and `partial_output` are cut to this many characters.
 pub const MAX_LAST_OUTPUT: usize = 500;
 /// hook.json keeps this many history events; older ones move to `tasks/<id>/history.jsonl`.
@@ -52,8 +55,12 @@ pub struct Hook {
     pub task_index: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub session: Option<Session>,
+    /// The sessions that worked on the task, oldest first (at most [`MAX_SESSIONS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<Session>,
+    /// Schema 1's one session, read to be migrated into `sessions`.
+    #[serde(default, rename = "session", skip_serializing)]
+    pub legacy_session: Option<Session>,
     /// The last prompt the user submitted (redacted, bounded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_prompt: Option<String>,
@@ -253,7 +260,9 @@ impl CheckpointTrigger {
     }
 }
 
-/// A recovery point.
+/// A recovery point: what was cheap and exact to know at once (the trigger, the step,
+/// the branch and HEAD read from `.git`). What it cost I/O to learn (the step's files, a
+/// dirty work tree) is its capture record (`crate::capture`), written after the lock.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepCheckpoint {
     pub checkpoint_id: String,
@@ -268,12 +277,13 @@ pub struct StepCheckpoint {
     pub git_branch: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_commit: Option<String>,
-    #[serde(default)]
-    pub git_dirty: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files_snapshot: Vec<FileSnapshot>,
+    /// Schema 1 kept the capture inline; read to be migrated into the capture record.
+    #[serde(default, rename = "git_dirty", skip_serializing)]
+    pub legacy_dirty: Option<bool>,
+    #[serde(default, rename = "files_snapshot", skip_serializing)]
+    pub legacy_files: Vec<FileSnapshot>,
 }
 
 /// A file's state at checkpoint time.

@@ -1,11 +1,32 @@
-//! Which Claude Code session is working on the task, and whether it is mid-turn: the
-//! difference between a crash and a clean stop.
+//! Which Claude Code sessions work on the task, and whether each is mid-turn: the
+//! difference between a crash and a clean stop, and between a crash and a session that is
+//! still working in another window.
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{Hook, Session, SessionStatus};
+use super::{Hook, MAX_SESSIONS, Session, SessionStatus};
 
 impl Hook {
+    /// The session that sent the last event.
+    pub fn session(&self) -> Option<&Session> {
+        self.sessions.iter().max_by_key(|s| s.last_event_at)
+    }
+
+    pub fn session_mut(&mut self, id: &str) -> Option<&mut Session> {
+        self.sessions.iter_mut().find(|s| s.session_id == id)
+    }
+
+    /// The other sessions that sent an event at or after `since`.
+    pub fn others_since<'a>(
+        &'a self,
+        id: &'a str,
+        since: DateTime<Utc>,
+    ) -> impl Iterator<Item = &'a Session> + 'a {
+        self.sessions
+            .iter()
+            .filter(move |s| s.session_id != id && s.last_event_at >= since)
+    }
+
     /// Records that session `id` sent an event, leaving it in `status`. The timestamp is
     /// refreshed at most once a minute so that a quiet event costs no write.
     pub fn note_session(
@@ -15,23 +36,72 @@ impl Hook {
         status: SessionStatus,
         now: DateTime<Utc>,
     ) {
-        match self.session.as_mut() {
-            Some(s) if s.session_id == id => {
-                if s.status != status || now - s.last_event_at > Duration::seconds(60) {
-                    s.status = status;
-                    s.last_event_at = now;
-                }
+        if let Some(s) = self.session_mut(id) {
+            if s.status != status || now - s.last_event_at > Duration::seconds(60) {
+                s.status = status;
+                s.last_event_at = now;
             }
-            _ => {
-                self.session = Some(Session {
-                    session_id: id.to_string(),
-                    started_at: now,
-                    last_event_at: now,
-                    status,
-                    transcript_path: transcript_path.map(str::to_string),
-                    end_reason: None,
-                });
+            return;
+        }
+        self.sessions.push(Session {
+            session_id: id.to_string(),
+            started_at: now,
+            last_event_at: now,
+            status,
+            transcript_path: transcript_path.map(str::to_string),
+            end_reason: None,
+        });
+        // Past the limit, the sessions least likely to matter go: ended ones, then idle
+        // ones, the longest quiet first. One mid-turn is never dropped for another.
+        while self.sessions.len() > MAX_SESSIONS {
+            let rank = |s: &Session| match s.status {
+                SessionStatus::Ended => 0,
+                SessionStatus::Idle => 1,
+                SessionStatus::Active => 2,
+            };
+            let Some(pos) = (0..self.sessions.len())
+                .filter(|&i| self.sessions[i].session_id != id)
+                .min_by_key(|&i| (rank(&self.sessions[i]), self.sessions[i].last_event_at))
+            else {
+                break;
+            };
+            self.sessions.remove(pos);
+        }
+    }
+
+    /// Schema 1 kept one session; schema 2 a list (docs/state.md).
+    pub(super) fn migrate_sessions(&mut self) {
+        if let Some(s) = self.legacy_session.take() {
+            if self.session_mut(&s.session_id).is_none() {
+                self.sessions.push(s);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_are_kept_per_id_and_bounded() {
+        let t0 = Utc::now();
+        let mut h = Hook::new("t", "w", 0, t0);
+        h.note_session("a", None, SessionStatus::Active, t0);
+        h.note_session("b", None, SessionStatus::Active, t0 + Duration::seconds(5));
+        assert_eq!(h.session().unwrap().session_id, "b");
+        h.note_session("a", None, SessionStatus::Idle, t0 + Duration::seconds(9));
+        assert_eq!(h.sessions.len(), 2);
+        assert_eq!(h.session().unwrap().session_id, "a");
+        let since = t0 + Duration::seconds(1);
+        let others: Vec<_> = h.others_since("a", since).map(|s| &s.session_id).collect();
+        assert_eq!(others, ["b"]);
+        for i in 0..20 {
+            let at = t0 + Duration::seconds(10 + i);
+            h.note_session(&format!("s{i}"), None, SessionStatus::Ended, at);
+        }
+        assert_eq!(h.sessions.len(), MAX_SESSIONS);
+        // The one mid-turn is kept whatever its age.
+        assert!(h.session_mut("b").is_some());
     }
 }

@@ -57,8 +57,8 @@ pub fn task_dir(project: &Project, task_id: &str) -> PathBuf {
 /// Loads hook.json without taking the lock (for read-only commands).
 pub fn load(project: &Project) -> Result<(Option<Hook>, LoadNote), StoreError> {
     let path = hook_path(project);
-    store::refuse_symlink(&path)?;
-    let bytes = match fs::read(&path) {
+    let bak = path.with_extension("json.bak");
+    let bytes = match store::read(&path, Some(&bak)) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((None, LoadNote::default())),
         Err(e) => return Err(e.into()),
@@ -73,33 +73,37 @@ pub fn load(project: &Project) -> Result<(Option<Hook>, LoadNote), StoreError> {
 fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     // The common case in one pass: a current file straight into the model (going through
     // a `Value` first doubled the time every event holds the hook.json lock).
-    if let Ok(hook) = serde_json::from_slice::<Hook>(bytes) {
-        if major(&hook.schema_version) == major(SCHEMA_VERSION) {
+    if let Ok(mut hook) = serde_json::from_slice::<Hook>(bytes) {
+        if readable(&hook.schema_version) {
+            hook.migrate_sessions();
             return Ok(hook);
         }
     }
-    // Otherwise say precisely why: another schema (reported as such, before the shape),
-    // or corrupt.
+    // Otherwise say precisely why: another schema (reported as such, and never touched),
+    // or anything else that is not a task (`[]`, `{}`, `null`, a torn file): corrupt, and
+    // restorable from the last good copy.
     let value: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    let found = value
-        .get("schema_version")
-        .and_then(|v| v.as_str())
-        .unwrap_or("");
-    if major(found) != major(SCHEMA_VERSION) {
-        return Err(StoreError::Schema {
-            found: if found.is_empty() {
-                "(none)".into()
-            } else {
-                found.into()
-            },
-        });
+    if let Some(found) = value.get("schema_version").and_then(|v| v.as_str()) {
+        if !readable(found) {
+            return Err(StoreError::Schema {
+                found: found.into(),
+            });
+        }
     }
-    serde_json::from_value(value).map_err(|e| StoreError::Corrupt(e.to_string()))
+    let mut hook: Hook = serde_json::from_value(value)
+        .map_err(|e| StoreError::Corrupt(format!("not a task: {e}")))?;
+    hook.migrate_sessions();
+    Ok(hook)
 }
 
 fn major(v: &str) -> &str {
     v.split('.').next().unwrap_or("")
+}
+
+/// Schemas this waymark reads: its own, and schema 1, which it migrates (docs/state.md).
+fn readable(version: &str) -> bool {
+    matches!(major(version), "1" | "2") && major(version) <= major(SCHEMA_VERSION)
 }
 
 fn restore_from_bak(
@@ -151,7 +155,7 @@ pub fn peek(bytes: &[u8]) -> Peeked {
         Err(e) => return Peeked::Unreadable(e.to_string()),
     };
     if let Some(ver) = v.get("schema_version").and_then(Value::as_str) {
-        if major(ver) != major(SCHEMA_VERSION) {
+        if !readable(ver) {
             return Peeked::OtherSchema(ver.to_string());
         }
     }
@@ -229,12 +233,8 @@ pub fn update<R>(
     f: impl FnOnce(&mut Option<Hook>) -> R,
 ) -> Result<Updated<R>, StoreError> {
     let path = hook_path(project);
-    fs::create_dir_all(project.state_dir())?;
     let _critical = crate::deadline::enter();
     let _lock = FileLock::acquire(&path)?;
-    // Under the lock no other writer of these files is live: any temp file of theirs is
-    // what a killed writer left.
-    store::remove_stale_temps(&project.state_dir(), &[HOOK_JSON, "hook.json.bak", HOOK_MD]);
     crate::faults::at("store.locked");
     let (before, note) = load(project)?;
     let mut hook = before.clone();
@@ -242,6 +242,10 @@ pub fn update<R>(
     let changed = hook != before;
     if changed {
         if let Some(h) = hook.as_mut() {
+            // Under the lock no other writer of these files is live: any temp file of
+            // theirs is what a killed writer left.
+            let names = [HOOK_JSON, "hook.json.bak", HOOK_MD];
+            store::remove_stale_temps(&project.state_dir(), &names);
             save_locked(project, h, before.as_ref(), now)?;
         }
     }
@@ -267,6 +271,11 @@ fn save_locked(
         fs::create_dir_all(&dir)?;
         store::append_lines(&dir.join("history.jsonl"), &text)?;
     }
+    if major(&hook.schema_version) == "1" {
+        keep_inline_captures(project, hook)?;
+    }
+    hook.version = SCHEMA_VERSION.into();
+    hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
     let json = serde_json::to_vec_pretty(hook).expect("hook serializes");
     let path = hook_path(project);
@@ -282,6 +291,31 @@ fn save_locked(
     store::write_atomic(&path, &json)?;
     crate::faults::at("store.saved");
     write_hook_md(project, hook)?;
+    Ok(())
+}
+
+/// Schema 1 kept each checkpoint's file snapshots and dirtiness inline; schema 2 keeps
+/// them as the checkpoint's capture record. They are written there before the first save
+/// in schema 2, so nothing is lost.
+fn keep_inline_captures(project: &Project, hook: &mut Hook) -> Result<(), StoreError> {
+    for c in hook.checkpoints.iter() {
+        if c.legacy_files.is_empty() && c.legacy_dirty.is_none() {
+            continue;
+        }
+        if crate::capture::load(project, &hook.task_id, &c.checkpoint_id).is_none() {
+            let capture = crate::capture::Capture {
+                checkpoint_id: c.checkpoint_id.clone(),
+                captured_at: c.created_at,
+                git_dirty: c.legacy_dirty,
+                files: c.legacy_files.clone(),
+            };
+            crate::capture::save(project, &hook.task_id, &capture)?;
+        }
+    }
+    hook.checkpoints.for_each_mut(|c| {
+        c.legacy_files.clear();
+        c.legacy_dirty = None;
+    });
     Ok(())
 }
 
@@ -418,7 +452,7 @@ mod tests {
         update(&p, now, |h| *h = Some(Hook::new("t1", "w", 0, now))).unwrap();
         let text = fs::read_to_string(hook_path(&p))
             .unwrap()
-            .replace("\"schema_version\": \"1.0\"", "\"schema_version\": \"2.0\"");
+            .replace("\"schema_version\": \"2.0\"", "\"schema_version\": \"3.0\"");
         fs::write(hook_path(&p), &text).unwrap();
         assert!(matches!(load(&p).unwrap_err(), StoreError::Schema { .. }));
         assert!(update(&p, now, |_| ()).is_err());
@@ -466,7 +500,7 @@ mod tests {
             Peeked::Unreadable(_)
         ));
         assert!(matches!(
-            peek(br#"{"state":"completed","schema_version":"2.1"}"#),
+            peek(br#"{"state":"completed","schema_version":"3.1"}"#),
             Peeked::OtherSchema(_)
         ));
     }

@@ -50,7 +50,7 @@ fn clear_checkpoints_and_the_cleared_session_gets_the_brief() {
     assert_eq!(clear.len(), 1, "{why}");
     assert_eq!(clear[0]["description"], "Before /clear");
     assert_eq!(clear[0]["step_name"], "Port the CLI");
-    assert_eq!(clear[0]["files_snapshot"][0]["path"], "cli.txt");
+    assert_eq!(sb.capture(&hook, clear[0])["files"][0]["path"], "cli.txt");
     assert_eq!(hook["state"], "step_running", "/clear is no crash");
     // The "work changed" note was handed to the cleared session's brief, once.
     assert!(hook.get("clear_note").is_none(), "{why}");

@@ -123,7 +123,11 @@ fn automatic_compaction_checkpoints_and_gives_the_brief() {
     let pre = by_trigger(&hook, "pre_compact");
     assert_eq!(pre.len(), 1, "{why}");
     assert_eq!(pre[0]["description"], "Before auto compaction");
-    assert_eq!(pre[0]["files_snapshot"][0]["path"], "module.txt", "{why}");
+    assert_eq!(
+        sb.capture(&hook, pre[0])["files"][0]["path"],
+        "module.txt",
+        "{why}"
+    );
     assert!(strs(&hook["compact_summary"]).contains(SUMMARY_MARKER));
 
     // The retried request is the compacted conversation, with the brief.

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::fake_api::{FakeApi, Turn};
 use crate::harness::{Binary, Sandbox, cli, kill_group, wait_for};
-use crate::strs;
+use crate::{last_session, strs};
 
 #[test]
 fn crash_mid_step_then_new_session_gets_the_resume_brief() {
@@ -77,7 +77,7 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief() {
     // What the crash left: a running step, a session that never ended.
     let before = sb.hook_json();
     assert_eq!(before["state"], "step_running", "{}", sb.diagnose_files());
-    assert_eq!(before["session"]["status"], "active");
+    assert_eq!(last_session(&before)["status"], "active");
     assert_eq!(before["current_step"]["step_name"], "Implement the parser");
 
     // A new session (not --continue): crash detection, recovery, the brief.

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use crate::fake_api::{FakeApi, Turn};
 use crate::harness::{Binary, Sandbox, cli, git};
-use crate::{by_trigger, strs};
+use crate::{by_trigger, last_session, strs};
 
 #[test]
 fn fresh_session_records_steps_files_commit_and_trace() {
@@ -100,7 +100,7 @@ fn fresh_session_records_steps_files_commit_and_trace() {
     assert_eq!(current["attempt"], 1);
     // Stop kept the last assistant message; SessionEnd closed the session cleanly.
     assert_eq!(current["last_output"], "E2E-S1-FINAL all done");
-    assert_eq!(hook["session"]["status"], "ended");
+    assert_eq!(last_session(&hook)["status"], "ended");
     assert_eq!(hook["last_prompt"], "E2E-S1 write a greeting and commit it");
 
     // Checkpoints: the step completion and the commit, with its real hash.

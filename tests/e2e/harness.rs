@@ -361,6 +361,19 @@ impl Sandbox {
         serde_json::from_str(&text).expect("hook.json is JSON")
     }
 
+    /// The capture record of checkpoint `checkpoint` (hooks take it in a detached
+    /// process, which may land a moment after the run ends: waited for, up to 10 s).
+    pub fn capture(&self, hook: &Value, checkpoint: &Value) -> Value {
+        let rel = format!(
+            ".orchestration/tasks/{}/checkpoints/{}.json",
+            hook["task_id"].as_str().unwrap_or_default(),
+            checkpoint["checkpoint_id"].as_str().unwrap_or_default()
+        );
+        let landed = wait_for(Duration::from_secs(10), || !self.read(&rel).is_empty());
+        assert!(landed, "no capture at {rel}\n{}", self.diagnose_files());
+        serde_json::from_str(&self.read(&rel)).expect("a capture is JSON")
+    }
+
     /// The trace ledger, one JSON value per line.
     pub fn trace(&self) -> Vec<Value> {
         self.read(".orchestration/agent_trace.jsonl")

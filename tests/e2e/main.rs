@@ -19,6 +19,17 @@ pub fn by_trigger<'a>(hook: &'a serde_json::Value, trigger: &str) -> Vec<&'a ser
         .unwrap_or_default()
 }
 
+/// The session of `hook` that sent the last event.
+pub fn last_session(hook: &serde_json::Value) -> &serde_json::Value {
+    let at = |s: &serde_json::Value| {
+        chrono::DateTime::parse_from_rfc3339(strs(&s["last_event_at"])).expect("a time")
+    };
+    hook["sessions"]
+        .as_array()
+        .and_then(|s| s.iter().max_by_key(|s| at(s)))
+        .expect("a session")
+}
+
 /// A JSON string's text, "" for anything else.
 pub fn strs(v: &serde_json::Value) -> &str {
     v.as_str().unwrap_or("")

@@ -4,6 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -72,11 +73,24 @@ pub fn walk(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Temp files left anywhere under `.orchestration`.
+/// Temp files left in the state dir by writers that did not finish. A temp file a live
+/// writer is using (a checkpoint capture, taken by a detached process after the event)
+/// goes within moments; one a killed writer left stays: only those are returned.
 pub fn tmp_leftovers(p: &Project) -> Vec<PathBuf> {
-    walk(&p.path(".orchestration"))
-        .into_iter()
-        .filter(|f| f.to_string_lossy().ends_with(".tmp"))
-        .collect()
+    let temps = || -> Vec<PathBuf> {
+        walk(&p.path(".orchestration"))
+            .into_iter()
+            .filter(|f| f.to_string_lossy().ends_with(".tmp"))
+            .collect()
+    };
+    let start = std::time::Instant::now();
+    let mut found = temps();
+    while !found.is_empty() && start.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = temps();
+        found.retain(|f| now.contains(f));
+    }
+    found
 }
 
 /// The trace's records; panics on any line that is not JSON, except (when `torn_ok`) a

@@ -103,6 +103,21 @@ impl Project {
         serde_json::from_str(&self.read(".orchestration/hook.json")).unwrap()
     }
 
+    /// The capture record of `checkpoint` (a checkpoint object of hook.json). Hooks take
+    /// captures in a detached process, which may land a moment later: waited for.
+    pub fn capture(&self, checkpoint: &Value) -> Value {
+        let task = self.hook_json()["task_id"].as_str().unwrap().to_string();
+        let rel = format!(
+            ".orchestration/tasks/{task}/checkpoints/{}.json",
+            checkpoint["checkpoint_id"].as_str().unwrap()
+        );
+        let start = std::time::Instant::now();
+        while !self.path(&rel).exists() && start.elapsed().as_secs() < 10 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        serde_json::from_str(&self.read(&rel)).unwrap()
+    }
+
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
     }
