@@ -104,6 +104,37 @@ pub fn new_id(prefix: &str) -> String {
     format!("{prefix}-{:02x}{:02x}{:02x}{:02x}", b[0], b[1], b[2], b[3])
 }
 
+/// The environment variables whose names start with one of `prefixes`, as UTF-8.
+///
+/// One pass over the process's environment, copying only the matches: `std::env::vars_os`
+/// copies every variable, which cost a hook event more than reading its own config files.
+pub fn env_with_prefix(prefixes: &[&str]) -> Vec<(String, String)> {
+    unsafe extern "C" {
+        static environ: *const *const std::ffi::c_char;
+    }
+    let mut out = Vec::new();
+    // SAFETY: `environ` is the NULL-terminated array of NUL-terminated strings the C
+    // runtime keeps; waymark never changes its environment, so nothing mutates it while
+    // it is read here.
+    unsafe {
+        let mut entry = environ;
+        while !entry.is_null() && !(*entry).is_null() {
+            let bytes = std::ffi::CStr::from_ptr(*entry).to_bytes();
+            entry = entry.add(1);
+            if !prefixes.iter().any(|p| bytes.starts_with(p.as_bytes())) {
+                continue;
+            }
+            let Ok(text) = std::str::from_utf8(bytes) else {
+                continue;
+            };
+            if let Some((k, v)) = text.split_once('=') {
+                out.push((k.to_string(), v.to_string()));
+            }
+        }
+    }
+    out
+}
+
 /// The message of a caught panic (`catch_unwind`'s payload).
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
@@ -141,6 +172,13 @@ mod tests {
         assert_eq!(unhex("abc"), None);
         assert_eq!(unhex("zz"), None);
         assert!(new_id("ckpt").starts_with("ckpt-") && new_id("ckpt").len() == 13);
+    }
+
+    #[test]
+    fn environment_by_prefix() {
+        // The test process's own environment: PATH is set, a made-up prefix matches nothing.
+        assert!(env_with_prefix(&["PATH"]).iter().any(|(k, _)| k == "PATH"));
+        assert!(env_with_prefix(&["WAYMARK_TEST_NO_SUCH_PREFIX_"]).is_empty());
     }
 
     #[test]

@@ -33,7 +33,7 @@ pub fn run(root: Option<PathBuf>, cmd: ConfigCmd) -> ExitCode {
             let loaded = Config::load(&ctx.project.root);
             if json {
                 let map: Map<String, Value> = loaded
-                    .values
+                    .values()
                     .iter()
                     .map(|(k, (v, o))| {
                         (
@@ -44,7 +44,7 @@ pub fn run(root: Option<PathBuf>, cmd: ConfigCmd) -> ExitCode {
                     .collect();
                 super::print_json(&serde_json::json!({"values": map, "errors": loaded.errors}));
             } else {
-                for (k, (v, o)) in &loaded.values {
+                for (k, (v, o)) in &loaded.values() {
                     println!("{k:<30} {:<24} {o}", v.to_string());
                 }
                 for e in &loaded.errors {

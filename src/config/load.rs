@@ -2,7 +2,6 @@
 //! key, with where each effective value came from.
 
 use std::collections::BTreeMap;
-use std::env;
 use std::fmt;
 use std::fs;
 use std::path::Path;
@@ -56,9 +55,16 @@ impl fmt::Display for ConfigError {
 #[derive(Debug, Clone)]
 pub struct Loaded {
     pub config: Config,
-    /// Effective raw value and origin per key, in key order.
-    pub values: BTreeMap<&'static str, (Value, Origin)>,
     pub errors: Vec<ConfigError>,
+    /// The layers it was made from, for [`Loaded::values`].
+    layers: Vec<(Map<String, Value>, Origin)>,
+}
+
+impl Loaded {
+    /// The effective raw value and its origin per key, in key order (`config show`).
+    pub fn values(&self) -> BTreeMap<&'static str, (Value, Origin)> {
+        Config::merge(&self.layers, Vec::new()).1
+    }
 }
 
 impl Config {
@@ -88,13 +94,40 @@ impl Config {
             }
         }
         layers.push(env_layer());
-        Self::from_layers(&layers, errors)
+        Self::from_layers(layers, errors)
     }
 
     fn from_layers(
+        mut layers: Vec<(Map<String, Value>, Origin)>,
+        errors: Vec<ConfigError>,
+    ) -> Loaded {
+        layers.retain(|(map, _)| !map.is_empty());
+        // Nothing configured (the usual case): the defaults, with no key to look up.
+        if layers.is_empty() {
+            return Loaded {
+                config: Config::default(),
+                errors,
+                layers,
+            };
+        }
+        let (config, _, errors) = Self::merge(&layers, errors);
+        Loaded {
+            config,
+            errors,
+            layers,
+        }
+    }
+
+    /// The configuration, each key's effective value and origin, and the errors.
+    #[allow(clippy::type_complexity)]
+    fn merge(
         layers: &[(Map<String, Value>, Origin)],
         mut errors: Vec<ConfigError>,
-    ) -> Loaded {
+    ) -> (
+        Config,
+        BTreeMap<&'static str, (Value, Origin)>,
+        Vec<ConfigError>,
+    ) {
         let mut config = Config::default();
         let mut values = BTreeMap::new();
         for key in KEYS {
@@ -125,11 +158,7 @@ impl Config {
             }
             values.insert(key.name, effective);
         }
-        Loaded {
-            config,
-            values,
-            errors,
-        }
+        (config, values, errors)
     }
 
     /// Parses and checks one value for a key without touching any file (for `config set`).
@@ -173,10 +202,7 @@ fn read_layer(path: &Path) -> Result<Option<Map<String, Value>>, String> {
 fn env_layer() -> (Map<String, Value>, Origin) {
     let mut map = Map::new();
     let parse = |raw: String| serde_json::from_str(&raw).unwrap_or(Value::String(raw));
-    let ours: Vec<(String, String)> = env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, _)| k.starts_with("WAYMARK_") || k.starts_with("CONTEXTD_"))
-        .collect();
+    let ours = crate::text::env_with_prefix(&["WAYMARK_", "CONTEXTD_"]);
     if ours.is_empty() {
         return (map, Origin::Env(String::new()));
     }
@@ -230,7 +256,7 @@ mod tests {
     #[test]
     fn later_layers_win_and_origins_are_kept() {
         let l = Config::from_layers(
-            &[
+            vec![
                 layer(
                     json!({"max_checkpoints": 10, "retention": {"failed": "1h"}}),
                     Origin::User("u".into()),
@@ -240,7 +266,7 @@ mod tests {
             vec![],
         );
         assert_eq!(l.config.max_checkpoints, 20);
-        assert_eq!(l.values["max_checkpoints"].1, Origin::Project("p".into()));
+        assert_eq!(l.values()["max_checkpoints"].1, Origin::Project("p".into()));
         assert_eq!(l.config.retention.failed, Duration::from_secs(3600));
         assert!(l.errors.is_empty());
     }
@@ -248,7 +274,7 @@ mod tests {
     #[test]
     fn a_bad_value_is_named_and_falls_back() {
         let l = Config::from_layers(
-            &[
+            vec![
                 layer(
                     json!({"checkpoint_threshold_percent": 60}),
                     Origin::Project("p".into()),
