@@ -4,7 +4,6 @@
 
 use anyhow::Context as _;
 use chrono::Duration;
-use regex::Regex;
 
 use super::brain::{self, Category, Lesson};
 use super::drift;
@@ -127,9 +126,7 @@ fn denial(
     if f.exit_code().is_some() || f.is_interrupt {
         return None;
     }
-    let re =
-        Regex::new(r"(?i)\b(denied|deny|permission|not permitted|not allowed|blocked)\b").ok()?;
-    if !re.is_match(&f.error) {
+    if !says_denied(&f.error) {
         return None;
     }
     let target = target(ctx, event, call);
@@ -142,6 +139,22 @@ fn denial(
         category: Category::Governance,
         detail: None,
     })
+}
+
+/// Whether an error message says the call was refused: one of the words `denied`, `deny`,
+/// `permission`, `blocked`, or `not permitted` / `not allowed`, in any case.
+fn says_denied(error: &str) -> bool {
+    let lower = error.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .iter()
+        .any(|w| ["denied", "deny", "permission", "blocked"].contains(w))
+        || words
+            .windows(2)
+            .any(|p| p[0] == "not" && ["permitted", "allowed"].contains(&p[1]))
 }
 
 /// Scope-conflict coordination notes for one mutated path.
@@ -234,5 +247,30 @@ pub fn target(ctx: &Ctx, event: &Event, call: &ToolCall) -> String {
             .map(|s| one_line(&redact(s)))
             .unwrap_or_default(),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn denials_are_told_by_their_words() {
+        for e in [
+            "Permission to use Bash has been denied.",
+            "BLOCKED by hook",
+            "Operation not permitted",
+            "writes are not allowed here",
+        ] {
+            assert!(says_denied(e), "{e}");
+        }
+        for e in [
+            "Exit code 1",
+            "permissions.rs not found",
+            "undeniable",
+            "the deployment failed",
+        ] {
+            assert!(!says_denied(e), "{e}");
+        }
     }
 }
