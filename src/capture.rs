@@ -93,7 +93,7 @@ pub fn save(project: &Project, task_id: &str, capture: &Capture) -> io::Result<(
     let path = path(project, task_id, &capture.checkpoint_id);
     let json = serde_json::to_vec_pretty(capture).map_err(io::Error::other)?;
     store::refuse_symlink(&project.state_dir().join(crate::task::store::TASKS_DIR))?;
-    store::write_atomic(&path, &json)
+    store::write_replaceable(&path, &json)
 }
 
 /// Removes the captures of pruned checkpoints.

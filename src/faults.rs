@@ -6,7 +6,9 @@
 //! (SIGKILL the process right there, as a crash or an OOM killer would). Points:
 //! `dispatch` (before any handler), `store.locked` (hook.json lock held, nothing written),
 //! `atomic.write` (temp file created, empty), `atomic.rename` (temp file written and
-//! synced, not yet renamed), `store.saved` (hook.json replaced, HOOK.md not yet),
+//! synced, not yet renamed; for a save of hook.json, the new state written into the
+//! .bak's file), `atomic.swap` (hook.json's file given its second name, the names not yet
+//! swapped), `store.saved` (hook.json replaced, HOOK.md not yet),
 //! `append.torn` (half of an appended record written). Release builds compile this to
 //! nothing, so no environment variable can change what a shipped waymark does.
 

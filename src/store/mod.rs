@@ -16,7 +16,10 @@ mod nofollow;
 mod tail;
 
 pub use append::{append_line, append_lines, append_text};
-pub use atomic::{remove_stale_temps, write_atomic, write_regenerable};
+pub use atomic::{
+    remove_stale_temps, replace_keeping_previous, swap_name, write_atomic, write_regenerable,
+    write_replaceable,
+};
 pub use edit::edit_text;
 pub use lock::{FileLock, LOCK_TIMEOUT, LockError};
 pub use nofollow::{read, refuse_symlink};

@@ -26,16 +26,16 @@ pub fn refuse_symlink(path: &Path) -> io::Result<()> {
 /// than one hard link. Returns the file and its metadata (read once, for the callers that
 /// need its size).
 pub fn open(path: &Path, options: &mut OpenOptions) -> io::Result<(File, fs::Metadata)> {
-    open_beside(path, options, None)
+    open_beside(path, options, &[])
 }
 
-/// [`open`], where the one other name the file may have is `companion`: hook.json and
-/// hook.json.bak are one file between the two steps of a save (the .bak is a hard link to
-/// the state being replaced), and a writer killed between them leaves them so.
+/// [`open`], where the one other name the file may have is one of `companions`: during a
+/// save of hook.json its file has a second name for a moment (`.hook.json.swap`, or the
+/// .bak after a first save), and a writer killed then leaves it so.
 pub fn open_beside(
     path: &Path,
     options: &mut OpenOptions,
-    companion: Option<&Path>,
+    companions: &[&Path],
 ) -> io::Result<(File, fs::Metadata)> {
     let file = options
         .custom_flags(libc::O_NOFOLLOW)
@@ -46,9 +46,9 @@ pub fn open_beside(
         })?;
     let meta = file.metadata()?;
     let is_companion = || {
-        companion
-            .and_then(|c| fs::symlink_metadata(c).ok())
-            .is_some_and(|c| c.ino() == meta.ino() && c.dev() == meta.dev())
+        companions.iter().any(|c| {
+            fs::symlink_metadata(c).is_ok_and(|c| c.ino() == meta.ino() && c.dev() == meta.dev())
+        })
     };
     if meta.nlink() > 2 || (meta.nlink() == 2 && !is_companion()) {
         return Err(io::Error::new(
@@ -64,8 +64,8 @@ pub fn open_beside(
 }
 
 /// The whole of a file of waymark's, opened through [`open_beside`].
-pub fn read(path: &Path, companion: Option<&Path>) -> io::Result<Vec<u8>> {
-    let (mut file, meta) = open_beside(path, OpenOptions::new().read(true), companion)?;
+pub fn read(path: &Path, companions: &[&Path]) -> io::Result<Vec<u8>> {
+    let (mut file, meta) = open_beside(path, OpenOptions::new().read(true), companions)?;
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     io::Read::read_to_end(&mut file, &mut bytes)?;
     Ok(bytes)

@@ -57,8 +57,8 @@ pub fn task_dir(project: &Project, task_id: &str) -> PathBuf {
 /// Loads hook.json without taking the lock (for read-only commands).
 pub fn load(project: &Project) -> Result<(Option<Hook>, LoadNote), StoreError> {
     let path = hook_path(project);
-    let bak = path.with_extension("json.bak");
-    let bytes = match store::read(&path, Some(&bak)) {
+    let (bak, swap) = (path.with_extension("json.bak"), store::swap_name(&path));
+    let bytes = match store::read(&path, &[&bak, &swap]) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((None, LoadNote::default())),
         Err(e) => return Err(e.into()),
@@ -285,10 +285,7 @@ fn save_locked(
     if hook.state.is_terminal() && before.is_none_or(|b| !b.state.is_terminal()) {
         archive(project, hook, &json)?;
     }
-    if before.is_some() {
-        keep_as_bak(&path);
-    }
-    store::write_atomic(&path, &json)?;
+    store::replace_keeping_previous(&path, &path.with_extension("json.bak"), &json)?;
     crate::faults::at("store.saved");
     write_hook_md(project, hook)?;
     Ok(())
@@ -317,22 +314,6 @@ fn keep_inline_captures(project: &Project, hook: &mut Hook) -> Result<(), StoreE
         c.legacy_dirty = None;
     });
     Ok(())
-}
-
-/// Hard-links the current hook.json as hook.json.bak (atomically replacing the old .bak).
-fn keep_as_bak(path: &Path) {
-    let bak = path.with_extension("json.bak");
-    let tmp = path.with_file_name(format!(".hook.json.bak.{}.tmp", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    if fs::hard_link(path, &tmp).is_ok() {
-        let _ = fs::rename(&tmp, &bak);
-        // rename(2) does nothing when both names are links to one file (the .bak already
-        // is this hook.json, after a writer was killed before replacing it): the temp
-        // name would stay behind. The crash test found it.
-        let _ = fs::remove_file(&tmp);
-    } else if let Ok(bytes) = fs::read(path) {
-        let _ = store::write_atomic(&bak, &bytes);
-    }
 }
 
 /// Regenerates HOOK.md from a hook.
