@@ -13,9 +13,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -57,7 +55,7 @@ pub struct Request {
 pub enum Mode {
     /// Now, in this process (commands, replay, tests of the library).
     Inline,
-    /// By a detached `waymark capture` process, so that the hook returns at once.
+    /// By a forked copy of this process, so that the hook returns at once.
     Detached,
 }
 
@@ -103,44 +101,64 @@ pub fn forget(project: &Project, task_id: &str, checkpoint_ids: &[String]) {
     }
 }
 
-/// Takes `requests` as `mode` says. A detached capture is a new `waymark capture`
-/// process with no stdin, stdout or stderr, in its own process group: the hook does not
-/// wait for it, and Claude Code, waiting for the hook's output to close, does not either.
+/// Takes `requests` as `mode` says.
+///
+/// A detached capture is taken by a forked copy of the hook (no exec: starting a new
+/// `waymark` cost the hook more than all its own work), in a session of its own, with
+/// stdin, stdout and stderr on /dev/null: the hook exits at once, and Claude Code, waiting
+/// for the hook's output to close, does not wait for the capture either. The hook is
+/// single-threaded when it forks (its deadline is a timer signal, which the copy does not
+/// inherit). Errors in the copy are logged.
 pub fn run(
     project: &Project,
     requests: &[Request],
     mode: Mode,
     now: DateTime<Utc>,
 ) -> io::Result<()> {
-    match mode {
-        Mode::Inline => {
-            for r in requests {
-                take(project, r, now)?;
-            }
-            Ok(())
+    let take_all = || -> io::Result<()> {
+        for r in requests {
+            take(project, r, now)?;
         }
-        Mode::Detached => {
-            let exe = std::env::current_exe()?;
-            for r in requests {
-                Command::new(&exe)
-                    .arg("--root")
-                    .arg(&project.root)
-                    .args([
-                        "capture",
-                        "--task",
-                        &r.task_id,
-                        "--checkpoint",
-                        &r.checkpoint_id,
-                    ])
-                    .arg("--")
-                    .args(&r.files)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .process_group(0)
-                    .spawn()?;
+        Ok(())
+    };
+    if mode == Mode::Inline {
+        return take_all();
+    }
+    // SAFETY: fork in a process with one thread; the copy only takes the captures (which
+    // allocate and start git: fine in the sole thread of the copy) and `_exit`s.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => {
+            detach();
+            let code = match take_all() {
+                Ok(()) => 0,
+                Err(e) => {
+                    let message = format!("checkpoint capture not taken: {e}");
+                    let dir = project.state_dir();
+                    crate::log::write(&dir, crate::log::Level::Error, "capture", &message);
+                    1
+                }
+            };
+            // SAFETY: ends the copy without running the exit handlers of the hook.
+            unsafe { libc::_exit(code) }
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The forked copy leaves the hook's session and lets go of the pipes Claude Code reads.
+fn detach() {
+    // SAFETY: setsid, open, dup2 and close on descriptors this process owns.
+    unsafe {
+        libc::setsid();
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+        if null >= 0 {
+            for fd in 0..3 {
+                libc::dup2(null, fd);
             }
-            Ok(())
+            if null > 2 {
+                libc::close(null);
+            }
         }
     }
 }

@@ -47,9 +47,6 @@ pub enum Command {
         #[arg(long)]
         auto: bool,
     },
-    /// Take a checkpoint's capture now (hooks run this detached, after each checkpoint).
-    #[command(hide = true)]
-    Capture(cmd::capture::CaptureArgs),
     /// List checkpoints in order with their triggers.
     Checkpoints {
         #[arg(long)]
@@ -121,7 +118,6 @@ fn dispatch() -> ExitCode {
             trigger,
             auto,
         } => cmd::checkpoint::create(root, &description, &trigger, auto),
-        Command::Capture(args) => cmd::capture::run(root, args),
         Command::Checkpoints { json } => cmd::checkpoint::list(root, json),
         Command::Task(c) => cmd::task::task(root, c),
         Command::Step(c) => cmd::task::step(root, c),

@@ -141,6 +141,7 @@ fn main() {
                     &mut bench.waymark(&p.root, &["hook", event.hook_name()]),
                     &p.event_file(event),
                 );
+                p.settle(event);
                 samples.entry((event, i)).or_default().push(s);
             }
         }

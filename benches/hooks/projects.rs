@@ -342,6 +342,28 @@ impl Project {
         self.events.join(e.file())
     }
 
+    /// Waits (not timed) for the capture of the checkpoint event `e` made, which the hook
+    /// left to a forked copy: the next measurement must not share the machine with it (in
+    /// real use it runs while the model thinks).
+    pub fn settle(&self, e: Event) {
+        if !e.checkpoints_with_git() {
+            return;
+        }
+        let hook: Hook = match fs::read(self.hook_json()) {
+            Ok(b) => serde_json::from_slice(&b).unwrap(),
+            Err(_) => return,
+        };
+        let Some(last) = hook.last_checkpoint() else {
+            return;
+        };
+        let project = waymark::project::Project::at(self.root.clone());
+        let path = waymark::capture::path(&project, &hook.task_id, &last.checkpoint_id);
+        let start = std::time::Instant::now();
+        while !path.exists() && start.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+
     /// Puts hook.json back to the state the event starts from (not timed).
     pub fn reset(&self, e: Event) {
         let from = if e.starts_idle() {

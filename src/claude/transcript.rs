@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::store::read_tail_lines;
+use crate::store::find_from_end;
 
 #[derive(Deserialize)]
 struct Line {
@@ -28,8 +28,7 @@ struct Usage {
 /// Tokens in the context window at the last assistant message: its prompt (with cache
 /// reads and writes) plus its output. `None` when the transcript is missing or has none.
 pub fn last_context_tokens(path: &Path) -> Option<u64> {
-    let tail = read_tail_lines(path, 64, 256 * 1024).ok()?;
-    tail.lines.iter().rev().find_map(|line| {
+    find_from_end(path, 256 * 1024, |line| {
         if !line.contains("\"usage\"") {
             return None;
         }
@@ -41,6 +40,8 @@ pub fn last_context_tokens(path: &Path) -> Option<u64> {
                 + u.output_tokens,
         )
     })
+    .ok()
+    .flatten()
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@
 //! `hook` and `replay` hand events to `handlers::dispatch`); the current task is read and
 //! changed through `task::current`, as the hooks do.
 
-pub mod capture;
 pub mod checkpoint;
 pub mod cleanup;
 pub mod config;

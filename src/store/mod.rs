@@ -23,4 +23,4 @@ pub use atomic::{
 pub use edit::edit_text;
 pub use lock::{FileLock, LOCK_TIMEOUT, LockError};
 pub use nofollow::{read, refuse_symlink};
-pub use tail::{TailLines, read_tail_lines};
+pub use tail::{TailLines, find_from_end, read_tail_lines};

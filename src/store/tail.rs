@@ -79,6 +79,64 @@ pub fn read_tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Res
     Ok(TailLines { lines, torn })
 }
 
+/// The first of `f`'s answers over the complete lines at the end of `path`, newest first,
+/// reading backwards a chunk at a time and never more than `max_bytes`: a reader that
+/// wants the last line of some kind (the transcript's last `usage`) reads one chunk, not
+/// a window of lines. A last line without its newline (being written) is skipped.
+pub fn find_from_end<T>(
+    path: &Path,
+    max_bytes: u64,
+    mut f: impl FnMut(&str) -> Option<T>,
+) -> io::Result<Option<T>> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => return Ok(None),
+        _ => {}
+    }
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let len = file.metadata()?.len();
+    let floor = len.saturating_sub(max_bytes);
+    // `pending` holds the bytes after the last newline seen so far (a line's start not
+    // yet read); the very end, up to the last newline, is a torn line and is dropped.
+    let mut pending: Vec<u8> = Vec::new();
+    let mut end = len;
+    let mut torn_dropped = false;
+    let chunk = 16 * 1024u64;
+    while end > floor {
+        let start = end.saturating_sub(chunk).max(floor);
+        let mut buf = vec![0u8; (end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf)?;
+        buf.extend_from_slice(&pending);
+        let mut line_end = buf.len();
+        for i in (0..buf.len()).rev() {
+            if buf[i] != b'\n' {
+                continue;
+            }
+            if !torn_dropped {
+                torn_dropped = true;
+            } else if let Ok(line) = std::str::from_utf8(&buf[i + 1..line_end]) {
+                if let Some(t) = f(line) {
+                    return Ok(Some(t));
+                }
+            }
+            line_end = i;
+        }
+        pending = buf[..line_end].to_vec();
+        end = start;
+    }
+    // The file's first line, when the whole file was read.
+    if end == 0 && torn_dropped {
+        if let Ok(line) = std::str::from_utf8(&pending) {
+            return Ok(f(line));
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +173,38 @@ mod tests {
         fs::write(&p, "aaaaaaaaaa\nbb\ncc\n").unwrap();
         let t = read_tail_lines(&p, 10, 7).unwrap();
         assert_eq!(t.lines, vec!["bb", "cc"]);
+    }
+
+    #[test]
+    fn finds_the_newest_line_that_answers() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let mut text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        text.push_str("torn");
+        fs::write(&p, text).unwrap();
+        let even = |l: &str| {
+            l.strip_prefix("line ")?
+                .parse::<u32>()
+                .ok()
+                .filter(|n| n % 2 == 0)
+        };
+        assert_eq!(find_from_end(&p, 1 << 20, even).unwrap(), Some(4998));
+        assert_eq!(
+            find_from_end(&p, 1 << 20, |l| (l == "line 0").then_some(0)).unwrap(),
+            Some(0)
+        );
+        assert_eq!(
+            find_from_end(&p, 100, |l| (l == "line 0").then_some(0)).unwrap(),
+            None
+        );
+        assert_eq!(
+            find_from_end(&p, 1 << 20, |l| (l == "torn").then_some(1)).unwrap(),
+            None
+        );
+        assert_eq!(
+            find_from_end(&dir.path().join("none"), 10, |_| Some(1)).unwrap(),
+            None
+        );
     }
 
     #[test]

@@ -53,7 +53,12 @@ fn read_bytes(p: &Project, rel: &str) -> Vec<u8> {
 /// byte for byte; the next writer goes on and nothing is left behind.
 #[test]
 fn killed_before_the_rename_hook_json_keeps_the_old_state_and_the_temp_is_cleaned() {
-    for point in ["store.locked", "atomic.write", "atomic.rename", "atomic.swap"] {
+    for point in [
+        "store.locked",
+        "atomic.write",
+        "atomic.rename",
+        "atomic.swap",
+    ] {
         let p = Project::new();
         let events = started(&p);
         let before = read_bytes(&p, ".orchestration/hook.json");
