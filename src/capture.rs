@@ -48,6 +48,8 @@ pub struct Request {
     pub checkpoint_id: String,
     /// Root-relative paths.
     pub files: Vec<String>,
+    /// How many of the task's newest checkpoints keep their captures (`max_checkpoints`).
+    pub keep: usize,
 }
 
 /// How captures are taken.
@@ -73,7 +75,8 @@ pub fn load(project: &Project, task_id: &str, checkpoint_id: &str) -> Option<Cap
     serde_json::from_slice(&bytes).ok()
 }
 
-/// Takes the capture and writes its record.
+/// Takes the capture and writes its record; the captures of checkpoints older than the
+/// task's newest `keep` go.
 pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Result<Capture> {
     let git = crate::git::state(&project.root);
     let capture = Capture {
@@ -83,7 +86,28 @@ pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Res
         files: snapshots(project, &request.files),
     };
     save(project, &request.task_id, &capture)?;
+    prune(project, &request.task_id, request.keep)?;
     Ok(capture)
+}
+
+/// Removes the captures of the checkpoints that are no longer among the task's newest
+/// `keep` (its checkpoint log holds them all).
+fn prune(project: &Project, task_id: &str, keep: usize) -> io::Result<()> {
+    let kept: Vec<String> = crate::task::store::checkpoints(project, task_id, keep)?
+        .into_iter()
+        .map(|c| crate::task::store::sanitize(&c.checkpoint_id))
+        .collect();
+    let dir = task_dir(project, task_id).join("checkpoints");
+    for entry in std::fs::read_dir(&dir)?.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(id) = name.strip_suffix(".json") else {
+            continue;
+        };
+        if !kept.iter().any(|k| k == id) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(())
 }
 
 /// Writes a capture record (also used to keep schema 1's inline snapshots).
@@ -92,13 +116,6 @@ pub fn save(project: &Project, task_id: &str, capture: &Capture) -> io::Result<(
     let json = serde_json::to_vec_pretty(capture).map_err(io::Error::other)?;
     store::refuse_symlink(&project.state_dir().join(crate::task::store::TASKS_DIR))?;
     store::write_replaceable(&path, &json)
-}
-
-/// Removes the captures of pruned checkpoints.
-pub fn forget(project: &Project, task_id: &str, checkpoint_ids: &[String]) {
-    for id in checkpoint_ids {
-        let _ = std::fs::remove_file(path(project, task_id, id));
-    }
 }
 
 /// Takes `requests` as `mode` says.
@@ -260,17 +277,32 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = Project::at(dir.path().to_path_buf());
         std::fs::write(dir.path().join("a.rs"), "x").unwrap();
-        let r = Request {
-            task_id: "T-1".into(),
-            checkpoint_id: "ckpt-1".into(),
-            files: vec!["a.rs".into()],
+        // The task's checkpoint log: two checkpoints, of which the newest one is kept.
+        let log = dir
+            .path()
+            .join(".orchestration/tasks/T-1/checkpoints.jsonl");
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        let line = |id: &str| {
+            format!(
+                r#"{{"checkpoint_id":"{id}","created_at":"2026-01-01T00:00:00Z","description":"d","trigger":"manual"}}"#
+            )
         };
-        run(&p, std::slice::from_ref(&r), Mode::Inline, Utc::now()).unwrap();
-        let c = load(&p, "T-1", "ckpt-1").unwrap();
+        std::fs::write(&log, format!("{}\n{}\n", line("ckpt-1"), line("ckpt-2"))).unwrap();
+        let request = |id: &str| Request {
+            task_id: "T-1".into(),
+            checkpoint_id: id.into(),
+            files: vec!["a.rs".into()],
+            keep: 1,
+        };
+        run(&p, &[request("ckpt-1")], Mode::Inline, Utc::now()).unwrap();
+        assert!(
+            load(&p, "T-1", "ckpt-1").is_none(),
+            "not among the newest kept"
+        );
+        run(&p, &[request("ckpt-2")], Mode::Inline, Utc::now()).unwrap();
+        let c = load(&p, "T-1", "ckpt-2").unwrap();
         assert_eq!(c.files[0].size, 1);
         assert_eq!(c.git_dirty, None, "not a git work tree");
-        assert!(path(&p, "T-1", "ckpt-1").starts_with(dir.path().join(".orchestration/tasks/T-1")));
-        forget(&p, "T-1", &["ckpt-1".into()]);
-        assert!(load(&p, "T-1", "ckpt-1").is_none());
+        assert!(path(&p, "T-1", "ckpt-2").starts_with(dir.path().join(".orchestration/tasks/T-1")));
     }
 }

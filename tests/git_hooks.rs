@@ -106,13 +106,19 @@ impl World {
     }
 }
 
+/// The current task's checkpoints, from its log.
 fn checkpoints(project: &Path) -> Vec<Value> {
-    let path = project.join(".orchestration/hook.json");
-    let Ok(text) = fs::read_to_string(path) else {
+    let Ok(text) = std::fs::read_to_string(project.join(".orchestration/hook.json")) else {
         return Vec::new();
     };
     let hook: Value = serde_json::from_str(&text).unwrap();
-    hook["checkpoints"].as_array().cloned().unwrap_or_default()
+    let task = hook["task_id"].as_str().unwrap();
+    let log = project.join(format!(".orchestration/tasks/{task}/checkpoints.jsonl"));
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn with_trigger(project: &Path, trigger: &str) -> Vec<Value> {

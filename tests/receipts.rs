@@ -54,14 +54,34 @@ impl Env {
         self.project.join(".orchestration/hook.json")
     }
 
+    /// hook.json with the task's logs (`checkpoints`, `receipts`, `history`) read back in.
     fn hook(&self) -> Value {
-        serde_json::from_str(&fs::read_to_string(self.hook_path()).unwrap()).unwrap()
+        let mut hook: Value =
+            serde_json::from_str(&fs::read_to_string(self.hook_path()).unwrap()).unwrap();
+        for name in ["checkpoints", "receipts", "history"] {
+            let text = fs::read_to_string(self.log_path(&hook, name)).unwrap_or_default();
+            let lines = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            hook[name] = Value::Array(lines);
+        }
+        hook
     }
 
-    fn edit_hook(&self, f: impl FnOnce(&mut Value)) {
-        let mut h = self.hook();
-        f(&mut h);
-        fs::write(self.hook_path(), serde_json::to_vec_pretty(&h).unwrap()).unwrap();
+    fn log_path(&self, hook: &Value, name: &str) -> PathBuf {
+        let task = hook["task_id"].as_str().unwrap();
+        self.project
+            .join(format!(".orchestration/tasks/{task}/{name}.jsonl"))
+    }
+
+    /// Rewrites the receipts log through `f`.
+    fn edit_receipts(&self, f: impl FnOnce(&mut Vec<Value>)) {
+        let hook = self.hook();
+        let mut receipts = hook["receipts"].as_array().unwrap().clone();
+        f(&mut receipts);
+        let text: String = receipts.iter().map(|r| format!("{r}\n")).collect();
+        fs::write(self.log_path(&hook, "receipts"), text).unwrap();
     }
 }
 
@@ -246,7 +266,8 @@ fn an_edited_receipt_fails_verification() {
         .args(["receipts", "--verify"])
         .assert()
         .success();
-    let original = fs::read(env.hook_path()).unwrap();
+    let log = env.log_path(&env.hook(), "receipts");
+    let original = fs::read(&log).unwrap();
 
     let edits: [(&str, Value); 4] = [
         ("step_name", Value::from("Some other step")),
@@ -255,8 +276,8 @@ fn an_edited_receipt_fails_verification() {
         ("started_at", Value::from("2020-01-01T00:00:00Z")),
     ];
     for (field, value) in edits {
-        fs::write(env.hook_path(), &original).unwrap();
-        env.edit_hook(|h| h["receipts"][0][field] = value.clone());
+        fs::write(&log, &original).unwrap();
+        env.edit_receipts(|r| r[0][field] = value.clone());
         env.waymark()
             .args(["receipts", "--verify"])
             .assert()

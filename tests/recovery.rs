@@ -350,8 +350,10 @@ fn manual_checkpoints_are_listed_in_order_and_pruned_fifo() {
             .assert()
             .success();
     }
+    // The task's checkpoints are the newest `max_checkpoints` of its log.
     let json: Value = serde_json::from_slice(
         &p.waymark()
+            .env("WAYMARK_MAX_CHECKPOINTS", "3")
             .args(["checkpoints", "--json"])
             .output()
             .unwrap()

@@ -310,7 +310,7 @@ fn todo_write_feeds_the_plan() {
 }
 
 #[test]
-fn history_past_200_events_moves_to_the_task_folder() {
+fn every_state_change_goes_to_the_tasks_history_log_not_to_hook_json() {
     let p = Project::new();
     p.waymark()
         .args([
@@ -320,28 +320,92 @@ fn history_past_200_events_moves_to_the_task_folder() {
         .success();
     let mut lines = Vec::new();
     for i in 0..120 {
-        let (id, status) = if i % 2 == 0 {
-            ("a", "in_progress")
-        } else {
-            ("b", "in_progress")
-        };
+        let id = if i % 2 == 0 { "step-1" } else { "step-2" };
         lines.push(
             serde_json::json!({"session_id":"s","cwd":p.root(),"hook_event_name":"PostToolUse","tool_name":"TaskUpdate",
-                "tool_input":{"taskId": if id == "a" {"step-1"} else {"step-2"},"status":status},"tool_response":{}})
+                "tool_input":{"taskId": id,"status":"in_progress"},"tool_response":{}})
             .to_string(),
         );
     }
     p.replay_lines(&lines);
-    let h = p.hook_json();
-    assert_eq!(h["history"].as_array().unwrap().len(), 200);
-    let archived = h["history_archived"].as_u64().unwrap();
-    assert!(archived > 0);
-    let moved = p.read(".orchestration/tasks/long/history.jsonl");
-    assert_eq!(moved.lines().count() as u64, archived);
-    assert_eq!(
-        serde_json::from_str::<Value>(moved.lines().next().unwrap()).unwrap()["trigger"],
-        "task_start"
+    let raw: Value = serde_json::from_str(&p.read(".orchestration/hook.json")).unwrap();
+    assert!(
+        raw.get("history").is_none(),
+        "hook.json does not grow with the task"
     );
+    let counted = raw["history_count"].as_u64().unwrap();
+    assert!(counted > 240, "{counted}");
+    let log = p.log(".orchestration/tasks/long/history.jsonl");
+    assert_eq!(log.len() as u64, counted);
+    assert_eq!(log[0]["trigger"], "task_start");
+}
+
+/// A hook.json of schema 1 (one session, history, checkpoints with their snapshots and
+/// receipts inline) is read as it is, and moved to schema 2 at the next change: nothing
+/// is lost.
+#[test]
+fn a_schema_1_hook_json_is_migrated_and_nothing_is_lost() {
+    let p = Project::new();
+    let v1 = serde_json::json!({
+        "version": "1.0", "schema_version": "1.0", "task_id": "old", "workspace_id": "w",
+        "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:10:00Z",
+        "state": "step_running", "task_index": 0,
+        "current_step": {"step_id": "1", "step_name": "Fix", "step_index": 0,
+            "started_at": "2026-01-01T00:00:00Z", "attempt": 1, "max_attempts": 3,
+            "files_touched": ["src/a.rs"]},
+        "steps": [{"id": "1", "name": "Fix", "index": 0, "status": "in_progress",
+            "source": "task", "attempt": 1, "receipt_ids": ["rcpt-00000001"]}],
+        "history": [
+            {"timestamp": "2026-01-01T00:00:00Z", "from_state": "", "to_state": "initializing", "trigger": "task_start"},
+            {"timestamp": "2026-01-01T00:00:01Z", "from_state": "initializing", "to_state": "step_pending", "trigger": "setup_complete"}],
+        "history_archived": 0,
+        "checkpoints": [{"checkpoint_id": "ckpt-00000001", "created_at": "2026-01-01T00:05:00Z",
+            "step_name": "Fix", "step_index": 0, "description": "Commit abc", "trigger": "git_commit",
+            "git_branch": "main", "git_commit": "0123456789012345678901234567890123456789",
+            "git_dirty": true,
+            "files_snapshot": [{"path": "src/a.rs", "size": 3, "mod_time": "2026-01-01T00:05:00Z",
+                "sha256": "0011223344556677", "exists": true}]}],
+        "receipts": [{"receipt_id": "rcpt-00000001", "step_name": "Fix", "command": "cargo test",
+            "exit_code": 0, "started_at": "2026-01-01T00:06:00Z", "completed_at": "2026-01-01T00:06:01Z",
+            "duration": "1s", "stdout_hash": "aa", "stderr_hash": "bb", "key_path": "m/44'/236'/0'/0",
+            "signature": "", "sig_version": 2}],
+        "session": {"session_id": "s-old", "started_at": "2026-01-01T00:00:00Z",
+            "last_event_at": "2026-01-01T00:10:00Z", "status": "idle"}
+    });
+    p.write(".orchestration/hook.json", &v1.to_string());
+    // Read as it is.
+    let out = p.waymark().args(["status", "--json"]).output().unwrap();
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["task"]["state"], "step_running", "{status}");
+    // The next change moves it to schema 2.
+    p.waymark().args(["step", "add", "Test"]).assert().success();
+    let raw: Value = serde_json::from_str(&p.read(".orchestration/hook.json")).unwrap();
+    assert_eq!(raw["schema_version"], "2.0");
+    for gone in ["history", "checkpoints", "receipts", "session"] {
+        assert!(raw.get(gone).is_none(), "{gone} is still inline");
+    }
+    assert_eq!(raw["sessions"][0]["session_id"], "s-old");
+    assert_eq!(
+        (
+            raw["checkpoint_count"].as_u64(),
+            raw["receipt_count"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
+    let h = p.hook_json();
+    let triggers: Vec<_> = h["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["trigger"].as_str().unwrap())
+        .collect();
+    assert_eq!(triggers[..2], ["task_start", "setup_complete"]);
+    assert_eq!(h["checkpoints"][0]["checkpoint_id"], "ckpt-00000001");
+    assert_eq!(h["receipts"][0]["receipt_id"], "rcpt-00000001");
+    // The checkpoint's inline snapshot became its capture record.
+    let capture = p.capture(&h["checkpoints"][0]);
+    assert_eq!(capture["files"][0]["sha256"], "0011223344556677");
+    assert_eq!(capture["git_dirty"], true);
 }
 
 #[test]

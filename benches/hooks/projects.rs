@@ -467,9 +467,10 @@ impl Project {
         w.flush().unwrap();
     }
 
-    /// hook.json at its caps: 50 checkpoints (each with a capture of 8 files), 200 history
-    /// events, 113 steps and 60 receipts, built with waymark's own types so the state is one
-    /// waymark could have written.
+    /// A task at its caps: 50 checkpoints (each with a capture of 8 files), 200 history
+    /// events, 113 steps and 60 receipts, built with waymark's own types and saved by its
+    /// own store, so the state (hook.json and the task's logs) is one waymark could have
+    /// written. (Both snapshots are grown, so the logs hold the growth twice.)
     pub fn grow_hook(&mut self) {
         self.grown = true;
         for path in [&self.active, &self.idle] {
@@ -505,18 +506,23 @@ impl Project {
                     files: snapshots.clone(),
                 };
                 waymark::capture::save(&project, &hook.task_id, &capture).unwrap();
-                hook.push_checkpoint(cp, 50);
+                hook.push_checkpoint(cp);
             }
-            let template = hook.history.last().cloned().expect("history");
-            let filler: Vec<HookEvent> = (0..200usize.saturating_sub(hook.history.len()))
-                .map(|i| HookEvent {
-                    timestamp: now - Duration::minutes(500 - i as i64),
+            let template = HookEvent {
+                timestamp: now,
+                from_state: Some(waymark::task::HookState::StepRunning),
+                to_state: waymark::task::HookState::StepRunning,
+                trigger: "step_resume".into(),
+                step_name: Some("Implement the parser".into()),
+                details: Default::default(),
+            };
+            for i in 0..200 {
+                hook.history_count += 1;
+                hook.journal.history.push(HookEvent {
+                    timestamp: now - Duration::minutes(500 - i),
                     ..template.clone()
-                })
-                .collect();
-            let mut history = filler;
-            history.extend(hook.history.to_vec());
-            hook.history = waymark::task::lazy::Lazy::new(history);
+                });
+            }
             for j in 0..30 {
                 hook.touch_file(&format!("src/gen/module_{j}.rs"), now);
             }
@@ -547,9 +553,12 @@ impl Project {
                 signer.sign(&mut receipt, hook.task_index);
                 hook.add_receipt(receipt);
             }
-            assert_eq!((hook.checkpoints.len(), hook.history.len()), (50, 200));
-            assert_eq!((hook.steps.len(), hook.receipts.len()), (113, 60));
-            fs::write(path, serde_json::to_vec_pretty(&hook).unwrap()).unwrap();
+            assert!(hook.checkpoint_count >= 50 && hook.history_count >= 200);
+            assert_eq!((hook.steps.len(), hook.receipt_count), (113, 60));
+            // Saved by waymark's own store: hook.json, and the lines the task's logs get.
+            let now = hook.updated_at;
+            waymark::task::store::update(&project, now, |slot| *slot = Some(hook)).unwrap();
+            fs::copy(self.hook_json(), path).unwrap();
         }
     }
 }

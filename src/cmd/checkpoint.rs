@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::capture::{self, Capture};
 use crate::cmd::ExitCode;
 use crate::task::current::{self, Made};
-use crate::task::{CheckpointTrigger, StepCheckpoint};
+use crate::task::{CheckpointTrigger, StepCheckpoint, store};
 use crate::text::stamp;
 
 pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: bool) -> ExitCode {
@@ -71,12 +71,21 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     };
-    let listed: Vec<(StepCheckpoint, Option<Capture>)> = hook
-        .checkpoints
-        .iter()
+    let checkpoints =
+        match store::checkpoints(&ctx.project, &hook.task_id, ctx.config.max_checkpoints) {
+            Ok(c) => c,
+            Err(e) => {
+                return super::fail(
+                    super::CHECK_FAILED,
+                    format!("cannot read the checkpoints: {e}"),
+                );
+            }
+        };
+    let listed: Vec<(StepCheckpoint, Option<Capture>)> = checkpoints
+        .into_iter()
         .map(|c| {
             let capture = capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id);
-            (c.clone(), capture)
+            (c, capture)
         })
         .collect();
     if json {

@@ -33,7 +33,18 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
         Err(code) => return code,
     };
     let task_id = hook.as_ref().map(|h| h.task_id.clone());
-    let receipts = hook.map(|h| h.receipts.to_vec()).unwrap_or_default();
+    let receipts = match &hook {
+        Some(h) => match crate::task::store::receipts(&ctx.project, &h.task_id) {
+            Ok(r) => r,
+            Err(e) => {
+                return super::fail(
+                    super::CHECK_FAILED,
+                    format!("cannot read the receipts: {e}"),
+                );
+            }
+        },
+        None => Vec::new(),
+    };
 
     // Only an existing key: verifying must never create one.
     let mut km = FileKeyManager::from_config(&ctx.config);

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use crate::task::store;
 use crate::text::{ago, stamp};
 
 pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
@@ -24,6 +25,18 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
         }
         return ExitCode::SUCCESS;
     };
+    let (checkpoints, receipts) = match (
+        store::checkpoints(&ctx.project, &hook.task_id, ctx.config.max_checkpoints),
+        store::receipts(&ctx.project, &hook.task_id),
+    ) {
+        (Ok(c), Ok(r)) => (c, r),
+        (Err(e), _) | (_, Err(e)) => {
+            return super::fail(
+                super::CHECK_FAILED,
+                format!("cannot read the task's logs: {e}"),
+            );
+        }
+    };
     if json {
         super::print_json(&json!({
             "task": {
@@ -34,11 +47,11 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
                 "current_step": hook.current_step,
                 "steps": hook.steps,
                 "recovery": hook.recovery,
-                "checkpoints": hook.checkpoints.iter().map(|c| json!({
+                "checkpoints": checkpoints.iter().map(|c| json!({
                     "checkpoint_id": c.checkpoint_id, "created_at": c.created_at, "trigger": c.trigger,
                     "description": c.description, "step_name": c.step_name, "git_commit": c.git_commit,
                 })).collect::<Vec<_>>(),
-                "receipts": hook.receipts,
+                "receipts": receipts,
             }
         }));
         return ExitCode::SUCCESS;
@@ -94,8 +107,8 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
             );
         }
     }
-    println!("\nCheckpoints: {}", hook.checkpoints.len());
-    for c in hook.checkpoints.tail(5) {
+    println!("\nCheckpoints: {}", checkpoints.len());
+    for c in checkpoints.iter().rev().take(5).rev() {
         println!(
             "  {} {:<17} {}",
             stamp(c.created_at),
@@ -103,8 +116,8 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
             c.description
         );
     }
-    println!("Receipts: {}", hook.receipts.len());
-    for r in hook.receipts.tail(5) {
+    println!("Receipts: {}", receipts.len());
+    for r in receipts.iter().rev().take(5).rev() {
         println!(
             "  {} exit {} {}{}",
             r.receipt_id,

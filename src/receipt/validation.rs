@@ -100,6 +100,7 @@ impl Hook {
             }
         }
         self.updated_at = self.updated_at.max(receipt.completed_at);
-        self.receipts.push(receipt);
+        self.receipt_count += 1;
+        self.journal.receipts.push(receipt);
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::context::Ctx;
-use crate::task::{Hook, HookState, RecoveryContext, SessionStatus, machine};
+use crate::task::{Hook, HookEvent, HookState, RecoveryContext, SessionStatus, machine};
 
 /// Why the previous session is judged to have crashed, if it did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,17 +71,22 @@ pub fn recover(ctx: &Ctx, hook: &mut Hook) -> bool {
         .and_then(|c| crate::capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id))
         .map(|c| crate::capture::changed_since(&ctx.project, &c.files))
         .unwrap_or_default();
-    // `waymark validate` notes the command when it enters step_validating.
-    let validating = hook
-        .history
-        .iter()
-        .rev()
-        .find(|e| e.trigger == "validation_start")
-        .and_then(|e| e.details.get("command"))
-        .and_then(|c| c.as_str())
-        .map(str::to_string)
-        .or_else(|| hook.receipts.last().map(|r| r.command.clone()))
-        .filter(|_| last_known == HookState::StepValidating);
+    // `waymark validate` notes the command in the history when it enters step_validating.
+    let validating = if last_known == HookState::StepValidating {
+        use crate::task::store::{HISTORY_LOG, read_log};
+        let logged: Vec<HookEvent> =
+            read_log(&ctx.project, &hook.task_id, HISTORY_LOG, Some(50)).unwrap_or_default();
+        logged
+            .iter()
+            .chain(&hook.journal.history)
+            .rev()
+            .find(|e| e.trigger == "validation_start")
+            .and_then(|e| e.details.get("command"))
+            .and_then(|c| c.as_str())
+            .map(str::to_string)
+    } else {
+        None
+    };
     let context = RecoveryContext {
         detected_at: ctx.now,
         crash_type: crash.crash_type.into(),

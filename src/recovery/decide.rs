@@ -125,7 +125,7 @@ mod tests {
             Default::default(),
             now - CDuration::minutes(2),
         );
-        c.push_checkpoint(cp, 50);
+        c.push_checkpoint(cp);
         assert_eq!(decide(&c, now).0, "retry_from_checkpoint");
         let mut old = running("Implement fix", &["a"]);
         let cp = crate::task::checkpoint::build(
@@ -135,12 +135,12 @@ mod tests {
             Default::default(),
             now - CDuration::minutes(20),
         );
-        old.push_checkpoint(cp, 50);
+        old.push_checkpoint(cp);
         assert_eq!(decide(&old, now).0, "manual");
         let mut p = running("Implement fix", &[]);
         p.set_step_status("1", StepStatus::Completed, 3, now)
             .unwrap();
-        p.checkpoints = Default::default();
+        p.recent_checkpoints.clear();
         assert_eq!(decide(&p, now).0, "skip_step");
     }
 }

@@ -7,15 +7,24 @@ use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 
+use crate::receipt::ValidationReceipt;
 use crate::recovery::guidance::guidance;
-use crate::task::{Hook, StepStatus};
+use crate::task::{Hook, StepCheckpoint, StepStatus};
 use crate::text::{ago, one_line, stamp, truncate};
 
 /// How many of the newest receipts and checkpoints HOOK.md shows.
-const SHOWN: usize = 10;
+pub const SHOWN: usize = 10;
+
+/// The newest entries of the task's logs (at most [`SHOWN`] of each), which HOOK.md shows
+/// beside the task itself.
+#[derive(Debug, Clone, Default)]
+pub struct Logs {
+    pub checkpoints: Vec<StepCheckpoint>,
+    pub receipts: Vec<ValidationReceipt>,
+}
 
 /// Renders the whole recovery file.
-pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
+pub fn render(hook: &Hook, logs: &Logs, now: DateTime<Utc>) -> String {
     let mut md = String::with_capacity(4096);
     let g = guidance(hook);
     let _ = writeln!(md, "# HOOK: {}\n", hook.task_id);
@@ -127,10 +136,10 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
         let _ = writeln!(md, "- {line}");
     }
 
-    // Only the newest receipts and checkpoints are read: a task's whole history of them is
-    // `waymark receipts` / `waymark checkpoints`, and parsing it on every save would make a
+    // Only the newest receipts and checkpoints: a task's whole history of them is
+    // `waymark receipts` / `waymark checkpoints`, and reading it on every save would make a
     // long task's every change dearer.
-    let recent = hook.receipts.tail(SHOWN);
+    let recent = &logs.receipts;
     let _ = writeln!(md, "\n## Completed Steps — DO NOT REPEAT\n");
     let done: Vec<_> = hook.completed_steps().collect();
     if done.is_empty() {
@@ -221,18 +230,18 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
     }
 
     let _ = writeln!(md, "\n## Checkpoint Timeline\n");
-    let checkpoints = hook.checkpoints.tail(SHOWN);
+    let checkpoints = &logs.checkpoints;
     if checkpoints.is_empty() {
         let _ = writeln!(md, "No checkpoint yet.");
     } else {
-        let earlier = hook.checkpoints.len().saturating_sub(checkpoints.len());
+        let earlier = (hook.checkpoint_count as usize).saturating_sub(checkpoints.len());
         if earlier > 0 {
             let _ = writeln!(
                 md,
                 "({earlier} earlier: `waymark checkpoints` lists every one.)\n"
             );
         }
-        for c in &checkpoints {
+        for c in checkpoints {
             let commit = c
                 .git_commit
                 .as_deref()
@@ -280,13 +289,12 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
         md,
         "- `git status` / `git diff` — compare the files listed above with the last checkpoint"
     );
-    if hook.history_archived > 0 {
-        let _ = writeln!(
-            md,
-            "- Older history ({} events): `.orchestration/tasks/{}/history.jsonl`",
-            hook.history_archived, hook.task_id
-        );
-    }
+    let _ = writeln!(
+        md,
+        "- The task's history ({} events), checkpoints and receipts: `.orchestration/tasks/{}/`",
+        hook.history_count,
+        crate::task::store::sanitize(&hook.task_id)
+    );
     md
 }
 
@@ -298,7 +306,7 @@ mod tests {
     fn stands_alone() {
         let now = Utc::now();
         let h = crate::task::testing::recorded_plan(now);
-        let md = render(&h, now);
+        let md = render(&h, &Logs::default(), now);
         for section in [
             "## Current State",
             "## What You Were Doing",

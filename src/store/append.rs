@@ -16,22 +16,33 @@ pub fn append_line(path: &Path, record: &str) -> io::Result<Option<String>> {
     let mut line = String::with_capacity(record.len() + 1);
     line.push_str(record);
     line.push('\n');
-    append_locked(path, line.as_bytes(), true)
+    append_locked(path, line.as_bytes(), true, false)
 }
 
 /// Appends several JSONL records at once (`text` is whole lines, each ending in a newline)
 /// under the file's lock, in one write, repairing a torn tail first like [`append_line`].
 pub fn append_lines(path: &Path, text: &str) -> io::Result<Option<String>> {
     debug_assert!(text.is_empty() || text.ends_with('\n'));
-    append_locked(path, text.as_bytes(), true)
+    append_locked(path, text.as_bytes(), true, false)
+}
+
+/// [`append_lines`], synced before returning: for records that are proof (receipts).
+pub fn append_lines_synced(path: &Path, text: &str) -> io::Result<Option<String>> {
+    debug_assert!(text.is_empty() || text.ends_with('\n'));
+    append_locked(path, text.as_bytes(), true, true)
 }
 
 /// Appends text (for Markdown files such as AGENT.md) under the file's lock, in one write.
 pub fn append_text(path: &Path, text: &str) -> io::Result<()> {
-    append_locked(path, text.as_bytes(), false).map(|_| ())
+    append_locked(path, text.as_bytes(), false, false).map(|_| ())
 }
 
-fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<String>> {
+fn append_locked(
+    path: &Path,
+    bytes: &[u8],
+    repair: bool,
+    sync: bool,
+) -> io::Result<Option<String>> {
     let _critical = crate::deadline::enter();
     // The lock makes the directory when it is missing.
     let _lock = FileLock::acquire(path).map_err(io::Error::other)?;
@@ -48,6 +59,9 @@ fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<S
         crate::faults::strike("append.torn", fault);
     }
     file.write_all(bytes)?;
+    if sync {
+        file.sync_data()?;
+    }
     Ok(torn)
 }
 

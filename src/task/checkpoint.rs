@@ -5,7 +5,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::plan::Effect;
-use super::{CheckpointTrigger, Hook, HookState, StepCheckpoint};
+use super::{CheckpointTrigger, Hook, HookState, RECENT_CHECKPOINTS, StepCheckpoint};
 use crate::git::head::Head;
 use crate::shell;
 
@@ -31,7 +31,7 @@ pub fn already_checkpointed<'h>(
     if !git_trigger || head.commit.is_none() {
         return None;
     }
-    hook.checkpoints
+    hook.recent_checkpoints
         .iter()
         .rev()
         .take_while(|c| c.git_commit == head.commit)
@@ -92,26 +92,25 @@ pub fn build(
 }
 
 impl Hook {
-    /// Appends a checkpoint, prunes the oldest past `max`, and points the current step at
-    /// it. Returns the ids of the checkpoints pruned (their captures go too).
-    pub fn push_checkpoint(&mut self, cp: StepCheckpoint, max: usize) -> Vec<String> {
+    /// Adds a checkpoint (to the task's log, and to the newest it keeps at hand) and
+    /// points the current step at it.
+    pub fn push_checkpoint(&mut self, cp: StepCheckpoint) {
         self.updated_at = self.updated_at.max(cp.created_at);
         if let Some(ctx) = self.current_step.as_mut() {
             ctx.current_checkpoint_id = Some(cp.checkpoint_id.clone());
         }
-        self.checkpoints.push(cp);
-        self.checkpoints
-            .keep_newest(max)
-            .iter()
-            .filter_map(|json| {
-                let v: serde_json::Value = serde_json::from_str(json).ok()?;
-                Some(v.get("checkpoint_id")?.as_str()?.to_string())
-            })
-            .collect()
+        self.checkpoint_count += 1;
+        self.journal.checkpoints.push(cp.clone());
+        self.recent_checkpoints.push(cp);
+        let excess = self
+            .recent_checkpoints
+            .len()
+            .saturating_sub(RECENT_CHECKPOINTS);
+        self.recent_checkpoints.drain(..excess);
     }
 
     pub fn last_checkpoint(&self) -> Option<&StepCheckpoint> {
-        self.checkpoints.last()
+        self.recent_checkpoints.last()
     }
 }
 
@@ -205,7 +204,7 @@ mod tests {
         let (commit, push) = (CheckpointTrigger::GitCommit, CheckpointTrigger::GitPush);
         let cp = build(&h, commit, "c", at("aaa"), now);
         let id = cp.checkpoint_id.clone();
-        h.push_checkpoint(cp, 10);
+        h.push_checkpoint(cp);
         assert_eq!(
             already_checkpointed(&h, commit, &at("aaa")),
             Some(id.as_str())
@@ -220,7 +219,7 @@ mod tests {
         // `git commit && git push`: the hooks made both before the handler sees either.
         let cp = build(&h, push, "p", at("aaa"), now);
         let push_id = cp.checkpoint_id.clone();
-        h.push_checkpoint(cp, 10);
+        h.push_checkpoint(cp);
         assert_eq!(
             already_checkpointed(&h, commit, &at("aaa")),
             Some(id.as_str())
@@ -230,16 +229,15 @@ mod tests {
             Some(push_id.as_str())
         );
         // Once HEAD has moved on, an older checkpoint at that commit does not count.
-        h.push_checkpoint(build(&h, commit, "c2", at("bbb"), now), 10);
+        h.push_checkpoint(build(&h, commit, "c2", at("bbb"), now));
         assert_eq!(already_checkpointed(&h, push, &at("aaa")), None);
     }
 
     #[test]
-    fn pruned_fifo() {
+    fn every_checkpoint_is_journaled_and_the_newest_kept_at_hand() {
         let now = Utc::now();
         let mut h = Hook::new("t", "w", 0, now);
-        let mut pruned = Vec::new();
-        for i in 0..5 {
+        for i in 0..8 {
             let cp = build(
                 &h,
                 CheckpointTrigger::Manual,
@@ -247,14 +245,15 @@ mod tests {
                 Head::default(),
                 now,
             );
-            pruned.extend(h.push_checkpoint(cp, 3));
+            h.push_checkpoint(cp);
         }
-        assert_eq!(pruned.len(), 2);
-        let d: Vec<_> = h
-            .checkpoints
+        assert_eq!((h.checkpoint_count, h.journal.checkpoints.len()), (8, 8));
+        let at_hand: Vec<_> = h
+            .recent_checkpoints
             .iter()
             .map(|c| c.description.as_str())
             .collect();
-        assert_eq!(d, ["c2", "c3", "c4"]);
+        assert_eq!(at_hand, ["c3", "c4", "c5", "c6", "c7"]);
+        assert_eq!(h.last_checkpoint().unwrap().description, "c7");
     }
 }

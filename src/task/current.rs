@@ -153,12 +153,12 @@ pub fn make_checkpoint(
     let files = checkpoint::files_of(hook);
     let cp = checkpoint::build(hook, trigger, description, head, ctx.now);
     let id = cp.checkpoint_id.clone();
-    let pruned = hook.push_checkpoint(cp, ctx.config.max_checkpoints);
-    crate::capture::forget(&ctx.project, &hook.task_id, &pruned);
+    hook.push_checkpoint(cp);
     ctx.captures.borrow_mut().push(crate::capture::Request {
         task_id: hook.task_id.clone(),
         checkpoint_id: id.clone(),
         files,
+        keep: ctx.config.max_checkpoints,
     });
     Made { id, repeat: false }
 }

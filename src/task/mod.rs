@@ -16,7 +16,6 @@
 
 pub mod checkpoint;
 pub mod current;
-pub mod lazy;
 pub mod machine;
 pub mod model;
 pub mod plan;

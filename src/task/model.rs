@@ -10,7 +10,6 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::lazy::Lazy;
 use super::machine::HookState;
 use crate::receipt::ValidationReceipt;
 
@@ -21,8 +20,9 @@ pub const SCHEMA_VERSION: &str = "2.0";
 pub const MAX_SESSIONS: usize = 8;
 /// `last_output` and `partial_output` are cut to this many characters.
 pub const MAX_LAST_OUTPUT: usize = 500;
-/// hook.json keeps this many history events; older ones move to `tasks/<id>/history.jsonl`.
-pub const MAX_HISTORY: usize = 200;
+/// hook.json keeps this many of the newest checkpoints; every one is a line of the task's
+/// `checkpoints.jsonl`.
+pub const RECENT_CHECKPOINTS: usize = 5;
 
 /// The durable state of one task: the source of truth for recovery.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,18 +38,20 @@ pub struct Hook {
     /// The step plan (ATLAS kept it in its task template).
     #[serde(default)]
     pub steps: Vec<Step>,
-    /// Kept as text until read (see `lazy.rs`), like `checkpoints` and `receipts`.
+    /// How many state changes the task has had: each is a line of its `history.jsonl`.
     #[serde(default)]
-    pub history: Lazy<HookEvent>,
-    /// How many older history events were moved to `tasks/<id>/history.jsonl`.
-    #[serde(default)]
-    pub history_archived: u64,
+    pub history_count: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<RecoveryContext>,
+    /// The newest checkpoints, oldest first (at most [`RECENT_CHECKPOINTS`]); every
+    /// checkpoint is a line of the task's `checkpoints.jsonl`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recent_checkpoints: Vec<StepCheckpoint>,
     #[serde(default)]
-    pub checkpoints: Lazy<StepCheckpoint>,
+    pub checkpoint_count: u64,
+    /// How many receipts the task has: each is a line of its `receipts.jsonl`.
     #[serde(default)]
-    pub receipts: Lazy<ValidationReceipt>,
+    pub receipt_count: u64,
     /// Position of this task among the project's tasks: the task component of `key_path`.
     #[serde(default)]
     pub task_index: u32,
@@ -79,6 +81,28 @@ pub struct Hook {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unassigned_files: Vec<String>,
     pub schema_version: String,
+    /// What this change adds to the task's logs: written by the store, before hook.json.
+    #[serde(skip)]
+    pub journal: Journal,
+    /// Schema 1 kept the logs inline: read to be moved into them (docs/state.md).
+    #[serde(default, rename = "history", skip_serializing)]
+    pub legacy_history: Vec<HookEvent>,
+    #[serde(default, rename = "history_archived", skip_serializing)]
+    pub legacy_history_archived: u64,
+    #[serde(default, rename = "checkpoints", skip_serializing)]
+    pub legacy_checkpoints: Vec<StepCheckpoint>,
+    #[serde(default, rename = "receipts", skip_serializing)]
+    pub legacy_receipts: Vec<ValidationReceipt>,
+}
+
+/// What a change adds to the task's append-only logs (`tasks/<id>/history.jsonl`,
+/// `checkpoints.jsonl`, `receipts.jsonl`). Most events add nothing, and no event reads the
+/// logs: they are out of hook.json so that its cost does not grow with the task.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Journal {
+    pub history: Vec<HookEvent>,
+    pub checkpoints: Vec<StepCheckpoint>,
+    pub receipts: Vec<ValidationReceipt>,
 }
 
 /// Everything needed to resume the current step.

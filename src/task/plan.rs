@@ -20,7 +20,6 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::lazy::Lazy;
 use super::machine::{self, HookState, TransitionError};
 use super::model::*;
 
@@ -51,18 +50,11 @@ impl Hook {
             state: HookState::Initializing,
             current_step: None,
             steps: Vec::new(),
-            history: Lazy::new(vec![HookEvent {
-                timestamp: now,
-                from_state: None,
-                to_state: HookState::Initializing,
-                trigger: "task_start".into(),
-                step_name: None,
-                details: BTreeMap::new(),
-            }]),
-            history_archived: 0,
+            history_count: 1,
             recovery: None,
-            checkpoints: Lazy::default(),
-            receipts: Lazy::default(),
+            recent_checkpoints: Vec::new(),
+            checkpoint_count: 0,
+            receipt_count: 0,
             task_index,
             intent_id: None,
             sessions: Vec::new(),
@@ -73,6 +65,21 @@ impl Hook {
             context_percent: None,
             unassigned_files: Vec::new(),
             schema_version: SCHEMA_VERSION.into(),
+            journal: Journal {
+                history: vec![HookEvent {
+                    timestamp: now,
+                    from_state: None,
+                    to_state: HookState::Initializing,
+                    trigger: "task_start".into(),
+                    step_name: None,
+                    details: BTreeMap::new(),
+                }],
+                ..Journal::default()
+            },
+            legacy_history: Vec::new(),
+            legacy_history_archived: 0,
+            legacy_checkpoints: Vec::new(),
+            legacy_receipts: Vec::new(),
         };
         hook.transition(HookState::StepPending, "setup_complete", now)
             .expect("initializing -> step_pending is in the table");
@@ -97,7 +104,8 @@ impl Hook {
         now: DateTime<Utc>,
     ) -> Result<(), TransitionError> {
         machine::check(Some(self.state), to, trigger)?;
-        self.history.push(HookEvent {
+        self.history_count += 1;
+        self.journal.history.push(HookEvent {
             timestamp: now,
             from_state: Some(self.state),
             to_state: to,
@@ -507,18 +515,6 @@ impl Hook {
             .or(self.last_prompt.as_deref())
     }
 
-    /// Moves history beyond [`MAX_HISTORY`] out of the hook; the caller appends the returned
-    /// events (one JSON line each) to `tasks/<id>/history.jsonl` before saving.
-    pub fn take_old_history(&mut self) -> Vec<String> {
-        // A history not added to since it was loaded is within the limit already.
-        if !self.history.changed() || self.history.len() <= MAX_HISTORY {
-            return Vec::new();
-        }
-        let moved = self.history.keep_newest(MAX_HISTORY);
-        self.history_archived += moved.len() as u64;
-        moved
-    }
-
     /// Ends the task (`completed`, `failed` or `abandoned`) with the matching trigger.
     pub fn finish(&mut self, to: HookState, now: DateTime<Utc>) -> Result<(), TransitionError> {
         let trigger = match to {
@@ -566,8 +562,8 @@ mod tests {
     fn a_new_hook_is_pending_with_two_events() {
         let h = Hook::new("t", "w", 0, t(0));
         assert_eq!(h.state, HookState::StepPending);
-        assert_eq!(h.history.len(), 2);
-        assert_eq!(h.history.iter().next().unwrap().from_state, None);
+        assert_eq!(h.journal.history.len(), 2);
+        assert_eq!(h.journal.history[0].from_state, None);
     }
 
     #[test]
@@ -625,7 +621,10 @@ mod tests {
         }
         assert_eq!(h.state, HookState::AwaitingHuman);
         assert_eq!(h.steps[0].attempt, 2);
-        assert_eq!(h.history.last().unwrap().trigger, "max_attempts_exceeded");
+        assert_eq!(
+            h.journal.history.last().unwrap().trigger,
+            "max_attempts_exceeded"
+        );
     }
 
     #[test]
@@ -638,7 +637,12 @@ mod tests {
             .unwrap();
         assert_eq!(h.steps[0].status, StepStatus::Pending);
         assert_eq!(h.steps[0].files_touched, vec!["a.rs"]);
-        let triggers: Vec<_> = h.history.iter().map(|e| e.trigger.as_str()).collect();
+        let triggers: Vec<_> = h
+            .journal
+            .history
+            .iter()
+            .map(|e| e.trigger.as_str())
+            .collect();
         assert_eq!(
             &triggers[triggers.len() - 2..],
             ["step_switch", "step_start"]
@@ -712,25 +716,17 @@ mod tests {
     }
 
     #[test]
-    fn old_history_is_moved_not_dropped() {
+    fn every_transition_goes_to_the_journal() {
         let mut h = plan();
         for i in 0..300 {
-            h.set_step_status(
-                "1",
-                if i % 2 == 0 {
-                    StepStatus::InProgress
-                } else {
-                    StepStatus::Pending
-                },
-                1000,
-                t(i),
-            )
-            .unwrap();
+            let status = if i % 2 == 0 {
+                StepStatus::InProgress
+            } else {
+                StepStatus::Pending
+            };
+            h.set_step_status("1", status, 1000, t(i)).unwrap();
         }
-        let total = h.history.len();
-        let moved = h.take_old_history();
-        assert_eq!(h.history.len(), MAX_HISTORY);
-        assert_eq!(moved.len() + MAX_HISTORY, total);
-        assert_eq!(h.history_archived as usize, moved.len());
+        assert_eq!(h.journal.history.len() as u64, h.history_count);
+        assert!(h.history_count > 300);
     }
 }

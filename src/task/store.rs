@@ -17,11 +17,16 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::machine::HookState;
-use super::model::{Hook, SCHEMA_VERSION};
+use super::model::{Hook, Journal, RECENT_CHECKPOINTS, SCHEMA_VERSION, StepCheckpoint};
 use crate::project::Project;
+use crate::receipt::ValidationReceipt;
 use crate::store::{self, FileLock};
 
 pub const HOOK_JSON: &str = "hook.json";
+/// The task's logs, in its folder `tasks/<id>/`: appended to, never rewritten.
+pub const HISTORY_LOG: &str = "history.jsonl";
+pub const CHECKPOINTS_LOG: &str = "checkpoints.jsonl";
+pub const RECEIPTS_LOG: &str = "receipts.jsonl";
 pub const HOOK_MD: &str = "HOOK.md";
 pub const TASKS_DIR: &str = "tasks";
 
@@ -75,7 +80,7 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     // a `Value` first doubled the time every event holds the hook.json lock).
     if let Ok(mut hook) = serde_json::from_slice::<Hook>(bytes) {
         if readable(&hook.schema_version) {
-            hook.migrate_sessions();
+            migrate(&mut hook);
             return Ok(hook);
         }
     }
@@ -93,8 +98,34 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     }
     let mut hook: Hook = serde_json::from_value(value)
         .map_err(|e| StoreError::Corrupt(format!("not a task: {e}")))?;
-    hook.migrate_sessions();
+    migrate(&mut hook);
     Ok(hook)
+}
+
+/// Brings a schema-1 hook to schema 2 in memory (docs/state.md): its one session into the
+/// session list, its inline history, checkpoints and receipts into the journal, which the
+/// next save appends to the task's logs. A schema-2 hook has nothing to move.
+fn migrate(hook: &mut Hook) {
+    hook.migrate_sessions();
+    let inline = !hook.legacy_history.is_empty()
+        || !hook.legacy_checkpoints.is_empty()
+        || !hook.legacy_receipts.is_empty();
+    if !inline {
+        return;
+    }
+    hook.history_count = hook.legacy_history_archived + hook.legacy_history.len() as u64;
+    hook.checkpoint_count = hook.legacy_checkpoints.len() as u64;
+    hook.receipt_count = hook.legacy_receipts.len() as u64;
+    let keep = hook
+        .legacy_checkpoints
+        .len()
+        .saturating_sub(RECENT_CHECKPOINTS);
+    hook.recent_checkpoints = hook.legacy_checkpoints[keep..].to_vec();
+    hook.journal = Journal {
+        history: std::mem::take(&mut hook.legacy_history),
+        checkpoints: std::mem::take(&mut hook.legacy_checkpoints),
+        receipts: std::mem::take(&mut hook.legacy_receipts),
+    };
 }
 
 fn major(v: &str) -> &str {
@@ -263,17 +294,7 @@ fn save_locked(
     before: Option<&Hook>,
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    let dir = task_dir(project, &hook.task_id);
-    let old = hook.take_old_history();
-    if !old.is_empty() {
-        no_links_to(project, &dir)?;
-        let text: String = old.iter().map(|e| format!("{e}\n")).collect();
-        fs::create_dir_all(&dir)?;
-        store::append_lines(&dir.join("history.jsonl"), &text)?;
-    }
-    if major(&hook.schema_version) == "1" {
-        keep_inline_captures(project, hook)?;
-    }
+    write_journal(project, hook)?;
     hook.version = SCHEMA_VERSION.into();
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
@@ -291,35 +312,111 @@ fn save_locked(
     Ok(())
 }
 
-/// Schema 1 kept each checkpoint's file snapshots and dirtiness inline; schema 2 keeps
-/// them as the checkpoint's capture record. They are written there before the first save
-/// in schema 2, so nothing is lost.
-fn keep_inline_captures(project: &Project, hook: &mut Hook) -> Result<(), StoreError> {
-    for c in hook.checkpoints.iter() {
-        if c.legacy_files.is_empty() && c.legacy_dirty.is_none() {
-            continue;
-        }
-        if crate::capture::load(project, &hook.task_id, &c.checkpoint_id).is_none() {
-            let capture = crate::capture::Capture {
-                checkpoint_id: c.checkpoint_id.clone(),
-                captured_at: c.created_at,
-                git_dirty: c.legacy_dirty,
-                files: c.legacy_files.clone(),
-            };
-            crate::capture::save(project, &hook.task_id, &capture)?;
-        }
+/// Appends what the change added to the task's logs, before hook.json says so: a log may
+/// hold a line hook.json does not count yet (the writer was killed in between), never
+/// the other way round. Receipts are synced: they are proof.
+fn write_journal(project: &Project, hook: &mut Hook) -> Result<(), StoreError> {
+    let journal = std::mem::take(&mut hook.journal);
+    if journal == Journal::default() {
+        return Ok(());
     }
-    hook.checkpoints.for_each_mut(|c| {
-        c.legacy_files.clear();
-        c.legacy_dirty = None;
-    });
+    let dir = task_dir(project, &hook.task_id);
+    no_links_to(project, &dir)?;
+    fs::create_dir_all(&dir)?;
+    for c in &journal.checkpoints {
+        keep_inline_capture(project, &hook.task_id, c)?;
+    }
+    if !journal.history.is_empty() {
+        store::append_lines(&dir.join(HISTORY_LOG), &as_lines(&journal.history))?;
+    }
+    if !journal.checkpoints.is_empty() {
+        store::append_lines(&dir.join(CHECKPOINTS_LOG), &as_lines(&journal.checkpoints))?;
+    }
+    if !journal.receipts.is_empty() {
+        store::append_lines_synced(&dir.join(RECEIPTS_LOG), &as_lines(&journal.receipts))?;
+    }
     Ok(())
+}
+
+/// One JSON line per item.
+fn as_lines<T: serde::Serialize>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(|i| serde_json::to_string(i).expect("serializable") + "\n")
+        .collect()
+}
+
+/// Schema 1 kept a checkpoint's file snapshots and dirtiness inline; schema 2 keeps them as
+/// its capture record, written before the checkpoint goes to the log: nothing is lost.
+fn keep_inline_capture(project: &Project, task_id: &str, c: &StepCheckpoint) -> io::Result<()> {
+    if (c.legacy_files.is_empty() && c.legacy_dirty.is_none())
+        || crate::capture::load(project, task_id, &c.checkpoint_id).is_some()
+    {
+        return Ok(());
+    }
+    let capture = crate::capture::Capture {
+        checkpoint_id: c.checkpoint_id.clone(),
+        captured_at: c.created_at,
+        git_dirty: c.legacy_dirty,
+        files: c.legacy_files.clone(),
+    };
+    crate::capture::save(project, task_id, &capture)
+}
+
+/// The task's checkpoints: the newest `max` (`max_checkpoints`) of its log.
+pub fn checkpoints(
+    project: &Project,
+    task_id: &str,
+    max: usize,
+) -> io::Result<Vec<StepCheckpoint>> {
+    read_log(project, task_id, CHECKPOINTS_LOG, Some(max))
+}
+
+/// The task's receipts, every one, oldest first.
+pub fn receipts(project: &Project, task_id: &str) -> io::Result<Vec<ValidationReceipt>> {
+    read_log(project, task_id, RECEIPTS_LOG, None)
+}
+
+/// The newest `newest` entries of a task's log (all when `None`), oldest first; lines
+/// that do not parse (a torn last line, a hand edit) are skipped.
+pub fn read_log<T: serde::de::DeserializeOwned>(
+    project: &Project,
+    task_id: &str,
+    name: &str,
+    newest: Option<usize>,
+) -> io::Result<Vec<T>> {
+    let path = task_dir(project, task_id).join(name);
+    let lines = match newest {
+        Some(n) => store::read_tail_lines(&path, n, (n as u64 + 1) * 64 * 1024)?.lines,
+        None => match store::read(&path, &[]) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes)
+                .lines()
+                .map(str::to_string)
+                .collect(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e),
+        },
+    };
+    Ok(lines
+        .iter()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect())
 }
 
 /// Regenerates HOOK.md from a hook.
 pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
-    let md = crate::recovery::hookmd::render(hook, chrono::Utc::now());
+    let md = render_hook_md(project, hook)?;
     store::write_regenerable(&project.state_file(HOOK_MD), md.as_bytes())
+}
+
+/// HOOK.md for a hook, with the newest entries of its logs.
+fn render_hook_md(project: &Project, hook: &Hook) -> io::Result<String> {
+    use crate::recovery::hookmd::{self, Logs, SHOWN};
+    let logs = Logs {
+        checkpoints: read_log(project, &hook.task_id, CHECKPOINTS_LOG, Some(SHOWN))?,
+        receipts: read_log(project, &hook.task_id, RECEIPTS_LOG, Some(SHOWN))?,
+    };
+    Ok(hookmd::render(hook, &logs, chrono::Utc::now()))
 }
 
 /// Copies a finished task's hook.json and HOOK.md into `tasks/<id>/`.
@@ -328,7 +425,7 @@ fn archive(project: &Project, hook: &Hook, json: &[u8]) -> io::Result<()> {
     no_links_to(project, &dir)?;
     fs::create_dir_all(&dir)?;
     store::write_atomic(&dir.join(HOOK_JSON), json)?;
-    let md = crate::recovery::hookmd::render(hook, chrono::Utc::now());
+    let md = render_hook_md(project, hook)?;
     store::write_atomic(&dir.join(HOOK_MD), md.as_bytes())
 }
 

@@ -351,6 +351,9 @@ impl Sandbox {
 
     /// `.orchestration/hook.json`, asserting that the hooks fired at all (a broken plugin
     /// is ignored silently by Claude Code, so its absence is the first thing to report).
+    ///
+    /// The task's logs are read back in: `checkpoints`, `receipts` and `history` as lists,
+    /// as if they were in the file (they are in `tasks/<id>/*.jsonl`).
     pub fn hook_json(&self) -> Value {
         let text = self.read(".orchestration/hook.json");
         assert!(
@@ -358,7 +361,21 @@ impl Sandbox {
             "no .orchestration/hook.json: waymark's hooks did not run\n{}",
             self.diagnose_files()
         );
-        serde_json::from_str(&text).expect("hook.json is JSON")
+        let mut hook: Value = serde_json::from_str(&text).expect("hook.json is JSON");
+        let dir = format!(
+            ".orchestration/tasks/{}",
+            hook["task_id"].as_str().unwrap_or_default()
+        );
+        for name in ["checkpoints", "receipts", "history"] {
+            let lines: Vec<Value> = self
+                .read(&format!("{dir}/{name}.jsonl"))
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| serde_json::from_str(l).expect("a log line is JSON"))
+                .collect();
+            hook[name] = Value::Array(lines);
+        }
+        hook
     }
 
     /// The capture record of checkpoint `checkpoint` (hooks take it in a detached

@@ -159,6 +159,7 @@ fn a_lock_file_that_is_a_directory_fails_cleanly() {
 
 /// A task that cannot be archived (a file where `tasks/` should be) is not finished: the
 /// finished state would otherwise be overwritten by the next task with no copy kept.
+/// (`tasks/` holds the running task's logs, so it is moved aside, then put back.)
 #[test]
 fn a_task_that_cannot_be_archived_stays_unfinished_until_it_can() {
     let p = Project::new();
@@ -166,6 +167,8 @@ fn a_task_that_cannot_be_archived_stays_unfinished_until_it_can() {
     for (e, v) in &events[..9] {
         assert_eq!(run_hook(&p, e, v).status.code(), Some(0));
     }
+    let aside = p.path(".orchestration/tasks.aside");
+    std::fs::rename(p.path(".orchestration/tasks"), &aside).unwrap();
     std::fs::write(p.path(".orchestration/tasks"), "in the way").unwrap();
     let stop = json!({"session_id": "s", "cwd": p.root(), "hook_event_name": "Stop",
                       "last_assistant_message": "done"});
@@ -180,6 +183,7 @@ fn a_task_that_cannot_be_archived_stays_unfinished_until_it_can() {
     );
     // The obstacle gone, the next Stop finishes and archives it.
     std::fs::remove_file(p.path(".orchestration/tasks")).unwrap();
+    std::fs::rename(&aside, p.path(".orchestration/tasks")).unwrap();
     assert_eq!(run_hook(&p, "Stop", &stop).status.code(), Some(0));
     let hook = p.hook_json();
     assert_eq!(hook["state"], "completed");

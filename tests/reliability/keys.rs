@@ -81,18 +81,14 @@ fn a_signature_moved_to_another_key_path_fails_verification() {
         .args(["validate", "--", "true"])
         .assert()
         .success();
-    let path = p.path(".orchestration/hook.json");
-    let mut hook: Value = serde_json::from_str(&p.read(".orchestration/hook.json")).unwrap();
-    let kp = hook["receipts"][0]["key_path"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let moved = match kp.rsplit_once('/') {
-        Some((head, _)) => format!("{head}/99"),
-        None => "m/44'/236'/0'/99".into(),
-    };
-    hook["receipts"][0]["key_path"] = json!(moved);
-    std::fs::write(&path, serde_json::to_vec_pretty(&hook).unwrap()).unwrap();
+    p.edit_receipts(|r| {
+        let kp = r[0]["key_path"].as_str().unwrap().to_string();
+        let moved = match kp.rsplit_once('/') {
+            Some((head, _)) => format!("{head}/99"),
+            None => "m/44'/236'/0'/99".into(),
+        };
+        r[0]["key_path"] = json!(moved);
+    });
     let (code, v) = verify_json(&p);
     assert_eq!(code, Some(1), "{v}");
     assert_eq!(v["receipts"][0]["status"], "invalid", "{v}");

@@ -99,8 +99,38 @@ impl Project {
             .collect()
     }
 
+    /// hook.json with the task's logs read back in: `checkpoints`, `receipts` and `history`
+    /// as lists, as if they were in the file (they are in `tasks/<id>/*.jsonl`).
     pub fn hook_json(&self) -> Value {
-        serde_json::from_str(&self.read(".orchestration/hook.json")).unwrap()
+        let mut hook: Value = serde_json::from_str(&self.read(".orchestration/hook.json")).unwrap();
+        let dir = format!(
+            ".orchestration/tasks/{}",
+            hook["task_id"].as_str().unwrap_or_default()
+        );
+        for name in ["checkpoints", "receipts", "history"] {
+            hook[name] = Value::Array(self.log(&format!("{dir}/{name}.jsonl")));
+        }
+        hook
+    }
+
+    /// A JSONL file of the project, one value per line ([] when missing).
+    pub fn log(&self, rel: &str) -> Vec<Value> {
+        std::fs::read_to_string(self.path(rel))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// Rewrites the current task's receipts log through `f` (one value per receipt).
+    pub fn edit_receipts(&self, f: impl FnOnce(&mut Vec<Value>)) {
+        let task = self.hook_json()["task_id"].as_str().unwrap().to_string();
+        let rel = format!(".orchestration/tasks/{task}/receipts.jsonl");
+        let mut receipts = self.log(&rel);
+        f(&mut receipts);
+        let text: String = receipts.iter().map(|r| format!("{r}\n")).collect();
+        std::fs::write(self.path(&rel), text).unwrap();
     }
 
     /// The capture record of `checkpoint` (a checkpoint object of hook.json). Hooks take
