@@ -35,47 +35,42 @@ pub fn read_tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Res
         return Ok(TailLines::default());
     }
     let floor = len.saturating_sub(max_bytes);
-    let mut chunks: Vec<Vec<u8>> = Vec::new();
-    let mut newlines = 0usize;
+    // Read backwards into one buffer, doubling the window from a guess of a line's size
+    // until it holds `max_lines` newlines (plus the one before them) or hits a limit.
+    let mut bytes: Vec<u8> = Vec::new();
     let mut end = len;
-    let chunk = 16 * 1024u64;
-    while end > floor && newlines <= max_lines {
-        let start = end.saturating_sub(chunk).max(floor);
+    let mut want = (max_lines as u64 + 1) * 512;
+    while end > floor && memchr::memchr_iter(b'\n', &bytes).count() <= max_lines {
+        let start = len.saturating_sub(want).max(floor);
         let mut buf = vec![0u8; (end - start) as usize];
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut buf)?;
-        newlines += buf.iter().filter(|&&b| b == b'\n').count();
-        chunks.push(buf);
+        buf.extend_from_slice(&bytes);
+        bytes = buf;
         end = start;
-    }
-    let mut bytes = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
-    for c in chunks.into_iter().rev() {
-        bytes.extend_from_slice(&c);
+        want = want.saturating_mul(4);
     }
     let torn = bytes.last() != Some(&b'\n');
-    // Drop the torn tail, and the partial first line unless we reached the file start.
-    let body = match bytes.iter().rposition(|&b| b == b'\n') {
+    // Drop the torn tail; then keep the last `max_lines` lines, and of a window that did
+    // not reach the file's start, never its partial first line. Only those lines are
+    // decoded: a log read for its newest ten entries pays for ten, not for the chunk.
+    let body = match memchr::memrchr(b'\n', &bytes) {
         Some(i) => &bytes[..=i],
         None => &bytes[..0],
     };
-    let body = if end > 0 {
-        match body.iter().position(|&b| b == b'\n') {
-            Some(i) => &body[i + 1..],
-            None => &body[..0],
-        }
-    } else {
-        body
+    let start = match memchr::memrchr_iter(b'\n', body).nth(max_lines) {
+        Some(i) => i + 1,
+        None if end == 0 => 0,
+        None => memchr::memchr(b'\n', body).map_or(body.len(), |i| i + 1),
     };
+    let body = &body[start..];
     // Valid UTF-8 (the usual case) is checked by the fast validator; only a file with bad
     // bytes pays for the lossy conversion.
     let text = match std::str::from_utf8(body) {
         Ok(t) => std::borrow::Cow::Borrowed(t),
         Err(_) => String::from_utf8_lossy(body),
     };
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    if lines.len() > max_lines {
-        lines.drain(..lines.len() - max_lines);
-    }
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
     Ok(TailLines { lines, torn })
 }
 
@@ -112,10 +107,7 @@ pub fn find_from_end<T>(
         file.read_exact(&mut buf)?;
         buf.extend_from_slice(&pending);
         let mut line_end = buf.len();
-        for i in (0..buf.len()).rev() {
-            if buf[i] != b'\n' {
-                continue;
-            }
+        for i in memchr::memrchr_iter(b'\n', &buf) {
             if !torn_dropped {
                 torn_dropped = true;
             } else if let Ok(line) = std::str::from_utf8(&buf[i + 1..line_end]) {
