@@ -113,7 +113,7 @@ fn prune(project: &Project, task_id: &str, keep: usize) -> io::Result<()> {
 /// Writes a capture record (also used to keep schema 1's inline snapshots).
 pub fn save(project: &Project, task_id: &str, capture: &Capture) -> io::Result<()> {
     let path = path(project, task_id, &capture.checkpoint_id);
-    let json = serde_json::to_vec_pretty(capture).map_err(io::Error::other)?;
+    let json = crate::redact::Clean::json_pretty(capture);
     store::refuse_symlink(&project.state_dir().join(crate::task::store::TASKS_DIR))?;
     store::write_replaceable(&path, &json)
 }

@@ -2,11 +2,12 @@
 //! line to the log, one on stderr, and exits 0.
 //!
 //! That is safe at any instant (rule 2: replaced files are old-or-new, appends at most
-//! torn), except for a hook that is queued for the hook.json lock or holding it: ending it
-//! loses its event (with 32 hooks racing, the concurrency test saw the last in the queue
-//! pass the 2 s deadline and its step or file vanish). So state writes mark themselves
-//! ([`enter`]) and the deadline grants them a bounded grace ([`GRACE`]); optional work
-//! (post-hooks, file snapshots) is still skipped near the deadline (`Ctx::short_of_time`).
+//! torn), except for a hook in the middle of a state write: ending it would lose its
+//! event. So a lock is never waited for past the deadline ([`lock_wait`]: a hook that
+//! cannot get the task's lock in time keeps its event in the pending journal instead),
+//! state writes mark themselves ([`enter`]), and the deadline grants a write under way a
+//! bounded grace ([`GRACE`]); optional work (post-hooks, file snapshots) is skipped near
+//! the deadline (`Ctx::short_of_time`).
 //!
 //! The deadline is a timer signal (SIGALRM), not a watchdog thread: a thread started on
 //! every event cost more than most events' own work. The handler does only what is safe in
@@ -20,9 +21,12 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// How long past the deadline a hook may still finish a state write: the lock timeout
-/// plus a second to write.
-pub const GRACE: Duration = Duration::from_secs(crate::store::LOCK_TIMEOUT.as_secs() + 1);
+/// How long past the deadline a hook may still finish a state write it began: a lock is
+/// never waited for past the deadline ([`lock_wait`]), so this is the time to write.
+pub const GRACE: Duration = Duration::from_secs(1);
+/// What a hook keeps of its deadline when it waits for a lock: enough to keep its event
+/// for later (`handlers::pending`) and exit.
+const RESERVE: Duration = Duration::from_millis(250);
 /// How often a state write that holds up the exit is checked again.
 const RECHECK: Duration = Duration::from_millis(2);
 
@@ -47,6 +51,21 @@ impl Drop for Critical {
 /// True while any state write is waiting for its lock or writing.
 pub fn in_progress() -> bool {
     IN_PROGRESS.load(Ordering::SeqCst) > 0
+}
+
+/// How long a lock may be waited for: `default`, and in a hook (the deadline armed) never
+/// past the deadline less [`RESERVE`]. A hook that cannot get the task's lock in that time
+/// keeps its event for the next one instead of stalling the tool call: a stuck process
+/// holding the lock costs each tool call at most the deadline, and loses nothing.
+pub fn lock_wait(default: Duration) -> Duration {
+    match ARMED.get() {
+        Some(a) => a
+            .deadline
+            .saturating_sub(a.started.elapsed())
+            .saturating_sub(RESERVE)
+            .min(default),
+        None => default,
+    }
 }
 
 /// What the signal handler needs, prepared when the timer is armed.

@@ -3,9 +3,11 @@
 //! A hook must never fail the tool call, so problems are written here (and summarized in
 //! one line on stderr by the caller) instead of being returned to Claude Code.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::Write;
 use std::path::Path;
+
+use crate::redact::Clean;
 
 /// When the log passes this size it is moved to `waymark.log.1` (replacing the older one).
 pub const MAX_LOG_BYTES: u64 = 512 * 1024;
@@ -42,8 +44,9 @@ pub fn line(
     format!("{at} {} [{context}] {one_line}\n", level.as_str())
 }
 
-/// Appends one line to `<state_dir>/waymark.log`. Never fails: a log that cannot be written
-/// is given up on (the caller still prints its stderr line).
+/// Appends one line to `<state_dir>/waymark.log`, redacted (an error can quote the input
+/// that caused it). Never fails: a log that cannot be written is given up on (the caller
+/// still prints its stderr line).
 pub fn write(state_dir: &Path, level: Level, context: &str, message: &str) {
     let path = state_dir.join(LOG_FILE);
     let _ = (|| -> std::io::Result<()> {
@@ -56,12 +59,22 @@ pub fn write(state_dir: &Path, level: Level, context: &str, message: &str) {
             fs::rename(&path, state_dir.join("waymark.log.1"))?;
         }
         let line = line(level, context, message, chrono::Utc::now());
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)?
-            .write_all(line.as_bytes())
+        crate::store::append_text(&path, &Clean::text(&line))
     })();
+}
+
+/// One line on stderr, `waymark: <message>`, redacted: what a hook tells the user.
+pub fn say(message: &str) {
+    let line = Clean::text(&format!("waymark: {message}\n"));
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
+/// An error logged in full and told in one stderr line that points to the log.
+pub fn report(state_dir: &Path, context: &str, message: &str) {
+    write(state_dir, Level::Error, context, message);
+    say(&format!(
+        "{context}: {message} (details in .orchestration/waymark.log)"
+    ));
 }
 
 #[cfg(test)]

@@ -102,9 +102,35 @@ impl Project {
         }
     }
 
-    /// Refuses to work in a project whose waymark files would be written outside the root:
-    /// `.orchestration` (or the lessons file) being a symlink that leads out (rule 3).
-    pub fn check_state_paths(&self, agent_md: &str) -> Result<(), String> {
+    /// Refuses a root waymark must not write into: one that does not exist (a root is
+    /// never created: a mistyped `CLAUDE_PROJECT_DIR` must not grow a tree), the file
+    /// system's root, and the home directory itself (a session started in `~` is not a
+    /// project); and a project whose files would land outside the root, `.orchestration`
+    /// (or the lessons file) being a symlink that leads out (rule 3).
+    pub fn check(&self, agent_md: &str) -> Result<(), String> {
+        let root = self.root.display();
+        if !self.root.is_dir() {
+            return Err(format!(
+                "the project root {root} is not a directory: waymark does not create it"
+            ));
+        }
+        let real = self
+            .root
+            .canonicalize()
+            .unwrap_or_else(|_| self.root.clone());
+        if real.parent().is_none() {
+            return Err(format!(
+                "the project root {root} is the file system's root: not a project"
+            ));
+        }
+        let home = env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .and_then(|h| PathBuf::from(h).canonicalize().ok());
+        if home.as_deref() == Some(real.as_path()) {
+            return Err(format!(
+                "the project root {root} is the home directory, not a project: start Claude Code in a project (or set CLAUDE_PROJECT_DIR)"
+            ));
+        }
         for rel in [STATE_DIR, agent_md] {
             if let Located::Outside(target) = self.locate(rel, None) {
                 return Err(format!(
@@ -163,17 +189,21 @@ pub fn temp_project() -> (tempfile::TempDir, Project) {
 }
 
 /// Lexical normalization: removes `.`, resolves `..` against the path so far, never
-/// rising above the filesystem root. Does not touch the filesystem.
+/// rising above the filesystem root (`/../etc/passwd` is `/etc/passwd`, as the kernel
+/// reads it). A relative path keeps the `..` it cannot resolve. Does not touch the
+/// filesystem.
 pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for comp in path.components() {
         match comp {
             Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
+            Component::ParentDir => match out.components().next_back() {
+                Some(Component::Normal(_)) => {
+                    out.pop();
                 }
-            }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => out.push(".."),
+            },
             other => out.push(other.as_os_str()),
         }
     }
@@ -194,6 +224,36 @@ mod tests {
 
     fn project(root: &Path) -> Project {
         Project::at(root.to_path_buf())
+    }
+
+    #[test]
+    fn a_missing_root_the_file_system_root_and_home_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("no/such/project");
+        let err = project(&missing).check("AGENT.md").unwrap_err();
+        assert!(err.contains("does not create it"), "{err}");
+        assert!(!missing.exists());
+        let err = project(Path::new("/")).check("AGENT.md").unwrap_err();
+        assert!(err.contains("file system's root"), "{err}");
+        if let Some(home) = env::var_os("HOME").filter(|h| Path::new(h).is_dir()) {
+            let err = project(Path::new(&home)).check("AGENT.md").unwrap_err();
+            assert!(err.contains("home directory"), "{err}");
+        }
+        assert!(project(dir.path()).check("AGENT.md").is_ok());
+    }
+
+    #[test]
+    fn normalizing_never_rises_above_the_root_nor_loses_a_leading_parent() {
+        for (raw, want) in [
+            ("/../etc/passwd", "/etc/passwd"),
+            ("/a/../../etc", "/etc"),
+            ("/a/./b/../c", "/a/c"),
+            ("../../x", "../../x"),
+            ("a/../../x", "../x"),
+            ("a/..", ""),
+        ] {
+            assert_eq!(normalize(Path::new(raw)), PathBuf::from(want), "{raw}");
+        }
     }
 
     #[test]
@@ -237,13 +297,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         let p = project(dir.path());
-        assert!(p.check_state_paths("AGENT.md").is_ok());
+        assert!(p.check("AGENT.md").is_ok());
         std::os::unix::fs::symlink(outside.path(), dir.path().join(STATE_DIR)).unwrap();
-        assert!(
-            p.check_state_paths("AGENT.md")
-                .unwrap_err()
-                .contains("leads outside")
-        );
+        assert!(p.check("AGENT.md").unwrap_err().contains("leads outside"));
     }
 
     #[test]

@@ -2,24 +2,45 @@
 
 use chrono::{DateTime, Utc};
 
-/// Cuts `s` to at most `max` characters (not bytes), marking the cut with `…`.
+/// How far past a cut the redactor looks, so that a secret straddling the cut is seen
+/// whole (a PEM key block, the longest, is ~3 KB) while a 50 MB output is not scanned.
+const CUT_MARGIN: usize = 8 * 1024;
+
+/// Byte offset where the first `n` characters of `s` end.
+fn end_of_first(s: &str, n: usize) -> usize {
+    s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
+}
+
+/// Byte offset where the last `n` characters of `s` start.
+fn start_of_last(s: &str, n: usize) -> usize {
+    match n {
+        0 => s.len(),
+        _ => s.char_indices().rev().nth(n - 1).map_or(0, |(i, _)| i),
+    }
+}
+
+/// Cuts `s` to at most `max` characters (not bytes), marking the cut with `…`. What is
+/// cut is redacted first (with a margin past the cut): a cut through a secret would leave
+/// a piece no rule recognizes for the store's redaction to catch.
 pub fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
+    if end_of_first(s, max) == s.len() {
         return s.to_string();
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    let window = crate::redact::redact(&s[..end_of_first(s, max + CUT_MARGIN)]);
+    let mut out = window[..end_of_first(&window, max.saturating_sub(1))].to_string();
     out.push('…');
     out
 }
 
-/// The last `max` characters of `s` (output tails keep the end, where errors are).
+/// The last `max` characters of `s` (output tails keep the end, where errors are),
+/// marked `…` where cut; redacted before the cut, like [`truncate`].
 pub fn tail(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    if n <= max {
+    if start_of_last(s, max) == 0 && end_of_first(s, max) == s.len() {
         return s.to_string();
     }
+    let window = crate::redact::redact(&s[start_of_last(s, max + CUT_MARGIN)..]);
     let mut out = String::from("…");
-    out.extend(s.chars().skip(n - max + 1));
+    out.push_str(&window[start_of_last(&window, max.saturating_sub(1))..]);
     out
 }
 
@@ -155,6 +176,20 @@ mod tests {
         assert_eq!(truncate("héllo!", 5), "héll…");
         assert_eq!(tail("abcdef", 4), "…def");
         assert_eq!(truncate(&"é".repeat(600), 500).chars().count(), 500);
+        assert_eq!(tail("abcd", 4), "abcd");
+        assert_eq!(tail("", 4), "");
+        assert_eq!(truncate("abcd", 0), "abcd"[..0].to_string() + "…");
+    }
+
+    #[test]
+    fn a_cut_through_a_secret_leaves_no_piece_of_it() {
+        let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let text = format!("{}{token} and more", "x".repeat(90));
+        let cut = truncate(&text, 100);
+        assert!(!cut.contains("ghp_abcde"), "{cut}");
+        let text = format!("GITHUB_TOKEN={token}{}", "y".repeat(5000));
+        let cut = tail(&text, 5000 + 20);
+        assert!(!cut.contains("klmnopqrstuvwxyz0123456789"), "{cut}");
     }
 
     #[test]

@@ -166,3 +166,45 @@ fn unknown_subcommand_is_a_usage_error() {
     let p = Project::new();
     p.waymark().arg("frobnicate").assert().code(2);
 }
+
+#[test]
+fn every_command_ends_quietly_when_its_reader_is_gone() {
+    // `waymark status | head -1`: the reader closes the pipe; the command must not panic
+    // or print an error, whatever it was in the middle of writing.
+    let p = Project::new();
+    p.replay_lines(&p.session_lines());
+    for args in [
+        &["status"][..],
+        &["checkpoints"],
+        &["receipts"],
+        &["recover"],
+        &["intent", "list"],
+        &["config", "show"],
+        &["doctor"],
+        &["--help"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_waymark"))
+            .args(args)
+            .current_dir(p.root())
+            .env("CLAUDE_PROJECT_DIR", p.root())
+            .env("XDG_CONFIG_HOME", p.config.path())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe") && !err.contains("os error"),
+            "{args:?}: {err}"
+        );
+        // Ended by SIGPIPE, as `ls | head` is, or on its own with its usual status.
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            out.status.signal() == Some(libc::SIGPIPE) || out.status.code().is_some(),
+            "{args:?}: {:?}",
+            out.status
+        );
+    }
+}

@@ -123,7 +123,7 @@ fn a_passing_validation_streams_output_signs_a_receipt_and_checkpoints() {
     assert_eq!(r["stdout_hash"], sha256(b"ok\n"));
     assert_eq!(r["stderr_hash"], sha256(b"careful\n"));
     assert_eq!(r["signature"].as_str().unwrap().len(), 128);
-    assert_eq!(r["sig_version"], 2);
+    assert_eq!(r["sig_version"], 3);
     assert!(r.get("observed").is_none());
     assert!(r["started_at"].as_str().unwrap() <= r["completed_at"].as_str().unwrap());
     // The checkpoint names the receipt; the task went through step_validating and back.
@@ -304,6 +304,102 @@ fn an_edited_receipt_fails_verification() {
         assert_eq!(v["summary"]["invalid"], 1);
         assert_eq!(v["key"]["status"], "ok");
     }
+}
+
+#[test]
+fn deleted_reordered_and_replayed_receipts_break_the_chain() {
+    let env = Env::new();
+    for (cmd, code) in [("exit 1", 1), ("exit 0", 0), ("exit 0", 0)] {
+        env.waymark()
+            .args(["validate", "--", "sh", "-c", cmd])
+            .assert()
+            .code(code);
+    }
+    env.waymark()
+        .args(["receipts", "--verify"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "chain: intact (3 chained receipts",
+        ));
+    let hook = env.hook();
+    assert_eq!(hook["receipt_head"]["count"], 3);
+    let log = env.log_path(&hook, "receipts");
+    let original = fs::read(&log).unwrap();
+    let verify_fails = |needle: &str| {
+        let out = env
+            .waymark()
+            .args(["receipts", "--verify"])
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout
+            .clone();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains(needle), "{needle}: {out}");
+        // Every receipt left is still validly signed: only the chain tells.
+        assert!(!out.contains("INVALID:"), "{out}");
+    };
+
+    // The failing receipt deleted: the next one follows a receipt no longer there.
+    env.edit_receipts(|r| {
+        r.remove(0);
+    });
+    verify_fails("chain: BROKEN at");
+    verify_fails("missing before it");
+    fs::write(&log, &original).unwrap();
+
+    // The last one deleted: hook.json's signed head counts one more.
+    env.edit_receipts(|r| {
+        r.pop();
+    });
+    verify_fails(
+        "missing at the end: hook.json's signed head counts 3 chained receipts, the log ends after 2",
+    );
+    fs::write(&log, &original).unwrap();
+
+    // Two swapped.
+    env.edit_receipts(|r| r.swap(1, 2));
+    verify_fails("reordered");
+    fs::write(&log, &original).unwrap();
+
+    // A passing receipt of another task, signed with the same key, copied in.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let other = Env::new();
+    let copy_key = |from: &Env, to: &Env| {
+        fs::create_dir_all(to.key().parent().unwrap()).unwrap();
+        fs::set_permissions(
+            to.key().parent().unwrap(),
+            fs::Permissions::from_mode(0o700),
+        )
+        .unwrap();
+        fs::copy(from.key(), to.key()).unwrap();
+    };
+    copy_key(&env, &other);
+    other
+        .waymark()
+        .args(["validate", "--", "true"])
+        .assert()
+        .success();
+    let stolen = other.hook()["receipts"][0].clone();
+    assert_ne!(stolen["task_id"], hook["task_id"]);
+    env.edit_receipts(|r| r.push(stolen));
+    let out = env
+        .waymark()
+        .args(["receipts", "--json", "--verify"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["chain"]["status"], "broken");
+    assert_eq!(
+        v["receipts"][3]["status"], "valid",
+        "the signature itself holds"
+    );
+    let why = v["receipts"][3]["chain"].as_str().unwrap();
+    assert!(why.contains("replayed: it was made in task"), "{why}");
 }
 
 #[test]

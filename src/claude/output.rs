@@ -9,6 +9,9 @@ pub struct Output {
     pub context: Vec<String>,
     /// A PreToolUse deny, with its reason.
     pub deny: Option<String>,
+    /// The event could not be applied before the deadline (another process held the
+    /// task's lock) and must be kept for the next event (`handlers::pending`).
+    pub deferred: bool,
 }
 
 impl Output {

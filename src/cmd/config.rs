@@ -87,7 +87,7 @@ pub fn run(root: Option<PathBuf>, cmd: ConfigCmd) -> ExitCode {
             set_path(&mut map, &key, parsed.clone());
             let text =
                 serde_json::to_string_pretty(&Value::Object(map)).expect("serializable") + "\n";
-            if let Err(e) = store::write_atomic(&path, text.as_bytes()) {
+            if let Err(e) = store::write_verbatim(&path, text.as_bytes()) {
                 return super::fail(
                     super::CHECK_FAILED,
                     format!("cannot write {}: {e}", path.display()),

@@ -15,6 +15,7 @@ use crate::claude::event::{self, Event};
 use crate::context::Ctx;
 use crate::log::{self, Level};
 use crate::project::Project;
+use crate::redact::Clean;
 
 /// Inputs larger than this are not processed (a 50 MB Write is still fine).
 pub const MAX_INPUT: u64 = 64 * 1024 * 1024;
@@ -54,16 +55,15 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    drop(bytes);
     let project = match root {
         Some(r) => Project::at(r),
         None => Project::resolve(parsed.event.common.cwd.as_deref().map(Path::new)),
     };
     let mut ctx = Ctx::new(project);
     ctx.capture = crate::capture::Mode::Detached;
-    if let Err(e) = ctx.project.check_state_paths(&ctx.config.agent_md) {
+    if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
         // Not even the log may be written: say it on stderr only.
-        eprintln!("waymark: {}: {e}", parsed.event.name());
+        log::say(&format!("{}: {e}", parsed.event.name()));
         return ExitCode::SUCCESS;
     }
     ctx.deadline = Some(Instant::now() + ctx.config.hook_deadline);
@@ -78,19 +78,41 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
         parsed.event.name(),
         ctx.config.hook_deadline,
     );
-    if let Some(json) = run_event(&ctx, &parsed.event) {
+    crate::handlers::pending::apply(&mut ctx);
+    let ran = run_event(&ctx, &parsed.event);
+    if ran.deferred {
+        let input: Value = serde_json::from_str(&text).unwrap_or_default();
+        if let Err(e) = crate::handlers::pending::keep(&ctx, parsed.event.name(), &input) {
+            report(
+                &ctx.project,
+                parsed.event.name(),
+                &format!("the event could not be kept for later: {e}"),
+            );
+        }
+    }
+    if let Some(json) = ran.json {
         let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{json}");
+        let _ = stdout.write_all(Clean::json(&json).with_newline().as_bytes());
         let _ = stdout.flush();
     }
     ExitCode::SUCCESS
 }
 
-/// Dispatches one event with panics caught; returns the JSON to print, if any.
-/// Shared by `waymark hook` and `waymark replay`.
-pub fn run_event(ctx: &Ctx, event: &Event) -> Option<Value> {
+/// What handling one event gave.
+pub struct Ran {
+    /// The JSON to print, if any.
+    pub json: Option<Value>,
+    /// The event could not be applied in time and is to be kept for the next one.
+    pub deferred: bool,
+}
+
+/// Dispatches one event with panics caught. Shared by `waymark hook` and `waymark replay`.
+pub fn run_event(ctx: &Ctx, event: &Event) -> Ran {
     match panic::catch_unwind(AssertUnwindSafe(|| crate::handlers::dispatch(ctx, event))) {
-        Ok(out) => out.to_json(event.name()),
+        Ok(out) => Ran {
+            json: out.to_json(event.name()),
+            deferred: out.deferred,
+        },
         Err(payload) => {
             let msg = crate::text::panic_message(payload.as_ref());
             report(
@@ -98,13 +120,19 @@ pub fn run_event(ctx: &Ctx, event: &Event) -> Option<Value> {
                 event.name(),
                 &format!("internal error (panic): {msg}"),
             );
-            None
+            Ran {
+                json: None,
+                deferred: false,
+            }
         }
     }
 }
 
-/// Logs an error and prints the one stderr line.
+/// Logs an error and prints the one stderr line; only the line when the project is one
+/// waymark must not write into (the log would create it).
 fn report(project: &Project, context: &str, message: &str) {
-    log::write(&project.state_dir(), Level::Error, context, message);
-    eprintln!("waymark: {context}: {message} (details in .orchestration/waymark.log)");
+    match project.check(&crate::config::Config::default().agent_md) {
+        Ok(()) => log::report(&project.state_dir(), context, message),
+        Err(why) => log::say(&format!("{context}: {message} ({why})")),
+    }
 }

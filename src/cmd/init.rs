@@ -43,7 +43,7 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
     if changed {
         let text =
             serde_json::to_string_pretty(&Value::Object(settings)).expect("serializable") + "\n";
-        if let Err(e) = store::write_atomic(&path, text.as_bytes()) {
+        if let Err(e) = store::write_verbatim(&path, text.as_bytes()) {
             return super::fail(
                 super::CHECK_FAILED,
                 format!("cannot write {}: {e}", path.display()),

@@ -112,7 +112,7 @@ pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
                 );
             };
             let target = ctx.project.state_file(intent::CHOSEN_FILE);
-            if let Err(e) = crate::store::write_atomic(&target, format!("{id}\n").as_bytes()) {
+            if let Err(e) = crate::store::write_verbatim(&target, format!("{id}\n").as_bytes()) {
                 return super::fail(
                     super::USAGE,
                     format!("cannot write {}: {e}", target.display()),

@@ -56,7 +56,7 @@ pub fn ctx(root: Option<PathBuf>) -> Ctx {
     for e in &ctx.config_errors {
         eprintln!("waymark: config: {e}");
     }
-    if let Err(e) = ctx.project.check_state_paths(&ctx.config.agent_md) {
+    if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
         eprintln!("waymark: {e}");
         std::process::exit(CHECK_FAILED.into());
     }

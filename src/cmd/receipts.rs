@@ -1,18 +1,22 @@
 //! `waymark receipts [--verify] [--json]`: the current task's receipts with their signature
-//! status (valid / INVALID / unsigned / no key). Signatures are always checked; `--verify`
-//! makes the exit code say whether every one is valid.
+//! status (valid / INVALID / unsigned / no key) and the state of their chain (replayed,
+//! reordered or missing receipts). Both are always checked; `--verify` makes the exit code
+//! say whether every receipt is valid and the chain whole.
 //!
 //! `--json` prints one object (stable; docs/receipts.md):
 //! `{ task_id, key: {path, status, message}, summary: {total, valid, invalid, unsigned,
-//! no_key}, receipts: [ {<every receipt field, observed always present>, status, detail} ] }`
-//! where `key.status` is `ok`, `missing`, `refused` (readable by others), or `error`, and a
-//! receipt's `status` is `valid`, `invalid`, `unsigned` or `no_key`.
+//! no_key}, chain: {status, unchained, problems: [{receipt_id, problem}]}, receipts: [
+//! {<every receipt field, observed always present>, status, detail, chain} ] }` where
+//! `key.status` is `ok`, `missing`, `refused` (readable by others), or `error`, a receipt's
+//! `status` is `valid`, `invalid`, `unsigned` or `no_key`, and `chain.status` is `intact`,
+//! `broken` or `none` (no chained receipts).
 
 use crate::cmd::ExitCode;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use crate::receipt::chain::{self, CHAINED_SINCE, ChainProblem};
 use crate::receipt::{FileKeyManager, KeyError, KeyManager, ReceiptSigner, Verdict, verify_all};
 use crate::text::{one_line, truncate};
 
@@ -59,6 +63,27 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
     let signer: Option<&dyn ReceiptSigner> = loaded.as_ref().ok().map(|s| s.as_ref());
     let verdicts = verify_all(signer, &receipts);
     let count = |word: &str| verdicts.iter().filter(|v| v.as_str() == word).count();
+    let problems = match &hook {
+        Some(h) => chain::check(&h.task_id, &receipts, h.receipt_head.as_ref(), signer),
+        None => Vec::new(),
+    };
+    let unchained = receipts
+        .iter()
+        .filter(|r| r.sig_version < CHAINED_SINCE)
+        .count();
+    let chain_status = match (problems.is_empty(), unchained == receipts.len()) {
+        (false, _) => "broken",
+        (true, true) => "none",
+        (true, false) => "intact",
+    };
+    let about = |i: usize| -> Option<String> {
+        let texts: Vec<String> = problems
+            .iter()
+            .filter(|p| p.index() == Some(i))
+            .map(ChainProblem::to_string)
+            .collect();
+        (!texts.is_empty()).then(|| texts.join("; "))
+    };
 
     if let Some(msg) = &key_message {
         if receipts.iter().any(|r| r.is_signed()) {
@@ -70,13 +95,22 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
         let entries: Vec<Value> = receipts
             .iter()
             .zip(&verdicts)
-            .map(|(r, v)| {
+            .enumerate()
+            .map(|(i, (r, v))| {
                 let mut e = serde_json::to_value(r).expect("receipt serializes");
                 let o = e.as_object_mut().expect("an object");
                 o.insert("observed".into(), Value::Bool(r.observed));
                 o.insert("status".into(), Value::from(v.as_str()));
                 o.insert("detail".into(), detail(v).map_or(Value::Null, Value::from));
+                o.insert("chain".into(), about(i).map_or(Value::Null, Value::from));
                 e
+            })
+            .collect();
+        let chain_problems: Vec<Value> = problems
+            .iter()
+            .map(|p| {
+                let id = p.index().map(|i| receipts[i].receipt_id.clone());
+                json!({"receipt_id": id, "problem": p.to_string()})
             })
             .collect();
         super::print_json(&json!({
@@ -89,6 +123,7 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
                 "unsigned": count("unsigned"),
                 "no_key": count("no_key"),
             },
+            "chain": {"status": chain_status, "unchained": unchained, "problems": chain_problems},
             "receipts": entries,
         }));
     } else if receipts.is_empty() {
@@ -103,15 +138,37 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
             count("unsigned"),
             count("no_key")
         );
+        print_chain(&receipts, &problems, unchained);
     }
 
-    if args.verify && !verdicts.iter().all(Verdict::is_valid) {
+    if args.verify && (!verdicts.iter().all(Verdict::is_valid) || !problems.is_empty()) {
         if !args.json {
             eprintln!("waymark: receipts: verification FAILED");
         }
         return ExitCode::from(super::CHECK_FAILED);
     }
     ExitCode::SUCCESS
+}
+
+/// The chain's verdict under the table: intact, or each problem with its receipt.
+fn print_chain(
+    receipts: &[crate::receipt::ValidationReceipt],
+    problems: &[ChainProblem],
+    unchained: usize,
+) {
+    let chained = receipts.len() - unchained;
+    if problems.is_empty() && chained > 0 {
+        println!("chain: intact ({chained} chained receipts, signed head matches)");
+    }
+    for p in problems {
+        match p.index() {
+            Some(i) => println!("chain: BROKEN at {}: {p}", receipts[i].receipt_id),
+            None => println!("chain: BROKEN: {p}"),
+        }
+    }
+    if unchained > 0 {
+        println!("{unchained} receipts predate the chain (signature version 1 or 2): not chained");
+    }
 }
 
 fn detail(v: &Verdict) -> Option<String> {

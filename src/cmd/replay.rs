@@ -60,7 +60,7 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
             project.recorded_root = Some(rec.to_path_buf());
         }
         let ctx = Ctx::new(project);
-        if let Err(e) = ctx.project.check_state_paths(&ctx.config.agent_md) {
+        if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
             return super::fail(super::CHECK_FAILED, e);
         }
         let out = super::hook::run_event(&ctx, &ev);
@@ -72,7 +72,7 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
             | event::EventKind::PermissionDenied(c, _) => format!(" {}", c.name),
             _ => String::new(),
         };
-        match out {
+        match out.json {
             Some(json) => println!("{n:>4} {}{tool}: {json}", ev.name()),
             None => println!("{n:>4} {}{tool}", ev.name()),
         }

@@ -119,8 +119,9 @@ fn finish(
         stderr_hash: ran.stderr_hash.clone(),
         observed: false,
     };
-    let (receipt, key_error) = validation::receipt(&ctx.config, hook, step, run);
-    effects.extend(validation::record(hook, receipt.clone(), ctx.now));
+    let (sealed, key_error) = validation::receipt(&ctx.config, hook, step, run);
+    let receipt = sealed.receipt.clone();
+    effects.extend(validation::record(hook, sealed, ctx.now));
     Finished {
         receipt,
         key_error: key_error.map(|e| e.to_string()),
@@ -150,7 +151,7 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
     }
     if ran.exit_code != 0 {
         let text = String::from_utf8_lossy(&ran.tail);
-        let tail = crate::text::tail(&crate::redact::redact(text.trim()), LESSON_TAIL);
+        let tail = crate::text::tail(text.trim(), LESSON_TAIL);
         let intent = done.intent_id.as_deref();
         let lesson = crate::governance::lessons::verification_failure(
             ctx,

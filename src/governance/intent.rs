@@ -192,7 +192,7 @@ pub fn set_status(
     if !same_elsewhere || after.get(id).map(|i| i.status.as_str()) != Some(to) {
         return Err(StatusError::Unsafe(id.into()));
     }
-    crate::store::write_atomic(&path, new_text.as_bytes())
+    crate::store::write_verbatim(&path, new_text.as_bytes())
         .map_err(|source| StatusError::Write { path, source })?;
     Ok(Some(current))
 }

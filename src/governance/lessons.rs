@@ -13,7 +13,6 @@ use crate::claude::output::Output;
 use crate::claude::tool::{ToolCall, ToolInput};
 use crate::context::Ctx;
 use crate::project::Located;
-use crate::redact::redact;
 use crate::text::{one_line, truncate};
 use crate::trace;
 use crate::trace::tool_call::Outcome;
@@ -45,7 +44,7 @@ pub fn verification_failure(
     output_tail: &str,
     intent_id: Option<&str>,
 ) -> anyhow::Result<()> {
-    let cmd = truncate(&one_line(&redact(command)), 200);
+    let cmd = truncate(&one_line(command), 200);
     let lesson = Lesson {
         title: format!("Verification failed: {}", truncate(&cmd, 80)),
         issue: format!("`{cmd}` exited with code {exit_code}."),
@@ -54,7 +53,7 @@ pub fn verification_failure(
         ),
         intent: intent_id.map(str::to_string),
         category: Category::VerificationFailure,
-        detail: Some(redact(output_tail)),
+        detail: Some(output_tail.to_string()),
     };
     record(ctx, &lesson)
 }
@@ -68,7 +67,7 @@ pub fn permission_denied(
     reason: &str,
 ) -> anyhow::Result<()> {
     let target = target(ctx, event, call);
-    let reason = redact(&one_line(reason));
+    let reason = one_line(reason);
     let lesson = Lesson {
         title: format!("Permission denied: {} {}", call.name, truncate(&target, 60)),
         issue: format!(
@@ -130,7 +129,7 @@ fn denial(
         return None;
     }
     let target = target(ctx, event, call);
-    let error = truncate(&one_line(&redact(&f.error)), 300);
+    let error = truncate(&one_line(&f.error), 300);
     Some(Lesson {
         title: format!("Tool call denied: {} {}", call.name, truncate(&target, 60)),
         issue: format!("{} on {} failed with a denial: {error}", call.name, truncate(&target, 200)),
@@ -238,13 +237,13 @@ pub fn target(ctx: &Ctx, event: &Event, call: &ToolCall) -> String {
             .to_string();
     }
     if let Some(c) = call.command() {
-        return one_line(&redact(c));
+        return one_line(c);
     }
     match &call.input {
         ToolInput::Other(v) => ["file_path", "path", "url", "pattern"]
             .iter()
             .find_map(|k| v.get(*k).and_then(|x| x.as_str()))
-            .map(|s| one_line(&redact(s)))
+            .map(one_line)
             .unwrap_or_default(),
         _ => String::new(),
     }

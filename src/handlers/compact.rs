@@ -3,7 +3,6 @@
 
 use crate::claude::event::{Event, PostCompact, PreCompact};
 use crate::context::Ctx;
-use crate::redact::redact;
 use crate::task::{CheckpointTrigger, Effect, Need, current};
 use crate::text::truncate;
 
@@ -29,7 +28,7 @@ pub fn pre(ctx: &Ctx, _event: &Event, e: &PreCompact) -> anyhow::Result<()> {
 pub fn post(ctx: &Ctx, _event: &Event, e: &PostCompact) -> anyhow::Result<()> {
     current::change(ctx, Need::Existing, |hook, _| {
         if !e.compact_summary.trim().is_empty() {
-            hook.compact_summary = Some(truncate(&redact(&e.compact_summary), MAX_SUMMARY));
+            hook.compact_summary = Some(truncate(&e.compact_summary, MAX_SUMMARY));
         }
     })?;
     Ok(())

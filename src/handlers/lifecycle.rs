@@ -3,7 +3,6 @@
 use crate::claude::event::{Event, SessionEnd, Stop};
 use crate::config::Switch;
 use crate::context::Ctx;
-use crate::redact::redact;
 use crate::task::{
     CheckpointTrigger, Effect, HookState, MAX_LAST_OUTPUT, Need, SessionStatus, current,
 };
@@ -16,7 +15,7 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
     let changed = current::change(ctx, Need::Existing, |hook, effects| {
         if main {
             if let Some(c) = hook.current_step.as_mut() {
-                c.last_output = truncate(&redact(&e.last_assistant_message), MAX_LAST_OUTPUT);
+                c.last_output = truncate(&e.last_assistant_message, MAX_LAST_OUTPUT);
             }
             effects.extend(super::prompt::context_threshold(ctx, event, hook));
             if hook.all_steps_completed() && hook.state == HookState::StepPending {

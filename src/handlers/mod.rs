@@ -7,6 +7,7 @@
 
 mod compact;
 mod lifecycle;
+pub mod pending;
 mod permission_denied;
 mod post_tool_use;
 mod posthook;
@@ -18,11 +19,11 @@ mod tasks;
 use crate::claude::event::{Event, EventKind};
 use crate::claude::output::Output;
 use crate::context::Ctx;
-use crate::log::Level;
 
 /// Handles one event. Errors are logged here; the output holds whatever was produced.
 pub fn dispatch(ctx: &Ctx, event: &Event) -> Output {
     let mut out = Output::default();
+    crate::task::store::begin_event();
     crate::faults::at("dispatch");
     let result = match &event.kind {
         EventKind::SessionStart(e) => session_start::handle(ctx, event, e, &mut out),
@@ -46,12 +47,25 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Output {
         EventKind::TaskCompleted(e) => tasks::completed(ctx, event, e),
         EventKind::Other(_) => Ok(()),
     };
-    if let Err(e) = result {
-        ctx.log(Level::Error, event.name(), &format!("{e:#}"));
-        eprintln!(
-            "waymark: {}: {e:#} (details in .orchestration/waymark.log)",
-            event.name()
-        );
+    let busy = |e: &anyhow::Error| {
+        e.chain().any(|c| {
+            matches!(
+                c.downcast_ref(),
+                Some(crate::task::store::StoreError::Busy(_))
+            )
+        })
+    };
+    match result {
+        Ok(()) => {}
+        Err(e) if busy(&e) => {
+            out.deferred = true;
+            let why = format!(
+                "{e:#}; the event is kept in {} for the next event",
+                pending::PENDING
+            );
+            ctx.log(crate::log::Level::Warn, event.name(), &why);
+        }
+        Err(e) => crate::log::report(&ctx.project.state_dir(), event.name(), &format!("{e:#}")),
     }
     out
 }

@@ -22,7 +22,6 @@ use crate::governance::{drift, facts::Facts, lessons, progress};
 use crate::log::Level;
 use crate::project::Located;
 use crate::receipt::validation;
-use crate::redact::redact;
 use crate::shell;
 use crate::task::{Need, SessionStatus, checkpoint, current, tools};
 use crate::text::tail;
@@ -31,8 +30,6 @@ use crate::trace::tool_call::{self, Outcome};
 
 /// Output tails copied into the ledger are cut to this many characters.
 const OUTPUT_TAIL: usize = 2000;
-/// How much of the end of an output is redacted before the tail is cut from it.
-const REDACT_WINDOW: usize = 16 * 1024;
 
 pub fn handle(
     ctx: &Ctx,
@@ -97,16 +94,16 @@ pub fn handle(
                 let run = validation::observed(
                     &b.command, exit_code, &b.stdout, &b.stderr, duration, ctx.now,
                 );
-                let (receipt, key_error) = validation::receipt(&ctx.config, hook, None, run);
+                let (sealed, key_error) = validation::receipt(&ctx.config, hook, None, run);
                 if let Some(e) = key_error {
-                    let id = &receipt.receipt_id;
+                    let id = &sealed.receipt.receipt_id;
                     ctx.log(
                         Level::Warn,
                         "receipt",
                         &format!("{id} stored unsigned: {e}"),
                     );
                 }
-                effects.extend(validation::record(hook, receipt, ctx.now));
+                effects.extend(validation::record(hook, sealed, ctx.now));
             }
         }
         if effects.is_empty() {
@@ -250,11 +247,7 @@ impl BashResult {
         } else {
             format!("{}\n{}", self.stdout, self.stderr)
         };
-        // Redact a window, not the whole output (a listing of 10,000 files, a 50 MB log):
-        // wide enough that a secret cut by the window's edge is still recognised (a PEM
-        // key's BEGIN line may fall outside it: redact() masks an END without a BEGIN).
-        let window = tail(text.trim(), REDACT_WINDOW);
-        tail(&redact(&window), OUTPUT_TAIL)
+        tail(text.trim(), OUTPUT_TAIL)
     }
 }
 

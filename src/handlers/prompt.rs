@@ -3,7 +3,6 @@
 
 use crate::claude::event::{Event, UserPromptSubmit};
 use crate::context::Ctx;
-use crate::redact::redact;
 use crate::task::{Effect, Hook, Need, SessionStatus, checkpoint, current};
 use crate::text::{one_line, truncate};
 
@@ -13,7 +12,7 @@ const MAX_PROMPT: usize = 300;
 pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<()> {
     current::change(ctx, Need::Create, |hook, effects| {
         if !e.prompt.trim().is_empty() {
-            hook.last_prompt = Some(truncate(&one_line(&redact(&e.prompt)), MAX_PROMPT));
+            hook.last_prompt = Some(truncate(&one_line(&e.prompt), MAX_PROMPT));
         }
         effects.extend(context_threshold(ctx, event, hook));
         let c = &event.common;

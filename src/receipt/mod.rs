@@ -13,6 +13,7 @@
 //!
 //! docs/receipts.md describes the formats for users.
 
+pub mod chain;
 pub mod keys;
 pub mod master;
 pub mod runner;
@@ -27,12 +28,14 @@ use sha2::{Digest, Sha256};
 
 use crate::config::Config;
 
+pub use chain::{ChainProblem, ReceiptHead};
 pub use keys::{FileKeyManager, KeyManager};
 pub use master::{KeyError, MasterKey};
 pub use signer::{Ed25519Signer, ReceiptSigner, VerifyError};
 
-/// The signed-message format new receipts are signed with (every field, length-prefixed).
-pub const SIG_VERSION: u32 = 2;
+/// The signed-message format new receipts are signed with (every field, length-prefixed,
+/// with the task and the chain link).
+pub const SIG_VERSION: u32 = 3;
 /// Seed 001's six-field pipe format. Receipts without a `sig_version` are of this format.
 pub const LEGACY_SIG_VERSION: u32 = 1;
 
@@ -61,6 +64,18 @@ pub struct ValidationReceipt {
     /// rather than running it itself: the hashes are of what Claude Code reported.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub observed: bool,
+    /// The task the receipt was made in (version 3): a receipt copied into another task's
+    /// log is reported as replayed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub task_id: String,
+    /// The link ([`chain::link`]) of the receipt before it in the task's log, "" for the
+    /// first (version 3).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prev: String,
+    /// True when secrets in the command were masked before it was signed: the receipt
+    /// proves the command as kept, not the one typed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub redacted: bool,
     /// Which signed-message format `signature` is over. Absent in receipts written before
     /// the field existed, which were signed in seed 001's format (version 1).
     #[serde(default = "legacy_version")]
@@ -74,25 +89,45 @@ fn legacy_version() -> u32 {
 /// The bytes a receipt's signature is over, by its `sig_version`; None for a version this
 /// waymark does not know.
 ///
-/// Version 2 (current) covers every field except `signature`:
+/// Version 3 (current) covers every field except `signature`:
 ///
 /// ```text
-/// waymark-receipt/2\n
+/// waymark-receipt/3\n
 /// receipt_id:<len>:<value>\n   step_name:…  command:…  exit_code:…
 /// started_at:…  completed_at:…  duration:…  stdout_hash:…  stderr_hash:…
-/// key_path:…  observed:<len>:true|false\n
+/// key_path:…  observed:<len>:true|false\n  task_id:…  prev:…  redacted:…
 /// ```
 ///
 /// one `name:<byte length>:<value>\n` line per field, in that order; times are
 /// `<unix seconds>.<9-digit nanoseconds>`. The length prefixes make the encoding
-/// injective whatever the values hold (a command may contain newlines). The message ends
-/// in `\n`, and a version-1 message always ends in a digit, so no signature can be moved
-/// from one format to the other.
+/// injective whatever the values hold (a command may contain newlines). Version 2 is the
+/// same without the last three lines (verified, no longer written). The message ends in
+/// `\n`, and a version-1 message always ends in a digit, so no signature can be moved from
+/// one format to another.
 ///
 /// Version 1 is seed 001's `{receipt_id}|{command}|{exit_code}|{stdout_hash}|{stderr_hash}|{completed_at_unix}`:
 /// it leaves the step, the start, the duration and the key path unsigned, which is why it
 /// is only verified, never written.
 pub fn signed_message(r: &ValidationReceipt) -> Option<Vec<u8>> {
+    let flag = |b: bool| if b { "true" } else { "false" };
+    let (exit_code, started_at, completed_at) = (
+        r.exit_code.to_string(),
+        exact_time(r.started_at),
+        exact_time(r.completed_at),
+    );
+    let v2: [(&str, &str); 11] = [
+        ("receipt_id", &r.receipt_id),
+        ("step_name", &r.step_name),
+        ("command", &r.command),
+        ("exit_code", &exit_code),
+        ("started_at", &started_at),
+        ("completed_at", &completed_at),
+        ("duration", &r.duration),
+        ("stdout_hash", &r.stdout_hash),
+        ("stderr_hash", &r.stderr_hash),
+        ("key_path", &r.key_path),
+        ("observed", flag(r.observed)),
+    ];
     match r.sig_version {
         LEGACY_SIG_VERSION => Some(
             format!(
@@ -106,30 +141,30 @@ pub fn signed_message(r: &ValidationReceipt) -> Option<Vec<u8>> {
             )
             .into_bytes(),
         ),
-        SIG_VERSION => {
-            let mut m = format!("waymark-receipt/{SIG_VERSION}\n").into_bytes();
-            let fields: [(&str, &str); 11] = [
-                ("receipt_id", &r.receipt_id),
-                ("step_name", &r.step_name),
-                ("command", &r.command),
-                ("exit_code", &r.exit_code.to_string()),
-                ("started_at", &exact_time(r.started_at)),
-                ("completed_at", &exact_time(r.completed_at)),
-                ("duration", &r.duration),
-                ("stdout_hash", &r.stdout_hash),
-                ("stderr_hash", &r.stderr_hash),
-                ("key_path", &r.key_path),
-                ("observed", if r.observed { "true" } else { "false" }),
-            ];
-            for (name, value) in fields {
-                m.extend_from_slice(format!("{name}:{}:", value.len()).as_bytes());
-                m.extend_from_slice(value.as_bytes());
-                m.push(b'\n');
-            }
-            Some(m)
+        2 => Some(fields_message("waymark-receipt/2", &v2)),
+        3 => {
+            let mut fields = v2.to_vec();
+            fields.extend([
+                ("task_id", r.task_id.as_str()),
+                ("prev", r.prev.as_str()),
+                ("redacted", flag(r.redacted)),
+            ]);
+            Some(fields_message("waymark-receipt/3", &fields))
         }
         _ => None,
     }
+}
+
+/// `<tag>\n` then one `name:<byte length>:<value>\n` line per field: the encoding every
+/// signed message of waymark's uses.
+pub(crate) fn fields_message(tag: &str, fields: &[(&str, &str)]) -> Vec<u8> {
+    let mut m = format!("{tag}\n").into_bytes();
+    for (name, value) in fields {
+        m.extend_from_slice(format!("{name}:{}:", value.len()).as_bytes());
+        m.extend_from_slice(value.as_bytes());
+        m.push(b'\n');
+    }
+    m
 }
 
 /// `<unix seconds>.<nanoseconds>`: every bit of the stored time, in a fixed form.
@@ -180,6 +215,9 @@ impl ValidationReceipt {
             key_path: String::new(),
             signature: String::new(),
             observed: run.observed,
+            task_id: String::new(),
+            prev: String::new(),
+            redacted: false,
             sig_version: SIG_VERSION,
         }
     }
@@ -189,21 +227,35 @@ impl ValidationReceipt {
     }
 }
 
-/// Signs `receipt` with the task key of `task_index`, creating the master key on first
-/// use. Without a usable key the receipt keeps an empty signature (and the `key_path` it
-/// would have had) and the error says why: a missing key never blocks the caller.
-pub fn sign(
+/// Makes `receipt` the next of `task_id`'s chain (after `head`), masks the secrets in it,
+/// and signs it and the new head with the task key of `task_index`, creating the master
+/// key on first use. Returns the new head. Without a usable key the receipt and the head
+/// keep empty signatures (and the `key_path` they would have had) and the error says why:
+/// a missing key never blocks the caller.
+pub fn seal(
     config: &Config,
     receipt: &mut ValidationReceipt,
+    task_id: &str,
+    head: Option<&ReceiptHead>,
     task_index: u32,
-) -> Result<(), KeyError> {
+) -> (ReceiptHead, Option<KeyError>) {
+    receipt.task_id = task_id.to_string();
+    receipt.prev = head.map(|h| h.link.clone()).unwrap_or_default();
+    let (clean, redacted) = crate::redact::scrub(&*receipt);
+    *receipt = clean;
+    receipt.redacted |= redacted;
     receipt.key_path = master::key_path(&config.key_derivation, task_index);
     receipt.sig_version = SIG_VERSION;
     receipt.signature.clear();
     let mut km = FileKeyManager::from_config(config);
-    km.load()?;
-    km.new_signer()?.sign(receipt, task_index);
-    Ok(())
+    let signer = match km.load().and_then(|()| km.new_signer()) {
+        Ok(s) => s,
+        Err(e) => return (ReceiptHead::after(head, receipt), Some(e)),
+    };
+    signer.sign(receipt, task_index);
+    let mut next = ReceiptHead::after(head, receipt);
+    next.sign(signer.as_ref(), task_id);
+    (next, None)
 }
 
 /// The signature status of one receipt.

@@ -26,15 +26,36 @@ pub enum VerifyError {
     BadSignature,
 }
 
-/// Signs receipts with per-task keys and checks them.
+/// Signs receipts (and the chain's head) with per-task keys and checks them. A scheme
+/// implements the three byte-level methods; receipts are signed through them.
 pub trait ReceiptSigner {
     /// The derivation path of a task's key, e.g. `m/44'/236'/0'/5`.
     fn key_path(&self, task_index: u32) -> String;
+    /// The hex signature of `message` with the key named `key_path`.
+    fn sign_bytes(&self, key_path: &str, message: &[u8]) -> String;
+    /// Checks a hex `signature` of `message` against the key named `key_path`.
+    fn verify_bytes(
+        &self,
+        key_path: &str,
+        message: &[u8],
+        signature: &str,
+    ) -> Result<(), VerifyError>;
+
     /// Signs with the key of `task_index`: sets `key_path`, `sig_version` (the current
     /// format) and `signature`, in that order, so the signature covers the first two.
-    fn sign(&self, receipt: &mut ValidationReceipt, task_index: u32);
+    fn sign(&self, receipt: &mut ValidationReceipt, task_index: u32) {
+        receipt.key_path = self.key_path(task_index);
+        receipt.sig_version = SIG_VERSION;
+        let message = signed_message(receipt).expect("the current version has a message");
+        receipt.signature = self.sign_bytes(&receipt.key_path, &message);
+    }
+
     /// Checks the signature against the key named by the receipt's own `key_path`.
-    fn verify(&self, receipt: &ValidationReceipt) -> Result<(), VerifyError>;
+    fn verify(&self, receipt: &ValidationReceipt) -> Result<(), VerifyError> {
+        let message =
+            signed_message(receipt).ok_or(VerifyError::UnknownVersion(receipt.sig_version))?;
+        self.verify_bytes(&receipt.key_path, &message, &receipt.signature)
+    }
 }
 
 /// Ed25519 (RFC 8032) over keys derived from the master key (see `keys`).
@@ -61,12 +82,6 @@ impl Ed25519Signer {
             .or_insert_with(|| SigningKey::from_bytes(&self.master.derive(key_path)))
             .clone()
     }
-
-    /// Signs raw message bytes with the key named `key_path` (hex signature).
-    pub(crate) fn sign_message(&self, key_path: &str, message: &[u8]) -> String {
-        let sig = self.signing_key(key_path).sign(message);
-        crate::text::hex(&sig.to_bytes())
-    }
 }
 
 impl ReceiptSigner for Ed25519Signer {
@@ -74,28 +89,29 @@ impl ReceiptSigner for Ed25519Signer {
         master::key_path(&self.derivation, task_index)
     }
 
-    fn sign(&self, receipt: &mut ValidationReceipt, task_index: u32) {
-        receipt.key_path = self.key_path(task_index);
-        receipt.sig_version = SIG_VERSION;
-        let message = signed_message(receipt).expect("the current version has a message");
-        receipt.signature = self.sign_message(&receipt.key_path, &message);
+    fn sign_bytes(&self, key_path: &str, message: &[u8]) -> String {
+        let sig = self.signing_key(key_path).sign(message);
+        crate::text::hex(&sig.to_bytes())
     }
 
-    fn verify(&self, receipt: &ValidationReceipt) -> Result<(), VerifyError> {
-        if receipt.signature.is_empty() {
+    fn verify_bytes(
+        &self,
+        key_path: &str,
+        message: &[u8],
+        signature: &str,
+    ) -> Result<(), VerifyError> {
+        if signature.is_empty() {
             return Err(VerifyError::Unsigned);
         }
-        let bytes: [u8; 64] = crate::text::unhex(&receipt.signature)
+        let bytes: [u8; 64] = crate::text::unhex(signature)
             .and_then(|b| b.try_into().ok())
             .ok_or(VerifyError::MalformedSignature)?;
-        if !master::is_key_path(&receipt.key_path) {
-            return Err(VerifyError::MalformedKeyPath(receipt.key_path.clone()));
+        if !master::is_key_path(key_path) {
+            return Err(VerifyError::MalformedKeyPath(key_path.to_string()));
         }
-        let message =
-            signed_message(receipt).ok_or(VerifyError::UnknownVersion(receipt.sig_version))?;
-        self.signing_key(&receipt.key_path)
+        self.signing_key(key_path)
             .verifying_key()
-            .verify_strict(&message, &Signature::from_bytes(&bytes))
+            .verify_strict(message, &Signature::from_bytes(&bytes))
             .map_err(|_| VerifyError::BadSignature)
     }
 }

@@ -146,7 +146,7 @@ fn legacy_six_field_receipts_still_verify() {
         signed_message(&r).unwrap(),
         b"rcpt-001|magex lint|0|a1b2c3|def456|1737128733"
     );
-    r.signature = s.sign_message(&r.key_path, &signed_message(&r).unwrap());
+    r.signature = s.sign_bytes(&r.key_path, &signed_message(&r).unwrap());
     assert_eq!(s.verify(&r), Ok(()));
     // What the six fields cover still fails when changed …
     let mut t = r.clone();
@@ -159,14 +159,16 @@ fn legacy_six_field_receipts_still_verify() {
 }
 
 #[test]
-fn the_v2_message_is_the_documented_one() {
+fn the_v3_and_v2_messages_are_the_documented_ones() {
     let mut r = ValidationReceipt::new("Write tests", run(true));
     r.receipt_id = "rcpt-0000abcd".into();
     r.command = "a\nb".into();
     r.key_path = "m/44'/236'/0'/3".into();
-    let m = String::from_utf8(signed_message(&r).unwrap()).unwrap();
-    let expected = format!(
-        "waymark-receipt/2\n\
+    r.task_id = "task-1".into();
+    r.prev = "ab".into();
+    let v2 = |tag: &str| {
+        format!(
+            "waymark-receipt/{tag}\n\
          receipt_id:13:rcpt-0000abcd\n\
          step_name:11:Write tests\n\
          command:3:a\nb\n\
@@ -178,10 +180,17 @@ fn the_v2_message_is_the_documented_one() {
          stderr_hash:64:{}\n\
          key_path:15:m/44'/236'/0'/3\n\
          observed:4:true\n",
-        sha256_hex(b"test result: ok\n"),
-        sha256_hex(b"")
-    );
+            sha256_hex(b"test result: ok\n"),
+            sha256_hex(b"")
+        )
+    };
+    let m = String::from_utf8(signed_message(&r).unwrap()).unwrap();
+    let expected = v2("3") + "task_id:6:task-1\nprev:2:ab\nredacted:5:false\n";
     assert_eq!(m, expected);
+    r.sig_version = 2;
+    let m = String::from_utf8(signed_message(&r).unwrap()).unwrap();
+    assert_eq!(m, v2("2"));
+    r.sig_version = 3;
     // Values that would blur field boundaries without the lengths give other messages.
     let mut a = r.clone();
     a.step_name = "x\ncommand:1:y".into();
@@ -252,16 +261,17 @@ fn sign_with_a_loose_key_stores_the_receipt_unsigned() {
         ..Config::default()
     };
     let mut r = ValidationReceipt::new("s", run(false));
-    sign(&config, &mut r, 2).unwrap();
-    assert!(r.is_signed());
+    let (head, error) = seal(&config, &mut r, "task-1", None, 2);
+    assert!(error.is_none() && r.is_signed() && !head.signature.is_empty());
     let mut km = FileKeyManager::from_config(&config);
     km.load_existing().unwrap();
     assert_eq!(km.new_signer().unwrap().verify(&r), Ok(()));
 
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
     let mut r = ValidationReceipt::new("s", run(false));
-    let err = sign(&config, &mut r, 2).unwrap_err();
-    assert!(matches!(err, KeyError::LoosePermissions { .. }));
+    let (head, err) = seal(&config, &mut r, "task-1", Some(&head), 2);
+    assert!(matches!(err, Some(KeyError::LoosePermissions { .. })));
+    assert_eq!((head.count, head.signature.as_str()), (2, ""));
     assert!(!r.is_signed());
     assert_eq!(r.key_path, "m/44'/236'/0'/2");
 }

@@ -6,26 +6,36 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{KeyError, Run, ValidationReceipt, sha256_hex, sign};
+use super::{KeyError, ReceiptHead, Run, ValidationReceipt, seal, sha256_hex};
 use crate::config::Config;
 use crate::task::{CheckpointTrigger, Effect, Hook, HookState};
 
-/// The receipt of `run` for the task's step `step` (default: the current step), signed
-/// with the task's key. Without a usable key the receipt is kept unsigned and the error
-/// says why: a missing key never blocks a validation.
+/// The receipt of `run` for the task's step `step` (default: the current step): the next
+/// link of the task's chain, its secrets masked, signed with the task's key, with the
+/// chain's new head. Without a usable key the receipt is kept unsigned and the error says
+/// why: a missing key never blocks a validation. Made under the task's lock, so that no
+/// other receipt can come between it and the head it follows.
 pub fn receipt(
     config: &Config,
     hook: &Hook,
     step: Option<&str>,
     run: Run,
-) -> (ValidationReceipt, Option<KeyError>) {
+) -> (Sealed, Option<KeyError>) {
     let step_name = step
         .map(str::to_string)
         .or_else(|| hook.current_step.as_ref().map(|c| c.step_name.clone()))
         .unwrap_or_default();
     let mut receipt = ValidationReceipt::new(&step_name, run);
-    let error = sign(config, &mut receipt, hook.task_index).err();
-    (receipt, error)
+    let head = hook.receipt_head.as_ref();
+    let (head, error) = seal(config, &mut receipt, &hook.task_id, head, hook.task_index);
+    (Sealed { receipt, head }, error)
+}
+
+/// A receipt made the next of its task's chain, and the head it makes.
+#[derive(Debug, Clone)]
+pub struct Sealed {
+    pub receipt: ValidationReceipt,
+    pub head: ReceiptHead,
 }
 
 /// What Claude Code reported of a validation the agent ran through the Bash tool: a run
@@ -58,7 +68,9 @@ pub fn observed(
 /// Records a finished validation in the task: the receipt is stored and linked to its
 /// step; a validation waymark ran leaves `step_validating`; a pass asks for a `validation`
 /// checkpoint, a failure marks the step so that its next entry is a new attempt.
-pub fn record(hook: &mut Hook, receipt: ValidationReceipt, now: DateTime<Utc>) -> Vec<Effect> {
+pub fn record(hook: &mut Hook, sealed: Sealed, now: DateTime<Utc>) -> Vec<Effect> {
+    let Sealed { receipt, head } = sealed;
+    hook.receipt_head = Some(head);
     let passed = receipt.exit_code == 0;
     let (id, exit_code) = (receipt.receipt_id.clone(), receipt.exit_code);
     let description = format!("Validation passed: {} ({id})", receipt.command);

@@ -5,35 +5,33 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use super::lock::FileLock;
+use crate::redact::Clean;
 
 /// Appends one JSONL record (a newline is added) under the file's lock, in one `write`.
 ///
 /// If the file ends in a torn line (a writer was killed mid-write), the fragment is cut
 /// off first, so the file again holds only whole records; the fragment is returned so the
 /// caller can log it.
-pub fn append_line(path: &Path, record: &str) -> io::Result<Option<String>> {
-    debug_assert!(!record.contains('\n'));
-    let mut line = String::with_capacity(record.len() + 1);
-    line.push_str(record);
-    line.push('\n');
-    append_locked(path, line.as_bytes(), true, false)
+pub fn append_line(path: &Path, record: Clean) -> io::Result<Option<String>> {
+    debug_assert!(!record.as_bytes().contains(&b'\n'));
+    append_locked(path, record.with_newline().as_bytes(), true, false)
 }
 
 /// Appends several JSONL records at once (`text` is whole lines, each ending in a newline)
 /// under the file's lock, in one write, repairing a torn tail first like [`append_line`].
-pub fn append_lines(path: &Path, text: &str) -> io::Result<Option<String>> {
-    debug_assert!(text.is_empty() || text.ends_with('\n'));
-    append_locked(path, text.as_bytes(), true, false)
+pub fn append_lines(path: &Path, lines: &Clean) -> io::Result<Option<String>> {
+    debug_assert!(lines.is_empty() || lines.as_bytes().ends_with(b"\n"));
+    append_locked(path, lines.as_bytes(), true, false)
 }
 
 /// [`append_lines`], synced before returning: for records that are proof (receipts).
-pub fn append_lines_synced(path: &Path, text: &str) -> io::Result<Option<String>> {
-    debug_assert!(text.is_empty() || text.ends_with('\n'));
-    append_locked(path, text.as_bytes(), true, true)
+pub fn append_lines_synced(path: &Path, lines: &Clean) -> io::Result<Option<String>> {
+    debug_assert!(lines.is_empty() || lines.as_bytes().ends_with(b"\n"));
+    append_locked(path, lines.as_bytes(), true, true)
 }
 
 /// Appends text (for Markdown files such as AGENT.md) under the file's lock, in one write.
-pub fn append_text(path: &Path, text: &str) -> io::Result<()> {
+pub fn append_text(path: &Path, text: &Clean) -> io::Result<()> {
     append_locked(path, text.as_bytes(), false, false).map(|_| ())
 }
 
@@ -109,14 +107,14 @@ mod tests {
     fn torn_tail_is_cut_before_the_next_record() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.jsonl");
-        append_line(&p, "{\"a\":1}").unwrap();
+        append_line(&p, Clean::text("{\"a\":1}")).unwrap();
         fs::OpenOptions::new()
             .append(true)
             .open(&p)
             .unwrap()
             .write_all(b"{\"b\":")
             .unwrap();
-        let torn = append_line(&p, "{\"c\":3}").unwrap();
+        let torn = append_line(&p, Clean::text("{\"c\":3}")).unwrap();
         assert_eq!(torn.as_deref(), Some("{\"b\":"));
         assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"c\":3}\n");
     }
@@ -128,8 +126,8 @@ mod tests {
         fs::write(&victim, "keep\n").unwrap();
         let p = dir.path().join("t.jsonl");
         std::os::unix::fs::symlink(&victim, &p).unwrap();
-        assert!(append_line(&p, "{}").is_err());
-        assert!(append_text(&p, "x").is_err());
+        assert!(append_line(&p, Clean::text("{}")).is_err());
+        assert!(append_text(&p, &Clean::text("x")).is_err());
         assert_eq!(fs::read_to_string(&victim).unwrap(), "keep\n");
     }
 
@@ -138,7 +136,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.jsonl");
         fs::write(&p, "garbage").unwrap();
-        append_line(&p, "{}").unwrap();
+        append_line(&p, Clean::text("{}")).unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "{}\n");
     }
 
@@ -153,7 +151,7 @@ mod tests {
                     for i in 0..50 {
                         let rec =
                             format!("{{\"t\":{t},\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(500));
-                        append_line(&p, &rec).unwrap();
+                        append_line(&p, Clean::text(&rec)).unwrap();
                     }
                 })
             })

@@ -5,17 +5,26 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-/// Writes `bytes` to `path` through a temp file in the same directory: write, fsync,
+use crate::redact::Clean;
+
+/// Writes `content` to `path` through a temp file in the same directory: write, fsync,
 /// rename, then fsync the directory so the rename itself survives a power cut.
 /// The temp file is removed on any failure, so no `.tmp` is left behind.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn write_atomic(path: &Path, content: &Clean) -> io::Result<()> {
+    replace(path, content.as_bytes(), true)
+}
+
+/// [`write_atomic`] of bytes written as given, not redacted: for the files that belong to
+/// the user (settings.json, their configuration and intent files, which may hold their
+/// own tokens on purpose), the signing key, and a verbatim copy of a corrupt file.
+pub fn write_verbatim(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace(path, bytes, true)
 }
 
 /// [`write_atomic`] without the fsyncs: for files nothing is lost with (a checkpoint
 /// capture taken again is the same capture).
-pub fn write_replaceable(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    replace(path, bytes, false)
+pub fn write_replaceable(path: &Path, content: &Clean) -> io::Result<()> {
+    replace(path, content.as_bytes(), false)
 }
 
 /// Replaces `path` with `bytes` and keeps what it held as `previous` (hook.json and its
@@ -37,7 +46,8 @@ pub fn write_replaceable(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// the names may be as they were before the save (the old state, whole). Without a
 /// `previous` to reuse (the first save; a `previous` that is a second name of `path`'s
 /// file), this is [`write_atomic`] and a hard link.
-pub fn replace_keeping_previous(path: &Path, previous: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn replace_keeping_previous(path: &Path, previous: &Path, content: &Clean) -> io::Result<()> {
+    let bytes = content.as_bytes();
     let swap = swap_name(path);
     // A swap name left by a killed writer: finish its swap (it had given `path` the new
     // state and not yet named the old one `previous`) or undo it (it had not begun).
@@ -58,7 +68,7 @@ pub fn replace_keeping_previous(path: &Path, previous: &Path, bytes: &[u8]) -> i
             let _ = fs::remove_file(previous);
             let _ = fs::hard_link(path, previous);
         }
-        return write_atomic(path, bytes);
+        return write_atomic(path, content);
     };
     crate::faults::at("atomic.write");
     file.write_all_at(bytes, 0)?;
@@ -76,7 +86,8 @@ pub fn replace_keeping_previous(path: &Path, previous: &Path, bytes: &[u8]) -> i
 /// over the old one in place: no new file, no freed file, no fsync. A reader may see it
 /// half written for a moment; one killed mid-write leaves it torn until the next write or
 /// `waymark regenerate` (SessionStart rebuilds a damaged one).
-pub fn write_regenerable(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn write_regenerable(path: &Path, content: &Clean) -> io::Result<()> {
+    let bytes = content.as_bytes();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         fs::create_dir_all(dir)?;
     }
@@ -167,8 +178,8 @@ mod tests {
     fn replaces_content_and_leaves_no_temp() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("sub/state.json");
-        write_atomic(&p, b"one").unwrap();
-        write_atomic(&p, b"two").unwrap();
+        write_atomic(&p, &Clean::text("one")).unwrap();
+        write_atomic(&p, &Clean::text("two")).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"two");
         let names: Vec<_> = fs::read_dir(p.parent().unwrap())
             .unwrap()
@@ -183,17 +194,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (p, bak) = (dir.path().join("h.json"), dir.path().join("h.json.bak"));
         let ino = |f: &Path| fs::metadata(f).unwrap().ino();
-        replace_keeping_previous(&p, &bak, b"one").unwrap();
+        replace_keeping_previous(&p, &bak, &Clean::text("one")).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"one");
-        replace_keeping_previous(&p, &bak, b"two").unwrap();
+        replace_keeping_previous(&p, &bak, &Clean::text("two")).unwrap();
         assert_eq!(fs::read(&bak).unwrap(), b"one");
         let inodes = [ino(&p), ino(&bak)];
         // From now on the two files take turns: no file is made or freed.
-        replace_keeping_previous(&p, &bak, b"three, longer").unwrap();
+        replace_keeping_previous(&p, &bak, &Clean::text("three, longer")).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"three, longer");
         assert_eq!(fs::read(&bak).unwrap(), b"two");
         assert_eq!([ino(&bak), ino(&p)], inodes);
-        replace_keeping_previous(&p, &bak, b"4").unwrap();
+        replace_keeping_previous(&p, &bak, &Clean::text("4")).unwrap();
         assert_eq!(
             (fs::read(&p).unwrap(), fs::read(&bak).unwrap()),
             (b"4".to_vec(), b"three, longer".to_vec())
@@ -201,13 +212,13 @@ mod tests {
         assert_eq!([ino(&p), ino(&bak)], inodes);
         // A writer killed mid-swap: undone when the .bak is there, finished when not.
         fs::hard_link(&p, dir.path().join(".h.json.swap")).unwrap();
-        replace_keeping_previous(&p, &bak, b"5").unwrap();
+        replace_keeping_previous(&p, &bak, &Clean::text("5")).unwrap();
         assert_eq!(
             (fs::read(&p).unwrap(), fs::read(&bak).unwrap()),
             (b"5".to_vec(), b"4".to_vec())
         );
         fs::rename(&bak, dir.path().join(".h.json.swap")).unwrap();
-        replace_keeping_previous(&p, &bak, b"6").unwrap();
+        replace_keeping_previous(&p, &bak, &Clean::text("6")).unwrap();
         assert_eq!(fs::read(&bak).unwrap(), b"5");
         let mut names: Vec<_> = fs::read_dir(dir.path())
             .unwrap()
@@ -221,11 +232,11 @@ mod tests {
     fn failure_keeps_old_content() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("state.json");
-        write_atomic(&p, b"old").unwrap();
+        write_atomic(&p, &Clean::text("old")).unwrap();
         // A directory where the file should be makes the rename fail.
         let blocked = dir.path().join("blocked");
         fs::create_dir_all(blocked.join("x")).unwrap();
-        assert!(write_atomic(&blocked, b"new").is_err());
+        assert!(write_atomic(&blocked, &Clean::text("new")).is_err());
         assert_eq!(fs::read(&p).unwrap(), b"old");
     }
 
@@ -238,7 +249,7 @@ mod tests {
         fs::create_dir_all(&state).unwrap();
         let tmp = state.join(format!(".hook.json.{}.tmp", std::process::id()));
         std::os::unix::fs::symlink(&victim, &tmp).unwrap();
-        write_atomic(&state.join("hook.json"), b"new").unwrap();
+        write_atomic(&state.join("hook.json"), &Clean::text("new")).unwrap();
         assert_eq!(fs::read(&victim).unwrap(), b"keep me");
         assert_eq!(fs::read(state.join("hook.json")).unwrap(), b"new");
         assert!(!tmp.exists());

@@ -7,9 +7,12 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use super::{FileLock, write_atomic};
+use crate::redact::Clean;
 
 /// Reads `path` ("" when missing) under its lock and writes what `f` makes of it. `f`
-/// returns `None` to leave the file as it is; its value is passed back.
+/// returns `None` to leave the file as it is; its value is passed back. What is written
+/// is redacted: only the addition when `f` added to the end (text a person wrote earlier
+/// is not rewritten), the whole file when it changed more.
 pub fn edit_text<R>(
     path: &Path,
     f: impl FnOnce(&str) -> Option<(String, R)>,
@@ -31,8 +34,10 @@ pub fn edit_text<R>(
         return Ok(None);
     };
     match (new_text.strip_prefix(text.as_str()), file.as_mut()) {
-        (Some(suffix), Some(file)) if !text.is_empty() => file.write_all(suffix.as_bytes())?,
-        _ => write_atomic(path, new_text.as_bytes())?,
+        (Some(suffix), Some(file)) if !text.is_empty() => {
+            file.write_all(Clean::text(suffix).as_bytes())?
+        }
+        _ => write_atomic(path, &Clean::text(&new_text))?,
     }
     Ok(Some(value))
 }

@@ -32,9 +32,19 @@ pub struct FileLock {
 }
 
 impl FileLock {
-    /// Locks `<path>.lock`, waiting up to [`LOCK_TIMEOUT`].
+    /// Locks `<path>.lock`, waiting up to [`LOCK_TIMEOUT`], and in a hook never past what
+    /// its deadline leaves ([`crate::deadline::lock_wait`]).
     pub fn acquire(path: &Path) -> Result<FileLock, LockError> {
-        Self::acquire_with(path, LOCK_TIMEOUT)
+        Self::acquire_with(path, crate::deadline::lock_wait(LOCK_TIMEOUT))
+    }
+
+    /// Locks `<path>.lock` if nobody holds it; `None` when somebody does.
+    pub fn try_acquire(path: &Path) -> Result<Option<FileLock>, LockError> {
+        match Self::acquire_with(path, Duration::ZERO) {
+            Ok(lock) => Ok(Some(lock)),
+            Err(LockError::Timeout(..)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     pub fn acquire_with(path: &Path, timeout: Duration) -> Result<FileLock, LockError> {
@@ -59,6 +69,9 @@ impl FileLock {
         })?;
         match FileExt::try_lock(&file) {
             Ok(()) => return Ok(FileLock { file }),
+            Err(TryLockError::WouldBlock) if timeout.is_zero() => {
+                return Err(LockError::Timeout(timeout, lock_path));
+            }
             Err(TryLockError::WouldBlock) => {}
             Err(TryLockError::Error(source)) => {
                 return Err(LockError::Open {

@@ -5,8 +5,10 @@
 //! written, an appended record is one `write` under a lock, a reader of a JSONL file reads
 //! only the tail it needs and tolerates a torn last line.
 //!
-//! The rule of this room: nothing here knows what a file holds; and nothing outside it
-//! opens a file of waymark's for writing by other means.
+//! The rule of this room: nothing here knows what a file holds; nothing outside it opens
+//! a file of waymark's for writing by other means; and what a record writer takes is a
+//! [`Clean`](crate::redact::Clean), so nothing reaches a file unredacted (only
+//! [`write_verbatim`] takes plain bytes, for the user's own files).
 
 mod append;
 mod atomic;
@@ -18,7 +20,7 @@ mod tail;
 pub use append::{append_line, append_lines, append_lines_synced, append_text};
 pub use atomic::{
     remove_stale_temps, replace_keeping_previous, swap_name, write_atomic, write_regenerable,
-    write_replaceable,
+    write_replaceable, write_verbatim,
 };
 pub use edit::edit_text;
 pub use lock::{FileLock, LOCK_TIMEOUT, LockError};

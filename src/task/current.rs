@@ -167,6 +167,6 @@ pub fn make_checkpoint(
 fn say_restored(ctx: &Ctx, note: &LoadNote) {
     if let Some(note) = &note.restored {
         ctx.log(Level::Warn, "state", note);
-        eprintln!("waymark: {note}");
+        crate::log::say(note);
     }
 }

@@ -52,6 +52,10 @@ pub struct Hook {
     /// How many receipts the task has: each is a line of its `receipts.jsonl`.
     #[serde(default)]
     pub receipt_count: u64,
+    /// The signed end of the receipt chain (docs/receipts.md): what a receipt deleted from
+    /// the end of the log is caught by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt_head: Option<crate::receipt::ReceiptHead>,
     /// Position of this task among the project's tasks: the task component of `key_path`.
     #[serde(default)]
     pub task_index: u32,

@@ -55,6 +55,7 @@ impl Hook {
             recent_checkpoints: Vec::new(),
             checkpoint_count: 0,
             receipt_count: 0,
+            receipt_head: None,
             task_index,
             intent_id: None,
             sessions: Vec::new(),

@@ -20,6 +20,7 @@ use super::machine::HookState;
 use super::model::{Hook, Journal, RECENT_CHECKPOINTS, SCHEMA_VERSION, StepCheckpoint};
 use crate::project::Project;
 use crate::receipt::ValidationReceipt;
+use crate::redact::Clean;
 use crate::store::{self, FileLock};
 
 pub const HOOK_JSON: &str = "hook.json";
@@ -42,6 +43,21 @@ pub enum StoreError {
     Io(#[from] io::Error),
     #[error("task state (.orchestration/hook.json): {0}")]
     Lock(#[from] store::LockError),
+    /// The lock was held by another process past this hook's deadline before this process
+    /// had changed anything: the event can be kept whole and applied later.
+    #[error(
+        "task state (.orchestration/hook.json) is locked by another process past the deadline: {0}"
+    )]
+    Busy(store::LockError),
+}
+
+/// Set once hook.json was saved for the event being handled: a lock timeout after that
+/// cannot defer the event (part of it is applied), before it can.
+static SAVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Marks the start of an event's handling (see [`StoreError::Busy`]).
+pub fn begin_event() {
+    SAVED.store(false, std::sync::atomic::Ordering::SeqCst);
 }
 
 /// What loading found besides the hook.
@@ -148,8 +164,8 @@ fn restore_from_bak(
     let hook = parse(&good).map_err(|_| StoreError::Corrupt(why.into()))?;
     let stamp = Utc::now().format("%Y%m%dT%H%M%S");
     let kept = project.state_file(&format!("hook.json.corrupt-{stamp}"));
-    store::write_atomic(&kept, bad)?;
-    store::write_atomic(path, &good)?;
+    store::write_verbatim(&kept, bad)?;
+    store::write_verbatim(path, &good)?;
     let note = format!(
         "hook.json was corrupt ({why}); restored the last good state from hook.json.bak, kept the bad file as {}",
         kept.display()
@@ -265,7 +281,15 @@ pub fn update<R>(
 ) -> Result<Updated<R>, StoreError> {
     let path = hook_path(project);
     let _critical = crate::deadline::enter();
-    let _lock = FileLock::acquire(&path)?;
+    let _lock = match FileLock::acquire(&path) {
+        Ok(lock) => lock,
+        Err(e @ store::LockError::Timeout(..))
+            if !SAVED.load(std::sync::atomic::Ordering::SeqCst) =>
+        {
+            return Err(StoreError::Busy(e));
+        }
+        Err(e) => return Err(e.into()),
+    };
     crate::faults::at("store.locked");
     let (before, note) = load(project)?;
     let mut hook = before.clone();
@@ -277,6 +301,7 @@ pub fn update<R>(
             // theirs is what a killed writer left.
             let names = [HOOK_JSON, "hook.json.bak", HOOK_MD];
             store::remove_stale_temps(&project.state_dir(), &names);
+            SAVED.store(true, std::sync::atomic::Ordering::SeqCst);
             save_locked(project, h, before.as_ref(), now)?;
         }
     }
@@ -298,7 +323,7 @@ fn save_locked(
     hook.version = SCHEMA_VERSION.into();
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
-    let json = serde_json::to_vec_pretty(hook).expect("hook serializes");
+    let json = Clean::json_pretty(hook);
     let path = hook_path(project);
     // A task is archived before hook.json says it is finished: if the archive cannot be
     // written, the task stays unfinished (and is finished at the next chance) rather than
@@ -327,23 +352,21 @@ fn write_journal(project: &Project, hook: &mut Hook) -> Result<(), StoreError> {
         keep_inline_capture(project, &hook.task_id, c)?;
     }
     if !journal.history.is_empty() {
-        store::append_lines(&dir.join(HISTORY_LOG), &as_lines(&journal.history))?;
+        store::append_lines(&dir.join(HISTORY_LOG), &Clean::json_lines(&journal.history))?;
     }
     if !journal.checkpoints.is_empty() {
-        store::append_lines(&dir.join(CHECKPOINTS_LOG), &as_lines(&journal.checkpoints))?;
+        store::append_lines(
+            &dir.join(CHECKPOINTS_LOG),
+            &Clean::json_lines(&journal.checkpoints),
+        )?;
     }
     if !journal.receipts.is_empty() {
-        store::append_lines_synced(&dir.join(RECEIPTS_LOG), &as_lines(&journal.receipts))?;
+        store::append_lines_synced(
+            &dir.join(RECEIPTS_LOG),
+            &Clean::json_lines(&journal.receipts),
+        )?;
     }
     Ok(())
-}
-
-/// One JSON line per item.
-fn as_lines<T: serde::Serialize>(items: &[T]) -> String {
-    items
-        .iter()
-        .map(|i| serde_json::to_string(i).expect("serializable") + "\n")
-        .collect()
 }
 
 /// Schema 1 kept a checkpoint's file snapshots and dirtiness inline; schema 2 keeps them as
@@ -406,7 +429,7 @@ pub fn read_log<T: serde::de::DeserializeOwned>(
 /// Regenerates HOOK.md from a hook.
 pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
     let md = render_hook_md(project, hook)?;
-    store::write_regenerable(&project.state_file(HOOK_MD), md.as_bytes())
+    store::write_regenerable(&project.state_file(HOOK_MD), &Clean::text(&md))
 }
 
 /// HOOK.md for a hook, with the newest entries of its logs.
@@ -420,13 +443,13 @@ fn render_hook_md(project: &Project, hook: &Hook) -> io::Result<String> {
 }
 
 /// Copies a finished task's hook.json and HOOK.md into `tasks/<id>/`.
-fn archive(project: &Project, hook: &Hook, json: &[u8]) -> io::Result<()> {
+fn archive(project: &Project, hook: &Hook, json: &Clean) -> io::Result<()> {
     let dir = task_dir(project, &hook.task_id);
     no_links_to(project, &dir)?;
     fs::create_dir_all(&dir)?;
     store::write_atomic(&dir.join(HOOK_JSON), json)?;
     let md = render_hook_md(project, hook)?;
-    store::write_atomic(&dir.join(HOOK_MD), md.as_bytes())
+    store::write_atomic(&dir.join(HOOK_MD), &Clean::text(&md))
 }
 
 /// Refuses to write into `tasks/` or `tasks/<id>/` when either is a symbolic link.

@@ -291,8 +291,7 @@ pub fn trace_path(project: &Project) -> PathBuf {
 /// Appends one record. Returns the fragment of a torn last line that was cut off first,
 /// if a writer had been killed mid-record (the caller logs it).
 pub fn append(project: &Project, record: &Record) -> io::Result<Option<String>> {
-    let line = serde_json::to_string(record).map_err(io::Error::other)?;
-    store::append_line(&trace_path(project), &line)
+    store::append_line(&trace_path(project), crate::redact::Clean::json(record))
 }
 
 /// The last records of the ledger, as raw lines (oldest first), read from the file's

@@ -6,7 +6,6 @@ use crate::claude::event::{Event, ToolFailure};
 use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
 use crate::context::Ctx;
 use crate::project::Located;
-use crate::redact::redact;
 use crate::text::{tail, truncate};
 
 /// Commands and errors copied into the ledger are cut to this many characters.
@@ -46,12 +45,12 @@ pub fn record(
         ..about.clone()
     };
     if let Some(cmd) = t.call.command() {
-        wm.command = Some(truncate(&redact(cmd), MAX_TEXT));
+        wm.command = Some(truncate(cmd, MAX_TEXT));
         wm.exit_code = t.exit_code;
         wm.output_tail = Some(t.output_tail.to_string()).filter(|s| !s.is_empty());
         wm.validation = t.validation.then_some(true);
     } else if let Some(f) = t.failure {
-        wm.output_tail = Some(tail(&redact(f.error.trim()), MAX_TEXT));
+        wm.output_tail = Some(tail(f.error.trim(), MAX_TEXT));
     }
     let mut record = Record::new(&ctx.project, ctx.now, wm);
     if mutation && t.failure.is_none() {

@@ -295,3 +295,65 @@ fn thirty_two_agents_times_100_events_lose_nothing() {
     check_trace(&p, &tags);
     check_lessons(&p, &tags);
 }
+
+/// A stuck process holding the task's lock must not stall every tool call (the old wait
+/// was 5 s each) nor lose its events: each hook gives up at its deadline, keeps its event
+/// in pending.jsonl, and the next event that gets the lock applies them, in order.
+#[test]
+fn a_lock_held_past_the_deadline_keeps_events_for_the_next_one() {
+    use serde_json::json;
+    let p = Project::new();
+    let root = p.root().to_path_buf();
+    let write = |name: &str| {
+        let file = root.join(name);
+        json!({"session_id": "s", "cwd": root, "hook_event_name": "PostToolUse",
+               "tool_name": "Write", "tool_use_id": format!("toolu_{name}"),
+               "tool_input": {"file_path": file, "content": "x\n"},
+               "tool_response": {"type": "create", "filePath": file, "content": "x\n", "structuredPatch": []}})
+    };
+    let run = |input: &Value| {
+        let mut cmd = hook_command(&p, "PostToolUse");
+        cmd.env("WAYMARK_HOOK_DEADLINE", "600ms");
+        let start = Instant::now();
+        let out = spawn_hook(cmd, input.to_string().as_bytes())
+            .wait_with_output()
+            .unwrap();
+        (out, start.elapsed())
+    };
+    let (out, _) = run(&write("first.txt"));
+    assert_eq!(out.status.code(), Some(0));
+
+    let lock = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(root.join(".orchestration/hook.json.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    for name in ["a.txt", "b.txt"] {
+        let (out, took) = run(&write(name));
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(took.as_secs_f64() < 3.0, "the tool call waited {took:?}");
+    }
+    let pending = p.read(".orchestration/pending.jsonl");
+    assert_eq!(pending.lines().count(), 2, "{pending}");
+    assert!(!files_touched(&p.hook_json()).contains(&"a.txt".to_string()));
+
+    drop(lock);
+    let (out, _) = run(&write("c.txt"));
+    assert_eq!(out.status.code(), Some(0));
+    let files = files_touched(&p.hook_json());
+    for name in ["first.txt", "a.txt", "b.txt", "c.txt"] {
+        assert!(files.contains(&name.to_string()), "{name} lost: {files:?}");
+    }
+    assert!(!p.path(".orchestration/pending.jsonl").exists());
+    let records = trace_records(&p);
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        assert_eq!(trace_count(&records, &format!("toolu_{name}")), 1, "{name}");
+    }
+}

@@ -167,6 +167,106 @@ fn paths_leading_out_of_the_project_are_never_recorded_as_touched_nor_written() 
     let log = log(&s);
     assert!(log.contains("outside the project"), "{log}");
     assert!(log.contains("control character"), "{log}");
+    // The trace records an outside path as the normalized absolute path the kernel
+    // would open, flagged: never `/../etc/passwd`.
+    let trace = std::fs::read_to_string(root.join(".orchestration/agent_trace.jsonl")).unwrap();
+    assert!(!trace.contains("/../"), "an unnormalized path in the trace");
+    assert!(
+        trace.contains("\"path\":\"/etc/passwd\"")
+            && trace.contains("/etc/passwd is outside the project root"),
+        "{trace}"
+    );
+}
+
+#[test]
+fn a_missing_root_the_file_system_root_and_home_are_never_written_into() {
+    let s = Sandbox::new();
+    let home = s.base.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let missing = s.base.path().join("no/such/project");
+    let slash_state = Path::new("/.orchestration");
+    let slash_before = slash_state.exists();
+    for (root, needle) in [
+        (missing.as_path(), "does not create it"),
+        (Path::new("/"), "file system's root"),
+        (home.as_path(), "home directory"),
+    ] {
+        for event in ["SessionStart", "PostToolUse", "Stop"] {
+            let input = write_event(root, root, "a.txt", "toolu_r");
+            let mut cmd = hook_command(&s.p, event);
+            cmd.env("CLAUDE_PROJECT_DIR", root).env("HOME", &home);
+            let out = spawn_hook(cmd, input.to_string().as_bytes())
+                .wait_with_output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{event} in {}", root.display());
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(needle), "{event} in {}: {err}", root.display());
+        }
+        // Malformed input is refused before anything is parsed: still nothing written.
+        let mut cmd = hook_command(&s.p, "Stop");
+        cmd.env("CLAUDE_PROJECT_DIR", root).env("HOME", &home);
+        let out = spawn_hook(cmd, b"{not json").wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+    }
+    assert!(
+        !s.base.path().join("no").exists(),
+        "a missing root was created"
+    );
+    assert!(
+        !home.join(".orchestration").exists(),
+        "written into the home directory"
+    );
+    assert_eq!(slash_state.exists(), slash_before, "written into /");
+}
+
+#[test]
+fn files_hard_linked_out_of_the_project_are_never_grown() {
+    let s = Sandbox::new();
+    let root = s.root();
+    let state = root.join(".orchestration");
+    std::fs::create_dir_all(&state).unwrap();
+    // One outside file per name: each would grow (or be rewritten) through its link.
+    let names = [
+        ".orchestration/agent_trace.jsonl",
+        ".orchestration/waymark.log",
+        ".orchestration/intent_map.md",
+        "AGENT.md",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        let victim = s.outside().join(format!("linked-{i}.txt"));
+        std::fs::write(&victim, "untouched\n").unwrap();
+        std::fs::hard_link(&victim, root.join(name)).unwrap();
+    }
+    let before = s.outside_state();
+    let cycle = cycle(&root, "s", "a", "a1");
+    for (e, v) in &cycle {
+        feed(&s, e, v.to_string().as_bytes());
+    }
+    // A failed validation (a lesson for AGENT.md) and a denial (a governance lesson).
+    feed(
+        &s,
+        "PostToolUseFailure",
+        json!({"session_id": "s", "cwd": root, "tool_name": "Bash", "tool_use_id": "toolu_f",
+               "tool_input": {"command": "cargo test"}, "error": "Exit code 101\nfailed",
+               "is_interrupt": false})
+        .to_string()
+        .as_bytes(),
+    );
+    feed(
+        &s,
+        "Stop",
+        json!({"session_id": "s", "cwd": root, "last_assistant_message": "done"})
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(
+        s.outside_state(),
+        before,
+        "a file elsewhere grew through a hard link"
+    );
+    // The state itself was kept: the links only cost what was to be appended to them.
+    let hook = hook_json(&s);
+    assert!(hook["task_id"].is_string());
 }
 
 #[test]

@@ -1,0 +1,114 @@
+//! Events kept for later: a hook that cannot get the task's lock before its deadline
+//! (another process holds it: a stuck hook, a long `waymark` command) keeps its event in
+//! `.orchestration/pending.jsonl`, redacted like everything stored, and exits in time. The
+//! next event that finds the lock free applies the kept events first, in order and at the
+//! times they happened, then its own. No tool call waits past its deadline, and no event
+//! is lost (DESIGN.md rules 1 and 2).
+//!
+//! Only an event that changed nothing yet is kept: every handler's first step is its
+//! change to the task, so an event whose first change timed out is whole.
+
+use std::io;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::claude::event;
+use crate::context::Ctx;
+use crate::log::Level;
+use crate::redact::Clean;
+use crate::store::{self, FileLock};
+
+/// The journal's file name, in the state directory.
+pub const PENDING: &str = "pending.jsonl";
+
+/// One kept event: the hook input as Claude Code sent it (redacted), and when.
+#[derive(Debug, Serialize, Deserialize)]
+struct Kept {
+    received_at: DateTime<Utc>,
+    event: String,
+    input: Value,
+}
+
+/// Keeps `input` (the event `name`'s hook input) for the next event to apply.
+pub fn keep(ctx: &Ctx, name: &str, input: &Value) -> io::Result<()> {
+    let kept = Kept {
+        received_at: ctx.now,
+        event: name.to_string(),
+        input: input.clone(),
+    };
+    store::append_line(&ctx.project.state_file(PENDING), Clean::json(&kept)).map(|_| ())
+}
+
+/// Applies the kept events, oldest first, each at its own time; stops at one that cannot
+/// get the lock again (it and the rest stay kept). Does nothing when there are none, or
+/// when another process is applying them.
+pub fn apply(ctx: &mut Ctx) {
+    let path = ctx.project.state_file(PENDING);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return;
+    }
+    let Ok(Some(_lock)) = FileLock::try_acquire(&path) else {
+        return;
+    };
+    let lines = match store::read(&path, &[]) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) => {
+            ctx.log(
+                Level::Error,
+                "pending",
+                &format!("cannot read {PENDING}: {e}"),
+            );
+            return;
+        }
+    };
+    let now = ctx.now;
+    let mut left: Vec<Value> = Vec::new();
+    for line in lines.lines().filter(|l| !l.trim().is_empty()) {
+        let kept: Kept = match serde_json::from_str(line) {
+            Ok(k) => k,
+            Err(e) => {
+                ctx.log(
+                    Level::Warn,
+                    "pending",
+                    &format!("a kept event is unreadable, dropped: {e}"),
+                );
+                continue;
+            }
+        };
+        if !left.is_empty() {
+            left.push(serde_json::to_value(&kept).expect("serializable"));
+            continue;
+        }
+        let bytes = serde_json::to_vec(&kept.input).expect("serializable");
+        let parsed = match event::parse(Some(&kept.event), &bytes) {
+            Ok(p) => p,
+            Err(e) => {
+                ctx.log(
+                    Level::Warn,
+                    "pending",
+                    &format!("a kept {} event does not parse, dropped: {e}", kept.event),
+                );
+                continue;
+            }
+        };
+        ctx.now = kept.received_at;
+        let out = crate::handlers::dispatch(ctx, &parsed.event);
+        if out.deferred {
+            left.push(serde_json::to_value(&kept).expect("serializable"));
+        }
+    }
+    ctx.now = now;
+    let written = match left.is_empty() {
+        true => std::fs::remove_file(&path),
+        false => store::write_atomic(&path, &Clean::json_lines(&left)),
+    };
+    if let Err(e) = written {
+        ctx.log(
+            Level::Error,
+            "pending",
+            &format!("cannot rewrite {PENDING}: {e}"),
+        );
+    }
+}

@@ -1,0 +1,336 @@
+//! The receipt chain: each receipt names its task and the link of the receipt before it,
+//! and hook.json keeps the signed head (how many receipts, the last one's link), so that
+//! `waymark receipts --verify` sees a receipt replayed from another task, receipts
+//! reordered, and receipts deleted from the middle or the end of the log (docs/receipts.md).
+//!
+//! A link is the SHA-256 of the receipt as stored (its JSON, every field, the signature
+//! included). Receipts older than the chain (signature versions 1 and 2) carry neither
+//! task nor link: they are reported as unchained, and the chain starts after them.
+
+use serde::{Deserialize, Serialize};
+
+use super::signer::{ReceiptSigner, VerifyError};
+use super::{ValidationReceipt, sha256_hex};
+
+/// The first signature version whose receipts are chained.
+pub const CHAINED_SINCE: u32 = 3;
+
+/// The link of a receipt: what the next receipt's `prev` names.
+pub fn link(r: &ValidationReceipt) -> String {
+    sha256_hex(&serde_json::to_vec(r).expect("a receipt serializes"))
+}
+
+/// The signed end of a task's chain, kept in hook.json: a receipt cut from the end of the
+/// log leaves the head naming more receipts, or another last link, than the log has.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReceiptHead {
+    /// How many chained receipts the task has.
+    pub count: u64,
+    /// The link of the last one.
+    pub link: String,
+    pub key_path: String,
+    /// Hex Ed25519 signature over [`ReceiptHead::message`]; empty when no key was usable.
+    #[serde(default)]
+    pub signature: String,
+}
+
+impl ReceiptHead {
+    /// The head after `r` was added to a chain whose head was `before`.
+    pub fn after(before: Option<&ReceiptHead>, r: &ValidationReceipt) -> ReceiptHead {
+        ReceiptHead {
+            count: before.map_or(0, |h| h.count) + 1,
+            link: link(r),
+            key_path: r.key_path.clone(),
+            signature: String::new(),
+        }
+    }
+
+    /// The signed bytes: `waymark-receipt-head/1\n` then `task_id`, `count`, `link` and
+    /// `key_path` as `name:<byte length>:<value>\n` lines (the receipts' encoding).
+    pub fn message(&self, task_id: &str) -> Vec<u8> {
+        let count = self.count.to_string();
+        super::fields_message(
+            "waymark-receipt-head/1",
+            &[
+                ("task_id", task_id),
+                ("count", &count),
+                ("link", &self.link),
+                ("key_path", &self.key_path),
+            ],
+        )
+    }
+
+    pub fn sign(&mut self, signer: &dyn ReceiptSigner, task_id: &str) {
+        self.signature = signer.sign_bytes(&self.key_path, &self.message(task_id));
+    }
+}
+
+/// Something wrong with the order or completeness of a task's receipts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChainProblem {
+    /// Receipt `index` was made in another task (and copied into this one's log).
+    Replayed { index: usize, task_id: String },
+    /// Receipt `index` follows a receipt that is elsewhere in the log.
+    Reordered { index: usize },
+    /// The receipt receipt `index` follows is not in the log: one or more were deleted.
+    MissingBefore { index: usize },
+    /// The head names more receipts, or another last one, than the log ends with.
+    MissingAtEnd { head_count: u64, found: u64 },
+    /// Chained receipts are in the log but hook.json has no head for them.
+    NoHead,
+    /// The head's signature does not hold (hook.json was edited, or another key).
+    BadHead(VerifyError),
+}
+
+impl std::fmt::Display for ChainProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChainProblem::Replayed { task_id, .. } => {
+                write!(f, "replayed: it was made in task {task_id}")
+            }
+            ChainProblem::Reordered { .. } => {
+                write!(
+                    f,
+                    "reordered: it follows a receipt found elsewhere in the log"
+                )
+            }
+            ChainProblem::MissingBefore { .. } => {
+                write!(
+                    f,
+                    "missing before it: the receipt it follows is not in the log"
+                )
+            }
+            ChainProblem::MissingAtEnd { head_count, found } => write!(
+                f,
+                "missing at the end: hook.json's signed head counts {head_count} chained receipts, the log ends after {found}"
+            ),
+            ChainProblem::NoHead => write!(
+                f,
+                "the log holds chained receipts but hook.json has no receipt head"
+            ),
+            ChainProblem::BadHead(e) => write!(f, "hook.json's receipt head: {e}"),
+        }
+    }
+}
+
+impl ChainProblem {
+    /// The receipt the problem is about, when it is about one.
+    pub fn index(&self) -> Option<usize> {
+        match self {
+            ChainProblem::Replayed { index, .. }
+            | ChainProblem::Reordered { index }
+            | ChainProblem::MissingBefore { index } => Some(*index),
+            _ => None,
+        }
+    }
+}
+
+/// Checks the chain of `task_id`'s `receipts` (the log, in order) against `head`. The
+/// head's signature is checked when there is a `signer`. Empty when all is in order.
+pub fn check(
+    task_id: &str,
+    receipts: &[ValidationReceipt],
+    head: Option<&ReceiptHead>,
+    signer: Option<&dyn ReceiptSigner>,
+) -> Vec<ChainProblem> {
+    let mut problems = Vec::new();
+    let links: Vec<String> = receipts.iter().map(link).collect();
+    let mut last: Option<usize> = None;
+    let mut chained = 0u64;
+    for (i, r) in receipts.iter().enumerate() {
+        if r.sig_version < CHAINED_SINCE {
+            continue;
+        }
+        chained += 1;
+        if r.task_id != task_id {
+            problems.push(ChainProblem::Replayed {
+                index: i,
+                task_id: r.task_id.clone(),
+            });
+        }
+        let expected = last.map(|j| links[j].as_str()).unwrap_or("");
+        if r.prev != expected {
+            match links.iter().position(|l| *l == r.prev) {
+                Some(_) => problems.push(ChainProblem::Reordered { index: i }),
+                None => problems.push(ChainProblem::MissingBefore { index: i }),
+            }
+        }
+        last = Some(i);
+    }
+    match head {
+        None if chained > 0 => problems.push(ChainProblem::NoHead),
+        None => {}
+        Some(h) => {
+            // The head must name a chained receipt of the log, as the count-th. Receipts
+            // after it are what a hook killed between appending and saving left: chained
+            // to it, and not counted yet.
+            let chained_links: Vec<&str> = receipts
+                .iter()
+                .zip(&links)
+                .filter(|(r, _)| r.sig_version >= CHAINED_SINCE)
+                .map(|(_, l)| l.as_str())
+                .collect();
+            let at = chained_links.iter().position(|l| *l == h.link);
+            if at.map(|k| k as u64 + 1) != Some(h.count) {
+                problems.push(ChainProblem::MissingAtEnd {
+                    head_count: h.count,
+                    found: chained,
+                });
+            }
+            if let Some(s) = signer {
+                if let Err(e) = s.verify_bytes(&h.key_path, &h.message(task_id), &h.signature) {
+                    problems.push(ChainProblem::BadHead(e));
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::KeyDerivation;
+    use crate::receipt::{Ed25519Signer, MasterKey, Run, SIG_VERSION};
+
+    fn signer() -> Ed25519Signer {
+        let derivation = KeyDerivation {
+            purpose: 44,
+            coin_type: 236,
+            account: 0,
+        };
+        Ed25519Signer::new(MasterKey::from_bytes([7; 32]), derivation)
+    }
+
+    fn run(exit_code: i32) -> Run {
+        let now = chrono::Utc::now();
+        Run {
+            command: "cargo test".into(),
+            exit_code,
+            started_at: now,
+            completed_at: now,
+            duration: None,
+            stdout_hash: String::new(),
+            stderr_hash: String::new(),
+            observed: true,
+        }
+    }
+
+    /// A task's log of `exits.len()` chained receipts, and its signed head.
+    fn chain(task: &str, exits: &[i32]) -> (Vec<ValidationReceipt>, Option<ReceiptHead>) {
+        let s = signer();
+        let mut head: Option<ReceiptHead> = None;
+        let mut log = Vec::new();
+        for &code in exits {
+            let mut r = ValidationReceipt::new("step", run(code));
+            r.task_id = task.into();
+            r.prev = head.as_ref().map(|h| h.link.clone()).unwrap_or_default();
+            s.sign(&mut r, 1);
+            let mut next = ReceiptHead::after(head.as_ref(), &r);
+            next.sign(&s, task);
+            head = Some(next);
+            log.push(r);
+        }
+        (log, head)
+    }
+
+    fn problems(log: &[ValidationReceipt], head: Option<&ReceiptHead>) -> Vec<ChainProblem> {
+        check("task-a", log, head, Some(&signer()))
+    }
+
+    #[test]
+    fn an_untouched_chain_is_intact() {
+        let (log, head) = chain("task-a", &[0, 1, 0]);
+        assert_eq!(log[0].sig_version, SIG_VERSION);
+        assert_eq!(problems(&log, head.as_ref()), vec![]);
+    }
+
+    #[test]
+    fn a_receipt_from_another_task_is_replayed() {
+        let (mut log, head) = chain("task-a", &[0, 1]);
+        let (other, _) = chain("task-b", &[0]);
+        log.push(other[0].clone());
+        let p = problems(&log, head.as_ref());
+        assert!(
+            p.contains(&ChainProblem::Replayed {
+                index: 2,
+                task_id: "task-b".into()
+            }),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_receipt_deleted_from_the_middle_is_missing() {
+        let (mut log, head) = chain("task-a", &[0, 1, 0]);
+        log.remove(1);
+        assert_eq!(
+            problems(&log, head.as_ref()),
+            vec![
+                ChainProblem::MissingBefore { index: 1 },
+                ChainProblem::MissingAtEnd {
+                    head_count: 3,
+                    found: 2
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn the_last_receipt_deleted_is_missing_at_the_end() {
+        let (mut log, head) = chain("task-a", &[0, 1]);
+        log.pop();
+        assert_eq!(
+            problems(&log, head.as_ref()),
+            vec![ChainProblem::MissingAtEnd {
+                head_count: 2,
+                found: 1
+            }]
+        );
+    }
+
+    #[test]
+    fn swapped_receipts_are_reordered() {
+        let (mut log, head) = chain("task-a", &[0, 1, 0]);
+        log.swap(1, 2);
+        let p = problems(&log, head.as_ref());
+        assert!(p.contains(&ChainProblem::Reordered { index: 1 }), "{p:?}");
+        assert!(p.contains(&ChainProblem::Reordered { index: 2 }), "{p:?}");
+    }
+
+    #[test]
+    fn an_edited_or_missing_head_is_caught() {
+        let (mut log, head) = chain("task-a", &[0, 1]);
+        let mut forged = head.clone().unwrap();
+        log.pop();
+        forged.count = 1;
+        forged.link = link(&log[0]);
+        let p = problems(&log, Some(&forged));
+        assert!(matches!(p.as_slice(), [ChainProblem::BadHead(_)]), "{p:?}");
+        assert_eq!(problems(&log, None), vec![ChainProblem::NoHead]);
+    }
+
+    #[test]
+    fn a_receipt_appended_by_a_save_that_did_not_finish_is_accepted() {
+        let (log, head) = chain("task-a", &[0, 0]);
+        let (short, short_head) = chain("task-a", &[0]);
+        assert_ne!(short[0].receipt_id, log[0].receipt_id);
+        let mut behind = head.clone().unwrap();
+        behind.count = 1;
+        behind.link = link(&log[0]);
+        behind.sign(&signer(), "task-a");
+        assert_eq!(problems(&log, Some(&behind)), vec![]);
+        assert_eq!(problems(&short, short_head.as_ref()), vec![]);
+    }
+
+    #[test]
+    fn receipts_older_than_the_chain_are_not_checked() {
+        let (mut log, head) = chain("task-a", &[0]);
+        let mut old = log[0].clone();
+        old.sig_version = 2;
+        old.task_id.clear();
+        old.prev.clear();
+        log.insert(0, old);
+        assert_eq!(problems(&log, head.as_ref()), vec![]);
+    }
+}

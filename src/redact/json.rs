@@ -1,0 +1,296 @@
+//! [`Clean`]: bytes that passed the redactor, the only thing waymark's files are written
+//! from; JSON is redacted string by string as it is serialized, so its structure (and a
+//! field named `token_count`) is never touched.
+
+use std::io;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter};
+
+use super::redact;
+
+/// Text or JSON every string of which went through [`redact`]. Only this module makes one,
+/// and the store's record writers take nothing else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clean(Vec<u8>);
+
+impl Clean {
+    /// Redacted text (Markdown, a log line, an error message).
+    pub fn text(text: &str) -> Clean {
+        Clean(redact(text).into_owned().into_bytes())
+    }
+
+    /// `value` as one line of JSON (no newline), every string redacted.
+    pub fn json<T: Serialize + ?Sized>(value: &T) -> Clean {
+        Clean(to_vec(value, CompactFormatter))
+    }
+
+    /// `value` as indented JSON, every string redacted.
+    pub fn json_pretty<T: Serialize + ?Sized>(value: &T) -> Clean {
+        Clean(to_vec(value, PrettyFormatter::new()))
+    }
+
+    /// JSON Lines: each item on its own line, each line ending in a newline.
+    pub fn json_lines<T: Serialize>(items: &[T]) -> Clean {
+        let mut out = Vec::new();
+        for item in items {
+            out.extend_from_slice(&to_vec(item, CompactFormatter));
+            out.push(b'\n');
+        }
+        Clean(out)
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The content as text (it came from `&str` or from serde_json, so it is UTF-8).
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.0).expect("Clean holds UTF-8")
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Appends a newline (a JSONL record, a line of text).
+    pub fn with_newline(mut self) -> Clean {
+        self.0.push(b'\n');
+        self
+    }
+}
+
+/// `value` with every string redacted, and whether any changed: for what is signed or
+/// compared before it is stored (a receipt signs the command as it will be kept).
+pub(crate) fn scrub<T: Serialize + DeserializeOwned>(value: &T) -> (T, bool) {
+    let plain = serde_json::to_vec(value).expect("serializable");
+    let clean = to_vec(value, CompactFormatter);
+    if clean == plain {
+        return (serde_json::from_slice(&plain).expect("round-trips"), false);
+    }
+    (serde_json::from_slice(&clean).expect("round-trips"), true)
+}
+
+fn to_vec<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    let formatter = Redacting {
+        inner,
+        string: None,
+        key: false,
+    };
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    // waymark's types have string keys only; an error here is a bug, not bad input.
+    value.serialize(&mut ser).expect("serializable");
+    out
+}
+
+/// A serde_json formatter that holds each string value back until it is complete,
+/// redacts it, and writes it escaped through the formatter it wraps. Object keys are
+/// written as they are: they are the names of waymark's own fields.
+struct Redacting<F> {
+    inner: F,
+    /// The string being serialized, unescaped; `None` outside a string.
+    string: Option<String>,
+    /// Inside an object key.
+    key: bool,
+}
+
+impl<F: Formatter> Redacting<F> {
+    fn write_escaped<W: ?Sized + io::Write>(&mut self, w: &mut W, s: &str) -> io::Result<()> {
+        let bytes = s.as_bytes();
+        let mut run = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let escape = match b {
+                b'"' => CharEscape::Quote,
+                b'\\' => CharEscape::ReverseSolidus,
+                b'\n' => CharEscape::LineFeed,
+                b'\r' => CharEscape::CarriageReturn,
+                b'\t' => CharEscape::Tab,
+                0x08 => CharEscape::Backspace,
+                0x0c => CharEscape::FormFeed,
+                0x00..=0x1f => CharEscape::AsciiControl(b),
+                _ => continue,
+            };
+            if run < i {
+                self.inner.write_string_fragment(w, &s[run..i])?;
+            }
+            self.inner.write_char_escape(w, escape)?;
+            run = i + 1;
+        }
+        if run < bytes.len() {
+            self.inner.write_string_fragment(w, &s[run..])?;
+        }
+        Ok(())
+    }
+}
+
+/// The character an escape stands for.
+fn unescape(e: CharEscape) -> char {
+    match e {
+        CharEscape::Quote => '"',
+        CharEscape::ReverseSolidus => '\\',
+        CharEscape::Solidus => '/',
+        CharEscape::Backspace => '\u{8}',
+        CharEscape::FormFeed => '\u{c}',
+        CharEscape::LineFeed => '\n',
+        CharEscape::CarriageReturn => '\r',
+        CharEscape::Tab => '\t',
+        CharEscape::AsciiControl(b) => b as char,
+    }
+}
+
+impl<F: Formatter> Formatter for Redacting<F> {
+    fn begin_string<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        if self.key {
+            return self.inner.begin_string(w);
+        }
+        self.string = Some(String::new());
+        Ok(())
+    }
+
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        match self.string.as_mut() {
+            Some(s) => {
+                s.push_str(fragment);
+                Ok(())
+            }
+            None => self.inner.write_string_fragment(w, fragment),
+        }
+    }
+
+    fn write_char_escape<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        escape: CharEscape,
+    ) -> io::Result<()> {
+        match self.string.as_mut() {
+            Some(s) => {
+                s.push(unescape(escape));
+                Ok(())
+            }
+            None => self.inner.write_char_escape(w, escape),
+        }
+    }
+
+    fn end_string<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        let Some(s) = self.string.take() else {
+            return self.inner.end_string(w);
+        };
+        self.inner.begin_string(w)?;
+        match redact(&s) {
+            std::borrow::Cow::Borrowed(_) => self.write_escaped(w, &s)?,
+            std::borrow::Cow::Owned(r) => self.write_escaped(w, &r)?,
+        }
+        self.inner.end_string(w)
+    }
+
+    fn write_raw_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        _w: &mut W,
+        _fragment: &str,
+    ) -> io::Result<()> {
+        // Raw JSON would bypass the string-by-string redaction; waymark stores none.
+        Err(io::Error::other("raw JSON is not written by waymark"))
+    }
+
+    fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.inner.begin_array(w)
+    }
+    fn end_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.inner.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.inner.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.inner.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.inner.begin_object(w)
+    }
+    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.inner.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        self.inner.begin_object_key(w, first)
+    }
+    fn end_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.inner.end_object_key(w)
+    }
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.inner.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.inner.end_object_value(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strings_are_redacted_and_the_json_stays_valid() {
+        let v = json!({
+            "token_count": 12,
+            "command": "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 cargo test",
+            "lines": ["password = \"hunter22\"", "ok \"quoted\"\n\ttab \u{1}"],
+            "password": "not a secret by itself",
+        });
+        for clean in [Clean::json(&v), Clean::json_pretty(&v)] {
+            let back: serde_json::Value = serde_json::from_slice(clean.as_bytes()).unwrap();
+            assert_eq!(back["token_count"], 12);
+            let text = clean.as_str();
+            assert!(
+                !text.contains("ghp_abc") && !text.contains("hunter22"),
+                "{text}"
+            );
+            assert_eq!(back["lines"][1], "ok \"quoted\"\n\ttab \u{1}");
+            assert_eq!(back["password"], "not a secret by itself");
+        }
+    }
+
+    #[test]
+    fn json_without_secrets_is_what_serde_json_writes() {
+        let v = json!({"a": "plain \"text\" with \\ and \n", "b": [1, 2.5, null, true], "c": {}});
+        assert_eq!(Clean::json(&v).as_bytes(), serde_json::to_vec(&v).unwrap());
+        assert_eq!(
+            Clean::json_pretty(&v).as_bytes(),
+            serde_json::to_vec_pretty(&v).unwrap()
+        );
+    }
+
+    #[test]
+    fn scrub_reports_a_change() {
+        let (same, changed) = scrub(&json!({"c": "cargo test"}));
+        assert!(!changed);
+        assert_eq!(same["c"], "cargo test");
+        let (hidden, changed) =
+            scrub(&json!({"c": "curl -H 'Authorization: Bearer abcdefghijklmnopqrstu'"}));
+        assert!(changed);
+        assert!(
+            !hidden["c"]
+                .as_str()
+                .unwrap()
+                .contains("abcdefghijklmnopqrstu")
+        );
+    }
+}

@@ -1,0 +1,271 @@
+//! Redaction: no secret reaches anything waymark stores or prints (DESIGN.md rule 4).
+//!
+//! The choke point is the [`Clean`] type. Every file waymark writes for itself (hook.json
+//! and its logs, HOOK.md, the trace, AGENT.md, the intent map, captures, the pending
+//! journal, waymark.log) and every hook answer on stdout or stderr is written from a
+//! `Clean`, and a `Clean` can only be made here, by passing the text, or every string of a
+//! value serialized to JSON, through [`redact`]. A field added tomorrow cannot skip it.
+//! Files that belong to the user (settings.json, their configuration and intent files, the
+//! signing key) are written verbatim, by design (`store::write_verbatim`).
+//!
+//! The rules are one table ([`rules::RULES`]), modelled on gitleaks' default rule set, each
+//! with the keywords every match of it contains and a case it must hide and one it must
+//! leave alone. Redaction runs on every save, so its cost is kept to what a text needs:
+//!
+//! - one pass finds the keywords ([`scan`]); a text with none (nearly every one) is
+//!   returned as it is, borrowed;
+//! - a keyword counts only where a cheap necessary condition of its rule holds
+//!   ([`Confirm`]): `token` in prose is not `token=…`;
+//! - a rule's regex is compiled only when one of its keywords counts, with `regex-lite`,
+//!   which compiles a rule in a twentieth of the time `regex` takes (the table in `regex`
+//!   costs ~1.8M instructions a rule to compile, more than a whole event); its slower
+//!   matching is run only on a window around each keyword, not on the whole text.
+//!
+//! It errs on the side of hiding: a false positive costs a few characters of context, a
+//! miss leaks a credential into a ledger that is meant to be committed.
+
+mod json;
+// The table's cases (`hit`, `secret`, `miss`) are read by the tests only.
+#[cfg_attr(not(test), allow(dead_code))]
+mod rules;
+mod scan;
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use regex_lite::Regex;
+
+pub use json::Clean;
+pub(crate) use json::scrub;
+use rules::RULES;
+
+/// What [`redact`] puts where a secret was.
+pub const MASK: &str = rules::MASK;
+
+/// How far around a keyword a rule's regex looks: a match holds a keyword, and no secret
+/// a rule knows is longer than this on either side of it. Rules whose matches can span a
+/// whole text (key blocks) run on the whole text.
+const WINDOW: usize = 4096;
+
+/// A cheap condition every match of a rule meets at its keyword, checked before the rule
+/// is compiled or run. Each is a necessary condition of its rule's pattern (the tests
+/// break it in the rule's own case and see the rule stop matching).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Confirm {
+    /// The keyword starts a word (the pattern puts a word boundary or a separator before
+    /// it) and at least this many token characters follow it: a provider's prefix and its
+    /// secret. (`sk` in `task` or `skip`, `pat` in `path`.)
+    Prefix(usize),
+    /// The keyword is part of a name that is assigned: after it, more name characters,
+    /// an optional quote, spaces, then `:`, `=`, `:=`, `=>` or `?=`. (`token` in prose.)
+    Assigned,
+    /// The keyword is part of an upper-case environment variable being set: `NAME=`.
+    /// (`"file_path": …` is not `GITHUB_PAT=…`.)
+    EnvAssigned,
+    /// The keyword follows at least 15 digits (an app id, for `id|secret` tokens).
+    AfterDigits,
+    /// `://` starts a URL with a user and a password: `user:…@` before any space.
+    /// (`file:///…` and `http://host:port/` are not.)
+    Userinfo,
+}
+
+/// The rules whose keywords need a [`Confirm`]: the ones whose keywords are common words or
+/// fragments of them.
+const CONFIRMS: &[(&str, Confirm)] = &[
+    ("generic-api-key", Confirm::Assigned),
+    ("waymark-quoted-secret", Confirm::Assigned),
+    ("waymark-env-secret", Confirm::EnvAssigned),
+    ("waymark-env-secret-quoted", Confirm::EnvAssigned),
+    ("twilio-api-key", Confirm::Prefix(32)),
+    ("airtable-personnal-access-token", Confirm::Prefix(14)),
+    ("authress-service-client-access-key", Confirm::Prefix(5)),
+    ("lob-api-key", Confirm::Prefix(35)),
+    ("sendgrid-api-token", Confirm::Prefix(66)),
+    ("huggingface-access-token", Confirm::Prefix(34)),
+    ("waymark-sk-key", Confirm::Prefix(16)),
+    ("facebook-access-token", Confirm::AfterDigits),
+    ("waymark-url-password-with-at-or-slash", Confirm::Userinfo),
+    ("waymark-url-credentials", Confirm::Userinfo),
+];
+
+/// The keywords of every rule, and each rule's confirm.
+struct Keywords {
+    scanner: scan::Scanner,
+    confirm: Vec<Option<Confirm>>,
+}
+
+fn keywords() -> &'static Keywords {
+    static KEYWORDS: OnceLock<Keywords> = OnceLock::new();
+    KEYWORDS.get_or_init(|| {
+        let entries = RULES
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| r.keywords.iter().map(move |k| (*k, i as u16)));
+        let mut confirm = vec![None; RULES.len()];
+        for (id, c) in CONFIRMS {
+            if let Some(i) = RULES.iter().position(|r| r.id == *id) {
+                confirm[i] = Some(*c);
+            }
+        }
+        Keywords {
+            scanner: scan::Scanner::new(entries),
+            confirm,
+        }
+    })
+}
+
+/// Rule `i`'s regex, compiled on first need.
+fn regex(i: usize) -> &'static Regex {
+    static REGEXES: [OnceLock<Regex>; RULES.len()] = [const { OnceLock::new() }; RULES.len()];
+    REGEXES[i].get_or_init(|| Regex::new(RULES[i].pattern).expect("redaction pattern compiles"))
+}
+
+/// True when rule `i` may match across a whole text (a key block), not only near a keyword.
+fn whole_text(i: usize) -> bool {
+    let p = RULES[i].pattern;
+    p.contains("(?s") || p.contains("\\A") || p.contains("\\z")
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// A character a secret is made of (a token's alphabet: base64, hex, ids).
+fn is_token(b: u8) -> bool {
+    is_word(b) || matches!(b, b'-' | b'.' | b'=' | b'+' | b'/')
+}
+
+/// Whether `confirm` holds for the keyword at `start..end` of `text`.
+fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
+    let after = &text[end..];
+    match confirm {
+        Confirm::Prefix(tail) => {
+            (start == 0 || !is_word(text[start - 1]))
+                && after
+                    .iter()
+                    .take(tail)
+                    .take_while(|&&b| is_token(b))
+                    .count()
+                    >= tail
+        }
+        Confirm::AfterDigits => {
+            text[..start]
+                .iter()
+                .rev()
+                .take_while(|b| b.is_ascii_digit())
+                .count()
+                >= 15
+        }
+        Confirm::EnvAssigned => {
+            let upper = |b: &u8| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_';
+            text[start..end].iter().all(upper) && after.iter().find(|b| !upper(b)) == Some(&b'=')
+        }
+        Confirm::Userinfo => {
+            let stop = |b: &u8| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'<' | b'>');
+            let user = after
+                .iter()
+                .take_while(|b| !stop(b) && !matches!(b, b':' | b'/' | b'@'));
+            let rest = &after[user.count()..];
+            rest.first() == Some(&b':') && rest.iter().take_while(|b| !stop(b)).any(|&b| b == b'@')
+        }
+        Confirm::Assigned => {
+            let name = |b: &u8| is_word(*b) || *b == b'-' || *b == b'.';
+            let mut rest = &after[after.iter().take_while(|b| name(b)).count()..];
+            if let [b'"' | b'\'', tail @ ..] = rest {
+                rest = tail;
+            }
+            let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
+            matches!(rest, [b':' | b'=', ..] | [b'?', b'=', ..])
+        }
+    }
+}
+
+/// For each rule, where its keywords count in `text` (start offsets).
+fn hits(text: &str) -> Vec<Vec<usize>> {
+    let k = keywords();
+    let bytes = text.as_bytes();
+    let mut hits: Vec<Vec<usize>> = Vec::new();
+    k.scanner.scan(bytes, |r, start, end| {
+        if k.confirm[r].is_some_and(|c| !holds(c, bytes, start, end)) {
+            return;
+        }
+        if hits.is_empty() {
+            hits.resize_with(RULES.len(), Vec::new);
+        }
+        hits[r].push(start);
+    });
+    hits
+}
+
+/// `text` with every secret the rules know replaced by [`MASK`]; borrowed (no copy) when
+/// there was none, which is nearly always.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    let mut found = hits(text);
+    if found.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = Cow::Borrowed(text);
+    for i in 0..RULES.len() {
+        if found[i].is_empty() {
+            continue;
+        }
+        if let Some(changed) = apply(i, &out, &found[i]) {
+            out = Cow::Owned(changed);
+            // Offsets moved: find the keywords of the rules still to come again.
+            found = hits(&out);
+            if found.is_empty() {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Rule `i` applied to `text` around the keyword offsets `at` (or to all of it for a
+/// whole-text rule); `None` when it changed nothing.
+fn apply(i: usize, text: &str, at: &[usize]) -> Option<String> {
+    let re = regex(i);
+    let replace = RULES[i].replace;
+    if whole_text(i) || text.len() <= 2 * WINDOW {
+        return match re.replace_all(text, replace) {
+            Cow::Owned(s) => Some(s),
+            Cow::Borrowed(_) => None,
+        };
+    }
+    // Windows around the keywords, merged where they overlap, on character boundaries.
+    let floor = |mut p: usize| {
+        while !text.is_char_boundary(p) {
+            p -= 1;
+        }
+        p
+    };
+    let mut windows: Vec<(usize, usize)> = Vec::new();
+    for &s in at {
+        let (lo, hi) = (
+            floor(s.saturating_sub(WINDOW)),
+            floor((s + WINDOW).min(text.len())),
+        );
+        match windows.last_mut() {
+            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+            _ => windows.push((lo, hi)),
+        }
+    }
+    let mut out = String::new();
+    let mut done = 0;
+    let mut changed = false;
+    for (lo, hi) in windows {
+        if let Cow::Owned(s) = re.replace_all(&text[lo..hi], replace) {
+            out.push_str(&text[done..lo]);
+            out.push_str(&s);
+            done = hi;
+            changed = true;
+        }
+    }
+    changed.then(|| {
+        out.push_str(&text[done..]);
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests;

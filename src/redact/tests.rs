@@ -1,0 +1,572 @@
+//! The rule table's own checks (every rule hides its case, leaves its near miss, needs its
+//! keywords) and the formats the issue named, each as a case.
+
+use super::rules::{MASK, RULES};
+use super::*;
+use std::collections::HashSet;
+
+/// The redactor's answer as an owned string (the tests compare and keep it).
+fn redact(text: &str) -> String {
+    super::redact(text).into_owned()
+}
+
+fn lower_has(hay: &str, kw: &str) -> bool {
+    hay.to_ascii_lowercase().contains(kw)
+}
+
+#[test]
+fn every_pattern_compiles() {
+    let bad: Vec<String> = RULES
+        .iter()
+        .filter_map(|r| {
+            regex_lite::Regex::new(r.pattern)
+                .err()
+                .map(|e| format!("{}: {e}", r.id))
+        })
+        .collect();
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn ids_are_unique() {
+    let mut seen = HashSet::new();
+    for r in RULES {
+        assert!(seen.insert(r.id), "duplicate id {}", r.id);
+    }
+}
+
+#[test]
+fn keywords_are_lowercase_and_cannot_come_from_the_mask() {
+    for r in RULES {
+        assert!(!r.keywords.is_empty(), "{} has no keyword", r.id);
+        for k in r.keywords {
+            assert!(
+                !k.is_empty() && *k == k.to_ascii_lowercase(),
+                "{}: {k:?}",
+                r.id
+            );
+            // A keyword that a replacement could create would make keyword look-up on the
+            // original text miss a rule that the redacted text needs.
+            assert!(
+                !lower_has(MASK, k) && !k.contains(['[', ']']),
+                "{}: {k:?} can come from the mask",
+                r.id
+            );
+        }
+    }
+}
+
+#[test]
+fn every_hit_is_redacted() {
+    let mut fails = Vec::new();
+    for r in RULES {
+        assert!(r.hit.contains(r.secret), "{}: secret not in hit", r.id);
+        let out = redact(r.hit);
+        if out.contains(r.secret) || !out.contains(MASK) {
+            fails.push(format!("{}: {:?} -> {:?}", r.id, r.hit, out));
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
+#[test]
+fn no_rule_changes_a_miss() {
+    let mut fails = Vec::new();
+    for r in RULES {
+        // Through the redactor, and through every rule regardless of keywords.
+        let out = redact(r.miss);
+        if out != r.miss {
+            fails.push(format!("{}: {:?} -> {:?}", r.id, r.miss, out));
+        }
+        for (j, other) in RULES.iter().enumerate() {
+            if regex(j).replace_all(r.miss, other.replace) != r.miss {
+                fails.push(format!("{}'s miss changed by {}", r.id, other.id));
+            }
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
+#[test]
+fn every_rule_matches_its_own_hit() {
+    let fails: Vec<&str> = RULES
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| !regex(*i).is_match(r.hit))
+        .map(|(_, r)| r.id)
+        .collect();
+    assert!(fails.is_empty(), "{fails:?}");
+}
+
+#[test]
+fn every_rule_changes_its_own_hit() {
+    // Not a requirement for every rule (several waymark rules overlap gitleaks ones),
+    // but the replacement must at least change the hit.
+    for (i, r) in RULES.iter().enumerate() {
+        let out = regex(i).replace_all(r.hit, r.replace);
+        assert!(out.contains(MASK), "{}: {out}", r.id);
+    }
+}
+
+#[test]
+fn every_match_in_a_hit_holds_a_keyword() {
+    let mut fails = Vec::new();
+    for (i, r) in RULES.iter().enumerate() {
+        for m in regex(i).find_iter(r.hit) {
+            if !r.keywords.iter().any(|k| lower_has(m.as_str(), k)) {
+                fails.push(format!("{}: {:?}", r.id, m.as_str()));
+            }
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
+/// `text` with every occurrence of every keyword of `rule` broken by a control character.
+fn break_keywords(text: &str, keywords: &[&'static str]) -> String {
+    let mut insert_after = HashSet::new();
+    let mut replace = HashSet::new();
+    let entries = keywords.iter().map(|k| (*k, 0));
+    scan::Scanner::new(entries).scan(text.as_bytes(), |_, start, end| {
+        if end - start == 1 {
+            replace.insert(start);
+        } else {
+            let first = text[start..].chars().next().unwrap().len_utf8();
+            insert_after.insert(start + first);
+        }
+    });
+    let mut out = String::new();
+    for (i, c) in text.char_indices() {
+        if insert_after.contains(&i) {
+            out.push('\u{1}');
+        }
+        if replace.contains(&i) {
+            out.push('\u{1}');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn without_its_keywords_a_hit_no_longer_matches() {
+    // Any match left once the keywords are broken would be a match without a keyword.
+    let mut fails = Vec::new();
+    for (i, r) in RULES.iter().enumerate() {
+        let broken = break_keywords(r.hit, r.keywords);
+        if let Some(m) = regex(i).find(&broken) {
+            fails.push(format!("{}: {:?}", r.id, m.as_str()));
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
+#[test]
+fn redaction_is_stable() {
+    // A replacement must not give a later rule (or a second pass) something to mangle.
+    let mut fails = Vec::new();
+    for r in RULES {
+        let once = redact(r.hit);
+        let twice = redact(&once);
+        if once != twice {
+            fails.push(format!("{}: {once:?} -> {twice:?}", r.id));
+        }
+    }
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
+fn hides(text: &str, secret: &str) {
+    let out = redact(text);
+    assert!(out.contains(MASK), "{text:?} -> {out:?}");
+    assert!(!out.contains(secret), "{text:?} -> {out:?}");
+}
+
+fn keeps(text: &str) {
+    assert_eq!(redact(text), text);
+}
+
+// ----- the cases of waymark's current redactor -----
+
+#[test]
+fn hides_common_secrets() {
+    let cases = [
+        "export ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+        "token ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "aws AKIAABCDEFGHIJKLMNOP",
+        "password=hunter22",
+        "Authorization: Bearer abcdefghijklmnop.qrstuv",
+        "db postgres://admin:s3cr3tpw@db.local/app",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+        "\"client_secret\": \"abc123def456\"",
+    ];
+    for c in cases {
+        let r = redact(c);
+        assert!(r.contains("[REDACTED]"), "{c} -> {r}");
+        for secret in [
+            "abcdefghijklmnopqrstuvwxyz",
+            "hunter22",
+            "s3cr3tpw",
+            "b3BlbnNzaC1rZXktdjEAAAAA",
+            "abc123def456",
+            "AKIAABCDEFGHIJKLMNOP",
+        ] {
+            assert!(!r.contains(secret), "{c} -> {r}");
+        }
+    }
+}
+
+#[test]
+fn a_key_block_cut_at_its_start_is_hidden_too() {
+    let cut = "b3BlbnNzaC1rZXktdjEAAAAA\nQyNTUxOQAAACB\n-----END OPENSSH PRIVATE KEY-----\nok";
+    let r = redact(cut);
+    assert!(
+        !r.contains("b3BlbnNzaC1rZXktdjEAAAAA") && !r.contains("QyNTUxOQAAACB"),
+        "{r}"
+    );
+    assert!(r.ends_with("\nok"), "{r}");
+}
+
+#[test]
+fn a_key_block_cut_at_its_end_is_hidden_too() {
+    let r = redact("key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\nMIIEpQIBAAKCAQ");
+    assert_eq!(r, "key:\n[REDACTED]");
+}
+
+#[test]
+fn the_prefilter_never_hides_a_match() {
+    // Case variants (ASCII: `(?i)` here folds ASCII letters only).
+    let cases = [
+        "export ANTHROPIC_API_KEY=sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+        "AUTHORIZATION: BEARER abcdefghijklmnop",
+        "bEaReR abcdefghijklmnopqrstuv",
+        "PassWord: hunter22",
+        "my_api-KEY = 'abcdef'",
+        "HTTPS://user:pw@example.com",
+        "xoxb-1234567890-abcdef",
+        "eyJhbGciOiJI.eyJzdWIiOiIx.SflKxwRJSMeK",
+    ];
+    for c in cases {
+        assert_ne!(redact(c), c, "nothing hidden in {c}");
+    }
+}
+
+#[test]
+fn leaves_ordinary_text_alone() {
+    for plain in [
+        "done",
+        "bash-ok",
+        "test result: ok. 3 passed",
+        "Edited src/lib.rs",
+        "test result: FAILED. 1 passed; 1 failed\nsrc/parser.rs:3: tokens parsed",
+        "Author: Jane Doe <jane@example.com>",
+        "{\"input_tokens\": 1234, \"cache_read_input_tokens\": 0, \"max_tokens\": 4096}",
+        "warning: unused variable `token`\n  --> src/auth.rs:12:9",
+        "PATH=/usr/local/bin:/usr/bin LD_LIBRARY_PATH=/opt/lib cargo test",
+        "http://localhost:3000/@vite/client",
+        "see https://github.com/gitleaks/gitleaks@v8.28.0",
+        "mysql -u root -p shop",
+        "ls -pX /tmp && grep -pattern file",
+        "const stripe = Stripe(\"pk_live_51HqLyjWDarjtT1zdp7dcXYZ\");",
+        "commit 2f1e4c7d9a8b6c5d4e3f2a1b0c9d8e7f6a5b4c3d",
+        "[REDACTED]",
+        "password=[REDACTED]",
+        "test auth::jwt ... FAILED",
+        "  --> src/secret_store.rs:10:5",
+        "`tests/reliability/secrets.rs::secrets_are_redacted_in_the_trace`",
+        "error[E0425]: cannot find value `api_key` in this scope",
+    ] {
+        keeps(plain);
+    }
+}
+
+// ----- the formats waymark missed -----
+
+#[test]
+fn pgp_private_key_blocks() {
+    hides(
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQdGBF4HmjYBEADtest\n=ABCD\n-----END PGP PRIVATE KEY BLOCK-----\nnext",
+        "lQdGBF4HmjYBEADtest",
+    );
+    assert!(redact("x\n-----BEGIN PGP PRIVATE KEY BLOCK-----\nabc\n-----END PGP PRIVATE KEY BLOCK-----\nnext").ends_with("]\nnext"));
+    // cut at its start
+    hides(
+        "lQdGBF4HmjYBEADtest\n-----END PGP PRIVATE KEY BLOCK-----\nok",
+        "lQdGBF4HmjYBEADtest",
+    );
+}
+
+#[test]
+fn url_passwords_holding_at_or_slash() {
+    assert_eq!(
+        redact("https://user:p@ss/w0rd@host/x"),
+        "https://user:[REDACTED]@host/x"
+    );
+    assert_eq!(
+        redact("git clone https://bot:a/b@c@github.com/o/r.git done"),
+        "git clone https://bot:[REDACTED]@github.com/o/r.git done"
+    );
+    assert_eq!(
+        redact("redis://:pa@ss@cache:6379/0"),
+        "redis://:[REDACTED]@cache:6379/0"
+    );
+}
+
+#[test]
+fn curl_user_and_password() {
+    for (text, kept) in [
+        (
+            "curl -u user:pass https://x.example",
+            "curl -u user:[REDACTED] https://x.example",
+        ),
+        (
+            "curl --user user:pass https://x.example",
+            "curl --user user:[REDACTED] https://x.example",
+        ),
+        (
+            "curl --user=user:pass https://x.example",
+            "curl --user=user:[REDACTED] https://x.example",
+        ),
+        (
+            "curl -uuser:pass https://x.example",
+            "curl -uuser:[REDACTED] https://x.example",
+        ),
+        (
+            "curl -u 'user:pa ss' https://x.example",
+            "curl -u 'user:[REDACTED]' https://x.example",
+        ),
+        (
+            "curl -X POST \\\n  -u user:pass https://x.example",
+            "curl -X POST \\\n  -u user:[REDACTED] https://x.example",
+        ),
+    ] {
+        assert_eq!(redact(text), kept);
+    }
+    keeps("curl -u user https://x.example");
+    keeps("curl --user-agent 'probe:1' https://x.example");
+}
+
+#[test]
+fn mysql_passwords() {
+    for (text, kept) in [
+        (
+            "mysql -u root --password secret1 shop",
+            "mysql -u root --password [REDACTED] shop",
+        ),
+        (
+            "mysql -u root --password=secret1 shop",
+            "mysql -u root --password=[REDACTED] shop",
+        ),
+        (
+            "mysql -u root -psecret1 shop",
+            "mysql -u root -p[REDACTED] shop",
+        ),
+        (
+            "mysqldump -uroot -p'se cret' shop > s.sql",
+            "mysqldump -uroot -p[REDACTED] shop > s.sql",
+        ),
+        (
+            "mysqladmin -u root -psecret1 status",
+            "mysqladmin -u root -p[REDACTED] status",
+        ),
+    ] {
+        assert_eq!(redact(text), kept);
+    }
+    keeps("mysql -u root -p shop");
+    keeps("mkdir -pv build; rsync -pX a b");
+}
+
+#[test]
+fn quoted_env_values_with_spaces() {
+    assert_eq!(
+        redact("export DB_PASSWORD='a b c'"),
+        "export DB_PASSWORD='[REDACTED]'"
+    );
+    assert_eq!(
+        redact("DB_PASSWORD=\"a b \\\"c\\\"\" ./run.sh"),
+        "DB_PASSWORD=\"[REDACTED]\" ./run.sh"
+    );
+    keeps("export DB_HOST='a b c'");
+}
+
+#[test]
+fn quoted_values_with_spaces_after_a_secret_key() {
+    for (text, kept) in [
+        ("password = \"a b c\"", "password = \"[REDACTED]\""),
+        (
+            "{\"password\": \"a b c\", \"user\": \"x\"}",
+            "{\"password\": \"[REDACTED]\", \"user\": \"x\"}",
+        ),
+        (
+            "db:\n  password: 'a b c'\n",
+            "db:\n  password: '[REDACTED]'\n",
+        ),
+        (
+            "[db]\nclient_secret = \"a b c\"",
+            "[db]\nclient_secret = \"[REDACTED]\"",
+        ),
+        ("api_key: \"a b c\"", "api_key: \"[REDACTED]\""),
+    ] {
+        assert_eq!(redact(text), kept);
+    }
+    keeps("username = \"a b c\"");
+}
+
+#[test]
+fn aws_configure_set() {
+    for name in [
+        "aws_secret_access_key",
+        "aws_access_key_id",
+        "aws_session_token",
+    ] {
+        let text = format!("aws configure set {name} V4lu3xyz --profile dev");
+        assert_eq!(
+            redact(&text),
+            format!("aws configure set {name} [REDACTED] --profile dev")
+        );
+    }
+}
+
+#[test]
+fn stripe_keys() {
+    for prefix in ["sk_live_", "rk_live_", "sk_test_", "rk_test_"] {
+        hides(
+            &format!("STRIPE={prefix}51HqLyjWDarjtT1zdp7dc"),
+            "51HqLyjWDarjtT1zdp7dc",
+        );
+    }
+    keeps("pk_live_51HqLyjWDarjtT1zdp7dc");
+    keeps("pk_test_51HqLyjWDarjtT1zdp7dc");
+}
+
+#[test]
+fn bare_aws_secret_after_its_key_id() {
+    let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    hides(&format!("AKIAIOSFODNN7EXAMPLE {secret}"), secret);
+    hides(&format!("AKIAIOSFODNN7EXAMPLE,{secret}\n"), secret);
+    hides(&format!("aws_secret_access_key {secret}"), secret);
+    hides(&format!("aws_secret_access_key = {secret}"), secret);
+    hides(&format!("\"SecretAccessKey\": \"{secret}\""), secret);
+    let r = redact(&format!("AKIAIOSFODNN7EXAMPLE {secret}"));
+    assert_eq!(r, "[REDACTED] [REDACTED]");
+}
+
+#[test]
+fn secret_env_prefix_on_a_command_line() {
+    let r = redact("GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 cargo test");
+    assert_eq!(r, "GITHUB_TOKEN=[REDACTED] cargo test");
+    let r = redact("GITHUB_TOKEN=abc123 cargo test");
+    assert_eq!(r, "GITHUB_TOKEN=[REDACTED] cargo test");
+    keeps("GITHUB_TOKEN=$(gh auth token) cargo test");
+}
+
+#[test]
+fn what_follows_a_hidden_value_stays() {
+    assert_eq!(
+        redact("https://x-access-token:ghs_abcdefghijklmnopqrstuvwxyz0123456789@github.com/o/r"),
+        "https://x-access-token:[REDACTED]@github.com/o/r"
+    );
+    assert_eq!(
+        redact(
+            "my key is sk_live_51HqLyjWDarjtT1zdp7dcXYZabc. (and dapi0123456789abcdef0123456789abcdef)"
+        ),
+        "my key is [REDACTED]. (and [REDACTED])"
+    );
+}
+
+#[test]
+fn key_names_are_kept() {
+    assert_eq!(
+        redact("set `ANTHROPIC_API_KEY=sk-test` for the fake API"),
+        "set `ANTHROPIC_API_KEY=[REDACTED]` for the fake API"
+    );
+    assert_eq!(
+        redact("HEROKU_API_KEY=01234567-89ab-cdef-0123-456789abcdef"),
+        "HEROKU_API_KEY=[REDACTED]"
+    );
+    assert_eq!(
+        redact("Authorization: Bearer abcdefghijklmnop.qrstuv"),
+        "Authorization: Bearer [REDACTED]"
+    );
+    assert_eq!(
+        redact("token ghp_abcdefghijklmnopqrstuvwxyz0123456789\nnext"),
+        "token [REDACTED]\nnext"
+    );
+}
+
+#[test]
+fn gcp_service_account_json() {
+    let json = "{\"type\": \"service_account\", \"private_key_id\": \"0123abcd\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0B\\n-----END PRIVATE KEY-----\\n\", \"client_email\": \"a@b.iam.gserviceaccount.com\"}";
+    hides(json, "MIIEvQIBADANBgkqhkiG9w0B");
+    assert!(redact(json).contains("a@b.iam.gserviceaccount.com"));
+}
+
+#[test]
+fn every_confirm_is_met_by_its_rules_own_case_and_breaking_it_stops_the_rule() {
+    let k = keywords();
+    for (id, confirm) in CONFIRMS {
+        let i = RULES
+            .iter()
+            .position(|r| r.id == *id)
+            .unwrap_or_else(|| panic!("{id}"));
+        let rule = &RULES[i];
+        assert_eq!(k.confirm[i], Some(*confirm), "{id}");
+        // Every match in the rule's own case holds a keyword that meets the condition.
+        for m in regex(i).find_iter(rule.hit) {
+            let text = m.as_str().as_bytes();
+            let (hay, base) = (rule.hit.as_bytes(), m.start());
+            let met = rule.keywords.iter().any(|kw| {
+                (0..text.len())
+                    .filter(|&s| {
+                        text[s..].len() >= kw.len()
+                            && text[s..s + kw.len()].eq_ignore_ascii_case(kw.as_bytes())
+                    })
+                    .any(|s| holds(*confirm, hay, base + s, base + s + kw.len()))
+            });
+            assert!(
+                met,
+                "{id}: the match {:?} meets no {confirm:?} keyword",
+                m.as_str()
+            );
+        }
+        // And with the condition broken, the case is no longer a secret for the rule.
+        let broken = match confirm {
+            Confirm::Prefix(_) => rule.keywords.iter().fold(rule.hit.to_string(), |t, kw| {
+                t.replace(kw, &format!("x{kw}")).replace(
+                    &kw.to_ascii_uppercase(),
+                    &format!("x{}", kw.to_ascii_uppercase()),
+                )
+            }),
+            Confirm::Assigned => rule.hit.replace(['=', ':'], " "),
+            Confirm::EnvAssigned => rule.hit.to_ascii_lowercase(),
+            Confirm::AfterDigits => rule.hit.replace(|c: char| c.is_ascii_digit(), "x"),
+            Confirm::Userinfo => rule.hit.replace('@', " "),
+        };
+        assert!(
+            !regex(i).is_match(&broken),
+            "{id}: still matches {broken:?}"
+        );
+    }
+}
+
+#[test]
+fn what_waymark_writes_every_event_makes_no_rule_due() {
+    // The words of a task's state and HOOK.md: ids, paths, tables, percentages, test
+    // names, prose about tokens and APIs. None may cost a rule's compilation.
+    let ordinary = r#"{"task_id": "task-20261123-104258", "checkpoint_id": "ckpt-e9fd44da",
+        "receipt_id": "rcpt-dc12770a", "file_path": "src/api/auth.rs", "next_step": "s2",
+        "working_on": "Implementing the API client: refresh the auth token before it expires",
+        "last_output": "test_parser_handles_tokens ... ok", "context_percent": 45}
+    | Step | Status | Attempt |
+    | --- | --- | --- |
+    | Implement the parser | in_progress | 1 of 3 |
+    Context: 45% used. Session s1 (task) at path src/gen/module_12.rs; ask the user.
+    {"url": "file:///home/me/.claude/projects/p/s1.jsonl", "docs": "https://docs.rs/x:1/@y"}
+    private fn access(&self) -> Secret; the password prompt; passing test_live_reload"#;
+    let due: Vec<&str> = hits(ordinary)
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| !h.is_empty())
+        .map(|(i, _)| RULES[i].id)
+        .collect();
+    assert!(due.is_empty(), "rules made due by ordinary text: {due:?}");
+}
