@@ -62,6 +62,8 @@ pub enum Command {
     Validate(cmd::validate::ValidateArgs),
     /// List receipts with their signature status.
     Receipts(cmd::receipts::ReceiptsArgs),
+    /// Summarize the Agent Trace ledger, or check its chain (--verify).
+    Trace(cmd::trace::TraceArgs),
     /// Run crash detection now and print the resume brief.
     Recover {
         #[arg(long)]
@@ -123,6 +125,7 @@ fn dispatch() -> ExitCode {
         Command::Step(c) => cmd::task::step(root, c),
         Command::Validate(args) => cmd::validate::run(root, args),
         Command::Receipts(args) => cmd::receipts::run(root, args),
+        Command::Trace(args) => cmd::trace::run(root, args),
         Command::Recover { json } => cmd::recover::run(root, json),
         Command::Regenerate => cmd::recover::regenerate(root),
         Command::Cleanup(args) => cmd::cleanup::run(root, args),

@@ -17,6 +17,7 @@ pub mod recover;
 pub mod replay;
 pub mod status;
 pub mod task;
+pub mod trace;
 pub mod validate;
 
 use std::path::PathBuf;

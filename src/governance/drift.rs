@@ -197,7 +197,7 @@ pub fn run(
         warnings: notes,
         ..about.clone()
     };
-    trace::append(&ctx.project, &Record::new(&ctx.project, ctx.now, wm))?;
+    trace::append(&ctx.project, Record::new(&ctx.project, ctx.now, wm))?;
     for f in findings.iter().filter(|f| f.is_warning()) {
         out.say(format!("waymark: {}", f.message()));
     }

@@ -128,7 +128,7 @@ pub fn run(
         }),
         ..about.clone()
     };
-    trace::append(&ctx.project, &Record::new(&ctx.project, ctx.now, wm))?;
+    trace::append(&ctx.project, Record::new(&ctx.project, ctx.now, wm))?;
     out.say(format!(
         "waymark: intent {id} ({name}) is now COMPLETED: all {} acceptance criteria were met in the recent trace.",
         ev.met.len()

@@ -30,6 +30,60 @@ pub fn append_lines_synced(path: &Path, lines: &Clean) -> io::Result<Option<Stri
     append_locked(path, lines.as_bytes(), true, true)
 }
 
+/// Appends one JSONL record made by `make` from the file's last complete line (`None`
+/// when there is none), both under the file's lock: for a ledger whose records each name
+/// the one before them (the trace's chain). The last line is read from the end, so an
+/// append costs the same however long the file is. A torn tail is cut first, as by
+/// [`append_line`].
+pub fn append_chained(
+    path: &Path,
+    make: impl FnOnce(Option<&[u8]>) -> Clean,
+) -> io::Result<Option<String>> {
+    let _critical = crate::deadline::enter();
+    let _lock = FileLock::acquire(path).map_err(io::Error::other)?;
+    let mut options = OpenOptions::new();
+    options.create(true).read(true).append(true);
+    let (mut file, meta) = super::nofollow::open(path, &mut options)?;
+    let torn = cut_torn_tail(&mut file, meta.len())?;
+    let len = file.seek(SeekFrom::End(0))?;
+    let last = last_line(&mut file, len)?;
+    let record = make(last.as_deref()).with_newline();
+    debug_assert_eq!(record.as_bytes().iter().filter(|&&b| b == b'\n').count(), 1);
+    write_record(&mut file, record.as_bytes())?;
+    Ok(torn)
+}
+
+/// The last line of a file of `len` bytes that ends with a newline, without it.
+fn last_line(file: &mut fs::File, len: u64) -> io::Result<Option<Vec<u8>>> {
+    if len == 0 {
+        return Ok(None);
+    }
+    let end = len - 1; // the final newline
+    let mut line: Vec<u8> = Vec::new();
+    let mut at = end;
+    let mut buf = vec![0u8; 4096];
+    while at > 0 {
+        let start = at.saturating_sub(buf.len() as u64);
+        let n = (at - start) as usize;
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf[..n])?;
+        match memchr::memrchr(b'\n', &buf[..n]) {
+            Some(i) => {
+                let mut whole = buf[i + 1..n].to_vec();
+                whole.extend_from_slice(&line);
+                return Ok(Some(whole));
+            }
+            None => {
+                let mut whole = buf[..n].to_vec();
+                whole.extend_from_slice(&line);
+                line = whole;
+                at = start;
+            }
+        }
+    }
+    Ok(Some(line))
+}
+
 /// Appends text (for Markdown files such as AGENT.md) under the file's lock, in one write.
 pub fn append_text(path: &Path, text: &Clean) -> io::Result<()> {
     append_locked(path, text.as_bytes(), false, false).map(|_| ())
@@ -52,15 +106,20 @@ fn append_locked(
     } else {
         None
     };
-    if let Some(fault) = crate::faults::due("append.torn") {
-        file.write_all(&bytes[..bytes.len() / 2])?;
-        crate::faults::strike("append.torn", fault);
-    }
-    file.write_all(bytes)?;
+    write_record(&mut file, bytes)?;
     if sync {
         file.sync_data()?;
     }
     Ok(torn)
+}
+
+/// The one write of an append (where the tests' "append.torn" fault tears it).
+fn write_record(file: &mut fs::File, bytes: &[u8]) -> io::Result<()> {
+    if let Some(fault) = crate::faults::due("append.torn") {
+        file.write_all(&bytes[..bytes.len() / 2])?;
+        crate::faults::strike("append.torn", fault);
+    }
+    file.write_all(bytes)
 }
 
 /// Truncates the file (of `len` bytes) back to its last newline when it does not end with
@@ -102,6 +161,34 @@ fn cut_torn_tail(file: &mut fs::File, len: u64) -> io::Result<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chained_record_is_made_from_the_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        let seen = |p: &Path| {
+            let mut got = None;
+            append_chained(p, |last| {
+                got = last.map(|l| String::from_utf8_lossy(l).into_owned());
+                Clean::text("{}")
+            })
+            .unwrap();
+            got
+        };
+        assert_eq!(seen(&p), None);
+        let long = format!("{{\"x\":\"{}\"}}", "y".repeat(10_000));
+        append_line(&p, Clean::text(&long)).unwrap();
+        assert_eq!(seen(&p).as_deref(), Some(long.as_str()));
+        assert_eq!(seen(&p).as_deref(), Some("{}"));
+        // A torn tail is cut first: the last line is the last whole one.
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b"{\"torn")
+            .unwrap();
+        assert_eq!(seen(&p).as_deref(), Some("{}"));
+    }
 
     #[test]
     fn torn_tail_is_cut_before_the_next_record() {

@@ -6,8 +6,13 @@
 //! Events that touch no file (a Bash result, an intent transition, scope warnings) are
 //! records with `files: []`.
 //!
-//! Writing is one locked append per record ([`crate::store::append_line`]); reading is
+//! Writing is one locked append per record ([`crate::store::append_chained`]); reading is
 //! always a tail read ([`recent`]), so neither costs more as the ledger grows.
+//!
+//! The ledger is tamper-evident: each record names the SHA-256 of the line before it
+//! (`metadata.waymark.prev`), read from the file's end under the append lock, so a line
+//! edited, removed or inserted breaks the chain at the line after it, and
+//! `waymark trace --verify` ([`verify`]) names the first bad line.
 
 pub mod dialect;
 pub mod ranges;
@@ -149,6 +154,9 @@ pub struct Waymark {
     pub warnings: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transition: Option<Transition>,
+    /// SHA-256 (hex) of the line before this record in the ledger; empty for the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prev: Option<String>,
 }
 
 impl Waymark {
@@ -288,10 +296,94 @@ pub fn trace_path(project: &Project) -> PathBuf {
     project.state_file(TRACE_FILE)
 }
 
-/// Appends one record. Returns the fragment of a torn last line that was cut off first,
-/// if a writer had been killed mid-record (the caller logs it).
-pub fn append(project: &Project, record: &Record) -> io::Result<Option<String>> {
-    store::append_line(&trace_path(project), crate::redact::Clean::json(record))
+/// Appends one record, chained to the line before it. Returns the fragment of a torn
+/// last line that was cut off first, if a writer had been killed mid-record (the caller
+/// logs it).
+pub fn append(project: &Project, mut record: Record) -> io::Result<Option<String>> {
+    store::append_chained(&trace_path(project), |last| {
+        if let Some(m) = record.metadata.as_mut() {
+            m.waymark.prev = Some(last.map(link).unwrap_or_default());
+        }
+        crate::redact::Clean::json(&record)
+    })
+}
+
+/// What a record names as the line before it: the SHA-256 of that line, hex.
+pub fn link(line: &[u8]) -> String {
+    crate::receipt::sha256_hex(line)
+}
+
+/// The first line of the ledger whose chain does not hold, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    /// 1-based line number.
+    pub line: u64,
+    pub why: String,
+}
+
+/// What [`verify`] found: how many lines, from which line on they are chained, and the
+/// first bad line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verified {
+    pub lines: u64,
+    /// The first chained record (older ledgers start unchained); None when none is.
+    pub chained_from: Option<u64>,
+    pub bad: Option<BadLine>,
+}
+
+/// Walks the ledger once, line by line, checking that every chained record names the
+/// line before it, and that no record after the chain began is unchained. Lines before
+/// the first chained record (written by an older waymark) are counted, not checked.
+pub fn verify(path: &std::path::Path) -> io::Result<Verified> {
+    use std::io::BufRead;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Verified::default()),
+        Err(e) => return Err(e),
+    };
+    let mut reader = io::BufReader::with_capacity(64 * 1024, file);
+    let mut found = Verified::default();
+    let mut previous: Option<Vec<u8>> = None;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        found.lines += 1;
+        let n = found.lines;
+        let Some(body) = line.strip_suffix(b"\n") else {
+            found.bad = Some(BadLine {
+                line: n,
+                why: "the last line is torn (no newline): a writer was killed, the next append cuts it".into(),
+            });
+            break;
+        };
+        let prev = serde_json::from_slice::<Record>(body)
+            .ok()
+            .and_then(|r| r.metadata)
+            .and_then(|m| m.waymark.prev);
+        let why = match (&prev, found.chained_from) {
+            (None, None) => None,
+            (None, Some(_)) => Some("it carries no link to the line before it: it was not written by waymark, or was edited".to_string()),
+            (Some(p), _) => {
+                let expected = previous.as_deref().map(link).unwrap_or_default();
+                found.chained_from.get_or_insert(n);
+                // The first chained record of a ledger begun by an older waymark links to
+                // an unchained line: that is checked like any other.
+                (*p != expected).then(|| match n {
+                    1 => "it names a line before it, but it is the first line: lines were removed from the start".to_string(),
+                    _ => format!("it does not name line {} as the line before it: line {} was changed, or lines were removed or inserted between them", n - 1, n - 1),
+                })
+            }
+        };
+        if let Some(why) = why {
+            found.bad = Some(BadLine { line: n, why });
+            break;
+        }
+        previous = Some(body.to_vec());
+    }
+    Ok(found)
 }
 
 /// The last records of the ledger, as raw lines (oldest first), read from the file's
@@ -376,7 +468,7 @@ mod tests {
                 command: Some(format!("echo {i}")),
                 ..Default::default()
             };
-            append(&p, &Record::new(&p, Utc::now(), w)).unwrap();
+            append(&p, Record::new(&p, Utc::now(), w)).unwrap();
         }
         use std::io::Write;
         std::fs::OpenOptions::new()
@@ -391,7 +483,7 @@ mod tests {
         assert!(r.lines[9].contains("echo 49"));
         assert_eq!(r.entries().count(), 10);
         // The next append repairs the torn line.
-        let torn = append(&p, &Record::new(&p, Utc::now(), Waymark::default())).unwrap();
+        let torn = append(&p, Record::new(&p, Utc::now(), Waymark::default())).unwrap();
         assert!(torn.is_some());
         assert!(!recent(&p, 10).unwrap().torn);
     }

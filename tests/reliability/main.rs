@@ -16,3 +16,4 @@ mod fuzz;
 mod hostile;
 mod keys;
 mod secrets;
+mod tamper;

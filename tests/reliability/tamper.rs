@@ -1,0 +1,112 @@
+//! The Agent Trace ledger is tamper-evident: every record names the SHA-256 of the line
+//! before it, so an edited, removed or inserted line breaks the chain, and
+//! `waymark trace --verify` names where. (The receipts' chain is in tests/receipts.rs.)
+
+use crate::common::*;
+use crate::util::Project;
+
+/// A project whose ledger holds two cycles of an agent's events.
+fn ledger() -> (Project, String) {
+    let p = Project::new();
+    for (tag, dir) in [("a1", "a"), ("b1", "b")] {
+        for (e, v) in cycle(p.root(), "s", dir, tag) {
+            assert_eq!(run_hook(&p, e, &v).status.code(), Some(0));
+        }
+    }
+    let text = p.read(".orchestration/agent_trace.jsonl");
+    assert!(text.lines().count() >= 8, "{text}");
+    (p, text)
+}
+
+fn verify(p: &Project) -> (Option<i32>, String) {
+    let out = p.waymark().args(["trace", "--verify"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.code(), text)
+}
+
+#[test]
+fn an_untouched_ledger_verifies_and_every_record_is_linked() {
+    let (p, text) = ledger();
+    let (code, out) = verify(&p);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("chained from the first line") && out.contains("chain intact"),
+        "{out}"
+    );
+    for (i, line) in text.lines().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let prev = v["metadata"]["waymark"]["prev"].as_str().unwrap();
+        assert_eq!(prev.is_empty(), i == 0, "line {}: {prev:?}", i + 1);
+    }
+}
+
+#[test]
+fn an_edited_removed_or_inserted_line_is_named() {
+    let (p, text) = ledger();
+    let lines: Vec<&str> = text.lines().collect();
+    let write = |lines: &[String]| {
+        p.write(
+            ".orchestration/agent_trace.jsonl",
+            &(lines.join("\n") + "\n"),
+        )
+    };
+    let owned = || lines.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+
+    // Line 3 edited (its exit code): the chain breaks at line 4, which names line 3.
+    let mut edited = owned();
+    edited[2] = edited[2].replacen("\"kind\":\"", "\"kind\":\"x", 1);
+    assert_ne!(edited[2], lines[2]);
+    write(&edited);
+    let (code, out) = verify(&p);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        out.contains("chain BROKEN at line 4: it does not name line 3"),
+        "{out}"
+    );
+
+    // Line 5 removed.
+    let mut removed = owned();
+    removed.remove(4);
+    write(&removed);
+    let (code, out) = verify(&p);
+    assert_eq!(code, Some(1));
+    assert!(out.contains("chain BROKEN at line 5"), "{out}");
+
+    // A record of someone else's inserted after line 2.
+    let mut inserted = owned();
+    inserted.insert(
+        2,
+        r#"{"version":"0.1.0","id":"x","timestamp":"2026-01-01T00:00:00Z","files":[]}"#.into(),
+    );
+    write(&inserted);
+    let (code, out) = verify(&p);
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains("chain BROKEN at line 3: it carries no link"),
+        "{out}"
+    );
+
+    // Listing without --verify says the same and is not a failure.
+    let out = p.waymark().arg("trace").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("chain BROKEN at line 3"));
+}
+
+#[test]
+fn a_ledger_begun_by_an_older_waymark_is_chained_from_where_the_chain_starts() {
+    let p = Project::new();
+    // Two records without links, as waymark wrote them before the chain.
+    let old: Vec<String> = (0..2)
+        .map(|i| format!(r#"{{"version":"0.1.0","id":"old-{i}","timestamp":"2026-01-01T00:00:00Z","files":[],"metadata":{{"waymark":{{"kind":"bash","event":"PostToolUse","session_id":"s"}}}}}}"#))
+        .collect();
+    p.write(".orchestration/agent_trace.jsonl", &(old.join("\n") + "\n"));
+    for (e, v) in cycle(p.root(), "s", "a", "a1") {
+        run_hook(&p, e, &v);
+    }
+    let (code, out) = verify(&p);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("chained from line 3 (the 2 lines before it predate the chain)"),
+        "{out}"
+    );
+}
