@@ -530,3 +530,74 @@ fn ten_thousand_items_in_one_event_complete_within_the_deadline() {
         log(&s)
     );
 }
+
+#[test]
+fn json_that_is_not_a_task_is_restored_from_the_bak_like_any_corruption() {
+    for bad in ["[]", "{}", "null", "0", "\"x\"", "{\"version\": \"2.0\"}"] {
+        let p = Project::new();
+        for (e, v) in cycle(p.root(), "s", "a", "a1") {
+            run_hook(&p, e, &v);
+        }
+        let good = p.hook_json();
+        p.write(".orchestration/hook.json", bad);
+        let (e, v) = &cycle(p.root(), "s", "b", "b1")[3];
+        let out = run_hook(&p, e, v);
+        assert_eq!(out.status.code(), Some(0));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("restored the last good state"), "{bad}: {err}");
+        // The event after it is not dropped: the task goes on from the .bak.
+        let h = p.hook_json();
+        assert_eq!(h["task_id"], good["task_id"], "{bad}");
+        assert!(
+            files_touched(&h).contains(&"src/b/b1.txt".to_string()),
+            "{bad}"
+        );
+        p.waymark().arg("status").assert().success();
+    }
+}
+
+#[test]
+fn every_command_ends_quietly_when_its_reader_is_gone() {
+    // `waymark status | head -1`: the reader closes the pipe; the command must not panic
+    // or print an error, whatever it was in the middle of writing.
+    let p = Project::new();
+    for (e, v) in cycle(p.root(), "s", "a", "a1") {
+        run_hook(&p, e, &v);
+    }
+    for args in [
+        &["status"][..],
+        &["checkpoints"],
+        &["receipts"],
+        &["trace"],
+        &["recover"],
+        &["intent", "list"],
+        &["config", "show"],
+        &["doctor"],
+        &["--help"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(bin())
+            .args(args)
+            .current_dir(p.root())
+            .env("CLAUDE_PROJECT_DIR", p.root())
+            .env("XDG_CONFIG_HOME", p.config.path())
+            .env("HOME", p.config.path())
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe") && !err.contains("os error"),
+            "{args:?}: {err}"
+        );
+        // Ended by SIGPIPE, as `ls | head` is, or on its own with its usual status.
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            out.status.signal() == Some(libc::SIGPIPE) || out.status.code().is_some(),
+            "{args:?}: {:?}",
+            out.status
+        );
+    }
+}

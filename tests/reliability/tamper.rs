@@ -1,6 +1,8 @@
-//! The Agent Trace ledger is tamper-evident: every record names the SHA-256 of the line
-//! before it, so an edited, removed or inserted line breaks the chain, and
-//! `waymark trace --verify` names where. (The receipts' chain is in tests/receipts.rs.)
+//! The record is tamper-evident. Receipts are chained (task id, the previous receipt's
+//! link, a signed head in hook.json), so `waymark receipts --verify` names a receipt
+//! replayed from another task, reordered or deleted. The Agent Trace ledger's records each
+//! name the SHA-256 of the line before them, so an edited, removed or inserted line breaks
+//! the chain, and `waymark trace --verify` names where.
 
 use crate::common::*;
 use crate::util::Project;
@@ -109,4 +111,92 @@ fn a_ledger_begun_by_an_older_waymark_is_chained_from_where_the_chain_starts() {
         out.contains("chained from line 3 (the 2 lines before it predate the chain)"),
         "{out}"
     );
+}
+
+fn receipts_verify(p: &Project) -> (Option<i32>, String) {
+    let out = p.waymark().args(["receipts", "--verify"]).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn deleted_reordered_and_replayed_receipts_break_the_chain() {
+    let p = Project::new();
+    for (cmd, code) in [("exit 1", 1), ("exit 0", 0), ("exit 0", 0)] {
+        p.waymark()
+            .args(["validate", "--", "sh", "-c", cmd])
+            .assert()
+            .code(code);
+    }
+    let (code, out) = receipts_verify(&p);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("chain: intact (3 chained receipts"), "{out}");
+    let hook = p.hook_json();
+    assert_eq!(hook["receipt_head"]["count"], 3);
+    let log = format!(
+        ".orchestration/tasks/{}/receipts.jsonl",
+        hook["task_id"].as_str().unwrap()
+    );
+    let original = p.read(&log);
+    let fails_with = |needle: &str| {
+        let (code, out) = receipts_verify(&p);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(out.contains(needle), "{needle}: {out}");
+        // Every receipt left still has a valid signature: only the chain tells.
+        assert!(!out.contains("INVALID:"), "{out}");
+    };
+
+    // The failing receipt deleted: the next one follows a receipt no longer there.
+    p.edit_receipts(|r| {
+        r.remove(0);
+    });
+    fails_with("chain: BROKEN at");
+    fails_with("missing before it");
+    p.write(&log, &original);
+
+    // The last one deleted: hook.json's signed head counts one more.
+    p.edit_receipts(|r| {
+        r.pop();
+    });
+    fails_with(
+        "missing at the end: hook.json's signed head counts 3 chained receipts, the log ends after 2",
+    );
+    p.write(&log, &original);
+
+    // Two swapped.
+    p.edit_receipts(|r| r.swap(1, 2));
+    fails_with("reordered");
+    p.write(&log, &original);
+
+    // A passing receipt of another task, signed with the same key, copied in. (Task ids
+    // are to the second: the other task must start in another second.)
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let other = Project::new();
+    let key = "waymark/keys/master.key";
+    std::fs::create_dir_all(other.config.path().join("waymark/keys")).unwrap();
+    std::fs::copy(p.config.path().join(key), other.config.path().join(key)).unwrap();
+    other
+        .waymark()
+        .args(["validate", "--", "true"])
+        .assert()
+        .success();
+    let stolen = other.hook_json()["receipts"][0].clone();
+    assert_ne!(stolen["task_id"], hook["task_id"]);
+    p.edit_receipts(|r| r.push(stolen));
+    let out = p
+        .waymark()
+        .args(["receipts", "--json", "--verify"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["chain"]["status"], "broken");
+    assert_eq!(
+        v["receipts"][3]["status"], "valid",
+        "the signature itself holds"
+    );
+    let why = v["receipts"][3]["chain"].as_str().unwrap();
+    assert!(why.contains("replayed: it was made in task"), "{why}");
 }
