@@ -158,7 +158,7 @@ fn print_chain(
 ) {
     let chained = receipts.len() - unchained;
     if problems.is_empty() && chained > 0 {
-        println!("chain: intact ({chained} chained receipts, signed head matches)");
+        println!("chain: intact ({chained} chained receipts, authenticated head matches)");
     }
     for p in problems {
         match p.index() {

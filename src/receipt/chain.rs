@@ -1,5 +1,5 @@
 //! The receipt chain: each receipt names its task and the link of the receipt before it,
-//! and hook.json keeps the signed head (how many receipts, the last one's link), so that
+//! and hook.json keeps the authenticated head (how many receipts, the last one's link), so that
 //! `waymark receipts --verify` sees a receipt replayed from another task, receipts
 //! reordered, and receipts deleted from the middle or the end of the log (docs/receipts.md).
 //!
@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::signer::{ReceiptSigner, VerifyError};
+use super::signer::ReceiptSigner;
 use super::{ValidationReceipt, sha256_hex};
 
 /// The first signature version whose receipts are chained.
@@ -20,8 +20,9 @@ pub fn link(r: &ValidationReceipt) -> String {
     sha256_hex(&serde_json::to_vec(r).expect("a receipt serializes"))
 }
 
-/// The signed end of a task's chain, kept in hook.json: a receipt cut from the end of the
-/// log leaves the head naming more receipts, or another last link, than the log has.
+/// The authenticated end of a task's chain, kept in hook.json: a receipt cut from the end
+/// of the log leaves the head naming more receipts, or another last link, than the log
+/// has, and the head cannot be rewritten to match without the master key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReceiptHead {
     /// How many chained receipts the task has.
@@ -29,9 +30,10 @@ pub struct ReceiptHead {
     /// The link of the last one.
     pub link: String,
     pub key_path: String,
-    /// Hex Ed25519 signature over [`ReceiptHead::message`]; empty when no key was usable.
+    /// Hex HMAC-SHA256 of [`ReceiptHead::message`] under the task's head key
+    /// ([`ReceiptSigner::mac`]); empty when no key was usable.
     #[serde(default)]
-    pub signature: String,
+    pub mac: String,
 }
 
 impl ReceiptHead {
@@ -41,12 +43,12 @@ impl ReceiptHead {
             count: before.map_or(0, |h| h.count) + 1,
             link: link(r),
             key_path: r.key_path.clone(),
-            signature: String::new(),
+            mac: String::new(),
         }
     }
 
-    /// The signed bytes: `waymark-receipt-head/1\n` then `task_id`, `count`, `link` and
-    /// `key_path` as `name:<byte length>:<value>\n` lines (the receipts' encoding).
+    /// The authenticated bytes: `waymark-receipt-head/1\n` then `task_id`, `count`, `link`
+    /// and `key_path` as `name:<byte length>:<value>\n` lines (the receipts' encoding).
     pub fn message(&self, task_id: &str) -> Vec<u8> {
         let count = self.count.to_string();
         super::fields_message(
@@ -60,8 +62,19 @@ impl ReceiptHead {
         )
     }
 
-    pub fn sign(&mut self, signer: &dyn ReceiptSigner, task_id: &str) {
-        self.signature = signer.sign_bytes(&self.key_path, &self.message(task_id));
+    pub fn seal(&mut self, signer: &dyn ReceiptSigner, task_id: &str) {
+        self.mac = signer.mac(&self.key_path, &self.message(task_id));
+    }
+
+    /// Whether the head's MAC holds (compared in constant time).
+    pub fn holds(&self, signer: &dyn ReceiptSigner, task_id: &str) -> bool {
+        let expected = signer.mac(&self.key_path, &self.message(task_id));
+        expected.len() == self.mac.len()
+            && expected
+                .bytes()
+                .zip(self.mac.bytes())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                == 0
     }
 }
 
@@ -78,8 +91,8 @@ pub enum ChainProblem {
     MissingAtEnd { head_count: u64, found: u64 },
     /// Chained receipts are in the log but hook.json has no head for them.
     NoHead,
-    /// The head's signature does not hold (hook.json was edited, or another key).
-    BadHead(VerifyError),
+    /// The head's MAC does not hold (hook.json was edited, or another key).
+    BadHead,
 }
 
 impl std::fmt::Display for ChainProblem {
@@ -102,13 +115,16 @@ impl std::fmt::Display for ChainProblem {
             }
             ChainProblem::MissingAtEnd { head_count, found } => write!(
                 f,
-                "missing at the end: hook.json's signed head counts {head_count} chained receipts, the log ends after {found}"
+                "missing at the end: hook.json's authenticated head counts {head_count} chained receipts, the log ends after {found}"
             ),
             ChainProblem::NoHead => write!(
                 f,
                 "the log holds chained receipts but hook.json has no receipt head"
             ),
-            ChainProblem::BadHead(e) => write!(f, "hook.json's receipt head: {e}"),
+            ChainProblem::BadHead => write!(
+                f,
+                "hook.json's receipt head does not authenticate: it was edited, or made with another key"
+            ),
         }
     }
 }
@@ -178,8 +194,8 @@ pub fn check(
                 });
             }
             if let Some(s) = signer {
-                if let Err(e) = s.verify_bytes(&h.key_path, &h.message(task_id), &h.signature) {
-                    problems.push(ChainProblem::BadHead(e));
+                if !h.holds(s, task_id) {
+                    problems.push(ChainProblem::BadHead);
                 }
             }
         }
@@ -216,7 +232,7 @@ mod tests {
         }
     }
 
-    /// A task's log of `exits.len()` chained receipts, and its signed head.
+    /// A task's log of `exits.len()` chained receipts, and its authenticated head.
     fn chain(task: &str, exits: &[i32]) -> (Vec<ValidationReceipt>, Option<ReceiptHead>) {
         let s = signer();
         let mut head: Option<ReceiptHead> = None;
@@ -227,7 +243,7 @@ mod tests {
             r.prev = head.as_ref().map(|h| h.link.clone()).unwrap_or_default();
             s.sign(&mut r, 1);
             let mut next = ReceiptHead::after(head.as_ref(), &r);
-            next.sign(&s, task);
+            next.seal(&s, task);
             head = Some(next);
             log.push(r);
         }
@@ -306,7 +322,7 @@ mod tests {
         forged.count = 1;
         forged.link = link(&log[0]);
         let p = problems(&log, Some(&forged));
-        assert!(matches!(p.as_slice(), [ChainProblem::BadHead(_)]), "{p:?}");
+        assert_eq!(p, vec![ChainProblem::BadHead]);
         assert_eq!(problems(&log, None), vec![ChainProblem::NoHead]);
     }
 
@@ -318,7 +334,7 @@ mod tests {
         let mut behind = head.clone().unwrap();
         behind.count = 1;
         behind.link = link(&log[0]);
-        behind.sign(&signer(), "task-a");
+        behind.seal(&signer(), "task-a");
         assert_eq!(problems(&log, Some(&behind)), vec![]);
         assert_eq!(problems(&short, short_head.as_ref()), vec![]);
     }

@@ -35,6 +35,8 @@ use crate::config::KeyDerivation;
 
 /// The domain-separation label of the task-key derivation (see the module docs).
 pub const DERIVATION_LABEL: &[u8] = b"waymark/receipt-key/v1";
+/// The domain of the receipt chain's head key (its HMAC key, derived like a task key).
+pub const HEAD_LABEL: &[u8] = b"waymark/receipt-head/v1";
 
 /// Permission bits that must be clear on the key file: nobody but the owner may read it.
 const FOREIGN_BITS: u32 = 0o077;
@@ -77,8 +79,18 @@ impl MasterKey {
 
     /// The Ed25519 seed of the key named `key_path` (see the module docs).
     pub fn derive(&self, key_path: &str) -> [u8; 32] {
+        self.derive_labelled(DERIVATION_LABEL, key_path)
+    }
+
+    /// The HMAC key that authenticates the receipt chain's head of the task whose key is
+    /// named `key_path` (a label of its own: never the signing seed).
+    pub fn derive_head_key(&self, key_path: &str) -> [u8; 32] {
+        self.derive_labelled(HEAD_LABEL, key_path)
+    }
+
+    fn derive_labelled(&self, label: &[u8], key_path: &str) -> [u8; 32] {
         let mut h = Sha256::new();
-        h.update(DERIVATION_LABEL);
+        h.update(label);
         h.update([0u8]);
         h.update(self.0);
         h.update(key_path.as_bytes());

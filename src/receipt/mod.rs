@@ -228,8 +228,8 @@ impl ValidationReceipt {
 }
 
 /// Makes `receipt` the next of `task_id`'s chain (after `head`), masks the secrets in it,
-/// and signs it and the new head with the task key of `task_index`, creating the master
-/// key on first use. Returns the new head. Without a usable key the receipt and the head
+/// signs it with the task key of `task_index` and authenticates the new head, creating
+/// the master key on first use. Returns the new head. Without a usable key the receipt and the head
 /// keep empty signatures (and the `key_path` they would have had) and the error says why:
 /// a missing key never blocks the caller.
 pub fn seal(
@@ -254,7 +254,7 @@ pub fn seal(
     };
     signer.sign(receipt, task_index);
     let mut next = ReceiptHead::after(head, receipt);
-    next.sign(signer.as_ref(), task_id);
+    next.seal(signer.as_ref(), task_id);
     (next, None)
 }
 

@@ -262,7 +262,7 @@ fn sign_with_a_loose_key_stores_the_receipt_unsigned() {
     };
     let mut r = ValidationReceipt::new("s", run(false));
     let (head, error) = seal(&config, &mut r, "task-1", None, 2);
-    assert!(error.is_none() && r.is_signed() && !head.signature.is_empty());
+    assert!(error.is_none() && r.is_signed() && !head.mac.is_empty());
     let mut km = FileKeyManager::from_config(&config);
     km.load_existing().unwrap();
     assert_eq!(km.new_signer().unwrap().verify(&r), Ok(()));
@@ -271,7 +271,7 @@ fn sign_with_a_loose_key_stores_the_receipt_unsigned() {
     let mut r = ValidationReceipt::new("s", run(false));
     let (head, err) = seal(&config, &mut r, "task-1", Some(&head), 2);
     assert!(matches!(err, Some(KeyError::LoosePermissions { .. })));
-    assert_eq!((head.count, head.signature.as_str()), (2, ""));
+    assert_eq!((head.count, head.mac.as_str()), (2, ""));
     assert!(!r.is_signed());
     assert_eq!(r.key_path, "m/44'/236'/0'/2");
 }

@@ -113,6 +113,13 @@ impl Hook {
         }
         self.updated_at = self.updated_at.max(receipt.completed_at);
         self.receipt_count += 1;
+        self.recent_receipts
+            .push(crate::task::ReceiptSummary::of(&receipt));
+        let excess = self
+            .recent_receipts
+            .len()
+            .saturating_sub(crate::task::RECENT_RECEIPTS);
+        self.recent_receipts.drain(..excess);
         self.journal.receipts.push(receipt);
     }
 }

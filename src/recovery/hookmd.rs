@@ -7,24 +7,12 @@ use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 
-use crate::receipt::ValidationReceipt;
 use crate::recovery::guidance::guidance;
-use crate::task::{Hook, StepCheckpoint, StepStatus};
+use crate::task::{Hook, StepStatus};
 use crate::text::{ago, one_line, stamp, truncate};
 
-/// How many of the newest receipts and checkpoints HOOK.md shows.
-pub const SHOWN: usize = 10;
-
-/// The newest entries of the task's logs (at most [`SHOWN`] of each), which HOOK.md shows
-/// beside the task itself.
-#[derive(Debug, Clone, Default)]
-pub struct Logs {
-    pub checkpoints: Vec<StepCheckpoint>,
-    pub receipts: Vec<ValidationReceipt>,
-}
-
 /// Renders the whole recovery file.
-pub fn render(hook: &Hook, logs: &Logs, now: DateTime<Utc>) -> String {
+pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
     let mut md = String::with_capacity(4096);
     let g = guidance(hook);
     let _ = writeln!(md, "# HOOK: {}\n", hook.task_id);
@@ -136,10 +124,10 @@ pub fn render(hook: &Hook, logs: &Logs, now: DateTime<Utc>) -> String {
         let _ = writeln!(md, "- {line}");
     }
 
-    // Only the newest receipts and checkpoints: a task's whole history of them is
-    // `waymark receipts` / `waymark checkpoints`, and reading it on every save would make a
-    // long task's every change dearer.
-    let recent = &logs.receipts;
+    // Only the newest receipts and checkpoints, which hook.json keeps: a task's whole
+    // history of them is `waymark receipts` / `waymark checkpoints`, and reading its logs
+    // on every save would make a long task's every change dearer.
+    let recent = &hook.recent_receipts;
     let _ = writeln!(md, "\n## Completed Steps — DO NOT REPEAT\n");
     let done: Vec<_> = hook.completed_steps().collect();
     if done.is_empty() {
@@ -230,7 +218,7 @@ pub fn render(hook: &Hook, logs: &Logs, now: DateTime<Utc>) -> String {
     }
 
     let _ = writeln!(md, "\n## Checkpoint Timeline\n");
-    let checkpoints = &logs.checkpoints;
+    let checkpoints = &hook.recent_checkpoints;
     if checkpoints.is_empty() {
         let _ = writeln!(md, "No checkpoint yet.");
     } else {
@@ -306,7 +294,7 @@ mod tests {
     fn stands_alone() {
         let now = Utc::now();
         let h = crate::task::testing::recorded_plan(now);
-        let md = render(&h, &Logs::default(), now);
+        let md = render(&h, now);
         for section in [
             "## Current State",
             "## What You Were Doing",

@@ -88,30 +88,52 @@ const CONFIRMS: &[(&str, Confirm)] = &[
     ("waymark-url-credentials", Confirm::Userinfo),
 ];
 
-/// The keywords of every rule, and each rule's confirm.
-struct Keywords {
-    scanner: scan::Scanner,
-    confirm: Vec<Option<Confirm>>,
-}
+/// Each rule's keywords, as the scanner takes them.
+const KEYWORD_LISTS: [&[&str]; RULES.len()] = {
+    let mut lists: [&[&str]; RULES.len()] = [&[]; RULES.len()];
+    let mut i = 0;
+    while i < RULES.len() {
+        lists[i] = RULES[i].keywords;
+        i += 1;
+    }
+    lists
+};
 
-fn keywords() -> &'static Keywords {
-    static KEYWORDS: OnceLock<Keywords> = OnceLock::new();
-    KEYWORDS.get_or_init(|| {
-        let entries = RULES
-            .iter()
-            .enumerate()
-            .flat_map(|(i, r)| r.keywords.iter().map(move |k| (*k, i as u16)));
-        let mut confirm = vec![None; RULES.len()];
-        for (id, c) in CONFIRMS {
-            if let Some(i) = RULES.iter().position(|r| r.id == *id) {
-                confirm[i] = Some(*c);
+/// The keyword scanner, built at compile time.
+static SCANNER: scan::Scanner<{ scan::count(&KEYWORD_LISTS) }> =
+    scan::Scanner::build(&KEYWORD_LISTS);
+
+/// Each rule's confirm, looked up at compile time.
+const CONFIRM: [Option<Confirm>; RULES.len()] = {
+    let mut confirm = [None; RULES.len()];
+    let mut c = 0;
+    while c < CONFIRMS.len() {
+        let mut i = 0;
+        while i < RULES.len() {
+            if same(RULES[i].id, CONFIRMS[c].0) {
+                confirm[i] = Some(CONFIRMS[c].1);
             }
+            i += 1;
         }
-        Keywords {
-            scanner: scan::Scanner::new(entries),
-            confirm,
+        c += 1;
+    }
+    confirm
+};
+
+/// `a == b` for a `const` context.
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
         }
-    })
+        i += 1;
+    }
+    true
 }
 
 /// Rule `i`'s regex, compiled on first need.
@@ -182,11 +204,10 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
 
 /// For each rule, where its keywords count in `text` (start offsets).
 fn hits(text: &str) -> Vec<Vec<usize>> {
-    let k = keywords();
     let bytes = text.as_bytes();
     let mut hits: Vec<Vec<usize>> = Vec::new();
-    k.scanner.scan(bytes, |r, start, end| {
-        if k.confirm[r].is_some_and(|c| !holds(c, bytes, start, end)) {
+    SCANNER.scan(bytes, |r, start, end| {
+        if CONFIRM[r].is_some_and(|c| !holds(c, bytes, start, end)) {
             return;
         }
         if hits.is_empty() {

@@ -1,18 +1,18 @@
 //! Where the rules' keywords appear in a text, ASCII case-insensitively. Not Aho-Corasick:
 //! building its automaton over the ~260 keywords costs ~3M instructions (measured), more
-//! than a whole hook event, and every process would build it. Here the keywords are sorted
-//! by their first two bytes; an 8K-bit set of their first three bytes (hashed) passes over
-//! nearly every position with one lookup, and the keywords of a position that passes are
-//! found by binary search. Building is a sort.
+//! than a whole hook event, and every process would build it. Here the table is built at
+//! compile time (a `const fn`): the keywords sorted by their first two bytes, and bit sets
+//! of their first two and three bytes. A scan passes over nearly every position with one
+//! lookup; the keywords of a position that passes are found by binary search.
 
 /// Lowercase ASCII pair of bytes as one index.
-fn pair(a: u8, b: u8) -> usize {
+const fn pair(a: u8, b: u8) -> usize {
     (a.to_ascii_lowercase() as usize) << 8 | b.to_ascii_lowercase() as usize
 }
 
 /// A lowercase pair and the lowercase byte after it, hashed onto 13 bits (the ~350
 /// triples of the keywords fill 4% of them).
-fn hash(pair: usize, c: u8) -> usize {
+const fn hash(pair: usize, c: u8) -> usize {
     (pair.wrapping_mul(0x9E37) >> 3 ^ c as usize) & 0x1FFF
 }
 
@@ -20,53 +20,67 @@ fn test(set: &[u64], i: usize) -> bool {
     set[i >> 6] & (1 << (i & 63)) != 0
 }
 
-fn mark(set: &mut [u64], i: usize) {
-    set[i >> 6] |= 1 << (i & 63);
+/// How many (keyword, rule) entries `lists` (each rule's keywords) hold.
+pub const fn count(lists: &[&[&str]]) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < lists.len() {
+        n += lists[i].len();
+        i += 1;
+    }
+    n
 }
 
 /// The keywords, each with the rule it stands for (a keyword of several rules is listed
-/// once per rule).
-pub struct Scanner {
-    /// Keywords of two bytes or more with the rule each stands for (a keyword of several
-    /// rules is listed once per rule), sorted by their first two bytes.
-    entries: Vec<(&'static [u8], u16)>,
-    /// `(pair, first, end)` into `entries`, by pair.
-    ranges: Vec<(u16, u16, u16)>,
+/// once per rule), `N` of them.
+pub struct Scanner<const N: usize> {
+    /// `(first two bytes, keyword, rule)`, sorted by the first.
+    entries: [(u16, &'static [u8], u16); N],
     /// The first three bytes of the keywords of three bytes or more, hashed ([`hash`]).
-    triples: Vec<u64>,
+    triples: [u64; 128],
     /// The keywords of two bytes ([`pair`]).
-    pairs: Vec<u64>,
+    pairs: [u64; 1024],
 }
 
-impl Scanner {
-    pub fn new(keywords: impl IntoIterator<Item = (&'static str, u16)>) -> Scanner {
-        let mut keyed: Vec<(u16, &'static [u8], u16)> = Vec::new();
-        let mut triples = vec![0u64; 1 << 7];
-        let mut pairs = vec![0u64; 1 << 10];
-        for (w, rule) in keywords {
-            match w.as_bytes() {
-                w @ [a, b] => {
-                    mark(&mut pairs, pair(*a, *b));
-                    keyed.push((pair(*a, *b) as u16, w, rule));
+impl<const N: usize> Scanner<N> {
+    /// The scanner of `lists`: rule `i`'s keywords are `lists[i]` (`N` is [`count`] of it).
+    /// Every keyword has two bytes or more.
+    pub const fn build(lists: &[&[&'static str]]) -> Scanner<N> {
+        let mut entries: [(u16, &'static [u8], u16); N] = [(0, b"", 0); N];
+        let mut triples = [0u64; 128];
+        let mut pairs = [0u64; 1024];
+        let (mut n, mut rule) = (0, 0);
+        while rule < lists.len() {
+            let mut k = 0;
+            while k < lists[rule].len() {
+                let w = lists[rule][k].as_bytes();
+                assert!(w.len() >= 2, "a keyword has two bytes or more");
+                let p = pair(w[0], w[1]);
+                if w.len() == 2 {
+                    pairs[p >> 6] |= 1 << (p & 63);
+                } else {
+                    let h = hash(p, w[2].to_ascii_lowercase());
+                    triples[h >> 6] |= 1 << (h & 63);
                 }
-                w @ [a, b, c, ..] => {
-                    mark(&mut triples, hash(pair(*a, *b), c.to_ascii_lowercase()));
-                    keyed.push((pair(*a, *b) as u16, w, rule));
-                }
-                _ => panic!("a keyword has two bytes or more: {w:?}"),
+                entries[n] = (p as u16, w, rule as u16);
+                n += 1;
+                k += 1;
             }
+            rule += 1;
         }
-        keyed.sort_unstable_by_key(|k| k.0);
-        let mut ranges: Vec<(u16, u16, u16)> = Vec::new();
-        for (at, &(p, _, _)) in keyed.iter().enumerate() {
-            match ranges.last_mut() {
-                Some(last) if last.0 == p => last.2 = at as u16 + 1,
-                _ => ranges.push((p, at as u16, at as u16 + 1)),
+        // Insertion sort by pair (a `const fn` has no sort; it runs once, at compile time).
+        let mut i = 1;
+        while i < N {
+            let mut j = i;
+            while j > 0 && entries[j - 1].0 > entries[j].0 {
+                let t = entries[j - 1];
+                entries[j - 1] = entries[j];
+                entries[j] = t;
+                j -= 1;
             }
+            i += 1;
         }
         Scanner {
-            entries: keyed.into_iter().map(|(_, w, r)| (w, r)).collect(),
-            ranges,
+            entries,
             triples,
             pairs,
         }
@@ -99,11 +113,11 @@ impl Scanner {
 
     /// Compares the keywords starting with pair `p` against `text` at `i`.
     fn compare(&self, text: &[u8], i: usize, p: u16, hit: &mut impl FnMut(usize, usize, usize)) {
-        let Ok(r) = self.ranges.binary_search_by_key(&p, |r| r.0) else {
-            return;
-        };
-        let (_, lo, hi) = self.ranges[r];
-        for &(kw, rule) in &self.entries[lo as usize..hi as usize] {
+        let first = self.entries.partition_point(|e| e.0 < p);
+        for &(q, kw, rule) in &self.entries[first..] {
+            if q != p {
+                break;
+            }
             if text[i..].len() >= kw.len() && text[i..i + kw.len()].eq_ignore_ascii_case(kw) {
                 hit(rule as usize, i, i + kw.len());
             }
@@ -117,8 +131,8 @@ mod tests {
 
     #[test]
     fn finds_every_occurrence_in_any_case_and_nothing_else() {
-        let words = ["sk-", "secret", "e|", "se", "api"];
-        let s = Scanner::new(words.iter().enumerate().map(|(i, w)| (*w, i as u16)));
+        const LISTS: &[&[&str]] = &[&["sk-"], &["secret"], &["e|"], &["se"], &["api"]];
+        let s = Scanner::<{ count(LISTS) }>::build(LISTS);
         let mut found = Vec::new();
         s.scan(b"My SECRET|sk-x api Secre|", |k, a, b| {
             found.push((k, a, b))

@@ -23,6 +23,8 @@ pub const MAX_LAST_OUTPUT: usize = 500;
 /// hook.json keeps this many of the newest checkpoints; every one is a line of the task's
 /// `checkpoints.jsonl`.
 pub const RECENT_CHECKPOINTS: usize = 5;
+/// How many of the newest receipts hook.json keeps (for HOOK.md).
+pub const RECENT_RECEIPTS: usize = RECENT_CHECKPOINTS;
 
 /// The durable state of one task: the source of truth for recovery.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,7 +54,11 @@ pub struct Hook {
     /// How many receipts the task has: each is a line of its `receipts.jsonl`.
     #[serde(default)]
     pub receipt_count: u64,
-    /// The signed end of the receipt chain (docs/receipts.md): what a receipt deleted from
+    /// The newest receipts, oldest first (at most [`RECENT_CHECKPOINTS`]), as HOOK.md
+    /// shows them: saving never reads the receipts log.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recent_receipts: Vec<ReceiptSummary>,
+    /// The authenticated end of the receipt chain (docs/receipts.md): what a receipt deleted from
     /// the end of the log is caught by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receipt_head: Option<crate::receipt::ReceiptHead>,
@@ -285,6 +291,33 @@ impl CheckpointTrigger {
         ]
         .into_iter()
         .find(|t| t.as_str() == s)
+    }
+}
+
+/// A receipt as HOOK.md lists it (the whole receipt is a line of the task's log).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReceiptSummary {
+    pub receipt_id: String,
+    pub step_name: String,
+    pub command: String,
+    pub exit_code: i32,
+    pub duration: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub observed: bool,
+    pub completed_at: DateTime<Utc>,
+}
+
+impl ReceiptSummary {
+    pub fn of(r: &ValidationReceipt) -> ReceiptSummary {
+        ReceiptSummary {
+            receipt_id: r.receipt_id.clone(),
+            step_name: r.step_name.clone(),
+            command: r.command.clone(),
+            exit_code: r.exit_code,
+            duration: r.duration.clone(),
+            observed: r.observed,
+            completed_at: r.completed_at,
+        }
     }
 }
 

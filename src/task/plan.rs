@@ -56,6 +56,7 @@ impl Hook {
             checkpoint_count: 0,
             receipt_count: 0,
             receipt_head: None,
+            recent_receipts: Vec::new(),
             task_index,
             intent_id: None,
             sessions: Vec::new(),

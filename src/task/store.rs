@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::machine::HookState;
-use super::model::{Hook, Journal, RECENT_CHECKPOINTS, SCHEMA_VERSION, StepCheckpoint};
+use super::model::{
+    Hook, Journal, RECENT_CHECKPOINTS, RECENT_RECEIPTS, SCHEMA_VERSION, StepCheckpoint,
+};
 use crate::project::Project;
 use crate::receipt::ValidationReceipt;
 use crate::redact::Clean;
@@ -137,6 +139,11 @@ fn migrate(hook: &mut Hook) {
         .len()
         .saturating_sub(RECENT_CHECKPOINTS);
     hook.recent_checkpoints = hook.legacy_checkpoints[keep..].to_vec();
+    let keep = hook.legacy_receipts.len().saturating_sub(RECENT_RECEIPTS);
+    hook.recent_receipts = hook.legacy_receipts[keep..]
+        .iter()
+        .map(crate::task::ReceiptSummary::of)
+        .collect();
     hook.journal = Journal {
         history: std::mem::take(&mut hook.legacy_history),
         checkpoints: std::mem::take(&mut hook.legacy_checkpoints),
@@ -320,6 +327,12 @@ fn save_locked(
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     write_journal(project, hook)?;
+    // A hook saved before hook.json kept its newest receipts learns them once, here.
+    if hook.recent_receipts.is_empty() && hook.receipt_count > 0 {
+        let newest: Vec<ValidationReceipt> =
+            read_log(project, &hook.task_id, RECEIPTS_LOG, Some(RECENT_RECEIPTS))?;
+        hook.recent_receipts = newest.iter().map(crate::task::ReceiptSummary::of).collect();
+    }
     hook.version = SCHEMA_VERSION.into();
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
@@ -426,20 +439,11 @@ pub fn read_log<T: serde::de::DeserializeOwned>(
         .collect())
 }
 
-/// Regenerates HOOK.md from a hook.
+/// Regenerates HOOK.md from a hook (the hook alone: it keeps the newest checkpoints and
+/// receipts, so no log is read).
 pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
-    let md = render_hook_md(project, hook)?;
+    let md = crate::recovery::hookmd::render(hook, chrono::Utc::now());
     store::write_regenerable(&project.state_file(HOOK_MD), &Clean::text(&md))
-}
-
-/// HOOK.md for a hook, with the newest entries of its logs.
-fn render_hook_md(project: &Project, hook: &Hook) -> io::Result<String> {
-    use crate::recovery::hookmd::{self, Logs, SHOWN};
-    let logs = Logs {
-        checkpoints: read_log(project, &hook.task_id, CHECKPOINTS_LOG, Some(SHOWN))?,
-        receipts: read_log(project, &hook.task_id, RECEIPTS_LOG, Some(SHOWN))?,
-    };
-    Ok(hookmd::render(hook, &logs, chrono::Utc::now()))
 }
 
 /// Copies a finished task's hook.json and HOOK.md into `tasks/<id>/`.
@@ -448,7 +452,7 @@ fn archive(project: &Project, hook: &Hook, json: &Clean) -> io::Result<()> {
     no_links_to(project, &dir)?;
     fs::create_dir_all(&dir)?;
     store::write_atomic(&dir.join(HOOK_JSON), json)?;
-    let md = render_hook_md(project, hook)?;
+    let md = crate::recovery::hookmd::render(hook, chrono::Utc::now());
     store::write_atomic(&dir.join(HOOK_MD), &Clean::text(&md))
 }
 

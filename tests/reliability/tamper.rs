@@ -1,5 +1,5 @@
 //! The record is tamper-evident. Receipts are chained (task id, the previous receipt's
-//! link, a signed head in hook.json), so `waymark receipts --verify` names a receipt
+//! link, an authenticated head in hook.json), so `waymark receipts --verify` names a receipt
 //! replayed from another task, reordered or deleted. The Agent Trace ledger's records each
 //! name the SHA-256 of the line before them, so an edited, removed or inserted line breaks
 //! the chain, and `waymark trace --verify` names where.
@@ -156,12 +156,12 @@ fn deleted_reordered_and_replayed_receipts_break_the_chain() {
     fails_with("missing before it");
     p.write(&log, &original);
 
-    // The last one deleted: hook.json's signed head counts one more.
+    // The last one deleted: hook.json's authenticated head counts one more.
     p.edit_receipts(|r| {
         r.pop();
     });
     fails_with(
-        "missing at the end: hook.json's signed head counts 3 chained receipts, the log ends after 2",
+        "missing at the end: hook.json's authenticated head counts 3 chained receipts, the log ends after 2",
     );
     p.write(&log, &original);
 
