@@ -16,6 +16,7 @@ pub mod git;
 pub mod governance;
 pub mod handlers;
 pub mod log;
+pub mod process;
 pub mod project;
 pub mod receipt;
 pub mod recovery;

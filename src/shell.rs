@@ -17,6 +17,9 @@ pub struct Kinds {
     pub git_push: bool,
     pub pr_create: bool,
     pub validation: bool,
+    /// Effects outside the work tree that must not be done twice: a push, a pull request
+    /// or a release, a publish, and what `side_effect_commands` names (a deploy).
+    pub side_effect: bool,
 }
 
 /// The simple commands of a command line, each as its words. A script handed to a shell
@@ -162,7 +165,7 @@ fn runs_waymark_validate(words: &[String]) -> bool {
 
 /// Classifies `command`: the version-control commands that make checkpoints, and whether it
 /// is a validation (`patterns`: the configured `validation_commands`).
-pub fn classify(command: &str, patterns: &[String]) -> Kinds {
+pub fn classify(command: &str, patterns: &[String], side_effects: &[String]) -> Kinds {
     let commands = simple_commands(command);
     let dry_run = command.contains("--dry-run");
     let sub = |name: &str| commands.iter().any(|w| git_subcommand(w) == Some(name));
@@ -171,11 +174,35 @@ pub fn classify(command: &str, patterns: &[String]) -> Kinds {
         t.len() >= 3 && is(&t[0], "gh") && t[1] == "pr" && t[2] == "create"
     });
     let by_waymark = commands.iter().any(|w| runs_waymark_validate(w));
+    let git_push = sub("push") && !dry_run;
+    let publish = !dry_run && commands.iter().any(|w| is_publish(&w[command_word(w)..]));
     Kinds {
         git_commit: sub("commit") && !dry_run,
-        git_push: sub("push") && !dry_run,
+        git_push,
         pr_create: gh_pr_create,
         validation: !by_waymark && is_validation(command, &commands, patterns),
+        side_effect: git_push
+            || gh_pr_create
+            || publish
+            || (!side_effects.is_empty()
+                && RegexSet::new(side_effects).is_ok_and(|set| set.is_match(command))),
+    }
+}
+
+/// `gh release create`, `npm|pnpm|yarn publish`, `cargo publish`, `docker push`.
+fn is_publish(t: &[String]) -> bool {
+    let at = |i: usize, word: &str| t.get(i).is_some_and(|w| w == word);
+    match t.first() {
+        Some(first) if is(first, "gh") => at(1, "release") && at(2, "create"),
+        Some(first)
+            if ["npm", "pnpm", "yarn", "cargo"]
+                .iter()
+                .any(|n| is(first, n)) =>
+        {
+            at(1, "publish")
+        }
+        Some(first) if is(first, "docker") => at(1, "push"),
+        _ => false,
     }
 }
 
@@ -345,15 +372,23 @@ mod tests {
         let k = classify(
             r#"git add -A && git commit -qm "Add nil-safe parser" && git log -1 --format=%H"#,
             &patterns(),
+            &[],
         );
         assert!(k.git_commit && !k.git_push && !k.validation);
-        assert!(classify("git -C sub push origin main", &patterns()).git_push);
-        assert!(classify("git -c user.name=x --no-pager commit -m x", &patterns()).git_commit);
-        assert!(classify("cd x && (git push)", &patterns()).git_push);
-        assert!(classify("/usr/bin/git commit -m x", &patterns()).git_commit);
-        assert!(classify("gh pr create --fill", &patterns()).pr_create);
-        assert!(classify("GIT_AUTHOR_NAME=x git commit -m y", &patterns()).git_commit);
-        assert!(classify("bash -c 'git commit -m x'", &patterns()).git_commit);
+        assert!(classify("git -C sub push origin main", &patterns(), &[]).git_push);
+        assert!(
+            classify(
+                "git -c user.name=x --no-pager commit -m x",
+                &patterns(),
+                &[]
+            )
+            .git_commit
+        );
+        assert!(classify("cd x && (git push)", &patterns(), &[]).git_push);
+        assert!(classify("/usr/bin/git commit -m x", &patterns(), &[]).git_commit);
+        assert!(classify("gh pr create --fill", &patterns(), &[]).pr_create);
+        assert!(classify("GIT_AUTHOR_NAME=x git commit -m y", &patterns(), &[]).git_commit);
+        assert!(classify("bash -c 'git commit -m x'", &patterns(), &[]).git_commit);
         for not in [
             "git commit-tree abc",
             "git log --grep commit",
@@ -361,10 +396,10 @@ mod tests {
             "git commit --dry-run",
             "git show HEAD:commit",
         ] {
-            assert!(!classify(not, &patterns()).git_commit, "{not}");
+            assert!(!classify(not, &patterns(), &[]).git_commit, "{not}");
         }
-        assert!(!classify("git push --dry-run", &patterns()).git_push);
-        assert!(!classify("gh pr view", &patterns()).pr_create);
+        assert!(!classify("git push --dry-run", &patterns(), &[]).git_push);
+        assert!(!classify("gh pr view", &patterns(), &[]).pr_create);
     }
 
     #[test]
@@ -394,7 +429,7 @@ mod tests {
             "ctest --output-on-failure",
             "cd crate && cargo test; echo done",
         ] {
-            assert!(classify(c, &patterns()).validation, "{c}");
+            assert!(classify(c, &patterns(), &[]).validation, "{c}");
         }
         for c in [
             "cargo build",
@@ -407,7 +442,7 @@ mod tests {
             "./bin/waymark --root /p validate --step x -- pytest",
             "waymark --root=/p validate -- go test ./...",
         ] {
-            assert!(!classify(c, &patterns()).validation, "{c}");
+            assert!(!classify(c, &patterns(), &[]).validation, "{c}");
         }
     }
 
@@ -457,9 +492,36 @@ mod tests {
     fn custom_patterns_are_regexes() {
         let mut patterns = patterns();
         patterns.push(r"^just\s+ci$".into());
-        assert!(classify("just ci", &patterns).validation);
-        assert!(!classify("just build", &patterns).validation);
-        assert!(!classify("cargo test", &[r"^just\s+ci$".to_string()]).validation);
+        assert!(classify("just ci", &patterns, &[]).validation);
+        assert!(!classify("just build", &patterns, &[]).validation);
+        assert!(!classify("cargo test", &[r"^just\s+ci$".to_string()], &[]).validation);
+    }
+
+    #[test]
+    fn side_effects_are_pushes_pull_requests_publishes_and_what_config_names() {
+        let p = patterns();
+        for cmd in [
+            "git push origin main",
+            "gh pr create --fill",
+            "gh release create v1.0",
+            "npm publish",
+            "cd crate && cargo publish",
+            "docker push me/app:1",
+        ] {
+            assert!(classify(cmd, &p, &[]).side_effect, "{cmd}");
+        }
+        for cmd in [
+            "git status",
+            "git push --dry-run",
+            "cargo publish --dry-run",
+            "npm test",
+            "gh pr view",
+        ] {
+            assert!(!classify(cmd, &p, &[]).side_effect, "{cmd}");
+        }
+        let deploy = [r"^\./deploy\.sh\b".to_string()];
+        assert!(classify("./deploy.sh prod", &p, &deploy).side_effect);
+        assert!(!classify("./deploy.sh prod", &p, &[]).side_effect);
     }
 
     #[test]

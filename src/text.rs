@@ -44,6 +44,20 @@ pub fn tail(s: &str, max: usize) -> String {
     out
 }
 
+/// The last `n` non-blank lines of `s`, each cut to 200 characters, the whole to at most
+/// `max` characters (the end kept): the lines of an output that say why it failed.
+pub fn last_lines(s: &str, n: usize, max: usize) -> String {
+    let lines: Vec<String> = s
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(n)
+        .map(|l| truncate(l.trim_end(), 200))
+        .collect();
+    let text: Vec<String> = lines.into_iter().rev().collect();
+    tail(&text.join("\n"), max)
+}
+
 /// `42s`, `5m`, `3h 12m`, `2d 4h`: how long ago `then` was.
 pub fn ago(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
     let secs = (now - then).num_seconds().max(0);

@@ -42,7 +42,7 @@ fn a_session_that_stops_mid_step_is_a_crash_and_the_brief_says_how_to_resume() {
     assert!(brief.contains("Recommended action:"), "{brief}");
     assert!(
         brief.contains(
-            "Step 2 of 3 \"Implement fix\", attempt 1 of 3 (resuming makes it attempt 2)"
+            "Step 2 of 3 \"Implement fix\", attempt 1 of 3 (resuming makes it attempt 2 of 3)"
         ),
         "{brief}"
     );
@@ -151,7 +151,7 @@ fn clear_checkpoints_first_and_the_brief_after_it_says_what_changed() {
         "{brief}"
     );
     assert!(
-        brief.contains("Work changed since last checkpoint: 1 files, +2/−0 lines"),
+        brief.contains("Work changed since last checkpoint: 1 file, +2/−0 lines."),
         "{brief}"
     );
     assert!(!brief.contains("CRASH"));

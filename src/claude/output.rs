@@ -7,16 +7,34 @@ use serde_json::{Value, json};
 pub struct Output {
     /// Text for the agent (`hookSpecificOutput.additionalContext`).
     pub context: Vec<String>,
-    /// A PreToolUse deny, with its reason.
-    pub deny: Option<String>,
+    /// A PreToolUse decision other than "go ahead", with its reason.
+    pub decision: Option<(Decision, String)>,
     /// The event could not be applied before the deadline (another process held the
     /// task's lock) and must be kept for the next event (`handlers::pending`).
     pub deferred: bool,
 }
 
+/// What a PreToolUse hook can answer besides nothing (Claude Code's `permissionDecision`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Ask the user before the tool runs.
+    Ask,
+    /// Refuse the tool call; the reason goes to the model.
+    Deny,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
 impl Output {
     pub fn is_empty(&self) -> bool {
-        self.context.is_empty() && self.deny.is_none()
+        self.context.is_empty() && self.decision.is_none()
     }
 
     pub fn say(&mut self, text: impl Into<String>) {
@@ -30,10 +48,10 @@ impl Output {
     /// Only the events whose protocol carries context get it; a deny only on PreToolUse.
     pub fn to_json(&self, event: &str) -> Option<Value> {
         match event {
-            "PreToolUse" => self.deny.as_ref().map(|reason| {
+            "PreToolUse" => self.decision.as_ref().map(|(decision, reason)| {
                 json!({"hookSpecificOutput": {
                     "hookEventName": "PreToolUse",
-                    "permissionDecision": "deny",
+                    "permissionDecision": decision.as_str(),
                     "permissionDecisionReason": reason,
                 }})
             }),
@@ -67,15 +85,15 @@ mod tests {
     }
 
     #[test]
-    fn deny_only_on_pre_tool_use() {
-        let o = Output {
-            deny: Some("no".into()),
-            ..Default::default()
-        };
-        assert_eq!(
-            o.to_json("PreToolUse").unwrap()["hookSpecificOutput"]["permissionDecision"],
-            "deny"
-        );
-        assert_eq!(o.to_json("PostToolUse"), None);
+    fn decisions_only_on_pre_tool_use() {
+        for (d, word) in [(Decision::Deny, "deny"), (Decision::Ask, "ask")] {
+            let o = Output {
+                decision: Some((d, "no".into())),
+                ..Default::default()
+            };
+            let json = o.to_json("PreToolUse").unwrap();
+            assert_eq!(json["hookSpecificOutput"]["permissionDecision"], word);
+            assert_eq!(o.to_json("PostToolUse"), None);
+        }
     }
 }

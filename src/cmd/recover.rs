@@ -11,8 +11,11 @@ use crate::task::store::{self, HOOK_MD};
 /// Runs crash detection now (idempotent) and prints the resume brief.
 pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
     let ctx = super::ctx(root);
+    // A command starts no session: every session whose process runs is live.
+    let live = crate::recovery::liveness(None);
     let result = current::update(&ctx, |slot, _| {
-        slot.as_mut().map(|h| crate::recovery::recover(&ctx, h))
+        slot.as_mut()
+            .map(|h| crate::recovery::recover(&ctx, h, "", &live))
     });
     let updated = match result {
         Ok(u) => u,

@@ -121,7 +121,8 @@ fn finish(
     };
     let (sealed, key_error) = validation::receipt(&ctx.config, hook, step, run);
     let receipt = sealed.receipt.clone();
-    effects.extend(validation::record(hook, sealed, ctx.now));
+    let output = String::from_utf8_lossy(&ran.tail);
+    effects.extend(validation::record(hook, sealed, &output, ctx.now));
     Finished {
         receipt,
         key_error: key_error.map(|e| e.to_string()),

@@ -42,6 +42,15 @@ pub enum ScopeEnforcement {
     Deny,
 }
 
+/// What a PreToolUse does when a resumed step is about to repeat a side effect it already
+/// had (a push, a pull request, a deploy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RepeatGuard {
+    Off,
+    Ask,
+    Deny,
+}
+
 #[derive(Debug, Clone)]
 pub struct Retention {
     pub completed: Duration,
@@ -71,6 +80,9 @@ pub struct Config {
     pub checkpoint_threshold_percent: u8,
     pub context_window_tokens: u64,
     pub validation_commands: Vec<String>,
+    /// Commands with effects outside the work tree, besides the built-in ones (regexes).
+    pub side_effect_commands: Vec<String>,
+    pub repeat_guard: RepeatGuard,
     pub scope_enforcement: ScopeEnforcement,
     pub trace_window: usize,
     pub resume_brief_max_chars: usize,
@@ -104,6 +116,8 @@ impl Default for Config {
             checkpoint_threshold_percent: 0,
             context_window_tokens: 0,
             validation_commands: Vec::new(),
+            side_effect_commands: Vec::new(),
+            repeat_guard: RepeatGuard::Ask,
             scope_enforcement: ScopeEnforcement::Warn,
             trace_window: 0,
             resume_brief_max_chars: 0,

@@ -150,6 +150,22 @@ pub(super) const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "side_effect_commands",
+        default: "[]",
+        apply: |c, v| {
+            c.side_effect_commands = regexes(v)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "repeat_guard",
+        default: "\"ask\"",
+        apply: |c, v| {
+            c.repeat_guard = repeat_guard(v)?;
+            Ok(())
+        },
+    },
+    Key {
         name: "scope_enforcement",
         default: "\"warn\"",
         apply: |c, v| {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::table::DEFAULT_VALIDATION_COMMANDS;
-use super::{ScopeEnforcement, Switch};
+use super::{RepeatGuard, ScopeEnforcement, Switch};
 
 pub(super) fn uint(v: &Value, min: u64, max: u64) -> Result<u64, String> {
     let n = match v {
@@ -46,6 +46,25 @@ pub(super) fn enforcement(v: &Value) -> Result<ScopeEnforcement, String> {
         Some("warn") => Ok(ScopeEnforcement::Warn),
         Some("deny") => Ok(ScopeEnforcement::Deny),
         _ => Err(format!("expected \"off\", \"warn\" or \"deny\", got {v}")),
+    }
+}
+
+pub(super) fn repeat_guard(v: &Value) -> Result<RepeatGuard, String> {
+    match v.as_str() {
+        Some("off") => Ok(RepeatGuard::Off),
+        Some("ask") => Ok(RepeatGuard::Ask),
+        Some("deny") => Ok(RepeatGuard::Deny),
+        _ => Err(format!("expected \"off\", \"ask\" or \"deny\", got {v}")),
+    }
+}
+
+/// A list of regexes (an empty list is none).
+pub(super) fn regexes(v: &Value) -> Result<Vec<String>, String> {
+    match v {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(_) if v.as_array().is_some_and(Vec::is_empty) => Ok(Vec::new()),
+        Value::Array(_) => patterns(v),
+        _ => Err(format!("expected a list of regexes, got {v}")),
     }
 }
 

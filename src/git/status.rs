@@ -45,25 +45,56 @@ pub fn state(root: &Path) -> GitState {
     st
 }
 
-/// Lines added and deleted in the work tree against `since` (a commit), and files changed.
-pub fn diff_stat(root: &Path, since: Option<&str>) -> Option<(usize, u64, u64)> {
+/// What changed in the work tree against a commit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DiffStat {
+    /// Files changed, new ones included.
+    pub files: usize,
+    pub added: u64,
+    pub deleted: u64,
+    /// New files (untracked), whose lines are counted as added.
+    pub new: usize,
+}
+
+impl DiffStat {
+    /// `nothing`, or `2 files, +12/−3 lines (1 new)`.
+    pub fn describe(&self) -> String {
+        if self.files == 0 {
+            return "nothing".into();
+        }
+        let plural = if self.files == 1 { "" } else { "s" };
+        let new = match self.new {
+            0 => String::new(),
+            n => format!(" ({n} new)"),
+        };
+        format!(
+            "{} file{plural}, +{}/−{} lines{new}",
+            self.files, self.added, self.deleted
+        )
+    }
+}
+
+/// A new file larger than this is counted as changed, its lines not read.
+const MAX_NEW_FILE: u64 = 1 << 20;
+
+/// Lines added and deleted in the work tree against `since` (a commit; HEAD when none),
+/// and files changed. New (untracked) files count with all their lines: git's diff leaves
+/// them out, and a new file is most of what a step writes.
+pub fn diff_stat(root: &Path, since: Option<&str>) -> Option<DiffStat> {
     let base = since.unwrap_or("HEAD");
     let out = run(root, &["diff", "--numstat", base, "--", ".", EXCLUDE_STATE])?;
-    let mut files = 0;
-    let (mut add, mut del) = (0u64, 0u64);
+    let mut d = DiffStat::default();
     for line in out.lines() {
         let mut parts = line.split('\t');
-        let a = parts
-            .next()
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or(0);
-        let d = parts
-            .next()
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or(0);
-        files += 1;
-        add += a;
-        del += d;
+        let mut num = || {
+            parts
+                .next()
+                .and_then(|s| s.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        d.added += num();
+        d.deleted += num();
+        d.files += 1;
     }
     let untracked = run(
         root,
@@ -76,9 +107,29 @@ pub fn diff_stat(root: &Path, since: Option<&str>) -> Option<(usize, u64, u64)> 
             EXCLUDE_STATE,
         ],
     )
-    .map(|o| o.lines().count())
-    .unwrap_or(0);
-    Some((files + untracked, add, del))
+    .unwrap_or_default();
+    for rel in untracked.lines() {
+        d.files += 1;
+        d.new += 1;
+        d.added += lines_of(&root.join(rel));
+    }
+    Some(d)
+}
+
+/// The lines of a new text file (0 for a binary or very large one, or one not readable).
+fn lines_of(path: &Path) -> u64 {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() && m.len() <= MAX_NEW_FILE => {}
+        _ => return 0,
+    }
+    let Ok(bytes) = std::fs::read(path) else {
+        return 0;
+    };
+    if bytes.contains(&0) {
+        return 0;
+    }
+    let newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
+    newlines + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }
 
 #[cfg(test)]
@@ -118,10 +169,22 @@ mod tests {
         std::fs::create_dir_all(d.join(".orchestration")).unwrap();
         std::fs::write(d.join(".orchestration/hook.json"), "{}").unwrap();
         assert!(!state(d).dirty);
-        assert_eq!(diff_stat(d, None), Some((0, 0, 0)));
+        assert_eq!(diff_stat(d, None).unwrap().describe(), "nothing");
         std::fs::write(d.join("a.txt"), "a\nb\n").unwrap();
         assert!(state(d).dirty);
-        assert_eq!(diff_stat(d, None), Some((1, 1, 0)));
+        let one = DiffStat {
+            files: 1,
+            added: 1,
+            deleted: 0,
+            new: 0,
+        };
+        assert_eq!(diff_stat(d, None), Some(one));
+        // A new file counts with its lines (git's diff leaves it out): 4 lines, the last
+        // without its newline.
+        std::fs::write(d.join("new.rs"), "fn a() {}\nfn b() {}\n\nfn c() {}").unwrap();
+        let d2 = diff_stat(d, None).unwrap();
+        assert_eq!((d2.files, d2.added, d2.new), (2, 5, 1));
+        assert_eq!(d2.describe(), "2 files, +5/−0 lines (1 new)");
     }
 
     #[test]

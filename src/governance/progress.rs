@@ -69,6 +69,43 @@ pub fn evaluate(criteria: &[String], lines: &[&str]) -> Evaluation {
     ev
 }
 
+/// The trace window as evidence: waymark's own transition and scope records quote
+/// criteria and scopes, so they are left out.
+fn evidence(recent: &trace::Recent) -> Vec<&str> {
+    recent
+        .lines
+        .iter()
+        .map(String::as_str)
+        .filter(|l| {
+            !l.contains("\"kind\":\"transition\"") && !l.contains("\"kind\":\"scope_warning\"")
+        })
+        .collect()
+}
+
+/// Intent `id` as the brief and HOOK.md show it: its scope, constraints and the acceptance
+/// criteria the recent trace does not meet yet. `None` when the intent file does not hold
+/// it.
+pub fn brief(ctx: &Ctx, id: &str) -> Option<crate::task::IntentBrief> {
+    let mut facts = Facts::new(Some(id.to_string()));
+    let intent = facts.intents(ctx)?.get(id)?.clone();
+    let unmet = if intent.acceptance_criteria.is_empty() {
+        Vec::new()
+    } else {
+        let recent = facts.recent(ctx).ok()?;
+        evaluate(&intent.acceptance_criteria, &evidence(recent)).unmet
+    };
+    Some(crate::task::IntentBrief {
+        id: intent.id,
+        name: intent.name,
+        status: intent.status,
+        owned_scope: intent.owned_scope,
+        constraints: intent.constraints,
+        unmet,
+        criteria: intent.acceptance_criteria.len(),
+        checked_at: ctx.now,
+    })
+}
+
 /// The post-hook: completes the intent `path` works under when the recent trace meets
 /// every one of its acceptance criteria.
 pub fn run(
@@ -93,16 +130,7 @@ pub fn run(
         active.acceptance_criteria.clone(),
     );
     let recent = facts.recent(ctx)?;
-    // waymark's own transition and scope records quote criteria and scopes: not evidence.
-    let lines: Vec<&str> = recent
-        .lines
-        .iter()
-        .map(String::as_str)
-        .filter(|l| {
-            !l.contains("\"kind\":\"transition\"") && !l.contains("\"kind\":\"scope_warning\"")
-        })
-        .collect();
-    let ev = evaluate(&criteria, &lines);
+    let ev = evaluate(&criteria, &evidence(recent));
     for e in &ev.errors {
         ctx.log(
             Level::Warn,

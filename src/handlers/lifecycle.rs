@@ -50,15 +50,8 @@ pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<(
             if ctx.config.verify_before_clear {
                 let since = hook.last_checkpoint().and_then(|c| c.git_commit.clone());
                 let stat = crate::git::diff_stat(&ctx.project.root, since.as_deref());
-                hook.clear_note = stat.map(|(files, add, del)| {
-                    if files == 0 {
-                        "Work changed since last checkpoint: nothing.".to_string()
-                    } else {
-                        format!(
-                            "Work changed since last checkpoint: {files} files, +{add}/−{del} lines"
-                        )
-                    }
-                });
+                hook.clear_note =
+                    stat.map(|d| format!("Work changed since last checkpoint: {}.", d.describe()));
             }
             if ctx.config.auto_checkpoint_on_clear == Switch::On {
                 let description = "Before /clear".to_string();

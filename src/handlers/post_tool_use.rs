@@ -40,9 +40,10 @@ pub fn handle(
 ) -> anyhow::Result<()> {
     let paths = located_paths(ctx, event, call);
     let bash = bash_result(call, result);
-    let kinds = bash
-        .as_ref()
-        .map(|b| shell::classify(&b.command, &ctx.config.validation_commands));
+    let kinds = bash.as_ref().map(|b| {
+        let c = &ctx.config;
+        shell::classify(&b.command, &c.validation_commands, &c.side_effect_commands)
+    });
     let validation = kinds.as_ref().is_some_and(|k| k.validation)
         && bash.as_ref().is_some_and(|b| !b.background);
     // Only mutations, commands and the task tools start a task or mark the session active.
@@ -85,6 +86,9 @@ pub fn handle(
             if b.exit_code == Some(0) {
                 effects.extend(checkpoint::vcs_effects(&b.command, &b.stdout, &b.stderr, k));
             }
+            if k.side_effect && !b.background {
+                hook.note_side_effect(&b.command, b.exit_code.unwrap_or(-1), ctx.now);
+            }
             if validation {
                 let duration = event
                     .common
@@ -103,7 +107,7 @@ pub fn handle(
                         &format!("{id} stored unsigned: {e}"),
                     );
                 }
-                effects.extend(validation::record(hook, sealed, ctx.now));
+                effects.extend(validation::record(hook, sealed, &b.tail(), ctx.now));
             }
         }
         if effects.is_empty() {
@@ -114,6 +118,9 @@ pub fn handle(
             let c = &event.common;
             let transcript = c.transcript_path.as_deref();
             hook.note_session(&c.session_id, transcript, SessionStatus::Active, ctx.now);
+            if !inside.is_empty() {
+                hook.note_work(&c.session_id, &inside);
+            }
         }
         Ok(())
     })?;

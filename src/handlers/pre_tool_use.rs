@@ -1,18 +1,48 @@
-//! PreToolUse: governance before a tool runs. With `scope_enforcement: "deny"`, a write
+//! PreToolUse: checks before a tool runs. With `scope_enforcement: "deny"`, a write
 //! outside the active intent's scope is denied and the denial becomes a governance lesson.
+//! With `repeat_guard` (`"ask"` by default), a step resumed after a crash that is about to
+//! repeat one of its side effects (a push, a pull request, a deploy) is asked about, or
+//! refused.
 
 use super::posthook::isolated;
 use crate::claude::event::Event;
-use crate::claude::output::Output;
-use crate::claude::tool::ToolCall;
+use crate::claude::output::{Decision, Output};
+use crate::claude::tool::{ToolCall, ToolInput};
+use crate::config::RepeatGuard;
 use crate::context::Ctx;
 use crate::governance::{enforcement, facts::Facts};
+use crate::recovery::repeat;
 
 pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> anyhow::Result<()> {
     isolated(ctx, event.name(), "scope_enforcement", || {
         let mut facts = Facts::new(None);
         if let Some(reason) = enforcement::check(ctx, &mut facts, event, call) {
-            out.deny = Some(reason);
+            out.decision = Some((Decision::Deny, reason));
+        }
+        Ok(())
+    });
+    if out.decision.is_some() || ctx.config.repeat_guard == RepeatGuard::Off {
+        return Ok(());
+    }
+    let ToolInput::Bash(bash) = &call.input else {
+        return Ok(());
+    };
+    // Only a command with side effects is worth reading the task for.
+    let c = &ctx.config;
+    if !crate::shell::classify(&bash.command, &[], &c.side_effect_commands).side_effect {
+        return Ok(());
+    }
+    isolated(ctx, event.name(), "repeat_guard", || {
+        let hook = crate::task::current::load(ctx)?;
+        if let Some(reason) = hook
+            .as_ref()
+            .and_then(|h| repeat::check(h, &bash.command, c))
+        {
+            let decision = match ctx.config.repeat_guard {
+                RepeatGuard::Deny => Decision::Deny,
+                _ => Decision::Ask,
+            };
+            out.decision = Some((decision, reason));
         }
         Ok(())
     });

@@ -16,17 +16,25 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
     // A new or resumed session has not started a turn yet; after /clear or compaction the
     // session goes on as it was (an automatic compaction happens mid-turn).
     let status = fresh.then_some(SessionStatus::Idle);
+    let c = &event.common;
+    // The Claude Code process starting the session: what tells its sessions from others'.
+    let owner = crate::process::owner();
+    let live = crate::recovery::liveness(owner);
     let changed = current::change(ctx, Need::Existing, |hook, _| {
         // Detection reads how the last session left the task, so it comes first.
         if fresh {
-            crashed = crate::recovery::recover(ctx, hook);
+            crashed = crate::recovery::recover(ctx, hook, &c.session_id, &live);
         }
         if e.source == "clear" {
             clear_note = hook.clear_note.take();
         }
         if let Some(status) = status {
-            let c = &event.common;
             hook.note_session(&c.session_id, c.transcript_path.as_deref(), status, ctx.now);
+            hook.set_owner(&c.session_id, owner);
+        }
+        // The intent as the brief shows it: its file and the trace may have changed since.
+        if let Some(id) = hook.intent_id.clone() {
+            hook.intent = crate::governance::progress::brief(ctx, &id).or(hook.intent.take());
         }
     })?;
     let Some(((), hook)) = changed else {
@@ -44,6 +52,10 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
     let extras = Extras {
         work_changed: clear_note,
         source: e.source.clone(),
+        elsewhere: hook
+            .working_elsewhere(&c.session_id, &live)
+            .cloned()
+            .collect(),
     };
     let text = brief::render(
         &hook,

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 use super::{KeyError, ReceiptHead, Run, ValidationReceipt, seal, sha256_hex};
 use crate::config::Config;
-use crate::task::{CheckpointTrigger, Effect, Hook, HookState};
+use crate::task::{CheckpointTrigger, Effect, FailedValidation, Hook, HookState, LaterPass};
 
 /// The receipt of `run` for the task's step `step` (default: the current step): the next
 /// link of the task's chain, its secrets masked, signed with the task's key, with the
@@ -67,11 +67,14 @@ pub fn observed(
 
 /// Records a finished validation in the task: the receipt is stored and linked to its
 /// step; a validation waymark ran leaves `step_validating`; a pass asks for a `validation`
-/// checkpoint, a failure marks the step so that its next entry is a new attempt.
-pub fn record(hook: &mut Hook, sealed: Sealed, now: DateTime<Utc>) -> Vec<Effect> {
+/// checkpoint, a failure marks the step so that its next entry is a new attempt. The
+/// failure, with the last lines of `output` that say why, is the task's and the step's
+/// last failure until a run of the same command passes (which the record then says).
+pub fn record(hook: &mut Hook, sealed: Sealed, output: &str, now: DateTime<Utc>) -> Vec<Effect> {
     let Sealed { receipt, head } = sealed;
     hook.receipt_head = Some(head);
     let passed = receipt.exit_code == 0;
+    note_outcome(hook, &receipt, output);
     let (id, exit_code) = (receipt.receipt_id.clone(), receipt.exit_code);
     let description = format!("Validation passed: {} ({id})", receipt.command);
     let observed = receipt.observed;
@@ -97,6 +100,47 @@ pub fn record(hook: &mut Hook, sealed: Sealed, now: DateTime<Utc>) -> Vec<Effect
         hook.record_failure(now);
         Vec::new()
     }
+}
+
+/// How many lines of a failing validation's output the next session is shown.
+pub const WHY_LINES: usize = 8;
+
+/// The task's and the current step's last failure: set by a failing run, marked passed by
+/// a later passing run of the same command.
+fn note_outcome(hook: &mut Hook, r: &ValidationReceipt, output: &str) {
+    let same = |f: &FailedValidation| {
+        crate::text::one_line(&f.command) == crate::text::one_line(&r.command)
+    };
+    let failures = [
+        hook.last_failure.as_mut(),
+        hook.current_step
+            .as_mut()
+            .and_then(|c| c.last_failure.as_mut()),
+    ];
+    if r.exit_code == 0 {
+        for f in failures.into_iter().flatten() {
+            if same(f) && f.passed_later.is_none() {
+                f.passed_later = Some(LaterPass {
+                    receipt_id: r.receipt_id.clone(),
+                    at: r.completed_at,
+                });
+            }
+        }
+        return;
+    }
+    let failure = FailedValidation {
+        receipt_id: r.receipt_id.clone(),
+        command: r.command.clone(),
+        exit_code: r.exit_code,
+        at: r.completed_at,
+        step: r.step_name.clone(),
+        output: crate::text::last_lines(output, WHY_LINES, 1000),
+        passed_later: None,
+    };
+    if let Some(c) = hook.current_step.as_mut() {
+        c.last_failure = Some(failure.clone());
+    }
+    hook.last_failure = Some(failure);
 }
 
 impl Hook {

@@ -1,10 +1,14 @@
-//! The resume brief: the short text injected at SessionStart that makes recovery work.
+//! The resume brief: the short text injected at SessionStart that makes recovery work. An
+//! agent that reads nothing else must be able to go on from it.
 //!
-//! It names the task, the step and its attempt, what was being done, the files touched,
-//! what to do now, the completed steps as DO NOT REPEAT (with receipt ids), and ends with
-//! the path of HOOK.md. After a crash it opens with the verdict. It is capped (Claude Code
-//! moves hook context over 10,000 characters to a file), cutting the middle, never the
-//! verdict or the HOOK.md line.
+//! It opens with the verdicts: a crash, a human needed (no attempt left), another session
+//! working now. Then the task, the step and its attempt, what was being done, the files
+//! touched and what changed since the last checkpoint, the last failed validation with the
+//! lines that say why (and whether a later run passed), the side effects already done, the
+//! intent and its unmet criteria, what to do now, the completed steps as DO NOT REPEAT
+//! (with receipt ids), and the path of HOOK.md. A finished task is one line. It is capped
+//! (`resume_brief_max_chars`, 4,000; Claude Code moves hook context over 10,000 characters
+//! to a file), cutting the middle, never a verdict or the HOOK.md line.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -12,8 +16,8 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
-use crate::recovery::guidance::{guidance, next_attempt};
-use crate::task::Hook;
+use crate::recovery::guidance::{exhausted, facts, guidance, next_attempt};
+use crate::task::{Hook, Session};
 use crate::text::{ago, one_line, truncate};
 
 /// Extra lines the caller knows and the hook does not.
@@ -23,7 +27,14 @@ pub struct Extras {
     pub work_changed: Option<String>,
     /// Why the brief is being given (`startup`, `resume`, `clear`, `compact`, `recover`).
     pub source: String,
+    /// The other sessions working on the task right now (live: mid-turn, their process
+    /// running).
+    pub elsewhere: Vec<Session>,
 }
+
+/// The longest a verdict line may be: the verdicts are never cut from the brief, so each
+/// is bounded instead.
+const VERDICT: usize = 600;
 
 pub fn render(
     hook: &Hook,
@@ -69,6 +80,18 @@ fn full(
     extras: &Extras,
     now: DateTime<Utc>,
 ) -> String {
+    let foot = format!("Full recovery file: {}", hook_md.display());
+    if hook.state.is_terminal() {
+        return format!(
+            "[waymark] Task {} is {}: nothing to resume. {foot}",
+            hook.task_id, hook.state
+        );
+    }
+    let busy: Vec<&str> = extras
+        .elsewhere
+        .iter()
+        .filter_map(|s| s.step.as_deref())
+        .collect();
     let g = guidance(hook);
     let mut head = String::new();
     let _ = write!(head, "[waymark] Resume brief for task {}", hook.task_id);
@@ -79,12 +102,39 @@ fn full(
         let _ = write!(head, " — session {}", extras.source);
     }
     head.push('\n');
+    let mut verdict = |line: String| {
+        head.push_str(&truncate(&line, VERDICT));
+        head.push('\n');
+    };
     if let Some(r) = &hook.recovery {
-        let _ = writeln!(
-            head,
+        verdict(format!(
             "CRASH DETECTED ({}): {}. Recommended action: {}.",
             r.crash_type, r.reason, r.recommended_action
-        );
+        ));
+    }
+    if let Some((step, used, max)) = exhausted(hook) {
+        verdict(format!(
+            "HUMAN NEEDED: step {} \"{}\" has used {used} of its {max} attempts; do not resume it without the user.",
+            step.index + 1,
+            step.name
+        ));
+    }
+    for s in &extras.elsewhere {
+        let on = s
+            .step
+            .as_deref()
+            .map(|n| format!("step \"{n}\""))
+            .unwrap_or_else(|| "the task".into());
+        let files = if s.files.is_empty() {
+            String::new()
+        } else {
+            format!(", files {}", s.files.join(", "))
+        };
+        verdict(format!(
+            "ANOTHER SESSION IS WORKING NOW: session {} is on {on}{files} (last event {} ago). Do not take over that step or edit those files; pick other work or ask the user.",
+            short(&s.session_id),
+            ago(now, s.last_event_at)
+        ));
     }
     match hook.last_checkpoint() {
         Some(c) => {
@@ -106,21 +156,24 @@ fn full(
 
     let mut body = String::new();
     match (&hook.current_step, hook.next_step()) {
-        (Some(c), _) => {
+        (Some(c), step) => {
+            let next = step.map(|s| next_attempt(hook, s)).unwrap_or(c.attempt);
+            let resuming = if exhausted(hook).is_some() {
+                String::new()
+            } else if next != c.attempt {
+                format!(" (resuming makes it attempt {next} of {})", c.max_attempts)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 body,
-                "State: {}. Step {} of {} \"{}\", attempt {} of {}{}.",
+                "State: {}. Step {} of {} \"{}\", attempt {} of {}{resuming}.",
                 hook.state,
                 c.step_index + 1,
                 hook.steps.len().max(c.step_index + 1),
                 c.step_name,
                 c.attempt,
                 c.max_attempts,
-                hook.find_step(&c.step_id)
-                    .map(|s| next_attempt(hook, s))
-                    .filter(|&n| n != c.attempt)
-                    .map(|n| format!(" (resuming makes it attempt {n})"))
-                    .unwrap_or_default()
             );
             if !c.files_touched.is_empty() {
                 let _ = writeln!(
@@ -144,14 +197,20 @@ fn full(
             let _ = writeln!(body, "State: {}.", hook.state);
         }
     }
+    if let Some(changed) = hook.recovery.as_ref().and_then(|r| r.changed.as_ref()) {
+        let _ = writeln!(body, "Changed since the last checkpoint: {changed}.");
+    }
     if let Some(w) = hook.working_on() {
         let _ = writeln!(body, "Working on: {}", one_line(&truncate(w, 200)));
     }
     if let Some(w) = &extras.work_changed {
         let _ = writeln!(body, "{w}");
     }
+    for line in facts(hook, now) {
+        let _ = writeln!(body, "{line}");
+    }
     let _ = writeln!(body, "What to do now:");
-    for (i, t) in g.todo.iter().enumerate() {
+    for (i, t) in g.todo.iter().filter(|t| !about_busy(t, &busy)).enumerate() {
         let _ = writeln!(body, "{}. {t}", i + 1);
     }
     let done: Vec<_> = hook.completed_steps().collect();
@@ -166,13 +225,23 @@ fn full(
             let _ = writeln!(body, "- step {} \"{}\"{receipts}", s.index + 1, s.name);
         }
     }
-    let foot = format!("Full recovery file: {}", hook_md.display());
     let budget = max_chars.saturating_sub(head.chars().count() + foot.chars().count() + 1);
     if body.chars().count() > budget {
         body = truncate(&body, budget.saturating_sub(40));
         body.push_str("\n(brief cut: read HOOK.md for the rest)\n");
     }
     format!("{head}{body}{foot}")
+}
+
+/// Whether a "What to do now" line tells the agent to resume or start a step another
+/// session is working on (it is told so above instead).
+fn about_busy(line: &str, busy: &[&str]) -> bool {
+    (line.starts_with("Resume step") || line.starts_with("Start step"))
+        && busy.iter().any(|b| line.contains(&format!("\"{b}\"")))
+}
+
+fn short(id: &str) -> &str {
+    &id[..id.len().min(8)]
 }
 
 #[cfg(test)]
@@ -221,5 +290,186 @@ mod tests {
         let b = render(&big, Switch::On, p, 1000, &Extras::default(), Utc::now()).unwrap();
         assert!(b.chars().count() <= 1000, "{}", b.chars().count());
         assert!(b.ends_with("Full recovery file: /p/HOOK.md"));
+    }
+
+    fn brief(h: &Hook, extras: &Extras) -> String {
+        render(
+            h,
+            Switch::On,
+            Path::new("/p/HOOK.md"),
+            4000,
+            extras,
+            Utc::now(),
+        )
+        .unwrap()
+    }
+
+    fn failure(command: &str, receipt: &str, output: &str) -> crate::task::FailedValidation {
+        crate::task::FailedValidation {
+            receipt_id: receipt.into(),
+            command: command.into(),
+            exit_code: 101,
+            at: Utc::now(),
+            step: "Implement fix".into(),
+            output: output.into(),
+            passed_later: None,
+        }
+    }
+
+    #[test]
+    fn a_failed_validation_is_told_with_why_and_whether_it_passed_since() {
+        let mut h = sample();
+        let f = failure(
+            "cargo test",
+            "rcpt-1",
+            "test parser::nil ... FAILED\nassertion failed: left == right",
+        );
+        h.last_failure = Some(f.clone());
+        h.current_step.as_mut().unwrap().last_failure = Some(f);
+        let b = brief(&h, &Extras::default());
+        assert!(
+            b.contains("Last failed validation (step \"Implement fix\"): `cargo test` exited 101"),
+            "{b}"
+        );
+        assert!(b.contains("it has not passed since"), "{b}");
+        assert!(b.contains("  | assertion failed: left == right"), "{b}");
+        // Told once when the task's and the step's are the same failure.
+        assert_eq!(b.matches("Last failed validation").count(), 1, "{b}");
+        h.last_failure.as_mut().unwrap().passed_later = Some(crate::task::LaterPass {
+            receipt_id: "rcpt-2".into(),
+            at: Utc::now(),
+        });
+        h.current_step.as_mut().unwrap().last_failure = None;
+        let b = brief(&h, &Extras::default());
+        assert!(b.contains("a later run passed (rcpt-2"), "{b}");
+        assert!(
+            !b.contains("assertion failed"),
+            "the output of a fixed failure is noise: {b}"
+        );
+    }
+
+    #[test]
+    fn no_attempt_left_means_a_human_is_needed_never_attempt_3_of_2() {
+        let now = Utc::now();
+        let mut h = crate::task::testing::running("Implement fix", &["src/a.rs"], now);
+        h.current_step.as_mut().unwrap().max_attempts = 2;
+        h.steps[0].attempt = 2;
+        h.current_step.as_mut().unwrap().attempt = 2;
+        h.transition(
+            crate::task::HookState::Recovering,
+            crate::task::machine::CRASH_DETECTED,
+            now,
+        )
+        .unwrap();
+        let b = brief(&h, &Extras::default());
+        assert!(
+            b.contains("HUMAN NEEDED: step 1 \"Implement fix\" has used 2 of its 2 attempts"),
+            "{b}"
+        );
+        assert!(b.contains("A human is needed"), "{b}");
+        assert!(
+            !b.contains("attempt 3 of 2") && !b.contains("Resume step"),
+            "{b}"
+        );
+    }
+
+    #[test]
+    fn the_intent_side_effects_and_sessions_at_work_are_told() {
+        let mut h = sample();
+        h.intent_id = Some("INT-7".into());
+        h.intent = Some(crate::task::IntentBrief {
+            id: "INT-7".into(),
+            name: "Nil-safe parser".into(),
+            status: "IN_PROGRESS".into(),
+            owned_scope: vec!["src/parser/**".into()],
+            constraints: vec!["no new dependencies".into()],
+            unmet: vec!["tests pass".into()],
+            criteria: 2,
+            checked_at: Utc::now(),
+        });
+        h.note_side_effect("git push origin main", 0, Utc::now());
+        let mut other = crate::task::Session {
+            session_id: "beefcafe1234".into(),
+            started_at: Utc::now(),
+            last_event_at: Utc::now(),
+            status: crate::task::SessionStatus::Active,
+            transcript_path: None,
+            end_reason: None,
+            owner: None,
+            step: Some("Implement fix".into()),
+            files: vec!["src/parser.rs".into()],
+        };
+        let extras = Extras {
+            elsewhere: vec![other.clone()],
+            ..Extras::default()
+        };
+        let b = brief(&h, &extras);
+        assert!(b.contains("Intent INT-7 \"Nil-safe parser\" (IN_PROGRESS): owned scope src/parser/**; constraints: no new dependencies; acceptance criteria not met yet (1 of 2): tests pass."), "{b}");
+        assert!(b.contains("`git push origin main` (done"), "{b}");
+        assert!(b.contains("ANOTHER SESSION IS WORKING NOW: session beefcafe is on step \"Implement fix\", files src/parser.rs"), "{b}");
+        assert!(
+            !b.contains("Resume step 2 \"Implement fix\""),
+            "not told to take it over: {b}"
+        );
+        other.step = None;
+        let b = brief(
+            &h,
+            &Extras {
+                elsewhere: vec![other],
+                ..Extras::default()
+            },
+        );
+        assert!(b.contains("session beefcafe is on the task"), "{b}");
+    }
+
+    #[test]
+    fn a_finished_task_is_one_line() {
+        let mut h = sample();
+        h.finish(crate::task::HookState::Abandoned, Utc::now())
+            .unwrap();
+        let b = brief(&h, &Extras::default());
+        assert_eq!(b.lines().count(), 1, "{b}");
+        assert!(b.contains("is abandoned: nothing to resume"), "{b}");
+    }
+
+    #[test]
+    fn the_first_prompt_is_not_what_was_being_done_once_there_is_a_plan() {
+        let mut h = sample();
+        h.last_prompt = Some("please fix everything, thanks".into());
+        h.current_step = None;
+        let b = brief(&h, &Extras::default());
+        assert!(!b.contains("please fix everything"), "{b}");
+    }
+
+    #[test]
+    fn every_verdict_and_the_hook_md_line_survive_the_cap() {
+        let mut h = sample();
+        for i in 0..400 {
+            h.touch_file(&format!("src/generated/module_{i}.rs"), Utc::now());
+        }
+        h.last_failure = Some(failure(&"x".repeat(5000), "rcpt-9", &"why\n".repeat(100)));
+        let sessions: Vec<crate::task::Session> = (0..3)
+            .map(|i| crate::task::Session {
+                session_id: format!("s{i}-0000000"),
+                started_at: Utc::now(),
+                last_event_at: Utc::now(),
+                status: crate::task::SessionStatus::Active,
+                transcript_path: None,
+                end_reason: None,
+                owner: None,
+                step: Some("y".repeat(900)),
+                files: vec!["z".repeat(900)],
+            })
+            .collect();
+        let b = brief(
+            &h,
+            &Extras {
+                elsewhere: sessions,
+                ..Extras::default()
+            },
+        );
+        assert!(b.chars().count() <= 4000, "{}", b.chars().count());
+        assert_eq!(b.matches("ANOTHER SESSION IS WORKING NOW").count(), 3);
+        assert!(b.ends_with("Full recovery file: /p/HOOK.md"), "{b}");
     }
 }

@@ -1,16 +1,22 @@
 //! Crash detection (seed 001 §4) and the recovery it starts.
 //!
-//! A crash is a previous session that ended without Stop or SessionEnd after its last
-//! activity (Claude Code was killed mid-turn), or a task left in a non-terminal state past
-//! `stale_threshold` with no session to vouch for it. Recovery is idempotent: a hook
-//! already `recovering` keeps its recovery context.
+//! A session is **live** while it is mid-turn (an event since its last Stop) and the Claude
+//! Code process running it still runs (`crate::process`). A **crash** is a session left
+//! mid-turn whose process is gone: Claude Code was killed, or the machine went down. A
+//! session whose process cannot be known (not Linux, or state written before owners were
+//! recorded) counts as gone when it is found mid-turn, as before. While another session
+//! is live the task is being worked on: no crash is declared, whatever else is found, and
+//! the new session is told who works on what. A task left in a non-terminal state past
+//! `stale_threshold` with no session at all is a crash too (`timeout`). Recovery is
+//! idempotent: a hook already `recovering` keeps its recovery context.
 
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
 use crate::context::Ctx;
-use crate::task::{Hook, HookEvent, HookState, RecoveryContext, SessionStatus, machine};
+use crate::process::Owner;
+use crate::task::{Hook, HookEvent, HookState, RecoveryContext, Session, SessionStatus, machine};
 
 /// Why the previous session is judged to have crashed, if it did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,13 +26,28 @@ pub struct Crash {
     pub why: String,
 }
 
-/// Decides whether the hook's last session crashed.
-pub fn detect(hook: &Hook, now: DateTime<Utc>, stale_threshold: Duration) -> Option<Crash> {
+/// Decides whether a session before `new_session` crashed. `live` says whether a
+/// session's Claude Code process still runs (and is not the one starting `new_session`).
+pub fn detect(
+    hook: &Hook,
+    now: DateTime<Utc>,
+    stale_threshold: Duration,
+    new_session: &str,
+    live: &dyn Fn(&Session) -> bool,
+) -> Option<Crash> {
     if hook.state.is_terminal() || hook.state == HookState::Recovering {
         return None;
     }
+    if hook.working_elsewhere(new_session, live).next().is_some() {
+        return None;
+    }
     let age = (now - hook.updated_at).to_std().unwrap_or_default();
-    match hook.session() {
+    let left_mid_turn = hook
+        .sessions
+        .iter()
+        .filter(|s| s.status == SessionStatus::Active)
+        .max_by_key(|s| s.last_event_at);
+    match left_mid_turn.or(hook.session()) {
         Some(s) if s.status == SessionStatus::Active => Some(Crash {
             crash_type: "signal",
             why: format!(
@@ -54,14 +75,39 @@ pub fn detect(hook: &Hook, now: DateTime<Utc>, stale_threshold: Duration) -> Opt
     }
 }
 
+/// Whether a session is live, seen from a process that is `starting` (the Claude Code
+/// process starting a new session; `None` for a command, which starts none): its process
+/// still runs and is not that one (a process that starts a new session has left its old
+/// one).
+pub fn liveness(starting: Option<Owner>) -> impl Fn(&Session) -> bool {
+    move |s: &Session| {
+        s.owner
+            .is_some_and(|o| Some(o) != starting && crate::process::alive(&o))
+    }
+}
+
+/// What changed in the work tree since the last checkpoint (its commit, else HEAD), new
+/// files counted with their lines: `2 files, +12/−3 lines (1 new)`.
+fn changed_since(ctx: &Ctx, hook: &Hook) -> Option<String> {
+    let since = hook.last_checkpoint().and_then(|c| c.git_commit.clone());
+    let d = crate::git::diff_stat(&ctx.project.root, since.as_deref())?;
+    Some(d.describe())
+}
+
 fn short(id: &str) -> &str {
     &id[..id.len().min(8)]
 }
 
-/// Runs crash detection on a loaded hook and, on a crash, moves it to `recovering` with a
-/// filled recovery context. Returns true when a crash was found now. Idempotent.
-pub fn recover(ctx: &Ctx, hook: &mut Hook) -> bool {
-    let Some(crash) = detect(hook, ctx.now, ctx.config.stale_threshold) else {
+/// Runs crash detection on a loaded hook for session `new_session` starting and, on a
+/// crash, moves it to `recovering` with a filled recovery context. Returns true when a
+/// crash was found now. Idempotent.
+pub fn recover(
+    ctx: &Ctx,
+    hook: &mut Hook,
+    new_session: &str,
+    live: &dyn Fn(&Session) -> bool,
+) -> bool {
+    let Some(crash) = detect(hook, ctx.now, ctx.config.stale_threshold, new_session, live) else {
         return false;
     };
     let (action, reason) = super::decide::decide(hook, ctx.now);
@@ -103,6 +149,7 @@ pub fn recover(ctx: &Ctx, hook: &mut Hook) -> bool {
         last_checkpoint_id: hook.last_checkpoint().map(|c| c.checkpoint_id.clone()),
         file_warnings: warnings,
         session_id: hook.session().map(|s| s.session_id.clone()),
+        changed: changed_since(ctx, hook),
     };
     let mut details = std::collections::BTreeMap::new();
     details.insert(
@@ -122,6 +169,9 @@ pub fn recover(ctx: &Ctx, hook: &mut Hook) -> bool {
         return false;
     }
     hook.recovery = Some(context);
+    if let Some(c) = hook.current_step.as_mut() {
+        c.resumed_after_crash = true;
+    }
     true
 }
 
@@ -144,14 +194,28 @@ mod tests {
             status,
             transcript_path: None,
             end_reason: None,
+            owner: None,
+            step: None,
+            files: Vec::new(),
         })
+    }
+
+    const GONE: &dyn Fn(&Session) -> bool = &|_| false;
+    const LIVE: &dyn Fn(&Session) -> bool = &|_| true;
+
+    fn detect(
+        h: &Hook,
+        threshold: std::time::Duration,
+        live: &dyn Fn(&Session) -> bool,
+    ) -> Option<Crash> {
+        super::detect(h, Utc::now(), threshold, "new-session", live)
     }
 
     #[test]
     fn an_active_session_that_vanished_is_a_signal_crash() {
         let mut h = running("Implement fix", &[]);
         h.sessions = session(SessionStatus::Active).into_iter().collect();
-        let c = detect(&h, Utc::now(), std::time::Duration::from_secs(300)).unwrap();
+        let c = detect(&h, std::time::Duration::from_secs(300), GONE).unwrap();
         assert_eq!(c.crash_type, "signal");
         assert!(c.why.contains("abcdef12"));
     }
@@ -161,10 +225,7 @@ mod tests {
         for st in [SessionStatus::Idle, SessionStatus::Ended] {
             let mut h = running("Implement fix", &[]);
             h.sessions = session(st).into_iter().collect();
-            assert_eq!(
-                detect(&h, Utc::now(), std::time::Duration::from_secs(300)),
-                None
-            );
+            assert_eq!(detect(&h, std::time::Duration::from_secs(300), GONE), None);
         }
     }
 
@@ -172,15 +233,12 @@ mod tests {
     fn stale_without_a_session_is_a_timeout() {
         let h = running("Implement fix", &[]);
         assert_eq!(
-            detect(&h, Utc::now(), std::time::Duration::from_secs(300))
+            detect(&h, std::time::Duration::from_secs(300), GONE)
                 .unwrap()
                 .crash_type,
             "timeout"
         );
-        assert_eq!(
-            detect(&h, Utc::now(), std::time::Duration::from_secs(7200)),
-            None
-        );
+        assert_eq!(detect(&h, std::time::Duration::from_secs(7200), GONE), None);
     }
 
     #[test]
@@ -189,9 +247,32 @@ mod tests {
         h.sessions = session(SessionStatus::Active).into_iter().collect();
         h.transition(HookState::Recovering, machine::CRASH_DETECTED, Utc::now())
             .unwrap();
-        assert_eq!(detect(&h, Utc::now(), std::time::Duration::ZERO), None);
+        assert_eq!(detect(&h, std::time::Duration::ZERO, GONE), None);
         let mut h = running("x", &[]);
         h.finish(HookState::Abandoned, Utc::now()).unwrap();
-        assert_eq!(detect(&h, Utc::now(), std::time::Duration::ZERO), None);
+        assert_eq!(detect(&h, std::time::Duration::ZERO, GONE), None);
+    }
+
+    #[test]
+    fn a_session_whose_process_still_runs_is_working_not_crashed() {
+        let mut h = running("Implement fix", &[]);
+        h.sessions = session(SessionStatus::Active).into_iter().collect();
+        assert_eq!(detect(&h, std::time::Duration::from_secs(300), LIVE), None);
+        // Its own resumption in a new process is not "another" session: it crashed.
+        let c = super::detect(
+            &h,
+            Utc::now(),
+            std::time::Duration::ZERO,
+            "abcdef123456",
+            LIVE,
+        );
+        assert_eq!(c.unwrap().crash_type, "signal");
+        // One live session vouches for the task even when an older one was left mid-turn.
+        let mut other = session(SessionStatus::Active).unwrap();
+        other.session_id = "live-one".into();
+        h.sessions.push(other);
+        let live_one: &dyn Fn(&Session) -> bool = &|s| s.session_id == "live-one";
+        assert_eq!(detect(&h, std::time::Duration::ZERO, live_one), None);
+        assert!(detect(&h, std::time::Duration::ZERO, GONE).is_some());
     }
 }

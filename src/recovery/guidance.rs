@@ -1,7 +1,11 @@
-//! "What to do now" and "DO NOT": the instructions HOOK.md and the resume brief share.
-//! Derived from the hook alone, so both always say the same thing.
+//! "What to do now" and "DO NOT", and the facts a resuming agent must not have to dig for
+//! (the last failed validation, the side effects already done, the intent, whether a human
+//! is needed): what HOOK.md and the resume brief share. Derived from the hook alone, so both
+//! always say the same thing.
 
 use crate::task::{Hook, HookState, Step, StepStatus};
+use crate::text::{ago, one_line, truncate};
+use chrono::{DateTime, Utc};
 
 /// The instructions for the agent reading the recovery file.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +25,111 @@ pub fn next_attempt(hook: &Hook, step: &Step) -> u32 {
     } else {
         step.attempt
     }
+}
+
+/// The attempts the step to resume has left: `Some((step, used, max))` when the next
+/// attempt would be past `max_attempts` (after crashes, failed validations, or both), so
+/// a human must decide; in `recovering` as much as in `awaiting_human`.
+pub fn exhausted(hook: &Hook) -> Option<(&Step, u32, u32)> {
+    let step = hook.next_step()?;
+    let max = max_attempts(hook);
+    let next = next_attempt(hook, step);
+    (next > max || hook.state == HookState::AwaitingHuman).then_some((step, step.attempt, max))
+}
+
+fn max_attempts(hook: &Hook) -> u32 {
+    hook.current_step.as_ref().map_or(3, |c| c.max_attempts)
+}
+
+/// One line per thing the agent must know before it goes on, in the order it matters: the
+/// last failed validation (the task's, and the step's when it is another), the side effects
+/// the step already had, the intent.
+pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
+    let mut lines = Vec::new();
+    let step_failure = hook
+        .current_step
+        .as_ref()
+        .and_then(|c| c.last_failure.as_ref());
+    let failures = [hook.last_failure.as_ref(), step_failure];
+    let mut seen: Vec<&str> = Vec::new();
+    for f in failures.into_iter().flatten() {
+        if seen.contains(&f.receipt_id.as_str()) {
+            continue;
+        }
+        seen.push(&f.receipt_id);
+        let after = match &f.passed_later {
+            Some(p) => format!(
+                "a later run passed ({}, {} ago): the failure is fixed",
+                p.receipt_id,
+                ago(now, p.at)
+            ),
+            None => "it has not passed since: fix what the output says, then run it again".into(),
+        };
+        let mut line = format!(
+            "Last failed validation (step \"{}\"): `{}` exited {} {} ago ({}); {}.",
+            f.step,
+            one_line(&truncate(&f.command, 120)),
+            f.exit_code,
+            ago(now, f.at),
+            f.receipt_id,
+            after
+        );
+        if f.passed_later.is_none() && !f.output.is_empty() {
+            line.push_str(" Its output ended:");
+            for l in f.output.lines() {
+                line.push_str("\n  | ");
+                line.push_str(l);
+            }
+        }
+        lines.push(line);
+    }
+    if let Some(c) = hook
+        .current_step
+        .as_ref()
+        .filter(|c| !c.side_effects.is_empty())
+    {
+        let done: Vec<String> = c
+            .side_effects
+            .iter()
+            .map(|e| {
+                let outcome = if e.exit_code == 0 {
+                    "done".to_string()
+                } else {
+                    format!("failed, exit {}", e.exit_code)
+                };
+                format!(
+                    "`{}` ({outcome}, {} ago)",
+                    one_line(&truncate(&e.command, 100)),
+                    ago(now, e.at)
+                )
+            })
+            .collect();
+        lines.push(format!(
+            "Side effects this step already had (do not repeat what is done): {}.",
+            done.join("; ")
+        ));
+    }
+    if let Some(i) = &hook.intent {
+        let mut line = format!("Intent {} \"{}\" ({})", i.id, i.name, i.status);
+        if !i.owned_scope.is_empty() {
+            line.push_str(&format!(": owned scope {}", i.owned_scope.join(", ")));
+        }
+        if !i.constraints.is_empty() {
+            line.push_str(&format!("; constraints: {}", i.constraints.join("; ")));
+        }
+        match (i.unmet.len(), i.criteria) {
+            (_, 0) => {}
+            (0, n) => line.push_str(&format!("; all {n} acceptance criteria are met")),
+            (_, n) => line.push_str(&format!(
+                "; acceptance criteria not met yet ({} of {n}): {}",
+                i.unmet.len(),
+                i.unmet.join("; ")
+            )),
+        }
+        line.push('.');
+        lines.push(line);
+    }
+    lines
 }
 
 pub fn guidance(hook: &Hook) -> Guidance {
@@ -55,6 +164,15 @@ pub fn guidance(hook: &Hook) -> Guidance {
                 }
             }
             match hook.next_step() {
+                Some(step) if exhausted(hook).is_some() => {
+                    todo.push(format!(
+                        "A human is needed: step {} \"{}\" has used {} of its {} attempts. Do not resume it: tell the user what failed (below) and ask how to go on (retry it with `waymark step start`, skip it, or change the plan).",
+                        step.index + 1,
+                        step.name,
+                        step.attempt,
+                        max_attempts(hook)
+                    ));
+                }
                 Some(step) => {
                     let attempt = next_attempt(hook, step);
                     let verb = if step.status == StepStatus::InProgress { "Resume" } else { "Start" };
@@ -63,7 +181,7 @@ pub fn guidance(hook: &Hook) -> Guidance {
                         step.index + 1,
                         step.name,
                         attempt,
-                        hook.current_step.as_ref().map(|c| c.max_attempts).unwrap_or(attempt.max(3))
+                        max_attempts(hook).max(attempt)
                     ));
                     if let Some(ctx) = hook.current_step.as_ref().filter(|c| c.step_id == step.id) {
                         if !ctx.files_touched.is_empty() {
@@ -72,9 +190,6 @@ pub fn guidance(hook: &Hook) -> Guidance {
                                 ctx.files_touched.join(", ")
                             ));
                         }
-                    }
-                    if hook.state == HookState::AwaitingHuman {
-                        todo.push("The step is waiting for a human (too many attempts, or blocked): ask the user before retrying.".into());
                     }
                     resume = Some((step.name.clone(), attempt));
                 }

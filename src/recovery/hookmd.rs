@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use chrono::{DateTime, Utc};
 
-use crate::recovery::guidance::guidance;
+use crate::recovery::guidance::{facts, guidance};
 use crate::task::{Hook, StepStatus};
 use crate::text::{ago, one_line, stamp, truncate};
 
@@ -105,6 +105,13 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
                 c.last_output.replace("```", "'''")
             );
         }
+    }
+    if let Some(changed) = hook.recovery.as_ref().and_then(|r| r.changed.as_ref()) {
+        let _ = writeln!(md, "- **Changed since the last checkpoint:** {changed}");
+    }
+    for line in facts(hook, now) {
+        // Output lines (`  | …`) become a quoted block under their item.
+        let _ = writeln!(md, "- {}", line.replace("\n  | ", "\n  > "));
     }
     if let Some(summary) = &hook.compact_summary {
         let _ = writeln!(

@@ -6,7 +6,9 @@
 //! - [`decide`]: the decision tree (seed 001 §6) that recommends how to go on;
 //! - [`guidance`]: "What to do now" and "DO NOT", shared by the brief and HOOK.md;
 //! - [`brief`]: the short resume brief injected at SessionStart;
-//! - [`hookmd`]: HOOK.md, the whole recovery file, readable alone.
+//! - [`hookmd`]: HOOK.md, the whole recovery file, readable alone;
+//! - [`repeat`]: the repeat guard, which keeps a resumed step from doing its side effects
+//!   (a push, a pull request, a deploy) twice.
 //!
 //! The rule of this room: everything is derived from the task (hook.json) alone, so the
 //! brief and HOOK.md always agree and are always regenerable; only `crash` reads the work
@@ -17,6 +19,7 @@ pub mod crash;
 pub mod decide;
 pub mod guidance;
 pub mod hookmd;
+pub mod repeat;
 
-pub use crash::{Crash, detect, recover};
+pub use crash::{Crash, detect, liveness, recover};
 pub use decide::{RECENT_CHECKPOINT, decide};

@@ -54,6 +54,12 @@ pub struct Hook {
     /// How many receipts the task has: each is a line of its `receipts.jsonl`.
     #[serde(default)]
     pub receipt_count: u64,
+    /// The task's last failed validation, and whether a later run passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<FailedValidation>,
+    /// The bound intent as the brief shows it (see [`IntentBrief`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<IntentBrief>,
     /// The newest receipts, oldest first (at most [`RECENT_CHECKPOINTS`]), as HOOK.md
     /// shows them: saving never reads the receipts log.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -132,6 +138,74 @@ pub struct StepContext {
     pub last_output: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_checkpoint_id: Option<String>,
+    /// The step's last failed validation (the task's is [`Hook::last_failure`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<FailedValidation>,
+    /// What the step did that must not be done twice (a push, a pull request, a deploy),
+    /// with its outcome; the newest [`SIDE_EFFECTS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub side_effects: Vec<SideEffect>,
+    /// The step was resumed after a crash: the repeat guard watches its side effects.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resumed_after_crash: bool,
+}
+
+/// How many side effects a step keeps.
+pub const SIDE_EFFECTS: usize = 10;
+
+/// A validation that failed, as the next session must hear of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedValidation {
+    pub receipt_id: String,
+    pub command: String,
+    pub exit_code: i32,
+    pub at: DateTime<Utc>,
+    /// The step it validated.
+    #[serde(default)]
+    pub step: String,
+    /// The last lines of its output: why it failed (bounded).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub output: String,
+    /// A later run of the same command that passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed_later: Option<LaterPass>,
+}
+
+/// A run that passed after a failure of the same command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaterPass {
+    pub receipt_id: String,
+    pub at: DateTime<Utc>,
+}
+
+/// A command with effects outside the work tree, run in a step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SideEffect {
+    pub command: String,
+    pub exit_code: i32,
+    pub at: DateTime<Utc>,
+}
+
+/// The intent a task is bound to, as the brief and HOOK.md show it: read from the intent
+/// file and checked against the trace at each session start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntentBrief {
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub owned_scope: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub constraints: Vec<String>,
+    /// Acceptance criteria the recent trace does not meet yet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmet: Vec<String>,
+    /// How many criteria there are in all.
+    #[serde(default)]
+    pub criteria: usize,
+    pub checked_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -382,6 +456,10 @@ pub struct RecoveryContext {
     /// The session that crashed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// What changed in the work tree since the last checkpoint, new files counted:
+    /// `2 files, +12/−3 lines (1 new)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed: Option<String>,
 }
 
 /// The Claude Code session last seen working on this task.
@@ -395,7 +473,21 @@ pub struct Session {
     pub transcript_path: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_reason: Option<String>,
+    /// The Claude Code process running the session (Linux): while it runs, the session is
+    /// live even mid-turn, so another session starting meanwhile is parallel work, not
+    /// the aftermath of a crash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<crate::process::Owner>,
+    /// The step the session's last event worked on, and the files it touched there (the
+    /// newest [`SESSION_FILES`]): what another session is told it is doing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
 }
+
+/// How many of a session's files are kept for another session's brief.
+pub const SESSION_FILES: usize = 8;
 
 /// Where a session stands: the difference between a crash and a clean stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

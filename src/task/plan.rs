@@ -57,6 +57,8 @@ impl Hook {
             receipt_count: 0,
             receipt_head: None,
             recent_receipts: Vec::new(),
+            last_failure: None,
+            intent: None,
             task_index,
             intent_id: None,
             sessions: Vec::new(),
@@ -323,25 +325,27 @@ impl Hook {
             .active_form
             .clone()
             .unwrap_or_else(|| step.name.clone());
+        // Re-entering the same step keeps what it did so far.
+        let previous = if same { self.current_step.take() } else { None };
         let ctx = StepContext {
             step_id: step.id.clone(),
             step_name: step.name.clone(),
             step_index: step.index,
-            started_at: if same {
-                self.current_step.as_ref().unwrap().started_at
-            } else {
-                now
-            },
+            started_at: previous.as_ref().map_or(now, |p| p.started_at),
             attempt,
             max_attempts,
             working_on,
-            files_touched: if same {
-                self.current_step.take().unwrap().files_touched
-            } else {
-                step.files_touched.clone()
-            },
+            files_touched: previous
+                .as_ref()
+                .map_or_else(|| step.files_touched.clone(), |p| p.files_touched.clone()),
             last_output: String::new(),
             current_checkpoint_id: None,
+            last_failure: previous.as_ref().and_then(|p| p.last_failure.clone()),
+            side_effects: previous
+                .as_ref()
+                .map(|p| p.side_effects.clone())
+                .unwrap_or_default(),
+            resumed_after_crash: previous.is_some_and(|p| p.resumed_after_crash),
         };
         let mut ctx = ctx;
         for f in std::mem::take(&mut self.unassigned_files) {
@@ -450,6 +454,22 @@ impl Hook {
         Ok(self.state == HookState::StepRunning)
     }
 
+    /// Records a side effect of the current step (a push, a pull request, a deploy) and
+    /// how it ended: the next session is told it was done, and the repeat guard keeps it
+    /// from being done again after a crash.
+    pub fn note_side_effect(&mut self, command: &str, exit_code: i32, now: DateTime<Utc>) {
+        let Some(c) = self.current_step.as_mut() else {
+            return;
+        };
+        c.side_effects.push(SideEffect {
+            command: command.to_string(),
+            exit_code,
+            at: now,
+        });
+        let excess = c.side_effects.len().saturating_sub(SIDE_EFFECTS);
+        c.side_effects.drain(..excess);
+    }
+
     /// Records a file the current step touched (root-relative, deduplicated). With no
     /// step current (between steps, or while waiting for a human) the file is kept in
     /// `unassigned_files` for the next step entered: it is never dropped. A file already
@@ -510,11 +530,12 @@ impl Hook {
 
     /// What the agent was doing: the current step's activeForm/subject, else the prompt.
     pub fn working_on(&self) -> Option<&str> {
-        self.current_step
-            .as_ref()
-            .map(|c| c.working_on.as_str())
-            .filter(|w| !w.is_empty())
-            .or(self.last_prompt.as_deref())
+        match &self.current_step {
+            Some(c) if !c.working_on.is_empty() => Some(&c.working_on),
+            // Once there is a plan, its steps say better than the raw prompt.
+            _ if !self.steps.is_empty() => None,
+            _ => self.last_prompt.as_deref(),
+        }
     }
 
     /// Ends the task (`completed`, `failed` or `abandoned`) with the matching trigger.

@@ -4,7 +4,8 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{Hook, MAX_SESSIONS, Session, SessionStatus};
+use super::{Hook, MAX_SESSIONS, SESSION_FILES, Session, SessionStatus};
+use crate::process::Owner;
 
 impl Hook {
     /// The session that sent the last event.
@@ -50,6 +51,9 @@ impl Hook {
             status,
             transcript_path: transcript_path.map(str::to_string),
             end_reason: None,
+            owner: None,
+            step: None,
+            files: Vec::new(),
         });
         // Past the limit, the sessions least likely to matter go: ended ones, then idle
         // ones, the longest quiet first. One mid-turn is never dropped for another.
@@ -67,6 +71,45 @@ impl Hook {
             };
             self.sessions.remove(pos);
         }
+    }
+
+    /// Records the Claude Code process running session `id`, when it is known and
+    /// changed (a `--continue` runs the same session in a new process).
+    pub fn set_owner(&mut self, id: &str, owner: Option<Owner>) {
+        if let (Some(s), Some(o)) = (self.session_mut(id), owner) {
+            s.owner = Some(o);
+        }
+    }
+
+    /// Records that session `id` worked on the current step and touched `files` there.
+    pub fn note_work(&mut self, id: &str, files: &[&str]) {
+        let step = self.current_step.as_ref().map(|c| c.step_name.clone());
+        let Some(s) = self.session_mut(id) else {
+            return;
+        };
+        if s.step != step {
+            s.step = step;
+            s.files.clear();
+        }
+        for f in files {
+            if !s.files.iter().any(|x| x == f) {
+                s.files.push(f.to_string());
+            }
+        }
+        let excess = s.files.len().saturating_sub(SESSION_FILES);
+        s.files.drain(..excess);
+    }
+
+    /// The sessions other than `id` that are working now: mid-turn, with their Claude
+    /// Code process still running (`live` asks the system).
+    pub fn working_elsewhere<'a>(
+        &'a self,
+        id: &'a str,
+        live: &'a dyn Fn(&Session) -> bool,
+    ) -> impl Iterator<Item = &'a Session> + 'a {
+        self.sessions
+            .iter()
+            .filter(move |s| s.session_id != id && s.status == SessionStatus::Active && live(s))
     }
 
     /// Schema 1 kept one session; schema 2 a list (docs/state.md).

@@ -154,6 +154,12 @@ pub struct Waymark {
     pub warnings: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transition: Option<Transition>,
+    /// The subagent that made the call (Claude Code's `agent_id` and `agent_type`), when a
+    /// subagent did: its work counts for the step of the session that spawned it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_type: Option<String>,
     /// SHA-256 (hex) of the line before this record in the ledger; empty for the first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prev: Option<String>,
@@ -169,6 +175,8 @@ impl Waymark {
             tool_use_id: call.tool_use_id.clone(),
             tool_name: Some(call.name.clone()),
             task_id,
+            agent_id: event.common.agent_id.clone().filter(|a| !a.is_empty()),
+            agent_type: event.common.agent_type.clone().filter(|a| !a.is_empty()),
             ..Default::default()
         }
     }

@@ -1,0 +1,122 @@
+//! Which Claude Code process runs this hook, and whether a process recorded earlier still
+//! runs: what tells a session that is working in another window from one that crashed.
+//!
+//! Claude Code runs a hook as `/bin/sh -c <command>` (and the plugin's launcher is a shell
+//! script that execs waymark), so the Claude Code process is the nearest ancestor that is
+//! not a shell. A process is named by its pid and its start time (field 22 of
+//! `/proc/<pid>/stat`, in clock ticks since boot), so a pid reused by another process is
+//! not mistaken for it. Linux only: elsewhere there is no owner, and crash detection
+//! falls back to the session's status alone.
+
+use serde::{Deserialize, Serialize};
+
+/// A process, as recorded on a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub pid: u32,
+    /// Start time in clock ticks since boot.
+    pub start: u64,
+}
+
+/// Shells that stand between Claude Code and a hook.
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"];
+
+/// How many ancestors are looked at before giving up.
+const MAX_DEPTH: usize = 6;
+
+/// The Claude Code process running this hook (the nearest ancestor that is not a shell).
+pub fn owner() -> Option<Owner> {
+    // SAFETY: getppid has no preconditions and cannot fail.
+    let mut pid = unsafe { libc::getppid() } as u32;
+    for _ in 0..MAX_DEPTH {
+        let stat = Stat::of(pid)?;
+        if !SHELLS.contains(&stat.comm.as_str()) {
+            return Some(Owner {
+                pid,
+                start: stat.start,
+            });
+        }
+        pid = stat.ppid;
+        if pid <= 1 {
+            return None;
+        }
+    }
+    None
+}
+
+/// Whether `owner` still runs (the same process: same pid, same start time).
+pub fn alive(owner: &Owner) -> bool {
+    Stat::of(owner.pid).is_some_and(|s| s.start == owner.start)
+}
+
+/// What waymark reads of `/proc/<pid>/stat`.
+struct Stat {
+    comm: String,
+    ppid: u32,
+    start: u64,
+}
+
+impl Stat {
+    fn of(pid: u32) -> Option<Stat> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        parse(&text)
+    }
+}
+
+/// Parses a `/proc/<pid>/stat` line. The command name is in parentheses and may hold
+/// spaces and parentheses itself, so the fields are counted from the last `)`.
+fn parse(text: &str) -> Option<Stat> {
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_string();
+    // After ")": state (field 3), ppid (4), …, starttime (22).
+    let fields: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+    let ppid = fields.get(1)?.parse().ok()?;
+    let start = fields.get(19)?.parse().ok()?;
+    Some(Stat { comm, ppid, start })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stat_line_is_read_past_a_name_with_spaces_and_parentheses() {
+        let line = "4242 (my (odd) name) S 17 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10 18446744073709551615";
+        let s = parse(line).unwrap();
+        assert_eq!(
+            (s.comm.as_str(), s.ppid, s.start),
+            ("my (odd) name", 17, 987654)
+        );
+        assert!(parse("garbage").is_none());
+    }
+
+    #[test]
+    fn this_process_is_alive_and_a_changed_start_time_is_not() {
+        let me = std::process::id();
+        let stat = Stat::of(me).expect("/proc is readable on Linux");
+        let owner = Owner {
+            pid: me,
+            start: stat.start,
+        };
+        assert!(alive(&owner));
+        assert!(!alive(&Owner {
+            start: stat.start + 1,
+            ..owner
+        }));
+        assert!(!alive(&Owner {
+            pid: u32::MAX - 1,
+            start: 1
+        }));
+    }
+
+    #[test]
+    fn the_owner_is_the_nearest_ancestor_that_is_not_a_shell() {
+        // Run from a shell, the test binary's owner is whatever started the shell; run
+        // directly, it is the test runner. Either way it is a live, non-shell process.
+        let o = owner().expect("an owner");
+        assert!(alive(&o));
+        let comm = Stat::of(o.pid).unwrap().comm;
+        assert!(!SHELLS.contains(&comm.as_str()), "{comm}");
+    }
+}

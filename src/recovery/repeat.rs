@@ -1,0 +1,93 @@
+//! The repeat guard: after a crash, the step that is resumed must not do again what it
+//! already did outside the work tree (a push, a pull request, a release, a deploy). Its
+//! side effects were recorded with their outcomes as they happened; a PreToolUse for the
+//! same command, in the resumed step, is asked about (`repeat_guard: "ask"`, the default)
+//! or refused (`"deny"`). Pure: the caller loads the task.
+
+use crate::config::Config;
+use crate::task::Hook;
+use crate::text::{one_line, stamp};
+
+/// Why `command` should not run again unasked, if it repeats a side effect the resumed
+/// step already had succeed.
+pub fn check(hook: &Hook, command: &str, config: &Config) -> Option<String> {
+    let kinds = crate::shell::classify(command, &[], &config.side_effect_commands);
+    if !kinds.side_effect {
+        return None;
+    }
+    let step = hook
+        .current_step
+        .as_ref()
+        .filter(|c| c.resumed_after_crash)?;
+    // What was stored was redacted: compare the command as it would have been stored.
+    let wanted = same_form(command);
+    let done = step
+        .side_effects
+        .iter()
+        .rev()
+        .find(|e| e.exit_code == 0 && same_form(&e.command) == wanted)?;
+    Some(format!(
+        "waymark repeat guard: step \"{}\" already ran `{}` successfully before the session crashed (exit 0, {}). Running it again may repeat its effect (a second push, a duplicate pull request, another deploy). Go ahead only if it is meant to run again; otherwise check its result (`git status`, `git log origin/…`, the PR list) and go on.",
+        step.step_name,
+        one_line(&e_command(&done.command)),
+        stamp(done.at)
+    ))
+}
+
+/// A command as it is kept: on one line, redacted.
+fn same_form(command: &str) -> String {
+    crate::redact::redact(&one_line(command)).into_owned()
+}
+
+fn e_command(c: &str) -> String {
+    crate::text::truncate(c, 200)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::Utc;
+
+    fn resumed(effects: &[(&str, i32)]) -> Hook {
+        let mut h = crate::task::testing::running("Ship it", &[], Utc::now());
+        for (c, code) in effects {
+            h.note_side_effect(c, *code, Utc::now());
+        }
+        h.current_step.as_mut().unwrap().resumed_after_crash = true;
+        h
+    }
+
+    #[test]
+    fn a_repeated_successful_push_in_a_resumed_step_is_caught() {
+        let config = Config::default();
+        let h = resumed(&[("git push origin main", 0)]);
+        let why = check(&h, "git  push origin main", &config).unwrap();
+        assert!(why.contains("already ran `git push origin main`"), "{why}");
+        // Another command, or one that had failed, is not a repeat.
+        assert_eq!(check(&h, "git push origin other", &config), None);
+        assert_eq!(check(&h, "cargo test", &config), None);
+        let failed = resumed(&[("git push origin main", 1)]);
+        assert_eq!(check(&failed, "git push origin main", &config), None);
+    }
+
+    #[test]
+    fn only_after_a_crash() {
+        let config = Config::default();
+        let mut h = resumed(&[("gh pr create --fill", 0)]);
+        h.current_step.as_mut().unwrap().resumed_after_crash = false;
+        assert_eq!(check(&h, "gh pr create --fill", &config), None);
+    }
+
+    #[test]
+    fn a_secret_on_the_command_line_still_matches_its_redacted_record() {
+        let config = Config {
+            side_effect_commands: vec![r"^DEPLOY_TOKEN=\S+ \./deploy\.sh".into()],
+            ..Config::default()
+        };
+        let cmd = "DEPLOY_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 ./deploy.sh";
+        let mut h = resumed(&[]);
+        // Stored as the store keeps it: redacted.
+        h.note_side_effect(&crate::redact::redact(cmd), 0, Utc::now());
+        assert!(check(&h, cmd, &config).is_some());
+    }
+}
