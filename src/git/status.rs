@@ -78,11 +78,24 @@ impl DiffStat {
 const MAX_NEW_FILE: u64 = 1 << 20;
 
 /// Lines added and deleted in the work tree against `since` (a commit; HEAD when none),
-/// and files changed. New (untracked) files count with all their lines: git's diff leaves
-/// them out, and a new file is most of what a step writes.
-pub fn diff_stat(root: &Path, since: Option<&str>) -> Option<DiffStat> {
+/// and files changed, waymark's own files (the state directory, the lessons file
+/// `lessons`) left out. New (untracked) files count with all their lines: git's diff
+/// leaves them out, and a new file is most of what a step writes.
+pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<DiffStat> {
     let base = since.unwrap_or("HEAD");
-    let out = run(root, &["diff", "--numstat", base, "--", ".", EXCLUDE_STATE])?;
+    let not_lessons = format!(":(exclude){lessons}");
+    let out = run(
+        root,
+        &[
+            "diff",
+            "--numstat",
+            base,
+            "--",
+            ".",
+            EXCLUDE_STATE,
+            &not_lessons,
+        ],
+    )?;
     let mut d = DiffStat::default();
     for line in out.lines() {
         let mut parts = line.split('\t');
@@ -105,6 +118,7 @@ pub fn diff_stat(root: &Path, since: Option<&str>) -> Option<DiffStat> {
             "--",
             ".",
             EXCLUDE_STATE,
+            &not_lessons,
         ],
     )
     .unwrap_or_default();
@@ -169,7 +183,10 @@ mod tests {
         std::fs::create_dir_all(d.join(".orchestration")).unwrap();
         std::fs::write(d.join(".orchestration/hook.json"), "{}").unwrap();
         assert!(!state(d).dirty);
-        assert_eq!(diff_stat(d, None).unwrap().describe(), "nothing");
+        assert_eq!(
+            diff_stat(d, None, "AGENT.md").unwrap().describe(),
+            "nothing"
+        );
         std::fs::write(d.join("a.txt"), "a\nb\n").unwrap();
         assert!(state(d).dirty);
         let one = DiffStat {
@@ -178,11 +195,11 @@ mod tests {
             deleted: 0,
             new: 0,
         };
-        assert_eq!(diff_stat(d, None), Some(one));
+        assert_eq!(diff_stat(d, None, "AGENT.md"), Some(one));
         // A new file counts with its lines (git's diff leaves it out): 4 lines, the last
         // without its newline.
         std::fs::write(d.join("new.rs"), "fn a() {}\nfn b() {}\n\nfn c() {}").unwrap();
-        let d2 = diff_stat(d, None).unwrap();
+        let d2 = diff_stat(d, None, "AGENT.md").unwrap();
         assert_eq!((d2.files, d2.added, d2.new), (2, 5, 1));
         assert_eq!(d2.describe(), "2 files, +5/−0 lines (1 new)");
     }

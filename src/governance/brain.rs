@@ -219,9 +219,16 @@ fn bump(lines: &[&str], lesson: &Lesson) -> Option<(String, Recorded)> {
     None
 }
 
-/// Adds or counts `lesson` in the file at `path`, under its lock.
-pub fn record(path: &Path, lesson: &Lesson, now: DateTime<Utc>) -> io::Result<Recorded> {
-    let recorded = crate::store::edit_text(path, |text| Some(with_lesson(text, lesson, now)))?;
+/// Adds or counts `lesson` in the file at `path`, under the lock `lock` (see
+/// `store::edit_text`).
+pub fn record(
+    path: &Path,
+    lock: &Path,
+    lesson: &Lesson,
+    now: DateTime<Utc>,
+) -> io::Result<Recorded> {
+    let recorded =
+        crate::store::edit_text(path, lock, |text| Some(with_lesson(text, lesson, now)))?;
     Ok(recorded.expect("a lesson always changes the file"))
 }
 
@@ -318,8 +325,8 @@ mod tests {
         let p = dir.path().join("AGENT.md");
         fs::write(&p, "# Agents\n").unwrap();
         let l = lesson("t", Category::Governance);
-        assert_eq!(record(&p, &l, now()).unwrap(), Recorded::Added);
-        assert_eq!(record(&p, &l, now()).unwrap(), Recorded::Seen(2));
+        assert_eq!(record(&p, &p, &l, now()).unwrap(), Recorded::Added);
+        assert_eq!(record(&p, &p, &l, now()).unwrap(), Recorded::Seen(2));
         let text = fs::read_to_string(&p).unwrap();
         assert_eq!(text.matches("### ").count(), 1);
         assert!(text.starts_with("# Agents\n\n## Lessons Learned\n"));
@@ -328,6 +335,7 @@ mod tests {
                 let p = p.clone();
                 std::thread::spawn(move || {
                     record(
+                        &p,
                         &p,
                         &lesson(&format!("c{}", i % 3), Category::Governance),
                         now(),

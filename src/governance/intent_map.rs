@@ -105,7 +105,8 @@ pub fn with_path(text: &str, id: &str, name: &str, path: &str) -> Option<String>
 /// When the addition lands at the end of the file it is one append; otherwise the file
 /// is replaced atomically.
 pub fn add(project: &Project, id: &str, name: &str, path: &str) -> io::Result<bool> {
-    let added = crate::store::edit_text(&map_path(project), |text| {
+    let map = map_path(project);
+    let added = crate::store::edit_text(&map, &map, |text| {
         with_path(text, id, name, path).map(|t| (t, ()))
     })?;
     Ok(added.is_some())

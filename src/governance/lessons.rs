@@ -17,6 +17,9 @@ use crate::text::{one_line, truncate};
 use crate::trace;
 use crate::trace::tool_call::Outcome;
 
+/// The name of AGENT.md's lock, in the state directory.
+pub const LESSONS_LOCK: &str = "lessons";
+
 /// Adds a lesson to AGENT.md, which must lie inside the root (never through a symlink out).
 pub fn record(ctx: &Ctx, lesson: &Lesson) -> anyhow::Result<()> {
     let located = ctx.project.locate(&ctx.config.agent_md, None);
@@ -30,7 +33,9 @@ pub fn record(ctx: &Ctx, lesson: &Lesson) -> anyhow::Result<()> {
     // where it leads; `locate` has checked that this is inside the root.
     let path = ctx.project.absolute(&rel);
     let path = std::fs::canonicalize(&path).unwrap_or(path);
-    brain::record(&path, lesson, ctx.now)
+    // AGENT.md is committed with the project: its lock lives in the state directory.
+    let lock = ctx.project.state_file(LESSONS_LOCK);
+    brain::record(&path, &lock, lesson, ctx.now)
         .with_context(|| format!("cannot write the lesson to {rel}"))?;
     Ok(())
 }

@@ -49,7 +49,8 @@ pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<(
         if e.reason == "clear" {
             if ctx.config.verify_before_clear {
                 let since = hook.last_checkpoint().and_then(|c| c.git_commit.clone());
-                let stat = crate::git::diff_stat(&ctx.project.root, since.as_deref());
+                let lessons = &ctx.config.agent_md;
+                let stat = crate::git::diff_stat(&ctx.project.root, since.as_deref(), lessons);
                 hook.clear_note =
                     stat.map(|d| format!("Work changed since last checkpoint: {}.", d.describe()));
             }

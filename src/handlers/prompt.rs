@@ -18,6 +18,14 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<
         let c = &event.common;
         let transcript = c.transcript_path.as_deref();
         hook.note_session(&c.session_id, transcript, SessionStatus::Active, ctx.now);
+        // A session first seen here (its SessionStart came before the task existed) is
+        // told apart from others by its process, like one seen at SessionStart.
+        if hook
+            .session_mut(&c.session_id)
+            .is_some_and(|s| s.owner.is_none())
+        {
+            hook.set_owner(&c.session_id, crate::process::owner());
+        }
     })?;
     Ok(())
 }

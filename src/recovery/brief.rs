@@ -198,7 +198,10 @@ fn full(
         }
     }
     if let Some(changed) = hook.recovery.as_ref().and_then(|r| r.changed.as_ref()) {
-        let _ = writeln!(body, "Changed since the last checkpoint: {changed}.");
+        let _ = writeln!(
+            body,
+            "Changed since the last checkpoint's commit: {changed}."
+        );
     }
     if let Some(w) = hook.working_on() {
         let _ = writeln!(body, "Working on: {}", one_line(&truncate(w, 200)));

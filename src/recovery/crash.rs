@@ -90,7 +90,7 @@ pub fn liveness(starting: Option<Owner>) -> impl Fn(&Session) -> bool {
 /// files counted with their lines: `2 files, +12/−3 lines (1 new)`.
 fn changed_since(ctx: &Ctx, hook: &Hook) -> Option<String> {
     let since = hook.last_checkpoint().and_then(|c| c.git_commit.clone());
-    let d = crate::git::diff_stat(&ctx.project.root, since.as_deref())?;
+    let d = crate::git::diff_stat(&ctx.project.root, since.as_deref(), &ctx.config.agent_md)?;
     Some(d.describe())
 }
 

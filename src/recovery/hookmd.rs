@@ -107,7 +107,10 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
         }
     }
     if let Some(changed) = hook.recovery.as_ref().and_then(|r| r.changed.as_ref()) {
-        let _ = writeln!(md, "- **Changed since the last checkpoint:** {changed}");
+        let _ = writeln!(
+            md,
+            "- **Changed since the last checkpoint's commit:** {changed}"
+        );
     }
     for line in facts(hook, now) {
         // Output lines (`  | …`) become a quoted block under their item.

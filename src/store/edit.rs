@@ -9,16 +9,19 @@ use std::path::Path;
 use super::{FileLock, write_atomic};
 use crate::redact::Clean;
 
-/// Reads `path` ("" when missing) under its lock and writes what `f` makes of it. `f`
+/// Reads `path` ("" when missing) under the lock `lock` (a file of its own, `<lock>.lock`:
+/// a file people commit, like AGENT.md, keeps its lock in the state directory) and writes
+/// what `f` makes of it. `f`
 /// returns `None` to leave the file as it is; its value is passed back. What is written
 /// is redacted: only the addition when `f` added to the end (text a person wrote earlier
 /// is not rewritten), the whole file when it changed more.
 pub fn edit_text<R>(
     path: &Path,
+    lock: &Path,
     f: impl FnOnce(&str) -> Option<(String, R)>,
 ) -> io::Result<Option<R>> {
     let _critical = crate::deadline::enter();
-    let _lock = FileLock::acquire(path).map_err(io::Error::other)?;
+    let _lock = FileLock::acquire(lock).map_err(io::Error::other)?;
     let mut options = OpenOptions::new();
     options.read(true).append(true);
     let (mut file, text) = match super::nofollow::open(path, &mut options) {

@@ -35,6 +35,13 @@ pub enum Turn {
     Text(String),
     /// One tool call, `stop_reason: tool_use`.
     Tool { name: String, input: Value },
+    /// A tool call whose result is answered by turn `then`, not the next one: the turns
+    /// between are for what the tool starts (a subagent's own requests).
+    ToolThen {
+        name: String,
+        input: Value,
+        then: usize,
+    },
     /// HTTP 400 `prompt is too long: N tokens > M maximum`: Claude Code compacts and retries.
     TooLong,
 }
@@ -354,6 +361,11 @@ fn answer(state: &Mutex<State>, method: &str, path: &str, body: &Value) -> (Stri
         Turn::Tool { name, input } => {
             let id = format!("toolu_e2e_{:04}", st.next_id);
             st.issued.insert(id.clone(), index);
+            sse(&msg_id, &[Block::Tool { id, name, input }], "tool_use")
+        }
+        Turn::ToolThen { name, input, then } => {
+            let id = format!("toolu_e2e_{:04}", st.next_id);
+            st.issued.insert(id.clone(), then - 1);
             sse(&msg_id, &[Block::Tool { id, name, input }], "tool_use")
         }
         Turn::TooLong => {

@@ -10,6 +10,7 @@ mod crash;
 mod fresh_session;
 mod intent;
 mod plugin;
+mod resume;
 
 /// The checkpoints of `hook` made by `trigger`.
 pub fn by_trigger<'a>(hook: &'a serde_json::Value, trigger: &str) -> Vec<&'a serde_json::Value> {

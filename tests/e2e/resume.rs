@@ -1,0 +1,432 @@
+//! The resume brief in the situations a real user meets, with the real CLI (issue 14): a
+//! crash after a validation that failed then passed, after one that is still failing, crashes
+//! past `max_attempts`, an intent-bound task, two live sessions in one project, a
+//! subagent's writes, and a push repeated after a crash.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::fake_api::{FakeApi, Turn};
+use crate::harness::{Binary, Sandbox, cli, git, kill_group, wait_for};
+use crate::strs;
+
+/// The project's validation: passes once `src/fixed.txt` exists.
+const CHECK: &str = "#!/bin/sh\n\
+if [ -f src/fixed.txt ]; then echo 'test lib::nil_input ... ok'; exit 0; fi\n\
+echo 'running 1 test'\n\
+echo 'test lib::nil_input ... FAILED'\n\
+echo 'assertion failed: parse(None) returned Err(E2E-WHY)'\n\
+exit 1\n";
+
+/// A sandbox whose project validates with `./check.sh`, with `config` merged into
+/// waymark's project configuration.
+fn sandbox(name: &str, config: Value) -> Sandbox {
+    let sb = Sandbox::new(name, Binary::Built);
+    let orch = sb.project.join(".orchestration");
+    fs::create_dir_all(&orch).unwrap();
+    let mut c = json!({"validation_commands": [r"(^|[;&|\s])\./check\.sh\b"]});
+    c.as_object_mut()
+        .unwrap()
+        .extend(config.as_object().unwrap().clone());
+    fs::write(orch.join("waymark.json"), c.to_string()).unwrap();
+    let check = sb.project.join("check.sh");
+    fs::write(&check, CHECK).unwrap();
+    fs::set_permissions(&check, fs::Permissions::from_mode(0o755)).unwrap();
+    git(&sb.project, &["add", "check.sh"]);
+    git(&sb.project, &["commit", "-q", "-m", "the checks"]);
+    sb
+}
+
+fn step(subject: &str) -> Vec<Turn> {
+    vec![
+        Turn::tool(
+            "TaskCreate",
+            json!({"subject": subject, "description": "e2e", "activeForm": format!("Doing: {subject}")}),
+        ),
+        Turn::tool(
+            "TaskUpdate",
+            json!({"taskId": "1", "status": "in_progress"}),
+        ),
+    ]
+}
+
+fn write(sb: &Sandbox, rel: &str, content: &str) -> Turn {
+    Turn::tool(
+        "Write",
+        json!({"file_path": sb.path(rel), "content": content}),
+    )
+}
+
+fn bash(command: &str) -> Turn {
+    Turn::tool("Bash", json!({"command": command, "description": "e2e"}))
+}
+
+/// A Bash call that writes its shell's pid to `pid` and sleeps: the turn is mid-way while
+/// it runs.
+fn sleeping(pid: &std::path::Path) -> Turn {
+    Turn::tool(
+        "Bash",
+        json!({
+            "command": format!("echo $$ > {0}.tmp && mv {0}.tmp {0} && sleep 30", pid.display()),
+            "description": "A long build",
+            "timeout": 120000
+        }),
+    )
+}
+
+/// Starts Claude Code on `turns` followed by a sleeping Bash call, and returns once it
+/// sleeps: the session is live, mid-turn. The caller ends it with [`crash`].
+fn start_then_sleep(
+    sb: &Sandbox,
+    tag: &str,
+    mut turns: Vec<Turn>,
+) -> (std::process::Child, PathBuf, FakeApi) {
+    let pid = sb.root.join(format!("{tag}.pid"));
+    turns.push(sleeping(&pid));
+    turns.push(Turn::text(&format!("{tag} never reached")));
+    let api = FakeApi::start(turns);
+    let child = sb.spawn(&api, &["-p", &format!("{tag} go")]);
+    let asleep = wait_for(Duration::from_secs(45), || pid.exists());
+    assert!(
+        asleep,
+        "{tag}: the sleeping Bash call never started\n{}",
+        sb.diagnose(&api)
+    );
+    (child, pid, api)
+}
+
+/// Kills the session (the whole process group, and the sleeping shell's): a crash mid-turn.
+fn crash(mut child: std::process::Child, pid: PathBuf) {
+    kill_group(child.id());
+    let _ = child.wait();
+    let shell: u32 = fs::read_to_string(&pid).unwrap().trim().parse().unwrap();
+    kill_group(shell);
+    fs::remove_file(&pid).unwrap();
+}
+
+/// A new session (not `--continue`) that says `marker` and ends; the resume brief its first
+/// request carried.
+fn next_brief(sb: &Sandbox, marker: &str) -> String {
+    let api = FakeApi::start(vec![Turn::text(marker)]);
+    sb.run_ok(&api, &["-p", &format!("{marker} carry on")], marker);
+    let text = api.main_requests()[0]
+        .find_text("SessionStart hook additional context")
+        .unwrap_or_else(|| panic!("no SessionStart context\n{}", sb.diagnose(&api)));
+    waymark_part(&text)
+}
+
+/// waymark's brief in a system text that holds other context too: from `[waymark]` to
+/// the HOOK.md line.
+fn waymark_part(text: &str) -> String {
+    let start = text.find("[waymark]").expect("waymark's brief");
+    let rest = &text[start..];
+    let end = rest
+        .find("Full recovery file: ")
+        .map(|i| i + rest[i..].find('\n').unwrap_or(rest.len() - i))
+        .expect("the HOOK.md line");
+    rest[..end].to_string()
+}
+
+fn has(brief: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(brief.contains(n), "the brief lacks {n:?}:\n{brief}");
+    }
+}
+
+fn lacks(brief: &str, needles: &[&str]) {
+    for n in needles {
+        assert!(
+            !brief.contains(n),
+            "the brief should not say {n:?}:\n{brief}"
+        );
+    }
+}
+
+#[test]
+fn a_crash_after_a_validation_that_failed_then_passed() {
+    if cli().is_none() {
+        return;
+    }
+    let sb = sandbox("failed-then-passed", json!({}));
+    let mut turns = step("Fix the parser");
+    turns.extend([
+        bash("./check.sh"),
+        write(&sb, "src/fixed.txt", "fixed\n"),
+        bash("./check.sh"),
+    ]);
+    let (child, pid, _api) = start_then_sleep(&sb, "E2E-FP", turns);
+    crash(child, pid);
+    let brief = next_brief(&sb, "E2E-FP-RESUMED");
+    has(
+        &brief,
+        &[
+            "CRASH DETECTED",
+            "Last failed validation (step \"Fix the parser\"): `./check.sh` exited 1",
+            "a later run passed (rcpt-",
+            "the failure is fixed",
+        ],
+    );
+    lacks(&brief, &["has not passed since", "E2E-WHY"]);
+    let md = sb.read(".orchestration/HOOK.md");
+    assert!(md.contains("a later run passed"), "{md}");
+    assert!(
+        brief.chars().count() <= 4000,
+        "{} chars: {brief}",
+        brief.chars().count()
+    );
+    // New files count with their lines; waymark's own files (AGENT.md's lesson) do not.
+    has(
+        &brief,
+        &["Changed since the last checkpoint's commit: 1 file, +1/−0 lines (1 new)."],
+    );
+}
+
+#[test]
+fn a_crash_after_a_validation_that_is_still_failing() {
+    if cli().is_none() {
+        return;
+    }
+    let sb = sandbox("still-failing", json!({}));
+    let mut turns = step("Fix the parser");
+    turns.push(bash("./check.sh"));
+    let (child, pid, _api) = start_then_sleep(&sb, "E2E-SF", turns);
+    crash(child, pid);
+    let brief = next_brief(&sb, "E2E-SF-RESUMED");
+    has(
+        &brief,
+        &[
+            "CRASH DETECTED",
+            "`./check.sh` exited 1",
+            "it has not passed since",
+            "| test lib::nil_input ... FAILED",
+            "| assertion failed: parse(None) returned Err(E2E-WHY)",
+        ],
+    );
+    let md = sb.read(".orchestration/HOOK.md");
+    assert!(
+        md.contains("> assertion failed: parse(None) returned Err(E2E-WHY)"),
+        "{md}"
+    );
+}
+
+#[test]
+fn repeated_crashes_past_max_attempts_hand_over_to_a_human() {
+    if cli().is_none() {
+        return;
+    }
+    let sb = sandbox("max-attempts", json!({"max_attempts": 2}));
+    let mut turns = step("Migrate the schema");
+    turns.push(write(&sb, "src/a.txt", "first try\n"));
+    let (child, pid, _api) = start_then_sleep(&sb, "E2E-MA1", turns);
+    crash(child, pid);
+    // The second session resumes the step (attempt 2 of 2) and crashes too.
+    let (child, pid, api) = start_then_sleep(
+        &sb,
+        "E2E-MA2",
+        vec![write(&sb, "src/b.txt", "second try\n")],
+    );
+    let second = waymark_part(
+        &api.main_requests()[0]
+            .find_text("SessionStart hook additional context")
+            .unwrap(),
+    );
+    has(
+        &second,
+        &["CRASH DETECTED", "resuming makes it attempt 2 of 2"],
+    );
+    crash(child, pid);
+    let brief = next_brief(&sb, "E2E-MA3");
+    has(
+        &brief,
+        &[
+            "CRASH DETECTED",
+            "HUMAN NEEDED: step 1 \"Migrate the schema\" has used 2 of its 2 attempts",
+            "A human is needed",
+        ],
+    );
+    lacks(&brief, &["attempt 3 of 2", "Resume step"]);
+}
+
+const INTENTS: &str = "\
+active_intents:
+  - id: INT-R
+    name: Greeting
+    status: IN_PROGRESS
+    owned_scope:
+      - src/greeting/**
+    constraints:
+      - Keep it short
+    acceptance_criteria:
+      - src/greeting/hello.txt
+      - E2E-DONE-MARKER
+";
+
+#[test]
+fn an_intent_bound_task_brief_carries_the_intent() {
+    if cli().is_none() {
+        return;
+    }
+    let sb = sandbox("intent-brief", json!({}));
+    fs::write(
+        sb.project.join(".orchestration/active_intents.yaml"),
+        INTENTS,
+    )
+    .unwrap();
+    let mut turns = step("Write the greeting");
+    turns.push(write(&sb, "src/greeting/hello.txt", "hello\n"));
+    turns.push(Turn::text("E2E-IB-1 done"));
+    let api = FakeApi::start(turns);
+    sb.run_ok(&api, &["-p", "E2E-IB-1 go"], "E2E-IB-1 done");
+    assert_eq!(
+        sb.hook_json()["intent_id"],
+        "INT-R",
+        "{}",
+        sb.diagnose_files()
+    );
+    let brief = next_brief(&sb, "E2E-IB-2");
+    has(
+        &brief,
+        &[
+            "intent INT-R",
+            "Intent INT-R \"Greeting\" (IN_PROGRESS): owned scope src/greeting/**; constraints: Keep it short; acceptance criteria not met yet (1 of 2): E2E-DONE-MARKER.",
+        ],
+    );
+    let md = sb.read(".orchestration/HOOK.md");
+    assert!(
+        md.contains("acceptance criteria not met yet (1 of 2): E2E-DONE-MARKER"),
+        "{md}"
+    );
+}
+
+#[test]
+fn two_live_sessions_in_one_project_are_not_a_crash() {
+    if cli().is_none() {
+        return;
+    }
+    let sb = sandbox("parallel", json!({}));
+    let mut turns = step("Build the API");
+    turns.push(write(&sb, "src/api.txt", "working\n"));
+    let (first, pid, _api) = start_then_sleep(&sb, "E2E-PA", turns);
+    // A second terminal, same project, while the first is mid-turn.
+    let brief = next_brief(&sb, "E2E-PB");
+    let hook = sb.hook_json();
+    crash(first, pid);
+    lacks(&brief, &["CRASH DETECTED"]);
+    has(
+        &brief,
+        &[
+            "ANOTHER SESSION IS WORKING NOW: session ",
+            "is on step \"Build the API\", files src/api.txt",
+        ],
+    );
+    assert_ne!(hook["state"], "recovering", "{hook}");
+    assert!(hook["recovery"].is_null(), "{hook}");
+    // Both sessions are in the table, the first with the process that ran it.
+    let sessions = hook["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "{hook}");
+    assert!(
+        sessions
+            .iter()
+            .all(|s| s["owner"]["pid"].as_u64().is_some()),
+        "{hook}"
+    );
+    // Once the first is gone for good, a third session finds the crash.
+    let third = next_brief(&sb, "E2E-PC");
+    has(&third, &["CRASH DETECTED"]);
+}
+
+#[test]
+fn a_subagents_writes_are_attributed_to_the_step() {
+    if cli().is_none() {
+        return;
+    }
+    let sb = sandbox("subagent", json!({}));
+    let mut turns = step("Delegate the docs");
+    // Turns 3 and 4 are the subagent's own requests; the main loop goes on at 5.
+    turns.push(Turn::ToolThen {
+        name: "Agent".into(),
+        input: json!({"description": "Write the docs", "prompt": "Write docs/sub.txt", "subagent_type": "general-purpose"}),
+        then: 5,
+    });
+    turns.push(write(&sb, "docs/sub.txt", "from the subagent\n"));
+    turns.push(Turn::text("E2E-SUB sub done"));
+    turns.push(Turn::text("E2E-SUB main done"));
+    let api = FakeApi::start(turns);
+    sb.run_ok(&api, &["-p", "E2E-SUB go"], "E2E-SUB main done");
+    let why = sb.diagnose(&api);
+    let record = sb
+        .trace()
+        .into_iter()
+        .find(|r| {
+            r["files"]
+                .as_array()
+                .is_some_and(|f| f.iter().any(|f| strs(&f["path"]) == "docs/sub.txt"))
+        })
+        .unwrap_or_else(|| panic!("no trace record of docs/sub.txt\n{why}"));
+    let wm = &record["metadata"]["waymark"];
+    assert!(!strs(&wm["agent_id"]).is_empty(), "{record}");
+    let hook = sb.hook_json();
+    let step = &hook["current_step"];
+    let files: Vec<&str> = step["files_touched"]
+        .as_array()
+        .map(|f| f.iter().map(strs).collect())
+        .unwrap_or_default();
+    assert!(
+        files.contains(&"docs/sub.txt") && strs(&step["step_name"]) == "Delegate the docs",
+        "{hook}\n{why}"
+    );
+}
+
+#[test]
+fn a_push_repeated_after_a_crash_is_asked_about() {
+    if cli().is_none() {
+        return;
+    }
+    let sb = sandbox("repeat-push", json!({}));
+    let remote = sb.root.join("remote.git");
+    git(
+        &sb.root,
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    git(
+        &sb.project,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    git(&sb.project, &["push", "-q", "origin", "main"]);
+    let push = "git add -A && git commit -qm 'Add the feature' && git push -q origin main";
+    let mut turns = step("Ship the feature");
+    turns.push(write(&sb, "src/feature.txt", "feature\n"));
+    turns.push(bash(push));
+    let (child, pid, _api) = start_then_sleep(&sb, "E2E-RP", turns);
+    crash(child, pid);
+    let pushed = git(&remote, &["log", "--oneline", "main"]);
+
+    // The resumed session tries the same push again.
+    let api = FakeApi::start(vec![bash(push), Turn::text("E2E-RP-2 done")]);
+    let run = sb.run(&api, &["-p", "E2E-RP-2 carry on"]);
+    let why = format!("{}\n{}", run.stdout, sb.diagnose(&api));
+    let brief = api.main_requests()[0]
+        .find_text("SessionStart hook additional context")
+        .unwrap();
+    has(&brief, &["Side effects this step already had", "(done,"]);
+    // The hook answered `ask`: Claude Code did not run the push unasked (a session run
+    // with -p cannot ask, so the call is refused), and the model was told why.
+    let after = api
+        .main_requests()
+        .iter()
+        .find_map(|r| api.tool_result_text(r))
+        .unwrap_or_else(|| panic!("no tool result for the repeated push\n{why}"));
+    assert!(
+        after.contains("waymark repeat guard: step \"Ship the feature\" already ran"),
+        "the reason did not reach the model: {after}\n{why}"
+    );
+    assert_eq!(
+        git(&remote, &["log", "--oneline", "main"]),
+        pushed,
+        "pushed again"
+    );
+}
