@@ -383,9 +383,10 @@ fn the_trace_validates_against_the_agent_trace_schema() {
         let errors: Vec<String> = validator.iter_errors(r).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{r}\n{errors:#?}");
     }
-    // Why `version` is "0.1": the schema rejects the three-part "0.1.0".
+    // The current schema wants `X.Y.Z`: the `"0.1"` of older records no longer passes.
+    assert_eq!(t[0]["version"], "0.1.0");
     let mut r = t[0].clone();
-    r["version"] = json!("0.1.0");
+    r["version"] = json!("0.1");
     assert!(!validator.is_valid(&r));
 }
 

@@ -34,10 +34,10 @@ pub use ranges::LineRange;
 
 pub const TRACE_FILE: &str = "agent_trace.jsonl";
 
-/// The `version` written in every record. The spec document is version 0.1.0, but its
-/// published JSON schema only admits `major.minor` (`^[0-9]+\.[0-9]+$`), so "0.1.0"
-/// would fail validation; "0.1" names the same spec version in the form the schema takes.
-pub const SPEC_VERSION: &str = "0.1";
+/// The `version` written in every record: the spec's current form, `X.Y.Z` (its schema
+/// since February 2026; tests/fixtures/agent-trace/SOURCE.md). Records an older waymark
+/// wrote say `"0.1"`; nothing reads the version, so both are read alike.
+pub const SPEC_VERSION: &str = "0.1.0";
 
 /// The name recorded in `tool.name`.
 pub const TOOL_NAME: &str = "claude-code";
