@@ -50,7 +50,7 @@ pub fn line(
 pub fn write(state_dir: &Path, level: Level, context: &str, message: &str) {
     let path = state_dir.join(LOG_FILE);
     let _ = (|| -> std::io::Result<()> {
-        fs::create_dir_all(state_dir)?;
+        crate::store::make_dir(state_dir)?;
         crate::store::refuse_symlink(&path)?;
         if fs::metadata(&path)
             .map(|m| m.len() > MAX_LOG_BYTES)

@@ -10,6 +10,47 @@ use std::path::{Component, Path, PathBuf};
 /// The directory waymark keeps its files in, under the root.
 pub const STATE_DIR: &str = ".orchestration";
 
+/// What waymark writes into a state directory it makes, so that `git add -A` takes what a
+/// team shares (intents, the intent map, the trace, the configuration) and leaves what one
+/// machine's sessions keep (locks, the log, hook.json and its copies, the task folders):
+/// docs/git.md. The trace is append-only, so two branches' records merge by union.
+pub const GIT_FILES: [(&str, &str); 2] = [
+    (
+        ".gitignore",
+        "# Written by waymark (docs/git.md): what stays on this machine.\n\
+         # Shared in git: active_intents.yaml, intent_map.md, agent_trace.jsonl, waymark.json.\n\
+         *.lock\n*.tmp\n.*.swap\n*.corrupt-*\n\
+         waymark.log\nwaymark.log.1\n\
+         hook.json\nhook.json.bak\nHOOK.md\npending.jsonl\nactive_intent\n\
+         tasks/\n",
+    ),
+    (
+        ".gitattributes",
+        "# Written by waymark (docs/git.md): the ledger is append-only; merge both sides' lines.\n\
+         agent_trace.jsonl merge=union\n",
+    ),
+];
+
+/// Writes [`GIT_FILES`] into `state_dir`, each unless it is there (the user's edits are
+/// theirs). Best effort: a project works without them.
+pub fn write_git_files(state_dir: &Path) {
+    for (name, text) in GIT_FILES {
+        let path = state_dir.join(name);
+        if !path.exists() {
+            let _ = crate::store::write_verbatim(&path, text.as_bytes());
+        }
+    }
+}
+
+/// Makes the state directory (with [`GIT_FILES`]), or adds those files to one made by an
+/// older waymark.
+pub fn ensure_state_dir(project: &Project) -> std::io::Result<()> {
+    let dir = project.state_dir();
+    crate::store::make_dir(&dir)?;
+    write_git_files(&dir);
+    Ok(())
+}
+
 /// A resolved project.
 #[derive(Debug, Clone)]
 pub struct Project {
@@ -17,6 +58,10 @@ pub struct Project {
     /// Where the recorded session's project lived, when replaying a recording made
     /// elsewhere: paths under it are mapped onto `root`.
     pub recorded_root: Option<PathBuf>,
+    /// False when nothing marked the root: no `CLAUDE_PROJECT_DIR`, no `.git` or
+    /// `.orchestration` in the directory or above it (the root is then the directory
+    /// itself, where a command should say it is not in a project rather than start one).
+    pub found: bool,
 }
 
 /// Where a path from an event lands.
@@ -56,12 +101,16 @@ impl Project {
             .filter(|p| p.is_absolute() && p.is_dir())
             .or_else(|| env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("."));
-        let root = cwd
+        match cwd
             .ancestors()
             .find(|dir| dir.join(".git").exists() || dir.join(STATE_DIR).is_dir())
-            .map(Path::to_path_buf)
-            .unwrap_or(cwd);
-        Project::at(root)
+        {
+            Some(root) => Project::at(root.to_path_buf()),
+            None => Project {
+                found: false,
+                ..Project::at(cwd)
+            },
+        }
     }
 
     pub fn at(root: PathBuf) -> Project {
@@ -69,6 +118,7 @@ impl Project {
         Project {
             root,
             recorded_root: None,
+            found: true,
         }
     }
 

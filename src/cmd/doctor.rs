@@ -1,9 +1,10 @@
 //! `waymark doctor`: checks the install, the configuration, the key, the hook registration
-//! and the state files, one line each; exit 1 when anything is wrong.
+//! and the state files, one line each; exit 1 when anything is wrong. It writes nothing:
+//! run in a directory that is no project yet, it leaves it as it was.
 
 use crate::cmd::ExitCode;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::task::store;
 
@@ -15,7 +16,7 @@ enum Mark {
 }
 
 pub fn run(root: Option<PathBuf>) -> ExitCode {
-    let ctx = super::ctx(root);
+    let ctx = super::ctx_anywhere(root);
     let mut lines: Vec<(Mark, String)> = Vec::new();
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
@@ -24,10 +25,13 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         Mark::Ok,
         format!("waymark {} at {exe}", env!("CARGO_PKG_VERSION")),
     ));
-    lines.push((
-        Mark::Ok,
-        format!("project root {}", ctx.project.root.display()),
-    ));
+    match on_path("waymark") {
+        Some(p) => lines.push((Mark::Ok, format!("waymark on PATH: {}", p.display()))),
+        None => lines.push((
+            Mark::Warn,
+            "waymark is not on PATH: `cargo install --path .` in the checkout puts it in ~/.cargo/bin (have that on PATH)".into(),
+        )),
+    }
 
     if ctx.config_errors.is_empty() {
         lines.push((Mark::Ok, "configuration valid".into()));
@@ -35,53 +39,90 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
     for e in &ctx.config_errors {
         lines.push((Mark::Fail, format!("config: {e}")));
     }
-
-    match ctx.config.key_path() {
-        Some(p) => match std::fs::metadata(&p) {
-            Ok(m) if m.permissions().mode() & 0o077 != 0 => lines.push((
-                Mark::Fail,
-                format!(
-                    "key {} is readable by others (mode {:o}): run `chmod 600 {}`",
-                    p.display(),
-                    m.permissions().mode() & 0o777,
-                    p.display()
-                ),
-            )),
-            Ok(_) => lines.push((Mark::Ok, format!("signing key {} (mode 600)", p.display()))),
-            Err(_) => lines.push((
-                Mark::Warn,
-                format!(
-                    "no signing key yet at {} (created on the first validation)",
-                    p.display()
-                ),
-            )),
-        },
-        None => lines.push((
-            Mark::Warn,
-            "no user config directory: set HOME or XDG_CONFIG_HOME for the signing key".into(),
-        )),
-    }
+    lines.push(key_line(&ctx));
 
     let registered = registrations(&ctx.project.root);
     if registered.is_empty() {
-        lines.push((Mark::Warn, "hooks not found in .claude/settings.json or ~/.claude/settings.json (fine when loaded as a plugin; else run `waymark init`)".into()));
+        lines.push((Mark::Warn, "hooks not found in .claude/settings.json, .claude/settings.local.json or ~/.claude/settings.json (fine when loaded as a plugin; else run `waymark init`)".into()));
     }
-    for r in registered {
-        lines.push((Mark::Ok, format!("hooks registered in {r}")));
-    }
-
-    let dir = ctx.project.state_dir();
-    let probe = dir.join(format!(".doctor-{}", std::process::id()));
-    match std::fs::create_dir_all(&dir).and_then(|_| std::fs::write(&probe, b"")) {
-        Ok(()) => {
-            let _ = std::fs::remove_file(&probe);
-            lines.push((Mark::Ok, format!("{} is writable", dir.display())));
+    for (file, commands) in registered {
+        for command in commands {
+            lines.push(match starts(&command) {
+                Ok(()) => (Mark::Ok, format!("hooks registered in {file}: {command}")),
+                Err(why) => (
+                    Mark::Fail,
+                    format!("hooks in {file} run `{command}`, which does not start ({why}): run `waymark init` again (with --user for ~/.claude) to point them at the waymark you have"),
+                ),
+            });
         }
-        Err(e) => lines.push((
-            Mark::Fail,
-            format!("{} is not writable: {e}", dir.display()),
+    }
+    match crate::git::run(&ctx.project.root, &["--version"]) {
+        Some(v) => lines.push((Mark::Ok, v)),
+        None => lines.push((
+            Mark::Warn,
+            "git not found: commit checkpoints need it".into(),
         )),
     }
+
+    if ctx.project.found {
+        project_lines(&ctx, &mut lines);
+    } else {
+        lines.push((Mark::Warn, format!(
+            "not in a project: no .git or .orchestration in {} or above it, and CLAUDE_PROJECT_DIR is not set",
+            ctx.project.root.display()
+        )));
+    }
+    report(&lines)
+}
+
+fn key_line(ctx: &crate::context::Ctx) -> (Mark, String) {
+    let Some(p) = ctx.config.key_path() else {
+        return (
+            Mark::Warn,
+            "no user config directory: set HOME or XDG_CONFIG_HOME for the signing key".into(),
+        );
+    };
+    match std::fs::metadata(&p) {
+        Ok(m) if m.permissions().mode() & 0o077 != 0 => (
+            Mark::Fail,
+            format!(
+                "key {} is readable by others (mode {:o}): run `chmod 600 {}`",
+                p.display(),
+                m.permissions().mode() & 0o777,
+                p.display()
+            ),
+        ),
+        Ok(_) => (Mark::Ok, format!("signing key {} (mode 600)", p.display())),
+        Err(_) => (
+            Mark::Warn,
+            format!(
+                "no signing key yet at {} (created on the first validation)",
+                p.display()
+            ),
+        ),
+    }
+}
+
+/// The project's state: writable (asked without writing), task, intents, git hooks.
+fn project_lines(ctx: &crate::context::Ctx, lines: &mut Vec<(Mark, String)>) {
+    lines.push((
+        Mark::Ok,
+        format!("project root {}", ctx.project.root.display()),
+    ));
+    let dir = ctx.project.state_dir();
+    let (probe, what) = if dir.is_dir() {
+        (dir.clone(), format!("{} is writable", dir.display()))
+    } else {
+        (
+            ctx.project.root.clone(),
+            format!("{} will be made on first use", dir.display()),
+        )
+    };
+    lines.push(if writable(&probe) {
+        (Mark::Ok, what)
+    } else {
+        (Mark::Fail, format!("{} is not writable", probe.display()))
+    });
     match store::load(&ctx.project) {
         Ok((Some(h), note)) => {
             if let Some(n) = note.restored {
@@ -110,16 +151,11 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
             }
         }
     }
-    match crate::git::run(&ctx.project.root, &["--version"]) {
-        Some(v) => lines.push((Mark::Ok, v)),
-        None => lines.push((
-            Mark::Warn,
-            "git not found: commit checkpoints need it".into(),
-        )),
-    }
+}
 
+fn report(lines: &[(Mark, String)]) -> ExitCode {
     let mut failed = false;
-    for (mark, text) in &lines {
+    for (mark, text) in lines {
         let tag = match mark {
             Mark::Ok => "ok  ",
             Mark::Warn => "warn",
@@ -137,7 +173,8 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
     }
 }
 
-fn registrations(root: &std::path::Path) -> Vec<String> {
+/// The settings files that register waymark's hooks, with the commands of its entries.
+fn registrations(root: &Path) -> Vec<(String, Vec<String>)> {
     let mut files = vec![
         root.join(".claude/settings.json"),
         root.join(".claude/settings.local.json"),
@@ -145,11 +182,51 @@ fn registrations(root: &std::path::Path) -> Vec<String> {
     if let Some(h) = std::env::var_os("HOME") {
         files.push(PathBuf::from(h).join(".claude/settings.json"));
     }
+    files.dedup();
     files
         .into_iter()
-        .filter(|f| {
-            std::fs::read_to_string(f).is_ok_and(|t| t.contains("waymark") && t.contains(" hook "))
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(&f).ok()?;
+            let settings = serde_json::from_str(&text).ok()?;
+            let commands = super::init::registered_commands(&settings);
+            (!commands.is_empty()).then(|| (f.display().to_string(), commands))
         })
-        .map(|f| f.display().to_string())
         .collect()
+}
+
+/// Whether a registered hook command's program starts: its first word, as the shell reads
+/// it (quotes, `$VARS`), run with `--version`.
+fn starts(command: &str) -> Result<(), String> {
+    let program = super::init::first_word(command);
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{program} --version"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run sh: {e}"))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    Err(err.trim().lines().last().unwrap_or("it failed").to_string())
+}
+
+/// `access(W_OK)`: whether this user may write in `dir`, asked without writing.
+fn writable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// The first executable file called `name` in the directories of `PATH`.
+pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
 }

@@ -1,6 +1,12 @@
 //! `waymark init [--remove] [--user]`: register waymark's hooks in a settings.json, for
 //! people who do not use the plugin. Idempotent; every other key and hook is kept as it
-//! was (in its order); `--remove` takes out exactly what `init` added.
+//! was (in its order, the file's indentation kept); `--remove` takes out exactly what
+//! `init` added (and the file, when nothing else is left in it).
+//!
+//! The command registered must survive a rebuild: `waymark hook <Event>` when `waymark` is
+//! on PATH (`cargo install --path .`), else the absolute path of this binary, with a
+//! warning that it stops working when that build goes. A waymark entry that runs another
+//! command (a build since removed) is rewritten in place.
 
 use crate::cmd::ExitCode;
 use std::fs;
@@ -12,12 +18,52 @@ use crate::claude::event::EVENTS;
 use crate::store;
 
 /// How waymark's own entries are recognized: the command runs `waymark … hook <Event>`.
-fn is_ours(command: &str) -> bool {
+pub(crate) fn is_ours(command: &str) -> bool {
     command.contains("waymark") && command.split_whitespace().any(|w| w == "hook")
 }
 
+/// The program a waymark entry runs: its first shell word as written (quotes kept, for
+/// a shell to read).
+pub(crate) fn first_word(command: &str) -> &str {
+    let c = command.trim_start();
+    let end = match c.chars().next() {
+        Some(q @ ('\'' | '"')) => c[1..].find(q).map_or(c.len(), |i| i + 2),
+        _ => c.find(char::is_whitespace).unwrap_or(c.len()),
+    };
+    &c[..end]
+}
+
+/// What the hooks should run: `waymark` when the `waymark` on PATH is this same program,
+/// else this binary's absolute path (and why that is fragile).
+fn program() -> (String, Option<String>) {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok());
+    let on_path = crate::cmd::doctor::on_path("waymark");
+    let same = match (&exe, &on_path) {
+        (Some(e), Some(p)) => p.canonicalize().ok().as_ref() == Some(e),
+        _ => false,
+    };
+    if same {
+        return ("waymark".into(), None);
+    }
+    let path = exe
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "waymark".into());
+    let why = match on_path {
+        Some(p) => format!(
+            "the waymark on PATH ({}) is another build than this one: the hooks run {path}; run the one you mean to keep, or `cargo install --path .` again",
+            p.display()
+        ),
+        None => format!(
+            "waymark is not on PATH: the hooks run {path}, which stops working when that build is removed (`cargo clean`); `cargo install --path .` puts waymark on PATH, then run `waymark init` again"
+        ),
+    };
+    (format!("'{path}'"), Some(why))
+}
+
 pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
-    let ctx = super::ctx(root);
+    let ctx = super::ctx_anywhere(root);
     let path = if user {
         match std::env::var_os("HOME") {
             Some(h) => PathBuf::from(h).join(".claude/settings.json"),
@@ -30,20 +76,48 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
         Ok(s) => s,
         Err(e) => return super::fail(super::CHECK_FAILED, e),
     };
-    let exe = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.canonicalize().ok())
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|| "waymark".into());
-    let changed = if remove {
-        unregister(&mut settings)
+    let (exe, warning) = program();
+    let (changed, what) = if remove {
+        match unregister(&mut settings) {
+            true => (true, "Removed waymark's hooks".to_string()),
+            false => (false, "No waymark hooks to remove".to_string()),
+        }
     } else {
-        register(&mut settings, &exe)
+        match register(&mut settings, &exe) {
+            Registered {
+                added: 0,
+                repointed: 0,
+            } => (false, "waymark's hooks were already there".to_string()),
+            Registered {
+                added: 0,
+                repointed,
+            } => (
+                true,
+                format!(
+                    "Pointed {repointed} of waymark's hooks at `{exe}` (they ran another program)"
+                ),
+            ),
+            Registered { added, repointed } => (
+                true,
+                format!(
+                    "Added waymark's hooks for {added} events{}",
+                    match repointed {
+                        0 => String::new(),
+                        n => format!(" and pointed {n} at `{exe}`"),
+                    }
+                ),
+            ),
+        }
     };
     if changed {
-        let text =
-            serde_json::to_string_pretty(&Value::Object(settings)).expect("serializable") + "\n";
-        if let Err(e) = store::write_verbatim(&path, text.as_bytes()) {
+        let written = if settings.is_empty() {
+            // Nothing of the user's was in it: leave no `{}` behind.
+            std::fs::remove_file(&path)
+        } else {
+            let indent = indentation(&std::fs::read_to_string(&path).unwrap_or_default());
+            store::write_verbatim(&path, &to_text(&settings, &indent))
+        };
+        if let Err(e) = written {
             return super::fail(
                 super::CHECK_FAILED,
                 format!("cannot write {}: {e}", path.display()),
@@ -51,19 +125,16 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
         }
     }
     if !remove {
-        if let Err(e) = skeleton(&ctx.project.state_dir()) {
+        if let Err(e) = skeleton(&ctx.project, &ctx.config.agent_md) {
             return super::fail(
                 super::CHECK_FAILED,
                 format!("cannot create .orchestration: {e}"),
             );
         }
+        if let Some(w) = warning {
+            eprintln!("waymark: warning: {w}");
+        }
     }
-    let what = match (remove, changed) {
-        (false, true) => format!("Added waymark's hooks for {} events", EVENTS.len()),
-        (false, false) => "waymark's hooks were already there".to_string(),
-        (true, true) => "Removed waymark's hooks".to_string(),
-        (true, false) => "No waymark hooks to remove".to_string(),
-    };
     println!("{what} in {}", path.display());
     ExitCode::SUCCESS
 }
@@ -87,25 +158,73 @@ fn read_settings(path: &Path) -> Result<Map<String, Value>, String> {
     }
 }
 
-/// Adds one entry per event unless an entry of ours is already there.
-fn register(settings: &mut Map<String, Value>, exe: &str) -> bool {
+/// What [`register`] did: entries added, entries pointed at the program from another.
+#[derive(Debug, Default, PartialEq)]
+struct Registered {
+    added: usize,
+    repointed: usize,
+}
+
+/// Adds one entry per event unless an entry of ours is there; an entry of ours that runs
+/// another program (a stale path) is pointed at `program`.
+fn register(settings: &mut Map<String, Value>, program: &str) -> Registered {
+    let mut done = Registered::default();
     let hooks = settings.entry("hooks").or_insert_with(|| json!({}));
     let Some(hooks) = hooks.as_object_mut() else {
-        return false;
+        return done;
     };
-    let mut changed = false;
     for event in EVENTS {
+        let wanted = format!("{program} hook {event}");
         let list = hooks.entry(*event).or_insert_with(|| json!([]));
         let Some(list) = list.as_array_mut() else {
             continue;
         };
-        let present = list.iter().any(|group| commands(group).any(is_ours));
+        let mut present = false;
+        for hook in list.iter_mut().flat_map(entries_mut) {
+            let Some(command) = hook.get("command").and_then(Value::as_str) else {
+                continue;
+            };
+            if is_ours(command) {
+                present = true;
+                if command != wanted {
+                    hook["command"] = Value::from(wanted.clone());
+                    done.repointed += 1;
+                }
+            }
+        }
         if !present {
-            list.push(json!({"hooks": [{"type": "command", "command": format!("'{exe}' hook {event}"), "timeout": 30}]}));
-            changed = true;
+            list.push(json!({"hooks": [{"type": "command", "command": wanted, "timeout": 30}]}));
+            done.added += 1;
         }
     }
-    changed
+    done
+}
+
+fn entries_mut(group: &mut Value) -> impl Iterator<Item = &mut Value> {
+    group
+        .get_mut("hooks")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+}
+
+/// The indentation a JSON text uses (its first indented line's), two spaces by default.
+fn indentation(text: &str) -> String {
+    text.lines()
+        .map(|l| &l[..l.len() - l.trim_start().len()])
+        .find(|ws| !ws.is_empty())
+        .unwrap_or("  ")
+        .to_string()
+}
+
+fn to_text(settings: &Map<String, Value>, indent: &str) -> Vec<u8> {
+    use serde::Serialize;
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    settings.serialize(&mut ser).expect("serializable");
+    out.push(b'\n');
+    out
 }
 
 /// Removes our commands; groups and event lists left empty go too.
@@ -142,18 +261,32 @@ fn unregister(settings: &mut Map<String, Value>) -> bool {
     changed
 }
 
-fn commands(group: &Value) -> impl Iterator<Item = &str> {
-    group
+/// The commands of waymark's entries in a settings file (for `doctor`).
+pub(crate) fn registered_commands(settings: &Value) -> Vec<String> {
+    let mut out: Vec<String> = settings
         .get("hooks")
-        .and_then(Value::as_array)
+        .and_then(Value::as_object)
         .into_iter()
+        .flat_map(|h| h.values())
+        .filter_map(Value::as_array)
+        .flatten()
+        .filter_map(|g| g.get("hooks").and_then(Value::as_array))
         .flatten()
         .filter_map(|h| h.get("command").and_then(Value::as_str))
+        .filter(|c| is_ours(c))
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
-/// The `.orchestration` folder with an intents file to fill in.
-fn skeleton(dir: &Path) -> std::io::Result<()> {
-    fs::create_dir_all(dir)?;
+/// The `.orchestration` folder (with what belongs in git said, `docs/git.md`) and an
+/// intents file to fill in.
+fn skeleton(project: &crate::project::Project, lessons: &str) -> std::io::Result<()> {
+    crate::project::ensure_state_dir(project)?;
+    union_merge(&project.root.join(".gitattributes"), lessons)?;
+    let dir = project.state_dir();
     let intents = dir.join(crate::governance::intent::INTENTS_FILE);
     if !intents.exists() {
         fs::write(
@@ -172,6 +305,31 @@ fn skeleton(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Adds `/<lessons> merge=union` to the root `.gitattributes` unless a line names the file:
+/// lessons are appended, so two branches' lessons merge by keeping both.
+fn union_merge(attributes: &Path, lessons: &str) -> std::io::Result<()> {
+    let text = match fs::read_to_string(attributes) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let pattern = format!("/{}", lessons.trim_start_matches('/'));
+    let named = text.lines().any(|l| {
+        let first = l.split_whitespace().next().unwrap_or_default();
+        first == pattern || first == lessons
+    });
+    if named {
+        return Ok(());
+    }
+    let sep = if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    let line = format!("{text}{sep}{pattern} merge=union\n");
+    store::write_verbatim(attributes, line.as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,11 +338,37 @@ mod tests {
     fn register_is_idempotent_and_remove_restores() {
         let original = json!({"model": "x", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}, "z": 1});
         let mut s = original.as_object().unwrap().clone();
-        assert!(register(&mut s, "/bin/waymark"));
-        assert!(!register(&mut s, "/bin/waymark"));
+        let all = EVENTS.len();
+        assert_eq!(register(&mut s, "'/bin/waymark'").added, all);
+        assert_eq!(register(&mut s, "'/bin/waymark'"), Registered::default());
         assert_eq!(s["hooks"]["Stop"].as_array().unwrap().len(), 2);
         assert_eq!(s["hooks"].as_object().unwrap().len(), EVENTS.len());
+        // A stale path is rewritten in place, not added beside.
+        assert_eq!(
+            register(&mut s, "waymark"),
+            Registered {
+                added: 0,
+                repointed: all
+            }
+        );
+        assert_eq!(s["hooks"]["Stop"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            s["hooks"]["Stop"][1]["hooks"][0]["command"],
+            "waymark hook Stop"
+        );
         assert!(unregister(&mut s));
         assert_eq!(Value::Object(s), original);
+    }
+
+    #[test]
+    fn programs_and_indentation_are_read() {
+        assert_eq!(
+            first_word("'/opt/x y/waymark' hook Stop"),
+            "'/opt/x y/waymark'"
+        );
+        assert_eq!(first_word("waymark hook Stop"), "waymark");
+        assert_eq!(indentation("{\n\t\"a\": 1\n}"), "\t");
+        assert_eq!(indentation("{\n    \"a\": 1\n}"), "    ");
+        assert_eq!(indentation("{}"), "  ");
     }
 }

@@ -47,8 +47,24 @@ pub const CHECK_FAILED: u8 = 1;
 pub const USAGE: u8 = 2;
 
 /// The context for a CLI command: `--root`, else the project around the current directory.
-/// A project whose state paths lead outside the root is refused here (exit 1).
+/// Outside any project (no `--root`, `CLAUDE_PROJECT_DIR`, `.git` or `.orchestration`)
+/// the command says so and ends (exit 2) rather than start a task in a random directory;
+/// a project whose state paths lead outside the root is refused (exit 1).
 pub fn ctx(root: Option<PathBuf>) -> Ctx {
+    let ctx = ctx_anywhere(root);
+    if !ctx.project.found {
+        eprintln!(
+            "waymark: not in a project: no .git or .orchestration in {} or above it, and CLAUDE_PROJECT_DIR is not set; run this in a project or pass --root DIR",
+            ctx.project.root.display()
+        );
+        std::process::exit(USAGE.into());
+    }
+    ctx
+}
+
+/// [`ctx`] for the commands that make sense anywhere (`init` makes the directory a
+/// project; `doctor` checks the install wherever it runs).
+pub fn ctx_anywhere(root: Option<PathBuf>) -> Ctx {
     let project = match root {
         Some(r) => Project::at(std::path::absolute(&r).unwrap_or(r)),
         None => Project::resolve(None),

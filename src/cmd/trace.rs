@@ -56,5 +56,14 @@ fn summary(v: &Verified) -> String {
         None if v.chained_from.is_some() => out.push_str("chain intact\n"),
         None => {}
     }
+    for (line, after) in &v.merges {
+        let from = match after {
+            0 => "the start of the ledger".to_string(),
+            n => format!("line {n}"),
+        };
+        out.push_str(&format!(
+            "line {line} joins another branch's records, continuing {from} (a union merge, docs/git.md)\n"
+        ));
+    }
     out
 }

@@ -40,6 +40,8 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
     let Some(((), hook)) = changed else {
         return Ok(());
     };
+    // A state directory an older waymark made is told what belongs in git here.
+    crate::project::write_git_files(&ctx.project.state_dir());
     rebuild_hook_md_if_damaged(ctx, &hook);
     if crashed {
         let r = hook.recovery.as_ref().expect("recover sets the context");

@@ -89,7 +89,7 @@ pub fn replace_keeping_previous(path: &Path, previous: &Path, content: &Clean) -
 pub fn write_regenerable(path: &Path, content: &Clean) -> io::Result<()> {
     let bytes = content.as_bytes();
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir)?;
+        super::make_dir(dir)?;
     }
     let (file, _) = super::nofollow::open(path, OpenOptions::new().write(true).create(true))?;
     file.write_all_at(bytes, 0)?;
@@ -107,7 +107,7 @@ fn replace(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
+    super::make_dir(dir)?;
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {

@@ -59,7 +59,7 @@ impl FileLock {
         let opened = match open() {
             Err(e) if e.kind() == io::ErrorKind::NotFound => lock_path
                 .parent()
-                .map_or(Ok(()), std::fs::create_dir_all)
+                .map_or(Ok(()), super::make_dir)
                 .and_then(|()| open()),
             other => other,
         };

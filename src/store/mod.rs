@@ -12,6 +12,7 @@
 
 mod append;
 mod atomic;
+mod dir;
 mod edit;
 mod lock;
 mod nofollow;
@@ -22,6 +23,7 @@ pub use atomic::{
     remove_stale_temps, replace_keeping_previous, swap_name, write_atomic, write_regenerable,
     write_replaceable, write_verbatim,
 };
+pub use dir::make_dir;
 pub use edit::edit_text;
 pub use lock::{FileLock, LOCK_TIMEOUT, LockError};
 pub use nofollow::{read, refuse_symlink};

@@ -360,7 +360,7 @@ fn write_journal(project: &Project, hook: &mut Hook) -> Result<(), StoreError> {
     }
     let dir = task_dir(project, &hook.task_id);
     no_links_to(project, &dir)?;
-    fs::create_dir_all(&dir)?;
+    store::make_dir(&dir)?;
     for c in &journal.checkpoints {
         keep_inline_capture(project, &hook.task_id, c)?;
     }
@@ -450,7 +450,7 @@ pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
 fn archive(project: &Project, hook: &Hook, json: &Clean) -> io::Result<()> {
     let dir = task_dir(project, &hook.task_id);
     no_links_to(project, &dir)?;
-    fs::create_dir_all(&dir)?;
+    store::make_dir(&dir)?;
     store::write_atomic(&dir.join(HOOK_JSON), json)?;
     let md = crate::recovery::hookmd::render(hook, chrono::Utc::now());
     store::write_atomic(&dir.join(HOOK_MD), &Clean::text(&md))

@@ -337,11 +337,19 @@ pub struct Verified {
     /// The first chained record (older ledgers start unchained); None when none is.
     pub chained_from: Option<u64>,
     pub bad: Option<BadLine>,
+    /// Where another branch's records join (a union merge, docs/git.md): `(line, after)`,
+    /// line `line` continues line `after` (0: the empty ledger) instead of the line before.
+    pub merges: Vec<(u64, u64)>,
 }
 
 /// Walks the ledger once, line by line, checking that every chained record names the
 /// line before it, and that no record after the chain began is unchained. Lines before
 /// the first chained record (written by an older waymark) are counted, not checked.
+///
+/// A record may instead name an earlier line: that is where a second branch's records
+/// begin after git merged two branches' ledgers by union (`.gitattributes`). It is
+/// reported in [`Verified::merges`], not as a break: lines joined that way cannot be told
+/// from whole records inserted there, so the report says where they are.
 pub fn verify(path: &std::path::Path) -> io::Result<Verified> {
     use std::io::BufRead;
     let file = match std::fs::File::open(path) {
@@ -351,7 +359,13 @@ pub fn verify(path: &std::path::Path) -> io::Result<Verified> {
     };
     let mut reader = io::BufReader::with_capacity(64 * 1024, file);
     let mut found = Verified::default();
-    let mut previous: Option<Vec<u8>> = None;
+    // Every line's link (its first 128 bits) to its number, for a merge's join.
+    let mut seen: std::collections::HashMap<u128, u64> = std::collections::HashMap::new();
+    let short = |link: &str| {
+        link.get(..32)
+            .and_then(|h| u128::from_str_radix(h, 16).ok())
+    };
+    let mut previous = String::new();
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -375,21 +389,34 @@ pub fn verify(path: &std::path::Path) -> io::Result<Verified> {
             (None, None) => None,
             (None, Some(_)) => Some("it carries no link to the line before it: it was not written by waymark, or was edited".to_string()),
             (Some(p), _) => {
-                let expected = previous.as_deref().map(link).unwrap_or_default();
                 found.chained_from.get_or_insert(n);
                 // The first chained record of a ledger begun by an older waymark links to
                 // an unchained line: that is checked like any other.
-                (*p != expected).then(|| match n {
-                    1 => "it names a line before it, but it is the first line: lines were removed from the start".to_string(),
-                    _ => format!("it does not name line {} as the line before it: line {} was changed, or lines were removed or inserted between them", n - 1, n - 1),
-                })
+                let joins = match p.as_str() {
+                    "" => Some(0),
+                    p => short(p).and_then(|k| seen.get(&k).copied()),
+                };
+                if *p == previous {
+                    None
+                } else if let Some(after) = joins.filter(|_| n > 1) {
+                    found.merges.push((n, after));
+                    None
+                } else {
+                    Some(match n {
+                        1 => "it names a line before it, but it is the first line: lines were removed from the start".to_string(),
+                        _ => format!("it does not name line {} as the line before it, nor any earlier line: line {} was changed, or lines were removed or inserted between them", n - 1, n - 1),
+                    })
+                }
             }
         };
         if let Some(why) = why {
             found.bad = Some(BadLine { line: n, why });
             break;
         }
-        previous = Some(body.to_vec());
+        previous = link(body);
+        if let Some(k) = short(&previous) {
+            seen.insert(k, n);
+        }
     }
     Ok(found)
 }

@@ -4,8 +4,8 @@
 //!   once (guarded by a process-wide `OnceLock` and a file lock, so parallel test threads and
 //!   parallel `cargo test` runs do not race), and reuses it when it is already there.
 //! - [`Sandbox`] is one scenario's world: a scratch HOME, CLAUDE_CODE_TMPDIR, a real git
-//!   project and a plugin dir (a copy of the repo's `.claude-plugin/` and `hooks/`, with
-//!   `bin/waymark.bin` linked to the waymark binary cargo built for this test run).
+//!   project and a plugin dir (a copy of the repo's `plugin/`, with `bin/waymark.bin`
+//!   linked to the waymark binary cargo built for this test run).
 //! - [`Sandbox::run`] runs `claude -p` against a [`FakeApi`], with a timeout, in its own
 //!   process group (killed whole on timeout).
 
@@ -252,18 +252,32 @@ impl Sandbox {
         self.project.join(rel).to_string_lossy().into_owned()
     }
 
-    /// The `claude` command for one run against `api`, with the scratch environment.
+    /// The `claude` command for one run against `api`, with the scratch environment, and
+    /// the sandbox's plugin loaded with `--plugin-dir`.
     pub fn command(&self, cli: &Cli, api: &FakeApi, args: &[&str]) -> (Command, PathBuf) {
+        self.command_with(cli, api, args, Some(&self.plugin))
+    }
+
+    /// [`Sandbox::command`], loading `plugin_dir` if any (none: only the plugins installed
+    /// in the scratch HOME).
+    pub fn command_with(
+        &self,
+        cli: &Cli,
+        api: &FakeApi,
+        args: &[&str],
+        plugin_dir: Option<&Path>,
+    ) -> (Command, PathBuf) {
         let n = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
         let debug_file = self.logs.join(format!("run-{n}.debug.log"));
         let mut c = cli.command();
         c.args(args)
             .arg("--output-format")
             .arg("json")
-            .arg("--dangerously-skip-permissions")
-            .arg("--plugin-dir")
-            .arg(&self.plugin)
-            .arg("--debug-file")
+            .arg("--dangerously-skip-permissions");
+        if let Some(dir) = plugin_dir {
+            c.arg("--plugin-dir").arg(dir);
+        }
+        c.arg("--debug-file")
             .arg(&debug_file)
             .current_dir(&self.project)
             .env_clear()
@@ -509,14 +523,10 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// A plugin dir for the sandbox: the repo's manifest, hooks and PATH shim, copied, and the
-/// binary the launcher will find.
+/// A plugin dir for the sandbox: the repo's `plugin/` (manifest, hooks, PATH shim),
+/// copied, and the binary the launcher will find.
 fn make_plugin(plugin: &Path, binary: Binary) {
-    let repo = repo_root();
-    copy_dir(&repo.join(".claude-plugin"), &plugin.join(".claude-plugin"));
-    copy_dir(&repo.join("hooks"), &plugin.join("hooks"));
-    fs::create_dir_all(plugin.join("bin")).unwrap();
-    fs::copy(repo.join("bin/waymark"), plugin.join("bin/waymark")).unwrap();
+    copy_dir(&repo_root().join("plugin"), plugin);
     let bin = plugin.join("bin/waymark.bin");
     match binary {
         Binary::Built => symlink(env!("CARGO_BIN_EXE_waymark"), &bin).unwrap(),
@@ -534,7 +544,7 @@ fn make_plugin(plugin: &Path, binary: Binary) {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for entry in fs::read_dir(from).unwrap().flatten() {
         let target = to.join(entry.file_name());

@@ -51,7 +51,7 @@ fn plugin_manifests_pass_strict_validation() {
 
     // The plugin itself, hooks/hooks.json included (the marketplace check does not open
     // it; naming plugin.json does, and only speaks of it when it is wrong).
-    let out = validate(&sb, &repo.join(".claude-plugin/plugin.json"));
+    let out = validate(&sb, &repo.join("plugin/.claude-plugin/plugin.json"));
     assert!(out.status.success(), "{}", text(&out));
 
     // The same check does fail on a broken copy, so the passes above mean something.
@@ -137,4 +137,109 @@ fn session_finishes_with_a_failing_waymark_binary() {
 #[test]
 fn session_finishes_with_a_non_executable_waymark_binary() {
     session_survives(Binary::NotExecutable);
+}
+
+/// Every file under `dir`, with its size.
+fn tree_size(dir: &Path) -> (u64, Vec<String>) {
+    let mut total = 0;
+    let mut names = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            let m = fs::symlink_metadata(e.path()).unwrap();
+            if m.is_dir() {
+                stack.push(e.path());
+            } else {
+                total += m.len();
+                names.push(e.path().strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    names.sort();
+    (total, names)
+}
+
+/// The install the README describes, with the real CLI: the checkout as a marketplace,
+/// `plugin install` (which copies only `plugin/`, not the checkout), a session whose hooks
+/// run the `waymark` that `cargo install` put on PATH, then `plugin uninstall`.
+#[test]
+fn marketplace_install_copies_a_small_plugin_whose_hooks_fire() {
+    let Some(cli) = cli() else {
+        return;
+    };
+    let sb = Sandbox::new("marketplace", Binary::Missing);
+    let claude = |args: &[&str]| {
+        let out = cli
+            .command()
+            .args(args)
+            .current_dir(&sb.project)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &sb.home)
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run claude");
+        assert!(out.status.success(), "claude {args:?}: {}", text(&out));
+        text(&out)
+    };
+    let repo = repo_root();
+    claude(&["plugin", "marketplace", "add", repo.to_str().unwrap()]);
+    let said = claude(&["plugin", "install", "waymark@waymark"]);
+    assert!(said.contains("waymark@waymark"), "{said}");
+
+    let cache = sb.home.join(".claude/plugins/cache");
+    let (bytes, files) = tree_size(&cache);
+    assert!(
+        bytes < 1024 * 1024,
+        "plugin install copied {bytes} bytes: {files:?}"
+    );
+    assert!(
+        files.iter().any(|f| f.ends_with("hooks/waymark-hook"))
+            && !files
+                .iter()
+                .any(|f| f.contains("target/") || f.contains(".e2e") || f.contains("src/")),
+        "{files:?}"
+    );
+
+    // The binary as `cargo install` leaves it: `waymark` on PATH.
+    let installed = sb.root.join("cargo-bin");
+    fs::create_dir_all(&installed).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_waymark"), installed.join("waymark")).unwrap();
+    let path = format!(
+        "{}:{}",
+        installed.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let api = FakeApi::start(vec![
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("installed.txt"), "content": "hi\n"}),
+        ),
+        Turn::text("E2E-MKT done"),
+    ]);
+    let (mut c, _) = sb.command_with(cli, &api, &["-p", "E2E-MKT go"], None);
+    let status = c.env("PATH", &path).status().expect("run claude");
+    assert!(status.success(), "{}", sb.diagnose(&api));
+    let hook = sb.hook_json();
+    assert_eq!(
+        hook["current_step"]["files_touched"],
+        json!(["installed.txt"]),
+        "{}",
+        sb.diagnose(&api)
+    );
+
+    claude(&["plugin", "uninstall", "waymark@waymark"]);
+    let before = sb.read(".orchestration/agent_trace.jsonl");
+    let api = FakeApi::start(vec![Turn::text("E2E-MKT after")]);
+    let (mut c, _) = sb.command_with(cli, &api, &["-p", "E2E-MKT again"], None);
+    assert!(c.env("PATH", &path).status().unwrap().success());
+    assert!(
+        api.main_requests()[0]
+            .find_text("SessionStart hook additional context")
+            .is_none(),
+        "hooks still fire after uninstall"
+    );
+    assert_eq!(sb.read(".orchestration/agent_trace.jsonl"), before);
 }

@@ -1,0 +1,298 @@
+//! Installing waymark as a tool: the command `init` registers survives a rebuild, `doctor`
+//! runs what is registered and writes nothing, commands outside a project say so, and
+//! what of `.orchestration/` belongs in git merges across branches (docs/git.md).
+
+mod util;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use util::{Project, git};
+
+/// A directory on a PATH holding `waymark`: a link to the binary under test.
+fn path_with_waymark() -> (tempfile::TempDir, String) {
+    let bin = tempfile::tempdir().unwrap();
+    let exe = assert_cmd::cargo::cargo_bin("waymark");
+    std::os::unix::fs::symlink(&exe, bin.path().join("waymark")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (bin, path)
+}
+
+fn settings(p: &Project) -> Value {
+    serde_json::from_str(&p.read(".claude/settings.json")).unwrap()
+}
+
+fn stop_command(p: &Project) -> String {
+    settings(p)["hooks"]["Stop"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn init_registers_the_waymark_on_path_and_repoints_a_stale_entry() {
+    let p = Project::new();
+    let (_bin, path) = path_with_waymark();
+    let out = p.waymark().env("PATH", &path).arg("init").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(stop_command(&p), "waymark hook Stop");
+    assert!(
+        out.stderr.is_empty(),
+        "no warning when waymark is on PATH: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A build since removed: the entry is pointed at what runs now, not added beside it.
+    let stale = p
+        .read(".claude/settings.json")
+        .replace("\"waymark hook", "\"'/gone/target/debug/waymark' hook");
+    p.write(".claude/settings.json", &stale);
+    let doctor = p
+        .waymark()
+        .env("PATH", &path)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert_eq!(doctor.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("FAIL hooks in")
+            && report.contains("'/gone/target/debug/waymark' hook")
+            && report.contains("run `waymark init` again"),
+        "{report}"
+    );
+    let out = p.waymark().env("PATH", &path).arg("init").output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.starts_with("Pointed "), "{said}");
+    assert_eq!(stop_command(&p), "waymark hook Stop");
+    assert_eq!(settings(&p)["hooks"]["Stop"].as_array().unwrap().len(), 1);
+    let doctor = p
+        .waymark()
+        .env("PATH", &path)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(doctor.status.success(), "{report}");
+    assert!(
+        report.contains("ok   hooks registered in") && report.contains("waymark on PATH"),
+        "{report}"
+    );
+}
+
+#[test]
+fn init_without_waymark_on_path_writes_this_binary_and_says_why_that_is_fragile() {
+    let p = Project::new();
+    let out = p
+        .waymark()
+        .env("PATH", "/usr/bin:/bin")
+        .arg("init")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let exe = assert_cmd::cargo::cargo_bin("waymark")
+        .canonicalize()
+        .unwrap();
+    assert_eq!(stop_command(&p), format!("'{}' hook Stop", exe.display()));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("waymark is not on PATH") && err.contains("cargo install --path ."),
+        "{err}"
+    );
+    // The hooks it wrote do run.
+    let doctor = p
+        .waymark()
+        .env("PATH", "/usr/bin:/bin")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(report.contains("ok   hooks registered in"), "{report}");
+    assert!(report.contains("warn waymark is not on PATH"), "{report}");
+}
+
+#[test]
+fn remove_keeps_the_users_formatting_and_leaves_no_empty_file() {
+    let p = Project::new();
+    let (_bin, path) = path_with_waymark();
+    let mine = "{\n\t\"model\": \"opus\",\n\t\"env\": {\n\t\t\"A\": \"1\"\n\t}\n}\n";
+    p.write(".claude/settings.json", mine);
+    p.waymark()
+        .env("PATH", &path)
+        .arg("init")
+        .assert()
+        .success();
+    assert!(p.read(".claude/settings.json").contains("\n\t\"hooks\": {"));
+    p.waymark()
+        .env("PATH", &path)
+        .args(["init", "--remove"])
+        .assert()
+        .success();
+    assert_eq!(p.read(".claude/settings.json"), mine);
+
+    // --user into a HOME with no settings: removing leaves no `{}` behind.
+    let user = p.config.path().join(".claude/settings.json");
+    p.waymark()
+        .env("PATH", &path)
+        .args(["init", "--user"])
+        .assert()
+        .success();
+    assert!(user.exists());
+    p.waymark()
+        .env("PATH", &path)
+        .args(["init", "--user", "--remove"])
+        .assert()
+        .success();
+    assert!(!user.exists(), "the file init made is gone with its hooks");
+}
+
+/// `waymark` run from `dir` with no project marked anywhere above it.
+fn outside(dir: &Path, home: &Path) -> assert_cmd::Command {
+    let mut c = assert_cmd::Command::cargo_bin("waymark").unwrap();
+    c.current_dir(dir)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home);
+    c
+}
+
+#[test]
+fn outside_a_project_commands_say_so_and_read_only_ones_create_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    for args in [
+        &["status"][..],
+        &["task", "start", "--id", "x"],
+        &["receipts"],
+        &["trace"],
+    ] {
+        let out = outside(dir.path(), home.path())
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("not in a project"), "{args:?}: {err}");
+    }
+    let out = outside(dir.path(), home.path())
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("warn not in a project"), "{report}");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing was created"
+    );
+
+    // In a git repository that has no .orchestration yet, read-only commands make none.
+    let p = Project::new();
+    for args in [&["doctor"][..], &["status"], &["trace"], &["receipts"]] {
+        p.waymark().args(args).output().unwrap();
+        assert!(
+            !p.path(".orchestration").exists(),
+            "{args:?} made .orchestration"
+        );
+    }
+    let report = p.waymark().arg("doctor").output().unwrap();
+    let report = String::from_utf8_lossy(&report.stdout);
+    assert!(report.contains("will be made on first use"), "{report}");
+}
+
+/// PostToolUse Write of `rel`, as the CLI sends it.
+fn write_event(p: &Project, rel: &str, content: &str) -> String {
+    let mut e: Value = serde_json::from_str(&p.fixture("PostToolUse-Write.json")).unwrap();
+    let abs = p.path(rel).display().to_string();
+    e["tool_input"]["file_path"] = json!(abs);
+    e["tool_input"]["content"] = json!(content);
+    e["tool_response"]["filePath"] = json!(abs);
+    e["tool_response"]["content"] = json!(content);
+    std::fs::write(p.path(rel), content).unwrap();
+    e.to_string()
+}
+
+/// A validation that failed: one lesson in AGENT.md.
+fn failed_validation(p: &Project, command: &str) -> String {
+    let mut e: Value = serde_json::from_str(&p.fixture("PostToolUseFailure-Bash.json")).unwrap();
+    e["tool_input"]["command"] = json!(command);
+    e["error"] = json!("Exit code 101\ntest result: FAILED. 0 passed; 1 failed");
+    e.to_string()
+}
+
+#[test]
+fn git_takes_what_a_team_shares_and_two_branches_merge_without_conflict() {
+    let p = Project::new();
+    p.waymark().arg("init").assert().success();
+    p.write("README.md", "# demo\n");
+    p.hook("SessionStart", &p.fixture("SessionStart-startup.json"));
+    p.hook("PostToolUse", &write_event(&p, "a.txt", "base\n"));
+    git(p.root(), &["add", "-A"]);
+    let staged = git(p.root(), &["diff", "--cached", "--name-only"]);
+    for kept in [
+        ".orchestration/agent_trace.jsonl",
+        ".orchestration/.gitignore",
+        ".orchestration/.gitattributes",
+        ".orchestration/active_intents.yaml",
+        ".gitattributes",
+        "a.txt",
+    ] {
+        assert!(staged.lines().any(|l| l == kept), "{kept} in git: {staged}");
+    }
+    for line in staged.lines() {
+        assert!(
+            !(line.ends_with(".lock")
+                || line.contains("waymark.log")
+                || line.contains("hook.json")
+                || line.ends_with("HOOK.md")
+                || line.contains("/tasks/")),
+            "{line} is this machine's, not the team's: {staged}"
+        );
+    }
+    git(p.root(), &["commit", "-qm", "base"]);
+
+    // Two branches, each with its own records and its own lesson.
+    git(p.root(), &["checkout", "-qb", "other"]);
+    p.hook("PostToolUse", &write_event(&p, "b.txt", "other\n"));
+    p.hook(
+        "PostToolUseFailure",
+        &failed_validation(&p, "cargo test other"),
+    );
+    git(p.root(), &["add", "-A"]);
+    git(p.root(), &["commit", "-qm", "other"]);
+    git(p.root(), &["checkout", "-q", "main"]);
+    p.hook("PostToolUse", &write_event(&p, "c.txt", "main\n"));
+    p.hook(
+        "PostToolUseFailure",
+        &failed_validation(&p, "cargo test main"),
+    );
+    git(p.root(), &["add", "-A"]);
+    git(p.root(), &["commit", "-qm", "main"]);
+    let lines_before = p.read(".orchestration/agent_trace.jsonl").lines().count();
+
+    git(p.root(), &["merge", "-q", "--no-edit", "other"]);
+    let agent = p.read("AGENT.md");
+    assert!(
+        agent.contains("cargo test other") && agent.contains("cargo test main"),
+        "both lessons kept: {agent}"
+    );
+    assert!(!agent.contains("<<<<<<<"), "{agent}");
+    let trace = p.read(".orchestration/agent_trace.jsonl");
+    assert!(
+        trace.lines().count() > lines_before,
+        "both branches' records"
+    );
+    assert!(!trace.contains("<<<<<<<"));
+    let out = p.waymark().args(["trace", "--verify"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("chain intact"), "{said}");
+    assert!(said.contains("joins another branch's records"), "{said}");
+    // The next record chains onto the merged ledger.
+    p.hook("PostToolUse", &write_event(&p, "d.txt", "after\n"));
+    p.waymark().args(["trace", "--verify"]).assert().success();
+}
