@@ -33,6 +33,7 @@ pub enum Command {
     },
     /// State, step, attempt, steps, checkpoints, receipts.
     Status {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -49,6 +50,7 @@ pub enum Command {
     },
     /// List checkpoints in order with their triggers.
     Checkpoints {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -66,6 +68,7 @@ pub enum Command {
     Trace(cmd::trace::TraceArgs),
     /// Run crash detection now and print the resume brief.
     Recover {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -81,6 +84,7 @@ pub enum Command {
     Intent(cmd::intent::IntentCmd),
     /// Add waymark's hooks to .claude/settings.json (or remove them).
     Init {
+        /// Take out waymark's hooks instead (and the file, if nothing else is in it).
         #[arg(long)]
         remove: bool,
         /// Write to ~/.claude/settings.json instead of the project's.

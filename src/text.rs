@@ -75,6 +75,14 @@ pub fn stamp(t: DateTime<Utc>) -> String {
 }
 
 /// One line: newlines folded to spaces (for table cells and log lines).
+/// `1 event`, `2 events`: a count with its noun (an `s` added when it is not one).
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    match n.into() {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -296,3 +296,51 @@ fn git_takes_what_a_team_shares_and_two_branches_merge_without_conflict() {
     p.hook("PostToolUse", &write_event(&p, "d.txt", "after\n"));
     p.waymark().args(["trace", "--verify"]).assert().success();
 }
+
+#[test]
+fn small_things_say_what_they_mean() {
+    let p = Project::new();
+    // The default validation commands are a list, shown as one.
+    let out = p.run(&["config", "show", "--json"], "");
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let commands = &shown["values"]["validation_commands"]["value"];
+    assert!(
+        commands.as_array().is_some_and(|a| a.len() > 3),
+        "{commands}"
+    );
+    // A duration without a unit is refused, naming the units.
+    let out = p.run(&["config", "set", "stale_threshold", "30"], "");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("has no unit") && err.contains("\"30m\""), "{err}");
+    // Counts agree with their nouns.
+    let line = p
+        .fixture("SessionStart-startup.json")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = p.run(&["replay", "-"], format!("{line}\nnot json\n"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("replayed 1 event into") && err.contains("1 bad line skipped"),
+        "{err}"
+    );
+    // `recover` with no crash says so before the brief.
+    p.run(&["task", "start", "--id", "T"], "");
+    let out = p.run(&["recover"], "");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.starts_with("No crash detected"), "{said}");
+    // Every flag says what it does.
+    for args in [&["init", "--help"][..], &["status", "--help"], &["config", "show", "--help"]] {
+        let out = p.run(args, "");
+        let help = String::from_utf8_lossy(&out.stdout);
+        for flag in ["--remove", "--json", "--user"] {
+            if let Some(line) = help.lines().find(|l| l.contains(flag)) {
+                assert!(
+                    line.trim().len() > flag.len() + 10,
+                    "{args:?}: {flag} has no help: {line:?}"
+                );
+            }
+        }
+    }
+}

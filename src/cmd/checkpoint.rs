@@ -111,11 +111,14 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
             .unwrap_or_default();
         let dirty = capture.as_ref().and_then(|k| k.git_dirty) == Some(true);
         println!(
-            "{} {} {:<17} step \"{}\"{}{} — {}",
+            "{} {} {:<17} {}{}{} — {}",
             stamp(c.created_at),
             c.checkpoint_id,
             c.trigger.as_str(),
-            c.step_name,
+            match c.step_name.as_str() {
+                "" => "no step".to_string(),
+                name => format!("step \"{name}\""),
+            },
             commit,
             if dirty { " (dirty)" } else { "" },
             c.description

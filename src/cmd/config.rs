@@ -14,13 +14,17 @@ use crate::store;
 pub enum ConfigCmd {
     /// Every key, its effective value and its origin.
     Show {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Set a key in the project's waymark.json (or the user config with --user).
     Set {
+        /// The key, dotted for a nested one (`retention.completed`).
         key: String,
+        /// The value, as JSON (`3`, `true`, `["a"]`) or a bare string (`5m`).
         value: String,
+        /// Write ~/.config/waymark/config.json instead of the project's.
         #[arg(long)]
         user: bool,
     },

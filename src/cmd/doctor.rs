@@ -136,7 +136,10 @@ fn project_lines(ctx: &crate::context::Ctx, lines: &mut Vec<(Mark, String)>) {
     match crate::governance::intent::load(&ctx.project) {
         Ok(Some(f)) => lines.push((
             Mark::Ok,
-            format!("{} intents in active_intents.yaml", f.active_intents.len()),
+            format!(
+                "{} in active_intents.yaml",
+                crate::text::count(f.active_intents.len() as u64, "intent")
+            ),
         )),
         Ok(None) => {}
         Err(e) => lines.push((Mark::Fail, e.to_string())),

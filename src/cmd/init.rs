@@ -100,7 +100,8 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
             Registered { added, repointed } => (
                 true,
                 format!(
-                    "Added waymark's hooks for {added} events{}",
+                    "Added waymark's hooks for {}{}",
+                    crate::text::count(added as u64, "event"),
                     match repointed {
                         0 => String::new(),
                         n => format!(" and pointed {n} at `{exe}`"),

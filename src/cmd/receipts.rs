@@ -131,8 +131,8 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
     } else {
         print_table(&receipts, &verdicts);
         println!(
-            "\n{} receipts: {} valid, {} INVALID, {} unsigned, {} not checked (no key)",
-            receipts.len(),
+            "\n{}: {} valid, {} INVALID, {} unsigned, {} not checked (no key)",
+            crate::text::count(receipts.len() as u64, "receipt"),
             count("valid"),
             count("invalid"),
             count("unsigned"),

@@ -34,6 +34,12 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
         }));
         return ExitCode::SUCCESS;
     }
+    if updated.value != Some(true) {
+        println!(
+            "No crash detected: the last session ended its turn, or its process still runs (the README's Recovery section). Task {} is {}.\n",
+            hook.task_id, hook.state
+        );
+    }
     let extras = Extras {
         source: "recover".into(),
         ..Default::default()

@@ -78,10 +78,11 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
         }
     }
     eprintln!(
-        "replayed {count} events into {}{}",
+        "replayed {} into {}{}",
+        crate::text::count(count as u64, "event"),
         root.display(),
         if bad > 0 {
-            format!(", {bad} bad lines skipped")
+            format!(", {} skipped", crate::text::count(bad as u64, "bad line"))
         } else {
             String::new()
         }

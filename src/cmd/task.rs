@@ -62,9 +62,9 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
                     hook.add_step(&sid, &name, "", None, StepSource::Manual, ctx.now);
                 }
                 let msg = format!(
-                    "Started task {} with {} steps",
+                    "Started task {} with {}",
                     hook.task_id,
-                    hook.steps.len()
+                    crate::text::count(hook.steps.len() as u64, "step")
                 );
                 *slot = Some(hook);
                 Ok(msg)

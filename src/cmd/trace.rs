@@ -38,8 +38,8 @@ pub fn run(root: Option<PathBuf>, args: TraceArgs) -> ExitCode {
 
 fn summary(v: &Verified) -> String {
     let mut out = format!(
-        "{} records in .orchestration/{}\n",
-        v.lines,
+        "{} in .orchestration/{}\n",
+        crate::text::count(v.lines, "record"),
         trace::TRACE_FILE
     );
     match v.chained_from {

@@ -132,7 +132,7 @@ impl Config {
         let mut values = BTreeMap::new();
         for key in KEYS {
             let mut effective = (
-                serde_json::from_str(key.default).expect("valid default"),
+                key.default_value(),
                 Origin::Default,
             );
             for (map, origin) in layers {

@@ -128,9 +128,7 @@ impl Default for Config {
             key_file: String::new(),
         };
         for key in table::KEYS {
-            let v: serde_json::Value =
-                serde_json::from_str(key.default).expect("defaults are valid JSON");
-            (key.apply)(&mut c, &v).expect("defaults are valid values");
+            (key.apply)(&mut c, &key.default_value()).expect("defaults are valid values");
         }
         c
     }

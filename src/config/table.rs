@@ -22,8 +22,20 @@ pub(super) type Apply = fn(&mut Config, &Value) -> Result<(), String>;
 
 pub(super) struct Key {
     pub name: &'static str,
+    /// The default as JSON text; empty for the one default that is a table of its own
+    /// ([`DEFAULT_VALIDATION_COMMANDS`]).
     pub default: &'static str,
     pub apply: Apply,
+}
+
+impl Key {
+    /// The default value, as `config show` prints it and the loader starts from.
+    pub fn default_value(&self) -> Value {
+        match self.default {
+            "" => Value::from(DEFAULT_VALIDATION_COMMANDS.to_vec()),
+            text => serde_json::from_str(text).expect("defaults are valid JSON"),
+        }
+    }
 }
 
 /// Every key, its default (as JSON) and how it is parsed. The single table the loader,
@@ -143,7 +155,7 @@ pub(super) const KEYS: &[Key] = &[
     },
     Key {
         name: "validation_commands",
-        default: "null",
+        default: "",
         apply: |c, v| {
             c.validation_commands = patterns(v)?;
             Ok(())

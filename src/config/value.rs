@@ -114,10 +114,10 @@ pub(super) fn patterns(v: &Value) -> Result<Vec<String>, String> {
 pub(super) fn duration(v: &Value) -> Result<Duration, String> {
     match v {
         Value::String(s) => parse_duration(s),
-        Value::Number(n) => n
-            .as_u64()
-            .map(Duration::from_secs)
-            .ok_or_else(|| format!("expected a duration such as \"5m\", got {v}")),
+        // A bare number could mean seconds or minutes: the unit is asked for, not guessed.
+        Value::Number(n) => Err(format!(
+            "{n} has no unit: write \"{n}s\", \"{n}m\" or \"{n}h\""
+        )),
         _ => Err(format!("expected a duration such as \"5m\", got {v}")),
     }
 }
@@ -128,6 +128,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     if s.is_empty() {
         return Err(bad());
+    }
+    if s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(format!(
+            "{s:?} has no unit: write \"{s}s\", \"{s}m\" or \"{s}h\""
+        ));
     }
     let mut total = Duration::ZERO;
     let mut rest = s;
@@ -170,5 +175,9 @@ mod tests {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert!(parse_duration("5 minutes").is_err());
         assert!(parse_duration("m").is_err());
+        // No unit: an error that says which to write, as a string or a number.
+        let e = parse_duration("30").unwrap_err();
+        assert!(e.contains("has no unit") && e.contains("\"30s\""), "{e}");
+        assert!(duration(&json!(30)).unwrap_err().contains("\"30m\""));
     }
 }

@@ -62,14 +62,15 @@ impl DiffStat {
         if self.files == 0 {
             return "nothing".into();
         }
-        let plural = if self.files == 1 { "" } else { "s" };
         let new = match self.new {
             0 => String::new(),
             n => format!(" ({n} new)"),
         };
         format!(
-            "{} file{plural}, +{}/−{} lines{new}",
-            self.files, self.added, self.deleted
+            "{}, +{}/−{} lines{new}",
+            crate::text::count(self.files as u64, "file"),
+            self.added,
+            self.deleted
         )
     }
 }
