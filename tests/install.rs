@@ -312,7 +312,10 @@ fn small_things_say_what_they_mean() {
     let out = p.run(&["config", "set", "stale_threshold", "30"], "");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("has no unit") && err.contains("\"30m\""), "{err}");
+    assert!(
+        err.contains("has no unit") && err.contains("\"30m\""),
+        "{err}"
+    );
     // Counts agree with their nouns.
     let line = p
         .fixture("SessionStart-startup.json")
@@ -331,7 +334,11 @@ fn small_things_say_what_they_mean() {
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.starts_with("No crash detected"), "{said}");
     // Every flag says what it does.
-    for args in [&["init", "--help"][..], &["status", "--help"], &["config", "show", "--help"]] {
+    for args in [
+        &["init", "--help"][..],
+        &["status", "--help"],
+        &["config", "show", "--help"],
+    ] {
         let out = p.run(args, "");
         let help = String::from_utf8_lossy(&out.stdout);
         for flag in ["--remove", "--json", "--user"] {

@@ -46,12 +46,25 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         lines.push((Mark::Warn, "hooks not found in .claude/settings.json, .claude/settings.local.json or ~/.claude/settings.json (fine when loaded as a plugin; else run `waymark init`)".into()));
     }
     for (file, commands) in registered {
-        for command in commands {
-            lines.push(match starts(&command) {
-                Ok(()) => (Mark::Ok, format!("hooks registered in {file}: {command}")),
+        // One check per program the entries run (normally one for all events).
+        let mut programs: Vec<(&str, Vec<&String>)> = Vec::new();
+        for c in &commands {
+            let program = super::init::first_word(c);
+            match programs.iter_mut().find(|(p, _)| *p == program) {
+                Some((_, cs)) => cs.push(c),
+                None => programs.push((program, vec![c])),
+            }
+        }
+        for (program, commands) in programs {
+            let events = crate::text::count(commands.len() as u64, "event");
+            lines.push(match starts(program) {
+                Ok(()) => (
+                    Mark::Ok,
+                    format!("hooks registered in {file} for {events}, running {program}"),
+                ),
                 Err(why) => (
                     Mark::Fail,
-                    format!("hooks in {file} run `{command}`, which does not start ({why}): run `waymark init` again (with --user for ~/.claude) to point them at the waymark you have"),
+                    format!("hooks in {file} for {events} run `{}`, and {program} does not start ({why}): run `waymark init` again (with --user for ~/.claude) to point them at the waymark you have", commands[0]),
                 ),
             });
         }
@@ -197,10 +210,9 @@ fn registrations(root: &Path) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// Whether a registered hook command's program starts: its first word, as the shell reads
-/// it (quotes, `$VARS`), run with `--version`.
-fn starts(command: &str) -> Result<(), String> {
-    let program = super::init::first_word(command);
+/// Whether a registered hook command's program (its first word, as written) starts: the
+/// shell reads it (quotes, `$VARS`) and runs it with `--version`.
+fn starts(program: &str) -> Result<(), String> {
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!("{program} --version"))

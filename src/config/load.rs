@@ -131,10 +131,7 @@ impl Config {
         let mut config = Config::default();
         let mut values = BTreeMap::new();
         for key in KEYS {
-            let mut effective = (
-                key.default_value(),
-                Origin::Default,
-            );
+            let mut effective = (key.default_value(), Origin::Default);
             for (map, origin) in layers {
                 let Some(v) = lookup(map, key.name) else {
                     continue;

@@ -290,7 +290,7 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
     let _ = writeln!(
         md,
         "- The task's history ({}), checkpoints and receipts: `.orchestration/tasks/{}/`",
-        crate::text::count(hook.history_count as u64, "event"),
+        crate::text::count(hook.history_count, "event"),
         crate::task::store::sanitize(&hook.task_id)
     );
     md
