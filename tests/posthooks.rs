@@ -948,7 +948,7 @@ fn intent_list_and_use() {
     let text = String::from_utf8(list.stdout).unwrap();
     assert!(text.contains("INT-001") && text.contains("JWT Authentication Migration"));
     assert!(text.contains("src/auth/**, src/session.ts"));
-    assert!(text.contains("2 intents are IN_PROGRESS"), "{text}");
+    assert!(text.contains("2 intents are in progress"), "{text}");
     p.cmd()
         .args(["intent", "use", "INT-002"])
         .assert()
