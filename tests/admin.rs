@@ -166,3 +166,93 @@ fn unknown_subcommand_is_a_usage_error() {
     let p = Project::new();
     p.waymark().arg("frobnicate").assert().code(2);
 }
+
+#[test]
+fn intent_list_without_an_intents_file_is_not_an_error() {
+    let p = Project::new();
+    let path = p.path(".orchestration/active_intents.yaml");
+    let out = p.waymark().args(["intent", "list"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "No intents: {} does not exist (see docs/governance.md for its format).\n",
+            path.display()
+        )
+    );
+    let out = p
+        .waymark()
+        .args(["intent", "list", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v, json!({"intents": [], "active": null, "chosen": null}));
+    // Nothing to choose from: an error, that says why.
+    p.waymark()
+        .args(["intent", "use", "INT-1"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "no intent INT-1: {} does not exist",
+            path.display()
+        )));
+    assert!(!p.path(".orchestration/active_intent").exists());
+}
+
+#[test]
+fn intent_use_in_a_file_without_intents_says_so() {
+    let p = Project::new();
+    p.write(
+        ".orchestration/active_intents.yaml",
+        "# none yet\nactive_intents: []\n",
+    );
+    let path = p.path(".orchestration/active_intents.yaml");
+    let out = p
+        .waymark()
+        .args(["intent", "use", "INT-1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "no intent INT-1: {} has no intents",
+            path.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("there are"), "{err}");
+    p.waymark()
+        .args(["intent", "list"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("No intents in"));
+}
+
+#[test]
+fn intent_list_reads_the_shapes_projects_write() {
+    let p = Project::new();
+    p.write(
+        ".orchestration/active_intents.yaml",
+        "- id: 7\n  title: Billing page\n  status: In Progress\n  owned_scope: web/billing/**\n- id: 8\n  title: Dark mode\n  status: done\n",
+    );
+    let out = p
+        .waymark()
+        .args(["intent", "list", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["active"], "7");
+    assert_eq!(v["intents"][0]["name"], "Billing page");
+    assert_eq!(v["intents"][0]["state"], "in_progress");
+    assert_eq!(v["intents"][0]["owned_scope"], json!(["web/billing/**"]));
+    assert_eq!(v["intents"][1]["state"], "completed");
+    let help = p
+        .waymark()
+        .args(["intent", "list", "--help"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Print JSON instead of text"));
+}

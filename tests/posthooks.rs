@@ -503,6 +503,67 @@ fn us1_criteria_in_the_forks_trace_dialect_count() {
     );
 }
 
+#[test]
+fn us1_every_running_intent_owning_the_file_completes_on_its_own() {
+    let p = Proj::new();
+    let intents = r#"# two intents at work on src/, a third elsewhere
+- id: WIDE
+  name: Refactor src
+  status: in_progress
+  owned_scope: ["src/**"]
+  acceptance_criteria: ["test result: ok", "src/a.rs"]
+- id: NARROW
+  name: Fix a.rs
+  status: active   # since Monday
+  owned_scope: src/a.rs
+  acceptance_criteria:
+    - 're:\d+ passed'
+    - src/a.rs
+- id: DOCS
+  name: Docs
+  status: in_progress
+  owned_scope: ["docs/**"]
+  acceptance_criteria: ["test result: ok"]
+"#;
+    p.intents(intents);
+    // A test run with no file: three intents run, none chosen, nothing to judge it under.
+    p.hook(
+        "PostToolUse",
+        &p.bash_event("cargo test", "test result: ok. 3 passed; 0 failed"),
+    );
+    assert_eq!(p.read(".orchestration/active_intents.yaml"), intents);
+    // An edit of src/a.rs: both intents owning it meet their criteria, each completes.
+    let out = p.hook("PostToolUse", &p.write_event("src/a.rs", "fn a() {}\n"));
+    assert_eq!(
+        p.read(".orchestration/active_intents.yaml"),
+        intents
+            .replacen("status: in_progress\n", "status: completed\n", 1)
+            .replace("status: active   #", "status: completed   #")
+    );
+    let tr = p.records_of("transition");
+    let moves: Vec<_> = tr
+        .iter()
+        .map(|r| {
+            let t = &r["metadata"]["waymark"]["transition"];
+            format!("{} {} -> {}", t["intent_id"], t["from"], t["to"])
+        })
+        .collect();
+    assert_eq!(
+        moves,
+        [
+            r#""WIDE" "in_progress" -> "completed""#,
+            r#""NARROW" "active" -> "completed""#
+        ]
+    );
+    assert_eq!(tr[1]["metadata"]["waymark"]["intent_id"], "NARROW");
+    let told = context(&out);
+    assert!(
+        told.contains("intent WIDE (Refactor src) is now completed")
+            && told.contains("intent NARROW (Fix a.rs) is now completed"),
+        "{told}"
+    );
+}
+
 // ---- US2: scope drift -----------------------------------------------------------------
 
 #[test]
@@ -887,7 +948,7 @@ fn intent_list_and_use() {
     let text = String::from_utf8(list.stdout).unwrap();
     assert!(text.contains("INT-001") && text.contains("JWT Authentication Migration"));
     assert!(text.contains("src/auth/**, src/session.ts"));
-    assert!(text.contains("2 intents are IN_PROGRESS"), "{text}");
+    assert!(text.contains("2 intents are in progress"), "{text}");
     p.cmd()
         .args(["intent", "use", "INT-002"])
         .assert()

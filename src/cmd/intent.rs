@@ -11,10 +11,11 @@ use crate::governance::intent;
 pub enum IntentCmd {
     /// The intents of .orchestration/active_intents.yaml, and which one is active.
     List {
+        /// Print JSON instead of text
         #[arg(long)]
         json: bool,
     },
-    /// Make intent ID the active one (when several are IN_PROGRESS).
+    /// Make intent ID the active one (when several are in progress).
     Use { id: String },
 }
 
@@ -23,14 +24,29 @@ pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
     let path = intent::intents_path(&ctx.project);
     let file = match intent::load(&ctx.project) {
         Ok(Some(f)) => f,
+        // No file is the normal state of a project that does not use intents: nothing to
+        // list; but nothing to choose from either.
         Ok(None) => {
-            return super::fail(
-                super::USAGE,
-                format!(
-                    "no intents: {} does not exist (see docs/governance.md for its format)",
-                    path.display()
+            return match cmd {
+                IntentCmd::List { json: true } => {
+                    super::print_json(&json!({"intents": [], "active": null, "chosen": null}));
+                    ExitCode::SUCCESS
+                }
+                IntentCmd::List { json: false } => {
+                    println!(
+                        "No intents: {} does not exist (see docs/governance.md for its format).",
+                        path.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                IntentCmd::Use { id } => super::fail(
+                    super::USAGE,
+                    format!(
+                        "no intent {id}: {} does not exist (see docs/governance.md for its format)",
+                        path.display()
+                    ),
                 ),
-            );
+            };
         }
         Err(e) => return super::fail(super::USAGE, e),
     };
@@ -47,6 +63,11 @@ pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
                             "id": i.id,
                             "name": i.name,
                             "status": i.status,
+                            "state": match i.state() {
+                                intent::Status::InProgress => "in_progress",
+                                intent::Status::Completed => "completed",
+                                intent::Status::Other => "other",
+                            },
                             "owned_scope": i.owned_scope,
                             "acceptance_criteria": i.acceptance_criteria,
                             "active": active.as_deref() == Some(i.id.as_str()),
@@ -78,11 +99,7 @@ pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
                 println!("{mark} {:<12} {:<12} {}", i.id, i.status, i.name);
                 println!("  {:<12} scope: {scope}", "");
             }
-            let running = file
-                .active_intents
-                .iter()
-                .filter(|i| i.is_in_progress())
-                .count();
+            let running = file.running().count();
             match &active {
                 Some(id) => println!(
                     "\nActive: {id}{}",
@@ -93,23 +110,25 @@ pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
                     }
                 ),
                 None if running > 1 => println!(
-                    "\n{running} intents are IN_PROGRESS: each edit goes to the one whose scope holds the file. Choose one with `waymark intent use ID`."
+                    "\n{running} intents are in progress: each edit goes to the one whose scope holds the file. Choose one with `waymark intent use ID`."
                 ),
-                None => println!("\nNo intent is IN_PROGRESS."),
+                None => println!("\nNo intent is in progress."),
             }
             ExitCode::SUCCESS
         }
         IntentCmd::Use { id } => {
             let Some(i) = file.get(&id) else {
                 let ids: Vec<_> = file.active_intents.iter().map(|i| i.id.as_str()).collect();
-                return super::fail(
-                    super::USAGE,
+                let message = if ids.is_empty() {
+                    format!("no intent {id}: {} has no intents", path.display())
+                } else {
                     format!(
                         "no intent {id} in {} (there are: {})",
                         path.display(),
                         ids.join(", ")
-                    ),
-                );
+                    )
+                };
+                return super::fail(super::USAGE, message);
             };
             let target = ctx.project.state_file(intent::CHOSEN_FILE);
             if let Err(e) = crate::store::write_verbatim(&target, format!("{id}\n").as_bytes()) {
@@ -122,7 +141,7 @@ pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
                 println!("Active intent: {id} ({})", i.name);
             } else {
                 println!(
-                    "Chose {id} ({}), but its status is {}: it becomes active once it is {}.",
+                    "Chose {id} ({}), but its status is {}: it becomes active once it is in progress ({}, or active).",
                     i.name,
                     if i.status.is_empty() {
                         "unset"

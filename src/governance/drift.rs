@@ -89,10 +89,7 @@ pub fn active_for<'a>(
 
 /// The intents in progress.
 pub fn running(file: &IntentFile) -> Vec<&Intent> {
-    file.active_intents
-        .iter()
-        .filter(|i| i.is_in_progress())
-        .collect()
+    file.running().collect()
 }
 
 /// Judges every path of one event. `map_text` is intent_map.md's content ("" when absent).

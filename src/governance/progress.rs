@@ -1,7 +1,8 @@
-//! IntentProgress (seed 002 US1): after a tool call, the active intent's acceptance
-//! criteria are matched against the recent trace window; when all are met the intent's
-//! status becomes COMPLETED (only its `status:` line changes) and the transition is
-//! recorded. Some met: nothing changes.
+//! IntentProgress (seed 002 US1): after a tool call, the acceptance criteria of each intent
+//! the event works toward (the active one, and every other intent in progress whose scope
+//! holds the file) are matched against the recent trace window; when all of an intent's
+//! are met its status becomes completed (only its `status:` line changes, in the file's own
+//! spelling) and the transition is recorded. Some met: nothing changes.
 
 use super::facts::Facts;
 use super::intent;
@@ -106,8 +107,10 @@ pub fn brief(ctx: &Ctx, id: &str) -> Option<crate::task::IntentBrief> {
     })
 }
 
-/// The post-hook: completes the intent `path` works under when the recent trace meets
-/// every one of its acceptance criteria.
+/// The post-hook: completes each intent the event works toward (the active one, and every
+/// other intent in progress whose scope holds `path`) when the recent trace meets every one
+/// of its acceptance criteria. Each is judged and completed on its own, with its own
+/// transition record and message.
 pub fn run(
     ctx: &Ctx,
     facts: &mut Facts,
@@ -118,48 +121,76 @@ pub fn run(
     let Some((file, chosen)) = facts.intents_and_choice(ctx) else {
         return Ok(());
     };
-    let Some(active) = file.active(chosen.as_deref(), path) else {
-        return Ok(());
-    };
-    if active.acceptance_criteria.is_empty() {
+    let targets: Vec<_> = file
+        .working_on(chosen.as_deref(), path)
+        .into_iter()
+        .filter(|i| !i.acceptance_criteria.is_empty())
+        .map(|i| (i.id.clone(), i.name.clone(), i.acceptance_criteria.clone()))
+        .collect();
+    if targets.is_empty() {
         return Ok(());
     }
-    let (id, name, criteria) = (
-        active.id.clone(),
-        active.name.clone(),
-        active.acceptance_criteria.clone(),
-    );
     let recent = facts.recent(ctx)?;
-    let ev = evaluate(&criteria, &evidence(recent));
-    for e in &ev.errors {
-        ctx.log(
-            Level::Warn,
-            "intents",
-            &format!("{id}: criterion not evaluated: {e}"),
-        );
+    let lines = evidence(recent);
+    let mut met = Vec::new();
+    for (id, name, criteria) in targets {
+        let ev = evaluate(&criteria, &lines);
+        for e in &ev.errors {
+            ctx.log(
+                Level::Warn,
+                "intents",
+                &format!("{id}: criterion not evaluated: {e}"),
+            );
+        }
+        if ev.all_met() {
+            met.push((id, name, ev.met));
+        }
     }
-    if !ev.all_met() {
-        return Ok(());
+    let mut failures = Vec::new();
+    for (id, name, criteria) in met {
+        let done = intent::complete(&ctx.project, &id)
+            .map_err(anyhow::Error::from)
+            .and_then(|change| match change {
+                Some(change) => record(ctx, about, &id, &name, change, criteria, out),
+                None => Ok(()),
+            });
+        if let Err(e) = done {
+            failures.push(format!("{id}: {e:#}"));
+        }
     }
-    let Some(from) = intent::set_status(&ctx.project, &id, intent::IN_PROGRESS, intent::COMPLETED)?
-    else {
-        return Ok(());
-    };
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(failures.join("; ")))
+    }
+}
+
+/// The transition record of an intent completed, and the agent's message.
+fn record(
+    ctx: &Ctx,
+    about: &Waymark,
+    id: &str,
+    name: &str,
+    change: intent::Change,
+    criteria: Vec<String>,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    let count = criteria.len();
+    let to = change.to.clone();
     let wm = Waymark {
         kind: kind::TRANSITION.into(),
-        intent_id: Some(id.clone()),
+        intent_id: Some(id.to_string()),
         transition: Some(trace::Transition {
-            intent_id: id.clone(),
-            from,
-            to: intent::COMPLETED.into(),
-            criteria: ev.met.clone(),
+            intent_id: id.to_string(),
+            from: change.from,
+            to: change.to,
+            criteria,
         }),
         ..about.clone()
     };
     trace::append(&ctx.project, Record::new(&ctx.project, ctx.now, wm))?;
     out.say(format!(
-        "waymark: intent {id} ({name}) is now COMPLETED: all {} acceptance criteria were met in the recent trace.",
-        ev.met.len()
+        "waymark: intent {id} ({name}) is now {to}: all {count} acceptance criteria were met in the recent trace."
     ));
     Ok(())
 }
