@@ -156,7 +156,7 @@ fn a_passing_validation_streams_output_signs_a_receipt_and_checkpoints() {
         .assert()
         .success()
         .stdout(predicate::str::contains("valid"))
-        .stdout(predicate::str::contains("1 receipts: 1 valid"));
+        .stdout(predicate::str::contains("1 receipt: 1 valid"));
 }
 
 #[test]

@@ -158,7 +158,10 @@ fn print_chain(
 ) {
     let chained = receipts.len() - unchained;
     if problems.is_empty() && chained > 0 {
-        println!("chain: intact ({chained} chained receipts, authenticated head matches)");
+        println!(
+            "chain: intact ({}, authenticated head matches)",
+            crate::text::count(chained as u64, "chained receipt")
+        );
     }
     for p in problems {
         match p.index() {
@@ -167,7 +170,13 @@ fn print_chain(
         }
     }
     if unchained > 0 {
-        println!("{unchained} receipts predate the chain (signature version 1 or 2): not chained");
+        println!(
+            "{} the chain (signature version 1 or 2): not chained",
+            match unchained {
+                1 => "1 receipt predates".to_string(),
+                n => format!("{n} receipts predate"),
+            }
+        );
     }
 }
 
