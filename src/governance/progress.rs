@@ -1,7 +1,7 @@
-//! IntentProgress (seed 002 US1): after a tool call, the active intent's acceptance
-//! criteria are matched against the recent trace window; when all are met the intent's
-//! status becomes COMPLETED (only its `status:` line changes) and the transition is
-//! recorded. Some met: nothing changes.
+//! IntentProgress (docs/design.md, Post-hooks: US1): after a tool call, the active
+//! intent's acceptance criteria are matched against the recent trace window; when all are
+//! met the intent's status becomes COMPLETED (only its `status:` line changes) and the
+//! transition is recorded. Some met: nothing changes.
 
 use super::facts::Facts;
 use super::intent;
