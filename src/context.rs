@@ -18,7 +18,7 @@ pub struct Ctx {
     /// Problems found in the configuration (already logged for hooks).
     pub config_errors: Vec<ConfigError>,
     pub now: DateTime<Utc>,
-    /// When a hook must have finished (DESIGN.md rule 1); `None` for CLI commands.
+    /// When a hook must have finished (docs/design.md rule 1); `None` for CLI commands.
     pub deadline: Option<Instant>,
 }
 

@@ -1,5 +1,5 @@
-//! The hook's deadline (DESIGN.md rule 1): a hook still running when it passes writes a
-//! line to the log, one on stderr, and exits 0.
+//! The hook's deadline (docs/design.md rule 1): a hook still running when it passes
+//! writes a line to the log, one on stderr, and exits 0.
 //!
 //! That is safe at any instant (rule 2: replaced files are old-or-new, appends at most
 //! torn), except for a hook in the middle of a state write: ending it would lose its

@@ -1,5 +1,5 @@
 //! waymark: crash recovery, signed validation receipts and intent governance for Claude
-//! Code, as one binary run on Claude Code's hook events. See DESIGN.md for the whole design
+//! Code, as one binary run on Claude Code's hook events. See docs/design.md for the design
 //! and `handlers/` for what each event does.
 
 pub mod capture;

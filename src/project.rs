@@ -1,8 +1,8 @@
 //! The project root and the paths inside it.
 //!
-//! Rule 3 of DESIGN.md ("stay in the project") is enforced here: every path that comes from
-//! an event is turned into a root-relative path, or rejected as outside the root, before
-//! any other module sees it.
+//! Rule 3 of docs/design.md ("stay in the project") is enforced here: every path that
+//! comes from an event is turned into a root-relative path, or rejected as outside the
+//! root, before any other module sees it.
 
 use std::env;
 use std::path::{Component, Path, PathBuf};

@@ -1,4 +1,4 @@
-//! `waymark cleanup [--dry-run] [--json]` (seed 000, user story 7) over task directories
+//! `waymark cleanup [--dry-run] [--json]` (docs/design.md, Retention) over task directories
 //! made by the real binary (`task start` / `task done|fail|abandon`), then aged.
 
 use std::fs;
@@ -91,7 +91,8 @@ fn line_for<'a>(out: &'a str, dir: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no line for {dir} in:\n{out}"))
 }
 
-/// The mix of user story 7 plus everything that must survive.
+/// The mix of the retention scenarios (docs/design.md, Retention) plus everything that
+/// must survive.
 fn populated() -> (Project, TempDir) {
     let p = Project::new();
     p.finished("done-31d", "done");

@@ -1,6 +1,7 @@
-//! Seed 002's acceptance scenarios, driven through the real binary (`waymark hook …`) with
-//! hook inputs built from the Claude Code 2.1.197 fixtures, checking the files a user sees:
-//! `.orchestration/agent_trace.jsonl`, `active_intents.yaml`, `intent_map.md`, `AGENT.md`.
+//! The post-hooks' acceptance scenarios (docs/design.md, Post-hooks: US1–US3), driven
+//! through the real binary (`waymark hook …`) with hook inputs built from the Claude Code
+//! 2.1.197 fixtures, checking the files a user sees: `.orchestration/agent_trace.jsonl`,
+//! `active_intents.yaml`, `intent_map.md`, `AGENT.md`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -972,10 +973,11 @@ fn intent_list_and_use() {
 
 // ---- Cost does not grow with the ledger -------------------------------------------------
 
-/// The benchmark of DESIGN.md's budget "the same events with a 1,000,000-record trace
-/// ≤ 1.25× the cost with 1,000 records", for the worst PostToolUse Write: an active intent
-/// with criteria, so IntentProgress and SharedBrain read the trace tail. Slow to set up
-/// (writes ~500 MB), so run on demand:
+/// The budget of docs/design.md "the same events with a 1,000,000-record trace ≤ 1.05×
+/// the cost with 1,000 records", checked here in wall time with a looser 1.25× (the
+/// benchmark decides it by instruction counts), for the worst PostToolUse Write: an
+/// active intent with criteria, so IntentProgress and SharedBrain read the trace tail.
+/// Slow to set up (writes ~500 MB), so run on demand:
 /// `cargo test --release --test posthooks -- --ignored --nocapture million`.
 #[test]
 #[ignore]

@@ -1,6 +1,6 @@
 /* The floor of the benchmark: a C program that only reads its stdin to the end and exits
- * (DESIGN.md's budgets are ratios to it, measured in the same rounds). Compiled by the
- * benchmark with `cc -O2`. */
+ * (the budgets of docs/design.md are ratios to it, measured in the same rounds).
+ * Compiled by the benchmark with `cc -O2`. */
 #include <unistd.h>
 
 int main(void) {

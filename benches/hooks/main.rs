@@ -1,4 +1,4 @@
-//! waymark's benchmark: holds the release binary to the budgets of DESIGN.md.
+//! waymark's benchmark: holds the release binary to the budgets of docs/design.md.
 //!
 //! `cargo bench --bench hooks` (method and figures in BENCHMARKS.md). Every hook event is
 //! one process start, so every figure here is a whole process, spawned and reaped, on
@@ -64,7 +64,7 @@ impl Knobs {
     }
 }
 
-/// Concurrent processes, as in DESIGN.md's budget.
+/// Concurrent processes, as in the budget of docs/design.md.
 const PROCESSES: usize = 32;
 
 fn main() {
@@ -273,7 +273,7 @@ fn count_instructions(
     counts
 }
 
-/// Compiles the floor program: a plain C program, as DESIGN.md's budgets name it.
+/// Compiles the floor program: a plain C program, as the budgets of docs/design.md name it.
 fn build_floor(dir: &Path, source: &Path) -> PathBuf {
     let out = dir.join("floor");
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());

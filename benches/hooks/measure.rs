@@ -125,7 +125,7 @@ pub fn instructions(cmd: &mut Command, stdin: &Path) -> Option<u64> {
 }
 
 /// The median latency of `fsync` on the disk under `dir`: the price of every durable
-/// hook.json save (DESIGN.md rule 2), which no code change can lower.
+/// hook.json save (docs/design.md rule 2), which no code change can lower.
 pub fn fsync_latency(dir: &Path) -> Duration {
     use std::io::Write;
     let path = dir.join("fsync-probe");

@@ -155,8 +155,8 @@ impl Event {
         matches!(self, Event::SessionStart)
     }
 
-    /// True for the events that make a checkpoint with the git state (DESIGN.md holds them
-    /// to a budget of their own).
+    /// True for the events that make a checkpoint with the git state (docs/design.md
+    /// holds them to a budget of their own).
     pub fn checkpoints_with_git(self) -> bool {
         matches!(
             self,
@@ -412,7 +412,8 @@ impl Project {
             .collect()
     }
 
-    /// An agent_trace.jsonl of `n` Agent Trace 0.1.0 records, shaped like DESIGN.md's.
+    /// An agent_trace.jsonl of `n` Agent Trace 0.1.0 records, shaped like those of
+    /// docs/design.md.
     pub fn add_trace(&self, n: usize) {
         let path = self.root.join(".orchestration/agent_trace.jsonl");
         let mut w = BufWriter::with_capacity(1 << 20, fs::File::create(path).unwrap());
@@ -442,7 +443,7 @@ impl Project {
         w.flush().unwrap();
     }
 
-    /// An AGENT.md with `n` lessons in DESIGN.md's format.
+    /// An AGENT.md with `n` lessons in the format of docs/design.md.
     pub fn add_lessons(&self, n: usize) {
         let mut w = BufWriter::new(fs::File::create(self.root.join("AGENT.md")).unwrap());
         writeln!(

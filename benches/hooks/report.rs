@@ -1,4 +1,4 @@
-//! The report: each budget of DESIGN.md beside the measured figure, then the details.
+//! The report: each budget of docs/design.md beside the measured figure, then the details.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

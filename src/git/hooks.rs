@@ -1,4 +1,5 @@
-//! Git hooks that checkpoint commits and pushes made outside Claude Code (seed 001 §2).
+//! Git hooks that checkpoint commits and pushes made outside Claude Code (docs/design.md,
+//! Git hooks).
 //!
 //! `waymark git-hooks install` puts a small POSIX wrapper at `post-commit` (trigger
 //! `git_commit`) and `pre-push` (trigger `git_push`) in the hooks directory git really

@@ -1,4 +1,5 @@
-//! The shared brain: lessons in `AGENT.md` for the next agent (seed 002 US3).
+//! The shared brain: lessons in `AGENT.md` for the next agent (docs/design.md,
+//! Post-hooks: US3).
 //!
 //! Each lesson goes under `## Lessons Learned` (the heading is added at the end of the
 //! file when missing) as

@@ -1,6 +1,6 @@
-//! ScopeDrift (seed 002 US2): how each path a mutation touched stands against the
-//! active intent's `owned_scope` and the intent map. [`judge`] is pure; [`run`], the
-//! post-hook, reads the files and acts on the findings.
+//! ScopeDrift (docs/design.md, Post-hooks: US2): how each path a mutation touched stands
+//! against the active intent's `owned_scope` and the intent map. [`judge`] is pure;
+//! [`run`], the post-hook, reads the files and acts on the findings.
 
 use anyhow::Context as _;
 

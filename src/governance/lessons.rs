@@ -1,6 +1,6 @@
-//! The lessons of seed 002 US3, and where they come from: SharedBrain (governance
-//! violations, scope conflicts), VerificationFailure (a failed validation) and the
-//! PermissionDenied event. Each is built here and kept in AGENT.md by [`brain`].
+//! The lessons of docs/design.md (Post-hooks: US3), and where they come from: SharedBrain
+//! (governance violations, scope conflicts), VerificationFailure (a failed validation)
+//! and the PermissionDenied event. Each is built here and kept in AGENT.md by [`brain`].
 
 use anyhow::Context as _;
 use chrono::Duration;

@@ -1,5 +1,5 @@
-//! Intent governance (seed 002): the intents the user declares, the files they own, and
-//! what the agent learns when it strays.
+//! Intent governance (docs/design.md, Post-hooks): the intents the user declares, the
+//! files they own, and what the agent learns when it strays.
 //!
 //! - [`intent`]: `.orchestration/active_intents.yaml`, read in every shape projects write
 //!   it; only an intent's `status:` line is ever rewritten;

@@ -1,8 +1,9 @@
-//! IntentProgress (seed 002 US1): after a tool call, the acceptance criteria of each intent
-//! the event works toward (the active one, and every other intent in progress whose scope
-//! holds the file) are matched against the recent trace window; when all of an intent's
-//! are met its status becomes completed (only its `status:` line changes, in the file's own
-//! spelling) and the transition is recorded. Some met: nothing changes.
+//! IntentProgress (docs/design.md, Post-hooks: US1): after a tool call, the acceptance
+//! criteria of each intent the event works toward (the active one, and every other intent
+//! in progress whose scope holds the file) are matched against the recent trace window;
+//! when all of an intent's are met its status becomes completed (only its `status:` line
+//! changes, in the file's own spelling) and the transition is recorded. Some met: nothing
+//! changes.
 
 use super::facts::Facts;
 use super::intent;

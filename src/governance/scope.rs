@@ -39,10 +39,10 @@ pub fn dirname(path: &str) -> &str {
     path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
 }
 
-/// Seed 002's "near the boundary": `path` lies in the parent directory (`dirname`) of a
-/// mapped scope path, i.e. beside the place where the scope begins, where the next file
-/// over may well be outside it. Returns the scope entry it sits beside. The caller checks
-/// that the path is in scope at all.
+/// "Near the boundary" (docs/design.md, Post-hooks): `path` lies in the parent directory
+/// (`dirname`) of a mapped scope path, i.e. beside the place where the scope begins,
+/// where the next file over may well be outside it. Returns the scope entry it sits
+/// beside. The caller checks that the path is in scope at all.
 pub fn near_boundary<'a>(scope: &'a [String], path: &str) -> Option<&'a str> {
     let dir = dirname(path);
     scope.iter().map(String::as_str).find(|entry| {

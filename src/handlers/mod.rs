@@ -2,7 +2,7 @@
 //!
 //! The rule of this room: this file only routes. Each event's file tells its whole story
 //! in order: it changes the task through `task::current` (one locked read-modify-write,
-//! saved only when something changed) and runs the post-hooks of seed 002 through
+//! saved only when something changed) and runs the post-hooks (docs/design.md) through
 //! [`posthook::isolated`], so that one failing post-hook costs nothing else.
 
 mod compact;

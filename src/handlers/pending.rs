@@ -3,7 +3,7 @@
 //! `.orchestration/pending.jsonl`, redacted like everything stored, and exits in time. The
 //! next event that finds the lock free applies the kept events first, in order and at the
 //! times they happened, then its own. No tool call waits past its deadline, and no event
-//! is lost (DESIGN.md rules 1 and 2).
+//! is lost (docs/design.md rules 1 and 2).
 //!
 //! Only an event that changed nothing yet is kept: every handler's first step is its
 //! change to the task, so an event whose first change timed out is whole.

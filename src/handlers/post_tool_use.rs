@@ -9,8 +9,8 @@
 //!      (`receipt::validation`, the flow `waymark validate` takes too);
 //!    - a step running past `checkpoint_interval` asks for an `interval` checkpoint;
 //!    - the session is marked active.
-//! 2. The post-hooks of seed 002, each isolated, in this order: the trace record (first,
-//!    so that IntentProgress sees it), ScopeDrift, IntentProgress, SharedBrain,
+//! 2. The post-hooks of docs/design.md, each isolated, in this order: the trace record
+//!    (first, so that IntentProgress sees it), ScopeDrift, IntentProgress, SharedBrain,
 //!    VerificationFailure.
 
 use super::posthook::isolated;

@@ -1,5 +1,5 @@
-//! Running a post-hook isolated (seed 002 FR-008, SC-004): an error, or even a panic, in
-//! one is logged to `.orchestration/waymark.log` and goes no further.
+//! Running a post-hook isolated (docs/design.md, Post-hooks: isolation): an error, or
+//! even a panic, in one is logged to `.orchestration/waymark.log` and goes no further.
 
 use std::panic::{self, AssertUnwindSafe};
 

@@ -1,5 +1,6 @@
-//! Seed 003's `KeyManager`: where the master key comes from, and the signer made from it.
-//! The key file's rules and the derivation are in `master.rs`.
+//! The `KeyManager` of docs/design.md (Receipt format): where the master key comes from,
+//! and the signer made from it. The key file's rules and the derivation are in
+//! `master.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -7,8 +8,9 @@ use super::master::{KeyError, MasterKey, create_key, read_key};
 use super::signer::{Ed25519Signer, ReceiptSigner};
 use crate::config::KeyDerivation;
 
-/// Master-key lifecycle (seed 003's `KeyManager`): where the key comes from and how a
-/// signer is made from it. Business logic depends on this trait, never on the storage.
+/// Master-key lifecycle (the `KeyManager` of docs/design.md): where the key comes from
+/// and how a signer is made from it. Business logic depends on this trait, never on the
+/// storage.
 pub trait KeyManager {
     /// Loads the master key, creating it if there is none (for signing).
     fn load(&mut self) -> Result<(), KeyError>;

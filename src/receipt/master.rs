@@ -22,7 +22,8 @@
 //! here. Verification needs nothing but the master key and the receipt: the key is
 //! re-derived from the receipt's own `key_path`, so changing the configured path later
 //! does not break old receipts. This is not BIP32 (there is no chain code and no public
-//! derivation); the path is a name for the key, kept in the seed's format.
+//! derivation); the path is a name for the key, in the form of docs/design.md (Key
+//! derivation).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};

@@ -1,8 +1,10 @@
 //! Validation receipts: Ed25519-signed proof that a validation command ran.
 //!
-//! - [`ValidationReceipt`] is seed 003's record, plus `observed` and `sig_version`.
-//! - [`signed_message`] is what gets signed: every field but the signature (version 2), or
-//!   seed 001's six-field pipe format for receipts marked version 1.
+//! - [`ValidationReceipt`] is the receipt of docs/design.md (Receipt format), plus
+//!   `observed`, `sig_version` and the chain fields.
+//! - [`signed_message`] is what gets signed: every field but the signature (version 3;
+//!   version 2 without the chain fields), or the original six-field pipe format for
+//!   receipts marked version 1.
 //! - [`signer`] holds the `ReceiptSigner` trait and its Ed25519 implementation, [`keys`]
 //!   the `KeyManager` trait, [`master`] the key file and the per-task key derivation
 //!   (signer and manager both build on the master key; it knows neither).
@@ -36,13 +38,15 @@ pub use signer::{Ed25519Signer, ReceiptSigner, VerifyError};
 /// The signed-message format new receipts are signed with (every field, length-prefixed,
 /// with the task and the chain link).
 pub const SIG_VERSION: u32 = 3;
-/// Seed 001's six-field pipe format. Receipts without a `sig_version` are of this format.
+/// The original six-field pipe format (docs/design.md, Receipt format). Receipts without
+/// a `sig_version` are of this format.
 pub const LEGACY_SIG_VERSION: u32 = 1;
 
 /// What `duration` says when waymark did not see how long the command took.
 pub const UNKNOWN_DURATION: &str = "unknown";
 
-/// Proof that a validation ran, with its result and output hashes (seed 003).
+/// Proof that a validation ran, with its result and output hashes (docs/design.md,
+/// Receipt format).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ValidationReceipt {
     pub receipt_id: String,
@@ -77,7 +81,7 @@ pub struct ValidationReceipt {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub redacted: bool,
     /// Which signed-message format `signature` is over. Absent in receipts written before
-    /// the field existed, which were signed in seed 001's format (version 1).
+    /// the field existed, which were signed in the original pipe format (version 1).
     #[serde(default = "legacy_version")]
     pub sig_version: u32,
 }
@@ -105,7 +109,8 @@ fn legacy_version() -> u32 {
 /// `\n`, and a version-1 message always ends in a digit, so no signature can be moved from
 /// one format to another.
 ///
-/// Version 1 is seed 001's `{receipt_id}|{command}|{exit_code}|{stdout_hash}|{stderr_hash}|{completed_at_unix}`:
+/// Version 1 is the original pipe format (docs/design.md, Receipt format),
+/// `{receipt_id}|{command}|{exit_code}|{stdout_hash}|{stderr_hash}|{completed_at_unix}`:
 /// it leaves the step, the start, the duration and the key path unsigned, which is why it
 /// is only verified, never written.
 pub fn signed_message(r: &ValidationReceipt) -> Option<Vec<u8>> {
@@ -177,7 +182,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     crate::text::hex(&Sha256::digest(bytes))
 }
 
-/// A new receipt id, `rcpt-<8 hex>` (seed 003's `rcpt-{uuid8}`).
+/// A new receipt id, `rcpt-<8 hex>` (docs/design.md, Task record).
 pub fn new_receipt_id() -> String {
     crate::text::new_id("rcpt")
 }

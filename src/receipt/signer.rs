@@ -1,4 +1,4 @@
-//! Signing and verifying receipts (seed 003's `ReceiptSigner`), and its Ed25519
+//! Signing and verifying receipts (the `ReceiptSigner` of docs/design.md), and its Ed25519
 //! implementation over ed25519-dalek. Nothing outside this file names ed25519-dalek: a
 //! different scheme is a new `ReceiptSigner`, with no change to the callers.
 

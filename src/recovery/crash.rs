@@ -1,4 +1,4 @@
-//! Crash detection (seed 001 §4) and the recovery it starts.
+//! Crash detection (docs/design.md, Crash detection) and the recovery it starts.
 //!
 //! A session is **live** while it is mid-turn (an event since its last Stop) and the Claude
 //! Code process running it still runs (`crate::process`). A **crash** is a session left

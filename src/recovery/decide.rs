@@ -1,4 +1,4 @@
-//! The recovery decision tree of seed 001 §6: given a crashed task, how to go on. Pure.
+//! The recovery decision tree of docs/design.md: given a crashed task, how to go on. Pure.
 
 use std::time::Duration;
 
@@ -9,7 +9,8 @@ use crate::task::{Hook, HookState};
 /// A checkpoint younger than this is a good place to resume from.
 pub const RECENT_CHECKPOINT: Duration = Duration::from_secs(10 * 60);
 
-/// Step names that only read or check, so are safe to retry (seed 001 §6).
+/// Step names that only read or check, so are safe to retry (docs/design.md, Recovery
+/// decision tree).
 const IDEMPOTENT_WORDS: &[&str] = &[
     "analy",
     "plan",
@@ -28,7 +29,7 @@ const IDEMPOTENT_WORDS: &[&str] = &[
     "lint",
 ];
 
-/// The recommendation of seed 001 §6's decision tree, with its reason.
+/// The recommendation of the decision tree (docs/design.md), with its reason.
 pub fn decide(hook: &Hook, now: DateTime<Utc>) -> (&'static str, String) {
     let recent = hook
         .last_checkpoint()

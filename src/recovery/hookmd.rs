@@ -1,4 +1,5 @@
-//! HOOK.md: the recovery file, rendered from the hook alone (seed 001 §7).
+//! HOOK.md: the recovery file, rendered from the hook alone (docs/design.md, HOOK.md
+//! sections).
 //!
 //! It must stand alone: an agent that reads nothing else learns which step to resume, which
 //! attempt that is, what not to repeat and how to check its ground.

@@ -1,9 +1,9 @@
 //! Recovery: what a new session is told so that it resumes exactly where the last one
 //! left off.
 //!
-//! - [`crash`]: was the last session a crash (seed 001 §4)? If so, the task moves to
-//!   `recovering` with a recovery context;
-//! - [`decide`]: the decision tree (seed 001 §6) that recommends how to go on;
+//! - [`crash`]: was the last session a crash (docs/design.md, Crash detection)? If so,
+//!   the task moves to `recovering` with a recovery context;
+//! - [`decide`]: the decision tree (docs/design.md) that recommends how to go on;
 //! - [`guidance`]: "What to do now" and "DO NOT", shared by the brief and HOOK.md;
 //! - [`brief`]: the short resume brief injected at SessionStart;
 //! - [`hookmd`]: HOOK.md, the whole recovery file, readable alone;

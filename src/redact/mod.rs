@@ -1,4 +1,4 @@
-//! Redaction: no secret reaches anything waymark stores or prints (DESIGN.md rule 4).
+//! Redaction: no secret reaches anything waymark stores or prints (docs/design.md rule 4).
 //!
 //! The choke point is the [`Clean`] type. Every file waymark writes for itself (hook.json
 //! and its logs, HOOK.md, the trace, AGENT.md, the intent map, captures, the pending

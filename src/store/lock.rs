@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use fs4::{FileExt, TryLockError};
 
-/// How long a writer waits for a lock before giving up (DESIGN.md rule 2).
+/// How long a writer waits for a lock before giving up (docs/design.md rule 2).
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]

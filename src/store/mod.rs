@@ -1,9 +1,9 @@
 //! Durable file primitives: atomic replace, locked append, tail read.
 //!
 //! Every file waymark keeps is written through these three functions, so the rules of
-//! DESIGN.md ("nothing lost") live in one place: a replaced file is never seen half
-//! written, an appended record is one `write` under a lock, a reader of a JSONL file reads
-//! only the tail it needs and tolerates a torn last line.
+//! docs/design.md (rule 2, "nothing lost") live in one place: a replaced file is never
+//! seen half written, an appended record is one `write` under a lock, a reader of a JSONL
+//! file reads only the tail it needs and tolerates a torn last line.
 //!
 //! The rule of this room: nothing here knows what a file holds; nothing outside it opens
 //! a file of waymark's for writing by other means; and what a record writer takes is a

@@ -1,4 +1,4 @@
-//! waymark never writes through a link (DESIGN.md rule 3).
+//! waymark never writes through a link (docs/design.md rule 3).
 //!
 //! `.orchestration/` is meant to be committed, so a repository can carry a planted
 //! `agent_trace.jsonl -> ~/.bashrc`, a `tasks -> /somewhere`, or a hard link from AGENT.md

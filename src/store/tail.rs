@@ -1,7 +1,7 @@
 //! Read the last lines of a file without reading the file.
 //!
 //! The trace grows without bound; every per-event read of "recent records" goes through
-//! here and costs the same with a thousand records or a million (DESIGN.md rule 5).
+//! here and costs the same with a thousand records or a million (docs/design.md rule 5).
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};

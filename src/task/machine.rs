@@ -1,4 +1,5 @@
-//! The hook state machine, exactly as seed 003's transition table.
+//! The hook state machine, exactly as the transition table of docs/design.md (Task state
+//! machine).
 //!
 //! Two transitions are not in the table because they apply from every non-terminal state:
 //! `crash_detected` → `recovering` and `abandon` → `abandoned`. waymark adds a third of the

@@ -1,8 +1,8 @@
 //! The task: one `Hook` (hook.json) per task, its state machine, its step plan, its
 //! checkpoints, and where it is kept.
 //!
-//! - [`model`]: the `Hook` of seed 003 and the records it holds, as stored;
-//! - [`machine`]: the state machine, exactly seed 003's table;
+//! - [`model`]: the `Hook` of docs/design.md and the records it holds, as stored;
+//! - [`machine`]: the state machine, exactly the table of docs/design.md;
 //! - [`plan`]: what happens when steps move (attempts, the implicit step);
 //! - [`tools`]: Claude Code's task tools and task events, mapped onto the plan;
 //! - [`checkpoint`]: when a checkpoint is due (as [`Effect`]s) and its record;

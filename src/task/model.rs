@@ -1,8 +1,9 @@
-//! The `Hook` entity of seed 003 and the records it holds, as stored in `hook.json`.
+//! The `Hook` record of docs/design.md (Task record) and the records it holds, as stored
+//! in `hook.json`.
 //!
-//! Field names follow the seed so that hook.json reads like its JSON schema example;
-//! what waymark adds (the step plan, the session, the intent binding) is named in the
-//! same style.
+//! Field names follow the original data model (docs/design.md) so that hook.json reads
+//! like it; what waymark adds (the step plan, the session, the intent binding) is named
+//! in the same style.
 
 use std::collections::BTreeMap;
 
@@ -302,7 +303,8 @@ pub struct HookEvent {
     pub details: BTreeMap<String, Value>,
 }
 
-/// Seed 003 writes the missing state as `""`.
+/// The missing state (before the first event) is written `""`, as in docs/design.md (Task
+/// record).
 mod opt_state {
     use super::HookState;
     use serde::{Deserialize, Deserializer, Serializer};

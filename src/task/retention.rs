@@ -1,4 +1,4 @@
-//! Retention of finished tasks (seed 000, user story 7).
+//! Retention of finished tasks (docs/design.md, Retention).
 //!
 //! A finished task is kept in `.orchestration/tasks/<task-id>/` (hook.json, HOOK.md,
 //! history.jsonl). Cleanup removes such a directory when its hook.json says the task is

@@ -1,6 +1,6 @@
 //! 32 agents at once against one project: nothing lost, nothing duplicated, every file
-//! valid, no temp files left (DESIGN.md budgets: "32 hook processes at once, 100 events
-//! each: every record present, every file valid").
+//! valid, no temp files left (docs/design.md budgets: "32 hook processes at once, 100
+//! events each: every record present, every file valid").
 
 use std::collections::HashMap;
 use std::sync::Arc;

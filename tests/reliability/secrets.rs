@@ -2,7 +2,7 @@
 //! last message, the compaction summary, denial reasons, task subjects and descriptions,
 //! todo items, push URLs, commit messages, validation command lines, wrong-typed fields)
 //! never reach any file waymark writes, nor its stdout or stderr: every stored string
-//! passes the redactor (DESIGN.md rule 4; `src/redact`).
+//! passes the redactor (docs/design.md rule 4; `src/redact`).
 
 use serde_json::json;
 
