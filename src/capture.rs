@@ -39,6 +39,10 @@ pub struct Capture {
     /// The step's files at that moment.
     #[serde(default)]
     pub files: Vec<FileSnapshot>,
+    /// The commit holding the whole work tree at that moment (`git::snapshot`), under
+    /// `refs/waymark/checkpoints/<task>/<checkpoint>`; `None` outside git.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
 }
 
 /// A capture to take: which checkpoint, and of which files.
@@ -50,6 +54,8 @@ pub struct Request {
     pub files: Vec<String>,
     /// How many of the task's newest checkpoints keep their captures (`max_checkpoints`).
     pub keep: usize,
+    /// The lessons file, left out of the snapshot like the state directory.
+    pub lessons: String,
 }
 
 /// How captures are taken.
@@ -79,11 +85,22 @@ pub fn load(project: &Project, task_id: &str, checkpoint_id: &str) -> Option<Cap
 /// task's newest `keep` go.
 pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Result<Capture> {
     let git = crate::git::state(&project.root);
+    let in_git = !git.branch.is_empty();
+    let snapshot = in_git
+        .then(|| {
+            use crate::git::snapshot;
+            let tree = snapshot::tree(&project.root, &request.lessons)?;
+            let name = snapshot::ref_name(&request.task_id, &request.checkpoint_id);
+            let message = format!("waymark checkpoint {}", request.checkpoint_id);
+            snapshot::save(&project.root, &tree, &name, &message)
+        })
+        .flatten();
     let capture = Capture {
         checkpoint_id: request.checkpoint_id.clone(),
         captured_at: now,
-        git_dirty: (!git.branch.is_empty()).then_some(git.dirty),
+        git_dirty: in_git.then_some(git.dirty),
         files: snapshots(project, &request.files),
+        snapshot,
     };
     save(project, &request.task_id, &capture)?;
     prune(project, &request.task_id, request.keep)?;
@@ -93,9 +110,16 @@ pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Res
 /// Removes the captures of the checkpoints that are no longer among the task's newest
 /// `keep` (its checkpoint log holds them all).
 fn prune(project: &Project, task_id: &str, keep: usize) -> io::Result<()> {
-    let kept: Vec<String> = crate::task::store::checkpoints(project, task_id, keep)?
+    let kept_ids: Vec<String> = crate::task::store::checkpoints(project, task_id, keep)?
         .into_iter()
-        .map(|c| crate::task::store::sanitize(&c.checkpoint_id))
+        .map(|c| c.checkpoint_id)
+        .collect();
+    if !kept_ids.is_empty() {
+        crate::git::snapshot::prune(&project.root, task_id, &kept_ids)?;
+    }
+    let kept: Vec<String> = kept_ids
+        .iter()
+        .map(|c| crate::task::store::sanitize(c))
         .collect();
     let dir = task_dir(project, task_id).join("checkpoints");
     for entry in std::fs::read_dir(&dir)?.flatten() {
@@ -293,6 +317,7 @@ mod tests {
             checkpoint_id: id.into(),
             files: vec!["a.rs".into()],
             keep: 1,
+            lessons: "AGENT.md".into(),
         };
         run(&p, &[request("ckpt-1")], Mode::Inline, Utc::now()).unwrap();
         assert!(

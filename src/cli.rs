@@ -66,6 +66,10 @@ pub enum Command {
     Receipts(cmd::receipts::ReceiptsArgs),
     /// Summarize the Agent Trace ledger, or check its chain (--verify).
     Trace(cmd::trace::TraceArgs),
+    /// What changed since a checkpoint (new and deleted files included).
+    Diff(cmd::diff::DiffArgs),
+    /// Put files back as they were at a checkpoint (undoable).
+    Rewind(cmd::rewind::RewindArgs),
     /// Run crash detection now and print the resume brief.
     Recover {
         /// Print JSON instead of text.
@@ -130,6 +134,8 @@ fn dispatch() -> ExitCode {
         Command::Validate(args) => cmd::validate::run(root, args),
         Command::Receipts(args) => cmd::receipts::run(root, args),
         Command::Trace(args) => cmd::trace::run(root, args),
+        Command::Diff(args) => cmd::diff::run(root, args),
+        Command::Rewind(args) => cmd::rewind::run(root, args),
         Command::Recover { json } => cmd::recover::run(root, json),
         Command::Regenerate => cmd::recover::regenerate(root),
         Command::Cleanup(args) => cmd::cleanup::run(root, args),

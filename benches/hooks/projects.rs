@@ -505,6 +505,7 @@ impl Project {
                     captured_at: at,
                     git_dirty: Some(true),
                     files: snapshots.clone(),
+                    snapshot: None,
                 };
                 waymark::capture::save(&project, &hook.task_id, &capture).unwrap();
                 hook.push_checkpoint(cp);

@@ -260,7 +260,7 @@ fn budgets(o: &mut String, r: &Results) {
             failures == 0,
         ),
     ];
-    let _ = writeln!(o, "## Budgets (DESIGN.md)\n");
+    let _ = writeln!(o, "## Budgets (docs/design.md)\n");
     let _ = writeln!(o, "| budget | measured | holds |\n| --- | --- | --- |");
     for (budget, measured, ok) in &rows {
         let _ = writeln!(o, "| {budget} | {measured} | {} |", holds(*ok));

@@ -110,8 +110,13 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
             .map(|h| format!(" @{}", &h[..h.len().min(10)]))
             .unwrap_or_default();
         let dirty = capture.as_ref().and_then(|k| k.git_dirty) == Some(true);
+        let snapshot = capture
+            .as_ref()
+            .and_then(|k| k.snapshot.as_deref())
+            .map(|s| format!(" [snapshot {}]", &s[..s.len().min(10)]))
+            .unwrap_or_default();
         println!(
-            "{} {} {:<17} {}{}{} — {}",
+            "{} {} {:<17} {}{}{}{snapshot} — {}",
             stamp(c.created_at),
             c.checkpoint_id,
             c.trigger.as_str(),

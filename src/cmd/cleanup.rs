@@ -52,6 +52,12 @@ pub fn run(root: Option<PathBuf>, args: CleanupArgs) -> ExitCode {
             d.action = Action::Keep;
             d.reason = format!("could not be removed: {e}");
             eprintln!("waymark: tasks/{}: {e}", d.dir);
+            continue;
+        }
+        // Its checkpoints' snapshots go with it.
+        let task = d.task_id.as_deref().unwrap_or(&d.dir);
+        if let Err(e) = crate::git::snapshot::prune(&ctx.project.root, task, &[]) {
+            eprintln!("waymark: tasks/{}: snapshots not removed: {e}", d.dir);
         }
     }
     let removed = decisions

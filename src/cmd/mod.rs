@@ -7,6 +7,7 @@
 pub mod checkpoint;
 pub mod cleanup;
 pub mod config;
+pub mod diff;
 pub mod doctor;
 pub mod git_hooks;
 pub mod hook;
@@ -15,6 +16,7 @@ pub mod intent;
 pub mod receipts;
 pub mod recover;
 pub mod replay;
+pub mod rewind;
 pub mod status;
 pub mod task;
 pub mod trace;

@@ -61,7 +61,7 @@ pub fn head(root: &Path) -> Option<Head> {
 }
 
 /// `<dir>/.git` for the nearest ancestor that has one; follows a `gitdir:` file.
-fn find_git_dir(root: &Path) -> Option<PathBuf> {
+pub(crate) fn find_git_dir(root: &Path) -> Option<PathBuf> {
     for dir in root.ancestors() {
         let dot_git = dir.join(".git");
         let Ok(meta) = fs::metadata(&dot_git) else {

@@ -46,6 +46,24 @@ fn max_attempts(hook: &Hook) -> u32 {
 /// the step already had, the intent.
 pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
     let mut lines = Vec::new();
+    if let Some(r) = &hook.rewound {
+        let mut line = format!(
+            "Files were rewound {} ago to checkpoint {}: the work after it is undone on disk.",
+            ago(now, r.at),
+            r.checkpoint_id
+        );
+        for (what, files) in [("Restored", &r.restored), ("Deleted", &r.deleted)] {
+            if !files.is_empty() {
+                line.push_str(&format!(" {what}: {}.", some_of(files, 8)));
+            }
+        }
+        if let Some(undo) = &r.undo {
+            line.push_str(&format!(
+                " Do not redo that work unless the user asks; `waymark rewind {undo}` puts it back."
+            ));
+        }
+        lines.push(line);
+    }
     let step_failure = hook
         .current_step
         .as_ref()
@@ -145,10 +163,18 @@ pub fn guidance(hook: &Hook) -> Guidance {
         _ => {
             if let Some(rec) = &hook.recovery {
                 let action = match rec.recommended_action.as_str() {
-                    "retry_from_checkpoint" => format!(
-                        "Resume from the last checkpoint{}: check that the files listed below are as that checkpoint left them, then continue.",
-                        rec.last_checkpoint_id.as_deref().map(|c| format!(" ({c})")).unwrap_or_default()
-                    ),
+                    "retry_from_checkpoint" => {
+                        let id = rec.last_checkpoint_id.as_deref();
+                        // A checkpoint taken in git has a snapshot of every file.
+                        let rewind = id
+                            .filter(|id| hook.recent_checkpoints.iter().any(|c| c.checkpoint_id == *id && !c.git_branch.is_empty()))
+                            .map(|id| format!(" (if they are not, `waymark rewind {id}` puts every file back as it was then)"))
+                            .unwrap_or_default();
+                        format!(
+                            "Resume from the last checkpoint{}: check that the files listed below are as that checkpoint left them{rewind}, then continue.",
+                            id.map(|c| format!(" ({c})")).unwrap_or_default()
+                        )
+                    }
                     "retry_step" => "Retry the interrupted step from its beginning: it is safe to repeat.".to_string(),
                     "skip_step" => "The step was finishing when the session ended: verify its result, mark it completed, and go on to the next step.".to_string(),
                     _ => "Review the files the step touched before going on: the step changes files and its state is uncertain. Ask the user if unsure.".to_string(),
@@ -227,6 +253,14 @@ pub fn guidance(hook: &Hook) -> Guidance {
         resume,
         todo,
         do_not,
+    }
+}
+
+/// `a, b, c` or `a, b, … and 3 more`.
+fn some_of(items: &[String], max: usize) -> String {
+    match items.len().checked_sub(max) {
+        Some(more) if more > 0 => format!("{} and {more} more", items[..max].join(", ")),
+        _ => items.join(", "),
     }
 }
 

@@ -96,6 +96,10 @@ impl Hook {
     /// points the current step at it.
     pub fn push_checkpoint(&mut self, cp: StepCheckpoint) {
         self.updated_at = self.updated_at.max(cp.created_at);
+        // A rewind is news until the work goes on past it.
+        if cp.trigger != CheckpointTrigger::PreRewind {
+            self.rewound = None;
+        }
         if let Some(ctx) = self.current_step.as_mut() {
             ctx.current_checkpoint_id = Some(cp.checkpoint_id.clone());
         }

@@ -159,6 +159,7 @@ pub fn make_checkpoint(
         checkpoint_id: id.clone(),
         files,
         keep: ctx.config.max_checkpoints,
+        lessons: ctx.config.agent_md.clone(),
     });
     Made { id, repeat: false }
 }

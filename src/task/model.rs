@@ -89,6 +89,9 @@ pub struct Hook {
     /// What changed between the last checkpoint and a `/clear`, for the brief after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clear_note: Option<String>,
+    /// The last `waymark rewind`, told in the brief and HOOK.md until the next checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewound: Option<Rewound>,
     /// Context-window usage last read from the transcript, in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_percent: Option<u8>,
@@ -333,6 +336,8 @@ pub enum CheckpointTrigger {
     PreCompact,
     Clear,
     ContextThreshold,
+    /// The state just before a `waymark rewind`, so that the rewind can be undone.
+    PreRewind,
 }
 
 impl CheckpointTrigger {
@@ -348,6 +353,7 @@ impl CheckpointTrigger {
             CheckpointTrigger::PreCompact => "pre_compact",
             CheckpointTrigger::Clear => "clear",
             CheckpointTrigger::ContextThreshold => "context_threshold",
+            CheckpointTrigger::PreRewind => "pre_rewind",
         }
     }
 
@@ -364,6 +370,7 @@ impl CheckpointTrigger {
             PreCompact,
             Clear,
             ContextThreshold,
+            PreRewind,
         ]
         .into_iter()
         .find(|t| t.as_str() == s)
@@ -421,6 +428,22 @@ pub struct StepCheckpoint {
     pub legacy_dirty: Option<bool>,
     #[serde(default, rename = "files_snapshot", skip_serializing)]
     pub legacy_files: Vec<FileSnapshot>,
+}
+
+/// A rewind: which checkpoint the files were put back to, which files, and the checkpoint
+/// that holds the work as it was before (to undo it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rewound {
+    pub checkpoint_id: String,
+    pub at: DateTime<Utc>,
+    /// Files restored or recreated as they were.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub restored: Vec<String>,
+    /// Files made since the checkpoint, deleted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deleted: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undo: Option<String>,
 }
 
 /// A file's state at checkpoint time.

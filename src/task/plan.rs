@@ -66,6 +66,7 @@ impl Hook {
             last_prompt: None,
             compact_summary: None,
             clear_note: None,
+            rewound: None,
             context_percent: None,
             unassigned_files: Vec::new(),
             schema_version: SCHEMA_VERSION.into(),
@@ -120,6 +121,20 @@ impl Hook {
         self.state = to;
         self.updated_at = now;
         Ok(())
+    }
+
+    /// Records an event that leaves the state as it is (a rewind) in the history.
+    pub fn note(&mut self, trigger: &str, details: BTreeMap<String, Value>, now: DateTime<Utc>) {
+        self.history_count += 1;
+        self.journal.history.push(HookEvent {
+            timestamp: now,
+            from_state: Some(self.state),
+            to_state: self.state,
+            trigger: trigger.into(),
+            step_name: self.current_step.as_ref().map(|c| c.step_name.clone()),
+            details,
+        });
+        self.updated_at = now;
     }
 
     pub fn step(&self, id: &str) -> Option<&Step> {

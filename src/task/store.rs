@@ -395,6 +395,7 @@ fn keep_inline_capture(project: &Project, task_id: &str, c: &StepCheckpoint) -> 
         captured_at: c.created_at,
         git_dirty: c.legacy_dirty,
         files: c.legacy_files.clone(),
+        snapshot: None,
     };
     crate::capture::save(project, task_id, &capture)
 }

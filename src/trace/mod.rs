@@ -121,6 +121,7 @@ pub mod kind {
     pub const TOOL_FAILURE: &str = "tool_failure";
     pub const TRANSITION: &str = "transition";
     pub const SCOPE_WARNING: &str = "scope_warning";
+    pub const REWIND: &str = "rewind";
 }
 
 /// waymark's facts about the event behind a record.
@@ -154,6 +155,9 @@ pub struct Waymark {
     pub warnings: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transition: Option<Transition>,
+    /// `waymark rewind`: the checkpoint the files went back to, and which files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewind: Option<crate::task::Rewound>,
     /// The subagent that made the call (Claude Code's `agent_id` and `agent_type`), when a
     /// subagent did: its work counts for the step of the session that spawned it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,0 +1,58 @@
+//! `waymark diff <checkpoint> [--stat] [-- PATH…]`: what changed in the project's files
+//! since a checkpoint's snapshot, new and deleted files included, as `git diff` shows it.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use crate::cmd::ExitCode;
+use crate::git::snapshot;
+
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// The checkpoint (its id, or a unique start of it; `waymark checkpoints` lists them).
+    pub checkpoint: String,
+    /// Only the summary of changed files and lines, no patch.
+    #[arg(long)]
+    pub stat: bool,
+    /// Only these files (root-relative).
+    #[arg(last = true)]
+    pub paths: Vec<String>,
+}
+
+pub fn run(root: Option<PathBuf>, args: DiffArgs) -> ExitCode {
+    let ctx = super::ctx(root);
+    let root = &ctx.project.root;
+    let lessons = &ctx.config.agent_md;
+    let found = match snapshot::find(root, &args.checkpoint) {
+        Ok(f) => f,
+        Err(e) => return super::fail(super::USAGE, e),
+    };
+    let Some(now) = snapshot::tree(root, lessons) else {
+        return super::fail(
+            super::CHECK_FAILED,
+            "cannot snapshot the work tree (is git installed?)",
+        );
+    };
+    let mut git = crate::git::command(root);
+    git.args(["diff", "--relative", "--no-renames"]);
+    git.arg(if args.stat {
+        "--stat"
+    } else {
+        "--patch-with-stat"
+    });
+    git.args([&found.tree, &now, "--"]);
+    if args.paths.is_empty() {
+        git.args(snapshot::pathspec(lessons));
+    } else {
+        git.args(args.paths.iter().map(|p| format!(":(literal){p}")));
+    }
+    match git
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit())
+        .status()
+    {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(super::CHECK_FAILED),
+        Err(e) => super::fail(super::CHECK_FAILED, format!("cannot run git: {e}")),
+    }
+}

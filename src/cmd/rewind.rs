@@ -1,0 +1,230 @@
+//! `waymark rewind <checkpoint> [--files PATH…] [--dry-run]` and `waymark rewind
+//! --continue`: put the project's files back as a checkpoint's snapshot had them, after
+//! saving the current state as a `pre_rewind` checkpoint (the undo). docs/rewind.md.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::cmd::ExitCode;
+use crate::context::Ctx;
+use crate::git::rewind::{self, Journal};
+use crate::git::snapshot::{self, Change};
+use crate::project::Located;
+use crate::task::{CheckpointTrigger, Rewound, current};
+use crate::trace::{self, Record, Waymark, kind};
+
+#[derive(Debug, clap::Args)]
+pub struct RewindArgs {
+    /// The checkpoint to go back to (its id, or a unique start of it; `waymark checkpoints`
+    /// lists them).
+    #[arg(required_unless_present = "resume")]
+    pub checkpoint: Option<String>,
+    /// Only these files (all of the project's by default).
+    #[arg(long, num_args = 1..)]
+    pub files: Vec<String>,
+    /// Say what would change, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Finish a rewind that was cut short (a crash or a kill during it).
+    #[arg(long = "continue", conflicts_with_all = ["checkpoint", "files", "dry_run"])]
+    pub resume: bool,
+}
+
+pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
+    let ctx = super::ctx(root);
+    match rewind::pending(&ctx.project) {
+        Err(e) => return super::fail(super::CHECK_FAILED, e),
+        Ok(Some(journal)) if args.resume => {
+            println!(
+                "Finishing the rewind to {} begun {}.",
+                journal.checkpoint_id,
+                crate::text::stamp(journal.started_at)
+            );
+            return carry_out(&ctx, &journal);
+        }
+        Ok(Some(journal)) => {
+            return super::fail(
+                super::CHECK_FAILED,
+                format!(
+                    "a rewind to {} was cut short: run `waymark rewind --continue` to finish it first",
+                    journal.checkpoint_id
+                ),
+            );
+        }
+        Ok(None) if args.resume => {
+            println!("No rewind to finish.");
+            return ExitCode::SUCCESS;
+        }
+        Ok(None) => {}
+    }
+    let root = &ctx.project.root;
+    let lessons = &ctx.config.agent_md;
+    if crate::git::head::find_git_dir(root).is_none() {
+        return super::fail(
+            super::USAGE,
+            "not a git repository: rewind restores from the snapshots git keeps, and checkpoints here record file hashes only",
+        );
+    }
+    if let Some(why) = snapshot::busy(root) {
+        return super::fail(super::CHECK_FAILED, format!("not rewinding: {why}"));
+    }
+    let wanted = args.checkpoint.unwrap_or_default();
+    let found = match snapshot::find(root, &wanted) {
+        Ok(f) => f,
+        Err(e) => return super::fail(super::USAGE, e),
+    };
+    let mut paths = Vec::new();
+    for f in &args.files {
+        let cwd = std::env::current_dir().ok();
+        match ctx
+            .project
+            .locate(f, cwd.as_deref().and_then(|c| c.to_str()))
+        {
+            Located::Inside(rel) => paths.push(rel),
+            Located::Outside(abs) => {
+                return super::fail(super::USAGE, format!("{abs} is outside the project"));
+            }
+        }
+    }
+    let Some(now) = snapshot::tree(root, lessons) else {
+        return super::fail(super::CHECK_FAILED, "cannot snapshot the work tree");
+    };
+    let Some(changes) = snapshot::changes(root, &found.tree, &now, &paths, lessons) else {
+        return super::fail(super::CHECK_FAILED, "cannot compare with the snapshot");
+    };
+    if changes.is_empty() {
+        println!(
+            "Nothing to rewind: the files are as checkpoint {} left them.",
+            found.checkpoint
+        );
+        return ExitCode::SUCCESS;
+    }
+    print_plan(&changes, args.dry_run);
+    if args.dry_run {
+        return ExitCode::SUCCESS;
+    }
+    let undo = match save_undo(&ctx, &found.checkpoint, &now) {
+        Ok(u) => u,
+        Err(e) => return super::fail(super::CHECK_FAILED, e),
+    };
+    let journal = Journal {
+        task_id: found.task,
+        checkpoint_id: found.checkpoint,
+        snapshot: found.commit,
+        undo,
+        started_at: ctx.now,
+        changes,
+    };
+    if let Err(e) = rewind::begin(&ctx.project, &journal) {
+        return super::fail(
+            super::CHECK_FAILED,
+            format!("cannot write the journal: {e}"),
+        );
+    }
+    carry_out(&ctx, &journal)
+}
+
+fn print_plan(changes: &[Change], dry_run: bool) {
+    let verb = |c: &Change| match c.status {
+        'A' => "delete  ",
+        'D' => "recreate",
+        _ => "restore ",
+    };
+    if dry_run {
+        println!(
+            "Would rewind {}:",
+            crate::text::count(changes.len() as u64, "file")
+        );
+    }
+    for c in changes {
+        println!("  {} {}", verb(c), c.path);
+    }
+}
+
+/// Saves the files as they are now, so the rewind can be undone: a `pre_rewind` checkpoint
+/// of the current task (its capture takes the snapshot), or, with no task, a bare snapshot.
+fn save_undo(ctx: &Ctx, target: &str, now_tree: &str) -> Result<Option<String>, String> {
+    let description = format!("Before rewind to {target}");
+    let made = current::update(ctx, |slot, _| {
+        slot.as_mut().map(|h| {
+            current::make_checkpoint(ctx, h, CheckpointTrigger::PreRewind, &description).id
+        })
+    })
+    .map_err(|e| e.to_string())?;
+    if let Some(id) = made.value {
+        return Ok(Some(id));
+    }
+    let id = format!("pre-rewind-{}", ctx.now.format("%Y%m%d-%H%M%S"));
+    let name = snapshot::ref_name("_", &id);
+    snapshot::save(&ctx.project.root, now_tree, &name, &description)
+        .map(|_| Some(id))
+        .ok_or_else(|| "cannot save the current state before rewinding".to_string())
+}
+
+/// Applies the journal, records the rewind in the task and the trace, removes the journal.
+fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
+    if let Err(e) = rewind::apply(&ctx.project, journal) {
+        return super::fail(
+            super::CHECK_FAILED,
+            format!(
+                "the rewind stopped: {e}; every file is either as it was or rewound; run `waymark rewind --continue` once the cause is fixed"
+            ),
+        );
+    }
+    let (restored, deleted) = journal.split();
+    let rewound = Rewound {
+        checkpoint_id: journal.checkpoint_id.clone(),
+        at: ctx.now,
+        restored,
+        deleted,
+        undo: journal.undo.clone(),
+    };
+    let recorded = current::update(ctx, |slot, _| {
+        let hook = slot.as_mut()?;
+        let details = BTreeMap::from([
+            ("checkpoint_id".into(), json!(rewound.checkpoint_id)),
+            ("restored".into(), json!(rewound.restored.len())),
+            ("deleted".into(), json!(rewound.deleted.len())),
+            ("undo".into(), json!(rewound.undo)),
+        ]);
+        hook.note("rewind", details, ctx.now);
+        hook.rewound = Some(rewound.clone());
+        Some(hook.task_id.clone())
+    });
+    let task_id = match recorded {
+        Ok(u) => u.value,
+        Err(e) => return super::fail(super::CHECK_FAILED, e),
+    };
+    let record = Record::new(
+        &ctx.project,
+        ctx.now,
+        Waymark {
+            kind: kind::REWIND.into(),
+            event: "rewind".into(),
+            task_id,
+            rewind: Some(rewound.clone()),
+            ..Default::default()
+        },
+    );
+    if let Err(e) = trace::append(&ctx.project, record) {
+        ctx.log(crate::log::Level::Error, "rewind", &format!("trace: {e}"));
+    }
+    if let Err(e) = rewind::finish(&ctx.project) {
+        return super::fail(
+            super::CHECK_FAILED,
+            format!("cannot remove the journal: {e}"),
+        );
+    }
+    let files = rewound.restored.len() + rewound.deleted.len();
+    println!(
+        "Rewound {} to checkpoint {}.",
+        crate::text::count(files as u64, "file"),
+        rewound.checkpoint_id
+    );
+    if let Some(undo) = &rewound.undo {
+        println!("Undo with `waymark rewind {undo}`.");
+    }
+    ExitCode::SUCCESS
+}

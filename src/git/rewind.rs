@@ -1,0 +1,160 @@
+//! Putting files back as a snapshot had them (`waymark rewind`, docs/rewind.md).
+//!
+//! Before the first file is touched, the whole plan (which files, to which blobs) is
+//! written to `.orchestration/rewind.json`; each file is then replaced by a rename (or
+//! removed), so a file is always either as it was or as the snapshot had it. A rewind cut
+//! short (a crash, a kill) leaves the journal, and `waymark rewind --continue` applies the
+//! plan again from the start: applying it is idempotent. The journal goes when the rewind
+//! is recorded in the task.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::snapshot::{self, Change};
+use crate::project::{Located, Project};
+
+/// The journal of a rewind in progress, in the state directory.
+pub const JOURNAL: &str = "rewind.json";
+
+/// A rewind's plan, kept until it is done and recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Journal {
+    pub task_id: String,
+    pub checkpoint_id: String,
+    /// The snapshot commit the files go back to.
+    pub snapshot: String,
+    /// The checkpoint saved just before (the undo), when there was a task to hold it.
+    pub undo: Option<String>,
+    pub started_at: DateTime<Utc>,
+    pub changes: Vec<Change>,
+}
+
+impl Journal {
+    /// Root-relative paths restored (or recreated) and deleted.
+    pub fn split(&self) -> (Vec<String>, Vec<String>) {
+        let (deleted, restored): (Vec<&Change>, Vec<&Change>) =
+            self.changes.iter().partition(|c| c.status == 'A');
+        let paths = |v: Vec<&Change>| v.into_iter().map(|c| c.path.clone()).collect();
+        (paths(restored), paths(deleted))
+    }
+}
+
+/// The journal of a rewind that did not finish, if any.
+pub fn pending(project: &Project) -> io::Result<Option<Journal>> {
+    let path = project.state_file(JOURNAL);
+    match fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            io::Error::other(format!(
+                "{} is damaged ({e}); look at it, then remove it to rewind again",
+                path.display()
+            ))
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes the journal (synced) before any file is touched.
+pub fn begin(project: &Project, journal: &Journal) -> io::Result<()> {
+    crate::store::write_atomic(
+        &project.state_file(JOURNAL),
+        &crate::redact::Clean::json_pretty(journal),
+    )
+}
+
+/// Removes the journal: the rewind is done and recorded.
+pub fn finish(project: &Project) -> io::Result<()> {
+    match fs::remove_file(project.state_file(JOURNAL)) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Applies the journal's changes to the work tree: files made since are removed first (a
+/// file may stand where the snapshot had a directory, or the other way round), then every
+/// other file is written from its blob with its mode. A path outside the project is
+/// refused, never followed.
+pub fn apply(project: &Project, journal: &Journal) -> io::Result<()> {
+    let root = &project.root;
+    let wanted: Vec<&str> = journal
+        .changes
+        .iter()
+        .filter(|c| c.status != 'A' && c.mode != GITLINK)
+        .map(|c| c.blob.as_str())
+        .collect();
+    let blobs = if wanted.is_empty() {
+        HashMap::new()
+    } else {
+        snapshot::read_blobs(root, &wanted)?
+    };
+    let (deletions, restores): (Vec<&Change>, Vec<&Change>) =
+        journal.changes.iter().partition(|c| c.status == 'A');
+    for c in deletions.into_iter().chain(restores) {
+        // The file itself is replaced or removed, never followed: its directory is what
+        // must lie inside the project.
+        let dir = Path::new(&c.path).parent().unwrap_or(Path::new(""));
+        let dir = dir.to_str().filter(|d| !d.is_empty()).unwrap_or(".");
+        let Located::Inside(_) = project.locate(dir, None) else {
+            return Err(io::Error::other(format!(
+                "{} leads outside the project: not rewound",
+                c.path
+            )));
+        };
+        crate::faults::at("rewind.file");
+        let path = root.join(&c.path);
+        if c.status == 'A' {
+            remove(root, &path)?;
+        } else if c.mode != GITLINK {
+            let content = blobs.get(&c.blob).ok_or_else(|| {
+                io::Error::other(format!("{}: blob {} is not in git", c.path, c.blob))
+            })?;
+            restore(&path, &c.mode, content)?;
+        }
+    }
+    Ok(())
+}
+
+/// A submodule's entry: not a file to write.
+const GITLINK: &str = "160000";
+
+/// Replaces `path` by a file (or symlink) holding `content`, by rename.
+fn restore(path: &Path, mode: &str, content: &[u8]) -> io::Result<()> {
+    let dir = path.parent().expect("a path under the root");
+    fs::create_dir_all(dir)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.waymark-rewind"));
+    let _ = fs::remove_file(&tmp);
+    if mode == "120000" {
+        let target = std::ffi::OsStr::new(std::str::from_utf8(content).unwrap_or_default());
+        std::os::unix::fs::symlink(target, &tmp)?;
+    } else {
+        fs::write(&tmp, content)?;
+        let bits = if mode == "100755" { 0o755 } else { 0o644 };
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(bits))?;
+    }
+    // A directory where the file goes (left empty by the deletions) makes way.
+    if path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        fs::remove_dir(path)?;
+    }
+    fs::rename(&tmp, path)
+}
+
+/// Removes a file made since the snapshot, and the directories it leaves empty.
+fn remove(root: &Path, path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    for dir in path.ancestors().skip(1) {
+        if dir == root || !dir.starts_with(root) || fs::remove_dir(dir).is_err() {
+            break;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,358 @@
+//! The work tree as a git commit: what `waymark diff` and `waymark rewind` compare and
+//! restore (docs/rewind.md).
+//!
+//! A snapshot is built in a temporary index (a copy of the real one, so git re-reads only
+//! the files whose stat changed), `git add -A` (tracked and untracked files, ignored ones
+//! left out), `write-tree`, `commit-tree`, and a ref under [`REF_PREFIX`]. The index,
+//! HEAD, the work tree and the stash are never touched; a tree that did not change is the
+//! same object, stored once. waymark's own files (the state directory, the lessons file)
+//! are outside every diff and rewind: rewinding the work never rewinds the ledger.
+
+use std::collections::HashMap;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use super::command;
+
+/// Where checkpoint snapshots live: `refs/waymark/checkpoints/<task>/<checkpoint>`.
+pub const REF_PREFIX: &str = "refs/waymark/checkpoints";
+
+/// The identity of snapshot commits: fixed, so no user configuration is needed and the
+/// same tree at the same second is the same commit.
+const IDENTITY: [(&str, &str); 4] = [
+    ("GIT_AUTHOR_NAME", "waymark"),
+    ("GIT_AUTHOR_EMAIL", "waymark@localhost"),
+    ("GIT_COMMITTER_NAME", "waymark"),
+    ("GIT_COMMITTER_EMAIL", "waymark@localhost"),
+];
+
+/// The pathspec of the project's files: the root's subtree minus waymark's own files.
+pub fn pathspec(lessons: &str) -> Vec<String> {
+    vec![
+        ".".into(),
+        format!(":(exclude){}", crate::project::STATE_DIR),
+        format!(":(exclude){lessons}"),
+    ]
+}
+
+/// The ref of a checkpoint's snapshot. Task and checkpoint ids become ref-safe names.
+pub fn ref_name(task_id: &str, checkpoint_id: &str) -> String {
+    format!("{}/{}", task_refs(task_id), ref_safe(checkpoint_id))
+}
+
+/// Where a task's snapshot refs are (a prefix for `for-each-ref`).
+pub fn task_refs(task_id: &str) -> String {
+    format!("{REF_PREFIX}/{}", ref_safe(task_id))
+}
+
+fn ref_safe(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' => c,
+            _ => '_',
+        })
+        .collect();
+    if out.is_empty() {
+        out.push('_');
+    }
+    out
+}
+
+/// The work tree now, as a tree object id. `None` outside git (or when git fails).
+pub fn tree(root: &Path, lessons: &str) -> Option<String> {
+    let git_dir = super::head::find_git_dir(root)?;
+    let index = TempIndex::new(&git_dir);
+    let mut add = command(root);
+    add.env("GIT_INDEX_FILE", &index.0)
+        .args(["add", "-A", "--ignore-errors", "--"])
+        .args(pathspec(lessons));
+    // `--ignore-errors` still exits 1 after skipping an unreadable file: the tree is
+    // written all the same.
+    add.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    let out = command(root)
+        .env("GIT_INDEX_FILE", &index.0)
+        .arg("write-tree")
+        .output()
+        .ok()?;
+    out.status.success().then(|| trimmed(&out.stdout))
+}
+
+/// A snapshot commit of `tree` on top of HEAD (when there is one) under `ref_name`.
+pub fn save(root: &Path, tree: &str, ref_name: &str, message: &str) -> Option<String> {
+    let mut commit = command(root);
+    commit
+        .envs(IDENTITY)
+        .args(["commit-tree", tree, "-m", message]);
+    if let Some(head) = super::head_revision(root) {
+        commit.args(["-p", &head]);
+    }
+    let out = commit.output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let id = trimmed(&out.stdout);
+    super::run(root, &["update-ref", ref_name, &id])?;
+    Some(id)
+}
+
+/// Removes task `task_id`'s snapshot refs but those of the checkpoints in `keep` (all of
+/// them when `keep` is empty: the task is gone).
+pub fn prune(root: &Path, task_id: &str, keep: &[String]) -> io::Result<()> {
+    let prefix = task_refs(task_id);
+    let Some(listed) = super::run(root, &["for-each-ref", "--format=%(refname)", &prefix]) else {
+        return Ok(());
+    };
+    let doomed: String = listed
+        .lines()
+        .filter(|r| {
+            let last = r.rsplit('/').next().unwrap_or_default();
+            !keep.iter().any(|k| ref_safe(k) == last)
+        })
+        .map(|r| format!("delete {r}\n"))
+        .collect();
+    if doomed.is_empty() {
+        return Ok(());
+    }
+    let mut child = command(root)
+        .args(["update-ref", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(doomed.as_bytes())?;
+    child.wait()?;
+    Ok(())
+}
+
+/// Every snapshot ref, `(task part, checkpoint part, ref name)`.
+pub fn list(root: &Path) -> Vec<(String, String, String)> {
+    super::run(root, &["for-each-ref", "--format=%(refname)", REF_PREFIX])
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|r| {
+            let rest = r.strip_prefix(REF_PREFIX)?.strip_prefix('/')?;
+            let (task, checkpoint) = rest.split_once('/')?;
+            Some((task.to_string(), checkpoint.to_string(), r.to_string()))
+        })
+        .collect()
+}
+
+/// A checkpoint's snapshot, found by its id or a unique start of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The task part and the checkpoint part of its ref.
+    pub task: String,
+    pub checkpoint: String,
+    pub commit: String,
+    pub tree: String,
+}
+
+/// Finds the snapshot of checkpoint `wanted`; the error says why there is none.
+pub fn find(root: &Path, wanted: &str) -> Result<Found, String> {
+    let all = list(root);
+    let exact: Vec<_> = all
+        .iter()
+        .filter(|(_, c, _)| *c == ref_safe(wanted))
+        .collect();
+    let matches = if exact.is_empty() {
+        all.iter()
+            .filter(|(_, c, _)| c.starts_with(wanted))
+            .collect()
+    } else {
+        exact
+    };
+    let (task, checkpoint, name) = match matches.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(format!(
+                "no snapshot of checkpoint {wanted}: `waymark checkpoints` lists them; a checkpoint taken outside git, by a waymark before rewind, or past max_checkpoints has none"
+            ));
+        }
+        many => {
+            let names: Vec<&str> = many.iter().map(|(_, c, _)| c.as_str()).collect();
+            return Err(format!(
+                "{wanted} names several checkpoints ({}): give more of the id",
+                names.join(", ")
+            ));
+        }
+    };
+    let commit = super::run(root, &["rev-parse", "--verify", "--quiet", name])
+        .ok_or_else(|| format!("cannot read {name}"))?;
+    let tree = tree_of(root, &commit).ok_or_else(|| format!("cannot read the tree of {name}"))?;
+    Ok(Found {
+        task: task.clone(),
+        checkpoint: checkpoint.clone(),
+        commit,
+        tree,
+    })
+}
+
+/// Why files cannot be rewound now: a merge, rebase, cherry-pick or revert in progress,
+/// or a conflict in the index (its resolution would be lost).
+pub fn busy(root: &Path) -> Option<String> {
+    let git_dir = super::head::find_git_dir(root)?;
+    for (marker, what) in [
+        ("MERGE_HEAD", "a merge"),
+        ("rebase-merge", "a rebase"),
+        ("rebase-apply", "a rebase"),
+        ("CHERRY_PICK_HEAD", "a cherry-pick"),
+        ("REVERT_HEAD", "a revert"),
+    ] {
+        if git_dir.join(marker).exists() {
+            return Some(format!(
+                "{what} is in progress: finish or abort it first (rewinding now would mix its files with the checkpoint's)"
+            ));
+        }
+    }
+    match super::run(root, &["ls-files", "--unmerged"]) {
+        Some(u) if !u.is_empty() => {
+            Some("the index has unresolved conflicts: resolve them (or `git reset`) first".into())
+        }
+        _ => None,
+    }
+}
+
+/// The tree a snapshot commit (or any commit-ish) holds.
+pub fn tree_of(root: &Path, commit: &str) -> Option<String> {
+    super::run(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{commit}^{{tree}}"),
+        ],
+    )
+}
+
+/// One file that differs between a snapshot and now, with what it was in the snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Change {
+    /// Root-relative path.
+    pub path: String,
+    /// `A` (new since: a rewind deletes it), `D` (deleted since: recreated), `M` or `T`
+    /// (changed content, mode or type: restored).
+    pub status: char,
+    /// The snapshot's mode (`100644`, `100755`, `120000`) and blob, empty for `A`.
+    pub mode: String,
+    pub blob: String,
+}
+
+/// What differs between tree `from` (a snapshot) and tree `to` (now), limited to `paths`
+/// (root-relative; all the project's files when empty).
+pub fn changes(
+    root: &Path,
+    from: &str,
+    to: &str,
+    paths: &[String],
+    lessons: &str,
+) -> Option<Vec<Change>> {
+    let mut spec = pathspec(lessons);
+    if !paths.is_empty() {
+        spec.splice(0..1, paths.iter().map(|p| format!(":(literal){p}")));
+    }
+    let out = command(root)
+        .args([
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--relative",
+            from,
+            to,
+            "--",
+        ])
+        .args(&spec)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let mut fields = out.stdout.split(|b| *b == 0).filter(|f| !f.is_empty());
+    let mut found = Vec::new();
+    while let (Some(raw), Some(path)) = (fields.next(), fields.next()) {
+        // `:<old mode> <new mode> <old blob> <new blob> <status>`
+        let raw = String::from_utf8_lossy(raw);
+        let parts: Vec<&str> = raw.trim_start_matches(':').split(' ').collect();
+        let [old_mode, _, old_blob, _, status] = parts[..] else {
+            continue;
+        };
+        let status = status.chars().next().unwrap_or('M');
+        let gone = status == 'A';
+        found.push(Change {
+            path: String::from_utf8_lossy(path).into_owned(),
+            status,
+            mode: if gone { String::new() } else { old_mode.into() },
+            blob: if gone { String::new() } else { old_blob.into() },
+        });
+    }
+    Some(found)
+}
+
+/// The contents of `blobs`, by id, read with one `git cat-file --batch`.
+pub fn read_blobs(root: &Path, blobs: &[&str]) -> io::Result<HashMap<String, Vec<u8>>> {
+    let mut child = command(root)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let request: String = blobs.iter().map(|b| format!("{b}\n")).collect();
+    let mut stdin = child.stdin.take().expect("piped");
+    // Written from a thread: the answers can fill the pipe before the questions are out.
+    let writer = std::thread::spawn(move || stdin.write_all(request.as_bytes()));
+    let mut out = BufReader::new(child.stdout.take().expect("piped"));
+    let mut found = HashMap::new();
+    let mut header = String::new();
+    for _ in blobs {
+        header.clear();
+        out.read_line(&mut header)?;
+        let parts: Vec<&str> = header.split_whitespace().collect();
+        let [id, "blob", size] = parts[..] else {
+            return Err(io::Error::other(format!(
+                "git cat-file: unexpected answer {header:?}"
+            )));
+        };
+        let size: usize = size
+            .parse()
+            .map_err(|_| io::Error::other("git cat-file: bad size"))?;
+        let mut content = vec![0; size + 1];
+        out.read_exact(&mut content)?;
+        content.pop(); // the newline after each object
+        found.insert(id.to_string(), content);
+    }
+    writer
+        .join()
+        .map_err(|_| io::Error::other("git cat-file writer"))??;
+    child.wait()?;
+    Ok(found)
+}
+
+/// A temporary index in the git directory, seeded from the real one, removed on drop.
+struct TempIndex(PathBuf);
+
+impl TempIndex {
+    fn new(git_dir: &Path) -> TempIndex {
+        let path = git_dir.join(format!("waymark-index-{}", std::process::id()));
+        // No real index yet (a fresh repository): git starts from an empty one.
+        let _ = std::fs::copy(git_dir.join("index"), &path);
+        TempIndex(path)
+    }
+}
+
+impl Drop for TempIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn trimmed(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).trim().to_string()
+}
