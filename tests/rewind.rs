@@ -212,12 +212,12 @@ fn rewind_restores_every_file_exactly_and_is_undone_by_rewinding_again() {
     );
     assert!(
         p.read(".orchestration/HOOK.md")
-            .contains(&format!("rewound 0s ago to checkpoint {undo}"))
+            .contains(&format!("REWOUND 0s ago to checkpoint {undo}"))
     );
     let brief = p.hook("SessionStart", &p.fixture("SessionStart-startup.json"));
     let brief = context_of(&brief).unwrap();
     assert!(
-        brief.contains("Files were rewound") && brief.contains(&undo),
+        brief.contains("FILES REWOUND") && brief.contains(&undo),
         "{brief}"
     );
 }

@@ -119,6 +119,9 @@ fn full(
             step.name
         ));
     }
+    if let Some(line) = crate::recovery::guidance::rewound(hook, now) {
+        verdict(line);
+    }
     for s in &extras.elsewhere {
         let on = s
             .step

@@ -44,26 +44,29 @@ fn max_attempts(hook: &Hook) -> u32 {
 /// One line per thing the agent must know before it goes on, in the order it matters: the
 /// last failed validation (the task's, and the step's when it is another), the side effects
 /// the step already had, the intent.
+/// The last rewind, while it is news: which checkpoint, which files, how to undo it.
+pub fn rewound(hook: &Hook, now: DateTime<Utc>) -> Option<String> {
+    let r = hook.rewound.as_ref()?;
+    let mut line = format!(
+        "FILES REWOUND {} ago to checkpoint {}: the work after it is undone on disk, on purpose; go on from there.",
+        ago(now, r.at),
+        r.checkpoint_id
+    );
+    for (what, files) in [("Restored", &r.restored), ("Deleted", &r.deleted)] {
+        if !files.is_empty() {
+            line.push_str(&format!(" {what}: {}.", some_of(files, 8)));
+        }
+    }
+    if let Some(undo) = &r.undo {
+        line.push_str(&format!(
+            " Do not redo the undone work unless the user asks; `waymark rewind {undo}` puts it back."
+        ));
+    }
+    Some(line)
+}
+
 pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
     let mut lines = Vec::new();
-    if let Some(r) = &hook.rewound {
-        let mut line = format!(
-            "Files were rewound {} ago to checkpoint {}: the work after it is undone on disk.",
-            ago(now, r.at),
-            r.checkpoint_id
-        );
-        for (what, files) in [("Restored", &r.restored), ("Deleted", &r.deleted)] {
-            if !files.is_empty() {
-                line.push_str(&format!(" {what}: {}.", some_of(files, 8)));
-            }
-        }
-        if let Some(undo) = &r.undo {
-            line.push_str(&format!(
-                " Do not redo that work unless the user asks; `waymark rewind {undo}` puts it back."
-            ));
-        }
-        lines.push(line);
-    }
     let step_failure = hook
         .current_step
         .as_ref()

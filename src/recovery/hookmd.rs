@@ -113,7 +113,8 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
             "- **Changed since the last checkpoint's commit:** {changed}"
         );
     }
-    for line in facts(hook, now) {
+    let rewound = crate::recovery::guidance::rewound(hook, now);
+    for line in rewound.into_iter().chain(facts(hook, now)) {
         // Output lines (`  | …`) become a quoted block under their item.
         let _ = writeln!(md, "- {}", line.replace("\n  | ", "\n  > "));
     }

@@ -247,6 +247,20 @@ impl Sandbox {
         }
     }
 
+    /// `waymark …` in the project, as the user would run it after the session, with the
+    /// sandbox's HOME (so the same key and config).
+    pub fn waymark(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_waymark"))
+            .args(args)
+            .current_dir(&self.project)
+            .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run waymark")
+    }
+
     /// The absolute path of a file in the project (Write and Edit need absolute paths).
     pub fn path(&self, rel: &str) -> String {
         self.project.join(rel).to_string_lossy().into_owned()

@@ -11,6 +11,7 @@ mod fresh_session;
 mod intent;
 mod plugin;
 mod resume;
+mod rewind;
 
 /// The checkpoints of `hook` made by `trigger`.
 pub fn by_trigger<'a>(hook: &'a serde_json::Value, trigger: &str) -> Vec<&'a serde_json::Value> {
