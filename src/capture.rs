@@ -84,21 +84,17 @@ pub fn load(project: &Project, task_id: &str, checkpoint_id: &str) -> Option<Cap
 /// Takes the capture and writes its record; the captures of checkpoints older than the
 /// task's newest `keep` go.
 pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Result<Capture> {
-    let git = crate::git::state(&project.root);
-    let in_git = !git.branch.is_empty();
-    let snapshot = in_git
-        .then(|| {
-            use crate::git::snapshot;
-            let tree = snapshot::tree(&project.root, &request.lessons)?;
-            let name = snapshot::ref_name(&request.task_id, &request.checkpoint_id);
-            let message = format!("waymark checkpoint {}", request.checkpoint_id);
-            snapshot::save(&project.root, &tree, &name, &message)
-        })
-        .flatten();
+    use crate::git::snapshot;
+    let work = snapshot::tree(&project.root, &request.lessons);
+    let snapshot = work.as_ref().and_then(|w| {
+        let name = snapshot::ref_name(&request.task_id, &request.checkpoint_id);
+        let message = format!("waymark checkpoint {}", request.checkpoint_id);
+        snapshot::save(&project.root, &w.tree, &name, &message)
+    });
     let capture = Capture {
         checkpoint_id: request.checkpoint_id.clone(),
         captured_at: now,
-        git_dirty: in_git.then_some(git.dirty),
+        git_dirty: work.map(|w| w.dirty),
         files: snapshots(project, &request.files),
         snapshot,
     };
@@ -110,26 +106,25 @@ pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Res
 /// Removes the captures of the checkpoints that are no longer among the task's newest
 /// `keep` (its checkpoint log holds them all).
 fn prune(project: &Project, task_id: &str, keep: usize) -> io::Result<()> {
-    let kept_ids: Vec<String> = crate::task::store::checkpoints(project, task_id, keep)?
+    let kept: Vec<String> = crate::task::store::checkpoints(project, task_id, keep)?
         .into_iter()
         .map(|c| c.checkpoint_id)
         .collect();
-    if !kept_ids.is_empty() {
-        crate::git::snapshot::prune(&project.root, task_id, &kept_ids)?;
-    }
-    let kept: Vec<String> = kept_ids
-        .iter()
-        .map(|c| crate::task::store::sanitize(c))
-        .collect();
     let dir = task_dir(project, task_id).join("checkpoints");
+    let mut dropped = false;
     for entry in std::fs::read_dir(&dir)?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(id) = name.strip_suffix(".json") else {
             continue;
         };
-        if !kept.iter().any(|k| k == id) {
+        if !kept.iter().any(|k| crate::task::store::sanitize(k) == id) {
             let _ = std::fs::remove_file(entry.path());
+            dropped = true;
         }
+    }
+    // Snapshots go with their captures (asked of git only when one went).
+    if dropped && !kept.is_empty() {
+        crate::git::snapshot::prune(&project.root, task_id, &kept)?;
     }
     Ok(())
 }

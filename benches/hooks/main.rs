@@ -159,6 +159,8 @@ fn main() {
     let concurrency = concurrent(&bench, knobs.concurrent_events);
     eprintln!("receipts --verify on {} receipts …", knobs.receipts);
     let receipts = receipts(&bench, knobs.receipts);
+    eprintln!("checkpoint snapshots and rewinds on 10,000 files …");
+    let rewind = rewind(&bench);
 
     let stats: BTreeMap<(Event, usize), Stats> =
         samples.iter().map(|(k, v)| (*k, Stats::of(v))).collect();
@@ -173,6 +175,7 @@ fn main() {
         stats: &stats,
         concurrency: &concurrency,
         receipts: &receipts,
+        rewind: &rewind,
         log_problems: &log_problems,
         elapsed: started.elapsed(),
     });
@@ -425,6 +428,58 @@ pub enum Receipts {
         stats: Stats,
         verified: bool,
     },
+}
+
+/// What the rewind run measured: whole `waymark checkpoint` processes (the snapshot taken
+/// inline) after one file changed, and whole `waymark rewind` processes putting back
+/// `changed` files.
+pub struct Rewind {
+    pub files: usize,
+    pub changed: usize,
+    pub checkpoint: Stats,
+    pub rewind: Stats,
+}
+
+fn rewind(bench: &Bench) -> Rewind {
+    let (files, changed) = (10_000, 100);
+    let project = Project::create(bench, "rewind", files);
+    project.reset(Event::Write);
+    let root = &project.root;
+    let null = Path::new("/dev/null");
+    // The generated files are gen/d<i/100>/f<i>.rs.
+    let touch = |n: usize, round: usize| {
+        for i in 0..n {
+            let path = root.join(format!("gen/d{:03}/f{i:05}.rs", i / 100));
+            let mut text = fs::read_to_string(&path).unwrap();
+            text.push_str(&format!("// round {round}\n"));
+            fs::write(&path, text).unwrap();
+        }
+    };
+    let checkpoint: Vec<Sample> = (0..20)
+        .map(|round| {
+            touch(1, round);
+            let label = format!("bench {round}");
+            measure::run(&mut bench.waymark(root, &["checkpoint", &label]), null)
+        })
+        .collect();
+    let out = bench
+        .waymark(root, &["checkpoint", "base"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    let base = said.split_whitespace().nth(2).unwrap_or("none").to_string();
+    let rewinds: Vec<Sample> = (0..10)
+        .map(|round| {
+            touch(changed, round);
+            measure::run(&mut bench.waymark(root, &["rewind", &base]), null)
+        })
+        .collect();
+    Rewind {
+        files,
+        changed,
+        checkpoint: Stats::of(&checkpoint),
+        rewind: Stats::of(&rewinds),
+    }
 }
 
 fn receipts(bench: &Bench, n: usize) -> Receipts {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::measure::{Stats, ms};
 use crate::projects::{EVENTS, Event};
-use crate::{Concurrency, Receipts};
+use crate::{Concurrency, Receipts, Rewind};
 
 pub struct Results<'a> {
     pub runs: usize,
@@ -20,6 +20,7 @@ pub struct Results<'a> {
     pub stats: &'a BTreeMap<(Event, usize), Stats>,
     pub concurrency: &'a Concurrency,
     pub receipts: &'a Receipts,
+    pub rewind: &'a Rewind,
     pub log_problems: &'a [(String, Vec<String>)],
     pub elapsed: Duration,
     /// Median fsync latency of the disk the projects are on.
@@ -253,6 +254,30 @@ fn budgets(o: &mut String, r: &Results) {
                 c.events as f64 / c.wall.as_secs_f64()
             ),
             conc_ok,
+        ),
+        (
+            format!(
+                "`waymark checkpoint` with its work-tree snapshot, {}-file repository: median ≤ 30 ms",
+                count(r.rewind.files)
+            ),
+            format!(
+                "{:.2} ms (p99 {:.2} ms)",
+                ms(r.rewind.checkpoint.median),
+                ms(r.rewind.checkpoint.p99)
+            ),
+            ms(r.rewind.checkpoint.median) <= 30.0 && r.rewind.checkpoint.failures == 0,
+        ),
+        (
+            format!(
+                "`waymark rewind` of {} changed files (undo checkpoint included): median ≤ 200 ms",
+                r.rewind.changed
+            ),
+            format!(
+                "{:.2} ms (p99 {:.2} ms)",
+                ms(r.rewind.rewind.median),
+                ms(r.rewind.rewind.p99)
+            ),
+            ms(r.rewind.rewind.median) <= 200.0 && r.rewind.rewind.failures == 0,
         ),
         (
             "every hook run exits 0".to_string(),

@@ -40,7 +40,7 @@ pub fn run(root: Option<PathBuf>, args: DiffArgs) -> ExitCode {
     } else {
         "--patch-with-stat"
     });
-    git.args([&found.tree, &now, "--"]);
+    git.args([&found.tree, &now.tree, "--"]);
     if args.paths.is_empty() {
         git.args(snapshot::pathspec(lessons));
     } else {

@@ -91,7 +91,7 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
     let Some(now) = snapshot::tree(root, lessons) else {
         return super::fail(super::CHECK_FAILED, "cannot snapshot the work tree");
     };
-    let Some(changes) = snapshot::changes(root, &found.tree, &now, &paths, lessons) else {
+    let Some(changes) = snapshot::changes(root, &found.tree, &now.tree, &paths, lessons) else {
         return super::fail(super::CHECK_FAILED, "cannot compare with the snapshot");
     };
     if changes.is_empty() {
@@ -105,7 +105,7 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
     if args.dry_run {
         return ExitCode::SUCCESS;
     }
-    let undo = match save_undo(&ctx, &found.checkpoint, &now) {
+    let undo = match save_undo(&ctx, &found.checkpoint, &now.tree) {
         Ok(u) => u,
         Err(e) => return super::fail(super::CHECK_FAILED, e),
     };

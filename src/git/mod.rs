@@ -1,7 +1,7 @@
 //! Everything waymark asks of git.
 //!
 //! - [`head`]: the commit HEAD points at, read from `.git` itself (no process);
-//! - [`status`]: branch, HEAD and dirtiness of the work tree, lines changed since a commit;
+//! - [`status`]: lines changed since a commit;
 //! - [`hooks`]: the post-commit and pre-push wrappers `waymark git-hooks` installs;
 //! - [`snapshot`]: the work tree saved as a commit per checkpoint, diffed and rewound.
 //!
@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 pub use head::head_revision;
-pub use status::{GitState, diff_stat, state};
+pub use status::diff_stat;
 
 /// `git -C root`, taking no optional lock (a `git status` of ours must not make the
 /// user's own git command fail on `index.lock`), stdin and stderr closed.

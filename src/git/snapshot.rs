@@ -60,27 +60,49 @@ fn ref_safe(s: &str) -> String {
     out
 }
 
-/// The work tree now, as a tree object id. `None` outside git (or when git fails).
-pub fn tree(root: &Path, lessons: &str) -> Option<String> {
+/// The work tree at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkTree {
+    /// The tree object holding every file.
+    pub tree: String,
+    /// Whether the project's files differ from HEAD (new files included).
+    pub dirty: bool,
+}
+
+/// The work tree now, as a tree object. `None` outside git (or when git fails).
+pub fn tree(root: &Path, lessons: &str) -> Option<WorkTree> {
     let git_dir = super::head::find_git_dir(root)?;
     let index = TempIndex::new(&git_dir);
-    let mut add = command(root);
-    add.env("GIT_INDEX_FILE", &index.0)
-        .args(["add", "-A", "--ignore-errors", "--"])
-        .args(pathspec(lessons));
+    let indexed = |args: &[&str]| {
+        let mut c = command(root);
+        c.env("GIT_INDEX_FILE", &index.0).args(args);
+        c
+    };
     // `--ignore-errors` still exits 1 after skipping an unreadable file: the tree is
     // written all the same.
-    add.stdout(Stdio::null())
-        .stderr(Stdio::null())
+    indexed(&["add", "-A", "--ignore-errors", "--"])
+        .args(pathspec(lessons))
+        .stdout(Stdio::null())
         .status()
         .ok()?;
-    let out = command(root)
-        .env("GIT_INDEX_FILE", &index.0)
-        .arg("write-tree")
-        .output()
-        .ok()?;
-    out.status.success().then(|| trimmed(&out.stdout))
+    let out = indexed(&["write-tree"]).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let tree = trimmed(&out.stdout);
+    // Against HEAD's tree, index to index: no second walk of the work tree.
+    let dirty = match super::head_revision(root) {
+        Some(_) => !indexed(&["diff-index", "--cached", "--quiet", "HEAD", "--"])
+            .args(pathspec(lessons))
+            .status()
+            .is_ok_and(|s| s.success()),
+        None => tree != EMPTY_TREE,
+    };
+    Some(WorkTree { tree, dirty })
 }
+
+/// The id of the tree with nothing in it.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 /// A snapshot commit of `tree` on top of HEAD (when there is one) under `ref_name`.
 pub fn save(root: &Path, tree: &str, ref_name: &str, message: &str) -> Option<String> {
@@ -355,4 +377,56 @@ impl Drop for TempIndex {
 
 fn trimmed(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(d: &Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(d)
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn the_work_tree_is_dirty_when_the_projects_files_differ_from_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(tree(d, "AGENT.md"), None, "not a repository");
+        git(d, &["init", "-q", "-b", "main"]);
+        assert!(!tree(d, "AGENT.md").unwrap().dirty, "nothing at all");
+        std::fs::write(d.join("a.txt"), "a\n").unwrap();
+        assert!(tree(d, "AGENT.md").unwrap().dirty, "a new file, no commit");
+        git(d, &["add", "a.txt"]);
+        git(
+            d,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@e",
+                "commit",
+                "-qm",
+                "one",
+            ],
+        );
+        let clean = tree(d, "AGENT.md").unwrap();
+        assert!(!clean.dirty);
+        // waymark's own files do not count.
+        std::fs::create_dir_all(d.join(".orchestration")).unwrap();
+        std::fs::write(d.join(".orchestration/hook.json"), "{}").unwrap();
+        std::fs::write(d.join("AGENT.md"), "lessons\n").unwrap();
+        assert_eq!(tree(d, "AGENT.md").unwrap(), clean);
+        std::fs::write(d.join("b.txt"), "new\n").unwrap();
+        assert!(tree(d, "AGENT.md").unwrap().dirty, "an untracked file");
+        // The index was never touched.
+        git(d, &["diff", "--cached", "--quiet"]);
+    }
 }

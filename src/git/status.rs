@@ -1,4 +1,4 @@
-//! The work tree's state for a checkpoint: branch, HEAD, dirtiness, and how much changed.
+//! How much the work tree changed since a commit, for the brief.
 
 use std::path::Path;
 
@@ -6,44 +6,6 @@ use super::run;
 
 /// A pathspec that leaves out waymark's state directory.
 const EXCLUDE_STATE: &str = ":(exclude).orchestration";
-
-/// Version-control state recorded on a checkpoint.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GitState {
-    pub branch: String,
-    pub commit: Option<String>,
-    pub dirty: bool,
-}
-
-/// Branch, HEAD and dirtiness; empty when `root` is not in a git work tree.
-pub fn state(root: &Path) -> GitState {
-    // waymark's own files do not make the work tree dirty.
-    let Some(status) = run(
-        root,
-        &[
-            "status",
-            "--porcelain=v2",
-            "--branch",
-            "--untracked-files=normal",
-            "--",
-            ".",
-            EXCLUDE_STATE,
-        ],
-    ) else {
-        return GitState::default();
-    };
-    let mut st = GitState::default();
-    for line in status.lines() {
-        if let Some(oid) = line.strip_prefix("# branch.oid ") {
-            st.commit = (oid != "(initial)").then(|| oid.to_string());
-        } else if let Some(head) = line.strip_prefix("# branch.head ") {
-            st.branch = head.to_string();
-        } else if !line.starts_with('#') && !line.is_empty() {
-            st.dirty = true;
-        }
-    }
-    st
-}
 
 /// What changed in the work tree against a commit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -165,31 +127,23 @@ mod tests {
     }
 
     #[test]
-    fn state_of_a_real_repo() {
+    fn lines_changed_in_a_real_repo() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         git(d, &["init", "-q", "-b", "main"]);
         git(d, &["config", "user.email", "t@example.com"]);
         git(d, &["config", "user.name", "t"]);
-        let st = state(d);
-        assert_eq!(st.branch, "main");
-        assert_eq!(st.commit, None);
         std::fs::write(d.join("a.txt"), "a\n").unwrap();
         git(d, &["add", "a.txt"]);
         git(d, &["commit", "-qm", "one"]);
-        let st = state(d);
-        assert_eq!(st.commit.as_ref().map(String::len), Some(40));
-        assert!(!st.dirty);
         // waymark's own state does not count.
         std::fs::create_dir_all(d.join(".orchestration")).unwrap();
         std::fs::write(d.join(".orchestration/hook.json"), "{}").unwrap();
-        assert!(!state(d).dirty);
         assert_eq!(
             diff_stat(d, None, "AGENT.md").unwrap().describe(),
             "nothing"
         );
         std::fs::write(d.join("a.txt"), "a\nb\n").unwrap();
-        assert!(state(d).dirty);
         let one = DiffStat {
             files: 1,
             added: 1,
@@ -203,11 +157,5 @@ mod tests {
         let d2 = diff_stat(d, None, "AGENT.md").unwrap();
         assert_eq!((d2.files, d2.added, d2.new), (2, 5, 1));
         assert_eq!(d2.describe(), "2 files, +5/−0 lines (1 new)");
-    }
-
-    #[test]
-    fn not_a_repo_is_empty() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(state(dir.path()), GitState::default());
     }
 }
