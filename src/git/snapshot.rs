@@ -382,18 +382,7 @@ fn trimmed(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn git(d: &Path, args: &[&str]) {
-        let ok = std::process::Command::new("git")
-            .arg("-C")
-            .arg(d)
-            .args(args)
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    }
+    use crate::git::test_git as git;
 
     #[test]
     fn the_work_tree_is_dirty_when_the_projects_files_differ_from_head() {

@@ -112,19 +112,7 @@ fn lines_of(path: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(ok, "git {args:?}");
-    }
+    use crate::git::test_git as git;
 
     #[test]
     fn lines_changed_in_a_real_repo() {

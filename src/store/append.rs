@@ -40,17 +40,24 @@ pub fn append_chained(
     make: impl FnOnce(Option<&[u8]>) -> Clean,
 ) -> io::Result<Option<String>> {
     let _critical = crate::deadline::enter();
-    let _lock = FileLock::acquire(path).map_err(io::Error::other)?;
-    let mut options = OpenOptions::new();
-    options.create(true).read(true).append(true);
-    let (mut file, meta) = super::nofollow::open(path, &mut options)?;
-    let torn = cut_torn_tail(&mut file, meta.len())?;
+    let (_lock, mut file, len) = open_locked(path)?;
+    let torn = cut_torn_tail(&mut file, len)?;
     let len = file.seek(SeekFrom::End(0))?;
     let last = last_line(&mut file, len)?;
     let record = make(last.as_deref()).with_newline();
     debug_assert_eq!(record.as_bytes().iter().filter(|&&b| b == b'\n').count(), 1);
     write_record(&mut file, record.as_bytes())?;
     Ok(torn)
+}
+
+/// Takes `path`'s lock (which makes the directory when it is missing) and opens the file
+/// for appending, never through a link: the lock, the file and its length.
+fn open_locked(path: &Path) -> io::Result<(FileLock, fs::File, u64)> {
+    let lock = FileLock::acquire(path).map_err(io::Error::other)?;
+    let mut options = OpenOptions::new();
+    options.create(true).read(true).append(true);
+    let (file, meta) = super::nofollow::open(path, &mut options)?;
+    Ok((lock, file, meta.len()))
 }
 
 /// The last line of a file of `len` bytes that ends with a newline, without it.
@@ -96,13 +103,9 @@ fn append_locked(
     sync: bool,
 ) -> io::Result<Option<String>> {
     let _critical = crate::deadline::enter();
-    // The lock makes the directory when it is missing.
-    let _lock = FileLock::acquire(path).map_err(io::Error::other)?;
-    let mut options = OpenOptions::new();
-    options.create(true).read(true).append(true);
-    let (mut file, meta) = super::nofollow::open(path, &mut options)?;
+    let (_lock, mut file, len) = open_locked(path)?;
     let torn = if repair {
-        cut_torn_tail(&mut file, meta.len())?
+        cut_torn_tail(&mut file, len)?
     } else {
         None
     };
