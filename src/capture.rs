@@ -86,15 +86,21 @@ pub fn load(project: &Project, task_id: &str, checkpoint_id: &str) -> Option<Cap
 pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Result<Capture> {
     use crate::git::snapshot;
     let work = snapshot::tree(&project.root, &request.lessons);
+    // The comparison with HEAD runs while the commit is made.
+    let dirty = work
+        .as_ref()
+        .map(|w| w.compare_with_head(&project.root, &request.lessons));
     let snapshot = work.as_ref().and_then(|w| {
         let name = snapshot::ref_name(&request.task_id, &request.checkpoint_id);
         let message = format!("waymark checkpoint {}", request.checkpoint_id);
         snapshot::save(&project.root, &w.tree, &name, &message)
     });
+    let git_dirty = dirty.map(snapshot::Dirty::wait);
+    drop(work);
     let capture = Capture {
         checkpoint_id: request.checkpoint_id.clone(),
         captured_at: now,
-        git_dirty: work.map(|w| w.dirty),
+        git_dirty,
         files: snapshots(project, &request.files),
         snapshot,
     };
@@ -111,7 +117,7 @@ fn prune(project: &Project, task_id: &str, keep: usize) -> io::Result<()> {
         .map(|c| c.checkpoint_id)
         .collect();
     let dir = task_dir(project, task_id).join("checkpoints");
-    let mut dropped = false;
+    let mut dropped = Vec::new();
     for entry in std::fs::read_dir(&dir)?.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let Some(id) = name.strip_suffix(".json") else {
@@ -119,13 +125,11 @@ fn prune(project: &Project, task_id: &str, keep: usize) -> io::Result<()> {
         };
         if !kept.iter().any(|k| crate::task::store::sanitize(k) == id) {
             let _ = std::fs::remove_file(entry.path());
-            dropped = true;
+            dropped.push(id.to_string());
         }
     }
-    // Snapshots go with their captures (asked of git only when one went).
-    if dropped && !kept.is_empty() {
-        crate::git::snapshot::prune(&project.root, task_id, &kept)?;
-    }
+    // Snapshots go with their captures.
+    crate::git::snapshot::drop_checkpoints(&project.root, task_id, &dropped)?;
     Ok(())
 }
 

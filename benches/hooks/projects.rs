@@ -163,6 +163,13 @@ impl Event {
             Event::BashCommit | Event::BashValidation | Event::PreCompact
         )
     }
+
+    /// Events that start git in the hook itself: crash recovery counts the lines changed
+    /// since the last checkpoint's commit for the brief (`git diff`), and is held to its
+    /// own budget (≤ 10 ms) instead of the no-git one.
+    pub fn runs_git(self) -> bool {
+        self == Event::SessionStartCrash
+    }
 }
 
 /// One generated project.

@@ -56,7 +56,7 @@ pub fn run(root: Option<PathBuf>, args: CleanupArgs) -> ExitCode {
         }
         // Its checkpoints' snapshots go with it.
         let task = d.task_id.as_deref().unwrap_or(&d.dir);
-        if let Err(e) = crate::git::snapshot::prune(&ctx.project.root, task, &[]) {
+        if let Err(e) = crate::git::snapshot::remove_task(&ctx.project.root, task) {
             eprintln!("waymark: tasks/{}: snapshots not removed: {e}", d.dir);
         }
     }

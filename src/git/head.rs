@@ -83,7 +83,7 @@ pub(crate) fn find_git_dir(root: &Path) -> Option<PathBuf> {
 }
 
 /// Where shared refs live: the `commondir` of a linked worktree, else the git dir itself.
-fn common_dir(git_dir: &Path) -> PathBuf {
+pub(crate) fn common_dir(git_dir: &Path) -> PathBuf {
     match fs::read_to_string(git_dir.join("commondir")) {
         Ok(text) => {
             let p = Path::new(text.trim());

@@ -60,45 +60,76 @@ fn ref_safe(s: &str) -> String {
     out
 }
 
-/// The work tree at one moment.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The work tree at one moment: its tree object, and the temporary index that holds it
+/// (kept while a comparison with HEAD reads it).
 pub struct WorkTree {
-    /// The tree object holding every file.
     pub tree: String,
-    /// Whether the project's files differ from HEAD (new files included).
-    pub dirty: bool,
+    index: TempIndex,
 }
 
 /// The work tree now, as a tree object. `None` outside git (or when git fails).
 pub fn tree(root: &Path, lessons: &str) -> Option<WorkTree> {
     let git_dir = super::head::find_git_dir(root)?;
     let index = TempIndex::new(&git_dir);
-    let indexed = |args: &[&str]| {
-        let mut c = command(root);
-        c.env("GIT_INDEX_FILE", &index.0).args(args);
-        c
-    };
     // `--ignore-errors` still exits 1 after skipping an unreadable file: the tree is
     // written all the same.
-    indexed(&["add", "-A", "--ignore-errors", "--"])
+    indexed(root, &index, &["add", "-A", "--ignore-errors", "--"])
         .args(pathspec(lessons))
         .stdout(Stdio::null())
         .status()
         .ok()?;
-    let out = indexed(&["write-tree"]).output().ok()?;
+    let out = indexed(root, &index, &["write-tree"]).output().ok()?;
     if !out.status.success() {
         return None;
     }
-    let tree = trimmed(&out.stdout);
-    // Against HEAD's tree, index to index: no second walk of the work tree.
-    let dirty = match super::head_revision(root) {
-        Some(_) => !indexed(&["diff-index", "--cached", "--quiet", "HEAD", "--"])
-            .args(pathspec(lessons))
-            .status()
-            .is_ok_and(|s| s.success()),
-        None => tree != EMPTY_TREE,
-    };
-    Some(WorkTree { tree, dirty })
+    Some(WorkTree {
+        tree: trimmed(&out.stdout),
+        index,
+    })
+}
+
+/// git on the temporary index. It is read back at once and thrown away: no checksum over
+/// it (git 2.40+; older versions ignore the setting).
+fn indexed(root: &Path, index: &TempIndex, args: &[&str]) -> std::process::Command {
+    let mut c = command(root);
+    c.env("GIT_INDEX_FILE", &index.0)
+        .args(["-c", "index.skipHash=true"])
+        .args(args);
+    c
+}
+
+impl WorkTree {
+    /// Starts asking git, in the background, whether the project's files differ from
+    /// HEAD (new files included); [`Dirty::wait`] has the answer. Index to index: no
+    /// second walk of the work tree.
+    pub fn compare_with_head(&self, root: &Path, lessons: &str) -> Dirty {
+        if super::head_revision(root).is_none() {
+            return Dirty::Known(self.tree != EMPTY_TREE);
+        }
+        indexed(
+            root,
+            &self.index,
+            &["diff-index", "--cached", "--quiet", "HEAD", "--"],
+        )
+        .args(pathspec(lessons))
+        .spawn()
+        .map_or(Dirty::Known(true), Dirty::Asked)
+    }
+}
+
+/// Whether the work tree differs from HEAD, being found out.
+pub enum Dirty {
+    Known(bool),
+    Asked(std::process::Child),
+}
+
+impl Dirty {
+    pub fn wait(self) -> bool {
+        match self {
+            Dirty::Known(d) => d,
+            Dirty::Asked(mut child) => !child.wait().is_ok_and(|s| s.success()),
+        }
+    }
 }
 
 /// The id of the tree with nothing in it.
@@ -118,28 +149,73 @@ pub fn save(root: &Path, tree: &str, ref_name: &str, message: &str) -> Option<St
         return None;
     }
     let id = trimmed(&out.stdout);
-    super::run(root, &["update-ref", ref_name, &id])?;
+    if write_loose_ref(root, ref_name, &id).is_err() {
+        super::run(root, &["update-ref", ref_name, &id])?;
+    }
     Some(id)
 }
 
-/// Removes task `task_id`'s snapshot refs but those of the checkpoints in `keep` (all of
-/// them when `keep` is empty: the task is gone).
-pub fn prune(root: &Path, task_id: &str, keep: &[String]) -> io::Result<()> {
+/// Writes a new ref as git's files backend keeps it (`<common dir>/<name>`, made under
+/// `<name>.lock` and renamed), saving a process; a repository with another ref backend
+/// (reftable) is left to `git update-ref`.
+fn write_loose_ref(root: &Path, name: &str, id: &str) -> io::Result<()> {
+    let git_dir = super::head::find_git_dir(root).ok_or(io::ErrorKind::NotFound)?;
+    let common = super::head::common_dir(&git_dir);
+    let config = std::fs::read_to_string(common.join("config")).unwrap_or_default();
+    if config.to_ascii_lowercase().contains("refstorage") {
+        return Err(io::ErrorKind::Unsupported.into());
+    }
+    let path = common.join(name);
+    std::fs::create_dir_all(path.parent().expect("a ref has a folder"))?;
+    let lock = path.with_extension("lock");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&lock)?;
+    let written = file
+        .write_all(format!("{id}\n").as_bytes())
+        .and_then(|()| std::fs::rename(&lock, &path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&lock);
+    }
+    written
+}
+
+/// Removes all of task `task_id`'s snapshot refs (the task is gone).
+pub fn remove_task(root: &Path, task_id: &str) -> io::Result<()> {
     let prefix = task_refs(task_id);
-    let Some(listed) = super::run(root, &["for-each-ref", "--format=%(refname)", &prefix]) else {
+    let listed = super::run(root, &["for-each-ref", "--format=%(refname)", &prefix]);
+    let names: Vec<String> = listed
+        .iter()
+        .flat_map(|l| l.lines())
+        .map(str::to_string)
+        .collect();
+    delete_refs(root, &names)
+}
+
+/// Removes the snapshot refs of task `task_id`'s checkpoints `ids` (their captures went).
+/// A loose ref is removed as a file; only one packed by `git gc` needs git.
+pub fn drop_checkpoints(root: &Path, task_id: &str, ids: &[String]) -> io::Result<()> {
+    let Some(git_dir) = super::head::find_git_dir(root) else {
         return Ok(());
     };
-    let doomed: String = listed
-        .lines()
-        .filter(|r| {
-            let last = r.rsplit('/').next().unwrap_or_default();
-            !keep.iter().any(|k| ref_safe(k) == last)
-        })
-        .map(|r| format!("delete {r}\n"))
-        .collect();
-    if doomed.is_empty() {
+    let common = super::head::common_dir(&git_dir);
+    let mut packed = Vec::new();
+    for id in ids {
+        let name = ref_name(task_id, id);
+        match std::fs::remove_file(common.join(&name)) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => packed.push(name),
+            other => other?,
+        }
+    }
+    delete_refs(root, &packed)
+}
+
+fn delete_refs(root: &Path, names: &[String]) -> io::Result<()> {
+    if names.is_empty() {
         return Ok(());
     }
+    let doomed: String = names.iter().map(|r| format!("delete {r}\n")).collect();
     let mut child = command(root)
         .args(["update-ref", "--stdin"])
         .stdin(Stdio::piped())
@@ -388,11 +464,15 @@ mod tests {
     fn the_work_tree_is_dirty_when_the_projects_files_differ_from_head() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        assert_eq!(tree(d, "AGENT.md"), None, "not a repository");
+        let dirty = |d: &Path| {
+            let w = tree(d, "AGENT.md").unwrap();
+            w.compare_with_head(d, "AGENT.md").wait()
+        };
+        assert!(tree(d, "AGENT.md").is_none(), "not a repository");
         git(d, &["init", "-q", "-b", "main"]);
-        assert!(!tree(d, "AGENT.md").unwrap().dirty, "nothing at all");
+        assert!(!dirty(d), "nothing at all");
         std::fs::write(d.join("a.txt"), "a\n").unwrap();
-        assert!(tree(d, "AGENT.md").unwrap().dirty, "a new file, no commit");
+        assert!(dirty(d), "a new file, no commit");
         git(d, &["add", "a.txt"]);
         git(
             d,
@@ -406,15 +486,16 @@ mod tests {
                 "one",
             ],
         );
-        let clean = tree(d, "AGENT.md").unwrap();
-        assert!(!clean.dirty);
+        let clean = tree(d, "AGENT.md").unwrap().tree;
+        assert!(!dirty(d));
         // waymark's own files do not count.
         std::fs::create_dir_all(d.join(".orchestration")).unwrap();
         std::fs::write(d.join(".orchestration/hook.json"), "{}").unwrap();
         std::fs::write(d.join("AGENT.md"), "lessons\n").unwrap();
-        assert_eq!(tree(d, "AGENT.md").unwrap(), clean);
+        assert_eq!(tree(d, "AGENT.md").unwrap().tree, clean);
+        assert!(!dirty(d));
         std::fs::write(d.join("b.txt"), "new\n").unwrap();
-        assert!(tree(d, "AGENT.md").unwrap().dirty, "an untracked file");
+        assert!(dirty(d), "an untracked file");
         // The index was never touched.
         git(d, &["diff", "--cached", "--quiet"]);
     }
