@@ -4,8 +4,8 @@
 //!
 //! A checkpoint itself records only what is cheap and exact at once (its trigger, step,
 //! branch and HEAD read from `.git`), under the hook.json lock. The capture is taken after
-//! the lock is released: inline for a command, by a detached `waymark capture` process for
-//! a hook, so that no hook waits for git or for hashing, and no other hook waits for the
+//! the lock is released: inline for a command, by a forked copy of the hook for a hook
+//! ([`run`]), so that no hook waits for git or for hashing, and no other hook waits for the
 //! lock while one does. A capture that never finished (the machine went down) leaves its
 //! checkpoint without one; readers say so.
 //!

@@ -29,7 +29,8 @@ pub struct Journal {
     pub checkpoint_id: String,
     /// The snapshot commit the files go back to.
     pub snapshot: String,
-    /// The checkpoint saved just before (the undo), when there was a task to hold it.
+    /// What to rewind to for an undo: the `pre_rewind` checkpoint of the current task, or
+    /// with no task a bare snapshot (`pre-rewind-<time>`).
     pub undo: Option<String>,
     pub started_at: DateTime<Utc>,
     pub changes: Vec<Change>,

@@ -8,7 +8,7 @@
 //!
 //! What is never removed, because losing it would lose something:
 //! - the current task's directory (the task in `.orchestration/hook.json`) while that task
-//!   is not finished: it may hold its overflowed history;
+//!   is not finished: it holds the task's history, checkpoint and receipt logs;
 //! - a directory whose hook.json is missing, unreadable, corrupt or of another schema
 //!   version: it is reported and left for a person to judge;
 //! - a symlink (rule 3, "stay in the project": a link is never followed out of
@@ -48,7 +48,7 @@ pub enum CleanupError {
 pub enum Found {
     /// A hook.json, as [`store::peek`] read it.
     Hook(Peeked),
-    /// No hook.json (e.g. only the history a running task overflowed).
+    /// No hook.json (e.g. only the logs of a task still running).
     NoHook,
     /// The entry is a symlink: never followed.
     Symlink,

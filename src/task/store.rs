@@ -7,8 +7,9 @@
 //!   `hook.json.corrupt-<time>` and the restore is reported. If both are bad, nothing is
 //!   overwritten and the error is returned.
 //! - A hook.json of another schema major version is never overwritten.
-//! - History beyond the limit goes to `tasks/<id>/history.jsonl` first; a finished task is
-//!   copied to `tasks/<id>/`.
+//! - Each change's history events, checkpoints and receipts are appended to the task's
+//!   logs in `tasks/<id>/` before hook.json is replaced (docs/state.md); a finished task's
+//!   hook.json and HOOK.md are copied there too.
 
 use std::fs;
 use std::io;
