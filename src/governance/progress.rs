@@ -104,7 +104,6 @@ pub fn brief(ctx: &Ctx, id: &str) -> Option<crate::task::IntentBrief> {
         constraints: intent.constraints,
         unmet,
         criteria: intent.acceptance_criteria.len(),
-        checked_at: ctx.now,
     })
 }
 

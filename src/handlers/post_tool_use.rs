@@ -40,6 +40,8 @@ pub fn handle(
 ) -> anyhow::Result<()> {
     let paths = located_paths(ctx, event, call);
     let bash = bash_result(call, result);
+    // Built once: the receipt's failure lines and the ledger both use it.
+    let output_tail = bash.as_ref().map(BashResult::tail).unwrap_or_default();
     let kinds = bash.as_ref().map(|b| {
         let c = &ctx.config;
         shell::classify(&b.command, &c.validation_commands, &c.side_effect_commands)
@@ -107,7 +109,7 @@ pub fn handle(
                         &format!("{id} stored unsigned: {e}"),
                     );
                 }
-                effects.extend(validation::record(hook, sealed, &b.tail(), ctx.now));
+                effects.extend(validation::record(hook, sealed, &output_tail, ctx.now));
             }
         }
         if effects.is_empty() {
@@ -158,7 +160,6 @@ pub fn handle(
     let mut facts = Facts::new(hook.and_then(|h| h.intent_id));
     facts.other_sessions = others;
     let first_inside = paths.iter().find_map(Located::inside);
-    let output_tail = bash.as_ref().map(|b| b.tail()).unwrap_or_default();
     let exit_code = bash.as_ref().and_then(|b| b.exit_code);
     let outcome = Outcome {
         event,
@@ -249,12 +250,13 @@ struct BashResult {
 impl BashResult {
     /// The redacted, bounded end of the output, for the ledger.
     fn tail(&self) -> String {
-        let text = if self.stderr.is_empty() {
-            self.stdout.clone()
-        } else {
-            format!("{}\n{}", self.stdout, self.stderr)
-        };
-        tail(text.trim(), OUTPUT_TAIL)
+        if self.stderr.is_empty() {
+            return tail(self.stdout.trim(), OUTPUT_TAIL);
+        }
+        tail(
+            format!("{}\n{}", self.stdout, self.stderr).trim(),
+            OUTPUT_TAIL,
+        )
     }
 }
 

@@ -34,10 +34,7 @@ pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> an
     }
     isolated(ctx, event.name(), "repeat_guard", || {
         let hook = crate::task::current::load(ctx)?;
-        if let Some(reason) = hook
-            .as_ref()
-            .and_then(|h| repeat::check(h, &bash.command, c))
-        {
+        if let Some(reason) = hook.as_ref().and_then(|h| repeat::check(h, &bash.command)) {
             let decision = match ctx.config.repeat_guard {
                 RepeatGuard::Deny => Decision::Deny,
                 _ => Decision::Ask,

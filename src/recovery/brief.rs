@@ -391,7 +391,6 @@ mod tests {
             constraints: vec!["no new dependencies".into()],
             unmet: vec!["tests pass".into()],
             criteria: 2,
-            checked_at: Utc::now(),
         });
         h.note_side_effect("git push origin main", 0, Utc::now());
         let mut other = crate::task::Session {

@@ -12,6 +12,10 @@ use crate::project::STATE_DIR;
 /// `.gitattributes` too (a failure to write those is not one to make the caller's write
 /// fail over).
 pub fn make_dir(dir: &Path) -> io::Result<()> {
+    // Nearly always there already: one stat, then nothing.
+    if dir.is_dir() {
+        return Ok(());
+    }
     let made = dir
         .ancestors()
         .find(|a| a.file_name().is_some_and(|n| n == STATE_DIR))

@@ -209,7 +209,6 @@ pub struct IntentBrief {
     /// How many criteria there are in all.
     #[serde(default)]
     pub criteria: usize,
-    pub checked_at: DateTime<Utc>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
