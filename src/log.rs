@@ -40,7 +40,8 @@ pub fn line(
     at: chrono::DateTime<chrono::Utc>,
 ) -> String {
     let at = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let one_line: String = message.replace('\n', " ⏎ ").chars().take(4000).collect();
+    // Cut by `truncate`, which redacts first: a secret cut in two is no longer found.
+    let one_line = crate::text::truncate(&message.replace('\n', " ⏎ "), 4000);
     format!("{at} {} [{context}] {one_line}\n", level.as_str())
 }
 

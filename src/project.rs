@@ -113,6 +113,17 @@ impl Project {
         }
     }
 
+    /// The project a command names: `--root` (made absolute), else the one around `cwd`
+    /// (the event's working directory; the process's when `None`), as [`resolve`] finds it.
+    ///
+    /// [`resolve`]: Project::resolve
+    pub fn from_arg(root: Option<PathBuf>, cwd: Option<&Path>) -> Project {
+        match root {
+            Some(r) => Project::at(std::path::absolute(&r).unwrap_or(r)),
+            None => Project::resolve(cwd),
+        }
+    }
+
     pub fn at(root: PathBuf) -> Project {
         let root = normalize(&root);
         Project {

@@ -4,8 +4,9 @@
 //! Pure text work, and no regex compiled for it: compiling the patterns cost a Bash event
 //! more than everything else it does. A command is read as simple commands (split at `;`,
 //! `&`, `|`, `(`, `)` and newlines) of words (split at white space, quotes removed), and
-//! each rule is a sequence of words. Only validation patterns a user configured are
-//! regexes, compiled when a command holds a word they need.
+//! each rule is a sequence of words. Only the patterns a user configured
+//! (`validation_commands` beyond the defaults, `side_effect_commands`) are regexes, and
+//! they are compiled only for Bash events.
 
 use regex::RegexSet;
 
@@ -20,6 +21,30 @@ pub struct Kinds {
     /// Effects outside the work tree that must not be done twice: a push, a pull request
     /// or a release, a publish, and what `side_effect_commands` names (a deploy).
     pub side_effect: bool,
+}
+
+/// `s` as one shell word: single-quoted, a `'` inside written `'\''`.
+pub fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The first word of a command line as written (quotes kept, for a shell to read again):
+/// up to the first white space outside quotes.
+pub fn first_word(command: &str) -> &str {
+    let c = command.trim_start();
+    let mut quote = None;
+    let mut escaped = false;
+    for (i, ch) in c.char_indices() {
+        match (quote, ch) {
+            _ if escaped => escaped = false,
+            (None | Some('"'), '\\') => escaped = true,
+            (None, '\'' | '"') => quote = Some(ch),
+            (Some(q), _) if ch == q => quote = None,
+            (None, _) if ch.is_whitespace() => return &c[..i],
+            _ => {}
+        }
+    }
+    c
 }
 
 /// The simple commands of a command line, each as its words. A script handed to a shell
@@ -206,8 +231,8 @@ fn is_publish(t: &[String]) -> bool {
     }
 }
 
-/// Whether a command matches one of `patterns`. A default pattern is its word rule; any
-/// other is a regex, compiled only when the command could match it at all.
+/// Whether a command matches one of `patterns`. A default pattern is its word rule; the
+/// others are compiled together as one regex set, only when no word rule matched.
 fn is_validation(command: &str, commands: &[Vec<String>], patterns: &[String]) -> bool {
     let mut custom = Vec::new();
     for p in patterns {

@@ -11,6 +11,12 @@ fn end_of_first(s: &str, n: usize) -> usize {
     s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
 }
 
+/// The first 8 characters of an id, for a person to tell ids apart (by characters: an id
+/// from an event may hold any).
+pub fn short_id(id: &str) -> &str {
+    &id[..end_of_first(id, 8)]
+}
+
 /// Byte offset where the last `n` characters of `s` start.
 fn start_of_last(s: &str, n: usize) -> usize {
     match n {

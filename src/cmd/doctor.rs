@@ -6,7 +6,7 @@ use crate::cmd::ExitCode;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::task::store;
+use crate::task::store::{self, Peeked};
 
 #[derive(PartialEq)]
 enum Mark {
@@ -16,7 +16,7 @@ enum Mark {
 }
 
 pub fn run(root: Option<PathBuf>) -> ExitCode {
-    let ctx = super::ctx_anywhere(root);
+    let ctx = super::ctx_unchecked(root);
     let mut lines: Vec<(Mark, String)> = Vec::new();
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
@@ -49,7 +49,7 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         // One check per program the entries run (normally one for all events).
         let mut programs: Vec<(&str, Vec<&String>)> = Vec::new();
         for c in &commands {
-            let program = super::init::first_word(c);
+            let program = crate::shell::first_word(c);
             match programs.iter_mut().find(|(p, _)| *p == program) {
                 Some((_, cs)) => cs.push(c),
                 None => programs.push((program, vec![c])),
@@ -77,9 +77,13 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         )),
     }
 
-    if ctx.project.found {
+    let refused = ctx.project.check(&ctx.config.agent_md).err();
+    if let Some(why) = refused.as_ref().filter(|_| ctx.project.found) {
+        lines.push((Mark::Fail, why.clone()));
+    }
+    if ctx.project.found && refused.is_none() {
         project_lines(&ctx, &mut lines);
-    } else {
+    } else if !ctx.project.found {
         lines.push((Mark::Warn, format!(
             "not in a project: no .git or .orchestration in {} or above it, and CLAUDE_PROJECT_DIR is not set",
             ctx.project.root.display()
@@ -136,15 +140,31 @@ fn project_lines(ctx: &crate::context::Ctx, lines: &mut Vec<(Mark, String)>) {
     } else {
         (Mark::Fail, format!("{} is not writable", probe.display()))
     });
-    match store::load(&ctx.project) {
-        Ok((Some(h), note)) => {
-            if let Some(n) = note.restored {
-                lines.push((Mark::Warn, n));
+    // Peeked, not loaded: loading would restore a damaged hook.json, and doctor writes
+    // nothing.
+    match store::peek_current(&ctx.project) {
+        Ok(Some(Peeked::Task { task_id, state, .. })) => {
+            let whole = std::fs::read(store::hook_path(&ctx.project)).map(|b| {
+                matches!(
+                    store::peek(&b),
+                    Peeked::Task {
+                        task_id: Some(_),
+                        ..
+                    }
+                )
+            });
+            if whole.is_ok_and(|w| !w) {
+                lines.push((
+                    Mark::Warn,
+                    "hook.json is damaged: the next event restores it from hook.json.bak".into(),
+                ));
             }
-            lines.push((Mark::Ok, format!("task {} is {}", h.task_id, h.state)));
+            let id = task_id.unwrap_or_default();
+            lines.push((Mark::Ok, format!("task {id} is {state}")));
         }
-        Ok((None, _)) => lines.push((Mark::Ok, "no task yet".into())),
-        Err(e) => lines.push((Mark::Fail, e.to_string())),
+        Ok(None) => lines.push((Mark::Ok, "no task yet".into())),
+        Ok(Some(_)) => lines.push((Mark::Fail, "hook.json holds no task".into())),
+        Err(e) => lines.push((Mark::Fail, e)),
     }
     match crate::governance::intent::load(&ctx.project) {
         Ok(Some(f)) => lines.push((

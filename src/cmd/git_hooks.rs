@@ -26,10 +26,7 @@ pub enum GitHooksCmd {
 }
 
 pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> ExitCode {
-    let project = match root {
-        Some(r) => Project::at(std::path::absolute(&r).unwrap_or(r)),
-        None => Project::resolve(None),
-    };
+    let project = Project::from_arg(root, None);
     let dir = match hooks::hooks_dir(&project.root) {
         Ok(d) => d,
         Err(e) => return super::fail(super::USAGE, e),

@@ -28,10 +28,7 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
         .lock()
         .take(MAX_INPUT + 1)
         .read_to_end(&mut bytes);
-    let fallback = || match &root {
-        Some(r) => Project::at(r.clone()),
-        None => Project::resolve(None),
-    };
+    let fallback = || Project::from_arg(root.clone(), None);
     let context = name.unwrap_or("hook");
     if let Err(e) = read {
         report(&fallback(), context, &format!("cannot read stdin: {e}"));
@@ -55,10 +52,7 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    let project = match root {
-        Some(r) => Project::at(r),
-        None => Project::resolve(parsed.event.common.cwd.as_deref().map(Path::new)),
-    };
+    let project = Project::from_arg(root, parsed.event.common.cwd.as_deref().map(Path::new));
     let mut ctx = Ctx::new(project);
     ctx.capture = crate::capture::Mode::Detached;
     if let Err(e) = ctx.project.check(&ctx.config.agent_md) {

@@ -22,17 +22,6 @@ pub(crate) fn is_ours(command: &str) -> bool {
     command.contains("waymark") && command.split_whitespace().any(|w| w == "hook")
 }
 
-/// The program a waymark entry runs: its first shell word as written (quotes kept, for
-/// a shell to read).
-pub(crate) fn first_word(command: &str) -> &str {
-    let c = command.trim_start();
-    let end = match c.chars().next() {
-        Some(q @ ('\'' | '"')) => c[1..].find(q).map_or(c.len(), |i| i + 2),
-        _ => c.find(char::is_whitespace).unwrap_or(c.len()),
-    };
-    &c[..end]
-}
-
 /// What the hooks should run: `waymark` when the `waymark` on PATH is this same program,
 /// else this binary's absolute path (and why that is fragile).
 fn program() -> (String, Option<String>) {
@@ -59,7 +48,7 @@ fn program() -> (String, Option<String>) {
             "waymark is not on PATH: the hooks run {path}, which stops working when that build is removed (`cargo clean`); `cargo install --path .` puts waymark on PATH, then run `waymark init` again"
         ),
     };
-    (format!("'{path}'"), Some(why))
+    (crate::shell::quote(&path), Some(why))
 }
 
 pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
@@ -363,11 +352,14 @@ mod tests {
 
     #[test]
     fn programs_and_indentation_are_read() {
+        use crate::shell::{first_word, quote};
         assert_eq!(
             first_word("'/opt/x y/waymark' hook Stop"),
             "'/opt/x y/waymark'"
         );
         assert_eq!(first_word("waymark hook Stop"), "waymark");
+        let odd = format!("{} hook Stop", quote("/opt/it's here/waymark"));
+        assert_eq!(first_word(&odd), quote("/opt/it's here/waymark"));
         assert_eq!(indentation("{\n\t\"a\": 1\n}"), "\t");
         assert_eq!(indentation("{\n    \"a\": 1\n}"), "    ");
         assert_eq!(indentation("{}"), "  ");

@@ -64,20 +64,22 @@ pub fn ctx(root: Option<PathBuf>) -> Ctx {
     ctx
 }
 
-/// [`ctx`] for the commands that make sense anywhere (`init` makes the directory a
-/// project; `doctor` checks the install wherever it runs).
+/// [`ctx`] for a command that makes a project of the directory it runs in (`init`): a
+/// root waymark must not write into is refused (exit 1).
 pub fn ctx_anywhere(root: Option<PathBuf>) -> Ctx {
-    let project = match root {
-        Some(r) => Project::at(std::path::absolute(&r).unwrap_or(r)),
-        None => Project::resolve(None),
-    };
-    let ctx = Ctx::new(project);
-    for e in &ctx.config_errors {
-        eprintln!("waymark: config: {e}");
-    }
+    let ctx = ctx_unchecked(root);
     if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
         eprintln!("waymark: {e}");
         std::process::exit(CHECK_FAILED.into());
+    }
+    ctx
+}
+
+/// The context with no check at all, for `doctor`, which reports what it finds.
+pub fn ctx_unchecked(root: Option<PathBuf>) -> Ctx {
+    let ctx = Ctx::new(Project::from_arg(root, None));
+    for e in &ctx.config_errors {
+        eprintln!("waymark: config: {e}");
     }
     ctx
 }

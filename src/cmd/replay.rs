@@ -23,10 +23,7 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
             Err(e) => return super::fail(super::USAGE, format!("cannot open {file}: {e}")),
         }
     };
-    let root = match root {
-        Some(r) => std::path::absolute(&r).unwrap_or(r),
-        None => Project::resolve(None).root,
-    };
+    let root = Project::from_arg(root, None).root;
     let mut bad = 0;
     let mut count = 0;
     for (i, line) in reader.lines().enumerate() {

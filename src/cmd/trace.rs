@@ -9,7 +9,8 @@ use crate::trace::{self, Verified};
 
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
-    /// Exit 1 if the chain breaks anywhere (an edited, removed or inserted line).
+    /// Exit 1 if the chain breaks anywhere (an edited or removed line); lines joining
+    /// an earlier one (a merged branch) are listed.
     #[arg(long)]
     pub verify: bool,
 }

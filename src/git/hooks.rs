@@ -111,7 +111,7 @@ pub fn hooks_dir(root: &Path) -> Result<PathBuf, GitHookError> {
 pub fn wrapper_script(hook: GitHook, bin: Option<&Path>) -> String {
     let bin = bin
         .and_then(Path::to_str)
-        .map(shell_quote)
+        .map(crate::shell::quote)
         .unwrap_or_else(|| "''".into());
     let name = hook.name();
     let orig = hook.orig_name();
@@ -218,10 +218,6 @@ exit $status
 "#;
 
 /// Single-quotes a string for sh.
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
 /// True when the file's head carries [`MARKER`] on a line of its own.
 pub fn is_wrapper(head: &[u8]) -> bool {
     String::from_utf8_lossy(head)

@@ -135,7 +135,7 @@ fn full(
         };
         verdict(format!(
             "ANOTHER SESSION IS WORKING NOW: session {} is on {on}{files} (last event {} ago). Do not take over that step or edit those files; pick other work or ask the user.",
-            short(&s.session_id),
+            crate::text::short_id(&s.session_id),
             ago(now, s.last_event_at)
         ));
     }
@@ -244,10 +244,6 @@ fn full(
 fn about_busy(line: &str, busy: &[&str]) -> bool {
     (line.starts_with("Resume step") || line.starts_with("Start step"))
         && busy.iter().any(|b| line.contains(&format!("\"{b}\"")))
-}
-
-fn short(id: &str) -> &str {
-    &id[..id.len().min(8)]
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ pub struct Crash {
     /// `signal` or `timeout`.
     pub crash_type: &'static str,
     pub why: String,
+    /// The session that crashed, when one was left mid-turn.
+    pub session_id: Option<String>,
 }
 
 /// Decides whether a session before `new_session` crashed. `live` says whether a
@@ -47,32 +49,32 @@ pub fn detect(
         .iter()
         .filter(|s| s.status == SessionStatus::Active)
         .max_by_key(|s| s.last_event_at);
-    match left_mid_turn.or(hook.session()) {
-        Some(s) if s.status == SessionStatus::Active => Some(Crash {
+    if let Some(s) = left_mid_turn {
+        return Some(Crash {
             crash_type: "signal",
             why: format!(
                 "session {} ended mid-turn: no Stop or SessionEnd after its last event ({})",
-                short(&s.session_id),
+                crate::text::short_id(&s.session_id),
                 crate::text::stamp(s.last_event_at)
             ),
-        }),
-        None if matches!(
-            hook.state,
-            HookState::StepRunning | HookState::StepValidating
-        ) && age > stale_threshold =>
-        {
-            Some(Crash {
-                crash_type: "timeout",
-                why: format!(
-                    "no update for {} while {} (stale past {})",
-                    crate::text::ago(now, hook.updated_at),
-                    hook.state,
-                    crate::text::format_duration(stale_threshold)
-                ),
-            })
-        }
-        _ => None,
+            session_id: Some(s.session_id.clone()),
+        });
     }
+    // With no session recorded at all, only time can tell.
+    let running = matches!(
+        hook.state,
+        HookState::StepRunning | HookState::StepValidating
+    );
+    (hook.sessions.is_empty() && running && age > stale_threshold).then(|| Crash {
+        crash_type: "timeout",
+        why: format!(
+            "no update for {} while {} (stale past {})",
+            crate::text::ago(now, hook.updated_at),
+            hook.state,
+            crate::text::format_duration(stale_threshold)
+        ),
+        session_id: None,
+    })
 }
 
 /// Whether a session is live, seen from a process that is `starting` (the Claude Code
@@ -92,10 +94,6 @@ fn changed_since(ctx: &Ctx, hook: &Hook) -> Option<String> {
     let since = hook.last_checkpoint().and_then(|c| c.git_commit.clone());
     let d = crate::git::diff_stat(&ctx.project.root, since.as_deref(), &ctx.config.agent_md)?;
     Some(d.describe())
-}
-
-fn short(id: &str) -> &str {
-    &id[..id.len().min(8)]
 }
 
 /// Runs crash detection on a loaded hook for session `new_session` starting and, on a
@@ -148,7 +146,7 @@ pub fn recover(
         reason: format!("{}; {}", crash.why, reason),
         last_checkpoint_id: hook.last_checkpoint().map(|c| c.checkpoint_id.clone()),
         file_warnings: warnings,
-        session_id: hook.session().map(|s| s.session_id.clone()),
+        session_id: crash.session_id.clone(),
         changed: changed_since(ctx, hook),
     };
     let mut details = std::collections::BTreeMap::new();

@@ -11,8 +11,10 @@
 //!
 //! The ledger is tamper-evident: each record names the SHA-256 of the line before it
 //! (`metadata.waymark.prev`), read from the file's end under the append lock, so a line
-//! edited, removed or inserted breaks the chain at the line after it, and
-//! `waymark trace --verify` ([`verify`]) names the first bad line.
+//! edited or removed (or inserted with a link to no line of the ledger) breaks the chain
+//! at the line after it, and `waymark trace --verify` ([`verify`]) names the first bad
+//! line. Records that link to an earlier line are where a merged branch joins (docs/git.md)
+//! and are listed as joins, not breaks: whole records added that way show there.
 
 pub mod dialect;
 pub mod ranges;
