@@ -80,7 +80,6 @@ pub fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
-/// One line: newlines folded to spaces (for table cells and log lines).
 /// `1 event`, `2 events`: a count with its noun (an `s` added when it is not one).
 pub fn count(n: impl Into<u64>, noun: &str) -> String {
     match n.into() {
@@ -89,6 +88,7 @@ pub fn count(n: impl Into<u64>, noun: &str) -> String {
     }
 }
 
+/// One line: newlines folded to spaces (for table cells and log lines).
 pub fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

@@ -204,18 +204,6 @@ fn outside_a_project_commands_say_so_and_read_only_ones_create_nothing() {
     assert!(report.contains("will be made on first use"), "{report}");
 }
 
-/// PostToolUse Write of `rel`, as the CLI sends it.
-fn write_event(p: &Project, rel: &str, content: &str) -> String {
-    let mut e: Value = serde_json::from_str(&p.fixture("PostToolUse-Write.json")).unwrap();
-    let abs = p.path(rel).display().to_string();
-    e["tool_input"]["file_path"] = json!(abs);
-    e["tool_input"]["content"] = json!(content);
-    e["tool_response"]["filePath"] = json!(abs);
-    e["tool_response"]["content"] = json!(content);
-    std::fs::write(p.path(rel), content).unwrap();
-    e.to_string()
-}
-
 /// A validation that failed: one lesson in AGENT.md.
 fn failed_validation(p: &Project, command: &str) -> String {
     let mut e: Value = serde_json::from_str(&p.fixture("PostToolUseFailure-Bash.json")).unwrap();
@@ -230,7 +218,7 @@ fn git_takes_what_a_team_shares_and_two_branches_merge_without_conflict() {
     p.waymark().arg("init").assert().success();
     p.write("README.md", "# demo\n");
     p.hook("SessionStart", &p.fixture("SessionStart-startup.json"));
-    p.hook("PostToolUse", &write_event(&p, "a.txt", "base\n"));
+    p.hook("PostToolUse", &p.write_event("a.txt", "base\n"));
     git(p.root(), &["add", "-A"]);
     let staged = git(p.root(), &["diff", "--cached", "--name-only"]);
     for kept in [
@@ -257,7 +245,7 @@ fn git_takes_what_a_team_shares_and_two_branches_merge_without_conflict() {
 
     // Two branches, each with its own records and its own lesson.
     git(p.root(), &["checkout", "-qb", "other"]);
-    p.hook("PostToolUse", &write_event(&p, "b.txt", "other\n"));
+    p.hook("PostToolUse", &p.write_event("b.txt", "other\n"));
     p.hook(
         "PostToolUseFailure",
         &failed_validation(&p, "cargo test other"),
@@ -265,7 +253,7 @@ fn git_takes_what_a_team_shares_and_two_branches_merge_without_conflict() {
     git(p.root(), &["add", "-A"]);
     git(p.root(), &["commit", "-qm", "other"]);
     git(p.root(), &["checkout", "-q", "main"]);
-    p.hook("PostToolUse", &write_event(&p, "c.txt", "main\n"));
+    p.hook("PostToolUse", &p.write_event("c.txt", "main\n"));
     p.hook(
         "PostToolUseFailure",
         &failed_validation(&p, "cargo test main"),
@@ -293,7 +281,7 @@ fn git_takes_what_a_team_shares_and_two_branches_merge_without_conflict() {
     assert!(said.contains("chain intact"), "{said}");
     assert!(said.contains("joins another branch's records"), "{said}");
     // The next record chains onto the merged ledger.
-    p.hook("PostToolUse", &write_event(&p, "d.txt", "after\n"));
+    p.hook("PostToolUse", &p.write_event("d.txt", "after\n"));
     p.waymark().args(["trace", "--verify"]).assert().success();
 }
 

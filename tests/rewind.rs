@@ -72,15 +72,8 @@ fn project() -> Project {
 /// a new directory, a deleted file, a mode change, a symlink pointed elsewhere, and an
 /// ignored file (which a rewind leaves alone).
 fn change_everything(p: &Project) {
-    let mut write: Value = serde_json::from_str(&p.fixture("PostToolUse-Write.json")).unwrap();
-    let abs = p.path("src/lib.rs").display().to_string();
     let content = "pub fn one() -> u32 {\n    2\n}\npub fn two() {}\n";
-    std::fs::write(p.path("src/lib.rs"), content).unwrap();
-    write["tool_input"]["file_path"] = abs.clone().into();
-    write["tool_input"]["content"] = content.into();
-    write["tool_response"]["filePath"] = abs.into();
-    write["tool_response"]["content"] = content.into();
-    p.hook("PostToolUse", &write.to_string());
+    p.hook("PostToolUse", &p.write_event("src/lib.rs", content));
     let status = std::process::Command::new("sed")
         .args(["-i", "s/untracked/edited by sed/", "notes.txt"])
         .current_dir(p.root())

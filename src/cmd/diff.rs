@@ -42,7 +42,7 @@ pub fn run(root: Option<PathBuf>, args: DiffArgs) -> ExitCode {
     });
     git.args([&found.tree, &now.tree, "--"]);
     if args.paths.is_empty() {
-        git.args(snapshot::pathspec(lessons));
+        git.args(crate::git::project_files(lessons));
     } else {
         git.args(args.paths.iter().map(|p| format!(":(literal){p}")));
     }

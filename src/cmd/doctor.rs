@@ -69,7 +69,7 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
             });
         }
     }
-    match crate::git::run(&ctx.project.root, &["--version"]) {
+    match crate::git::run(&ctx.project.root, ["--version"]) {
         Some(v) => lines.push((Mark::Ok, v)),
         None => lines.push((
             Mark::Warn,

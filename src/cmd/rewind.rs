@@ -112,7 +112,7 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
     let journal = Journal {
         task_id: found.task,
         checkpoint_id: found.checkpoint,
-        snapshot: found.commit,
+        snapshot: found.name,
         undo,
         started_at: ctx.now,
         changes,

@@ -48,8 +48,9 @@ fn summary(v: &Verified) -> String {
         None => {}
         Some(1) => out.push_str("chained from the first line\n"),
         Some(n) => out.push_str(&format!(
-            "chained from line {n} (the {} lines before it predate the chain)\n",
-            n - 1
+            "chained from line {n} (the {} before it {} the chain)\n",
+            crate::text::count(n - 1, "line"),
+            if n == 2 { "predates" } else { "predate" }
         )),
     }
     match &v.bad {

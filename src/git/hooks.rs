@@ -96,12 +96,11 @@ pub fn hooks_dir(root: &Path) -> Result<PathBuf, GitHookError> {
     // `--path-format` needs git 2.31; older gits fail on it and answer relative to `root`.
     if let Some(p) = crate::git::run(
         root,
-        &["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
+        ["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
     ) {
         return Ok(PathBuf::from(p));
     }
-    let rel =
-        crate::git::run(root, &["rev-parse", "--git-path", "hooks"]).ok_or_else(not_a_repo)?;
+    let rel = crate::git::run(root, ["rev-parse", "--git-path", "hooks"]).ok_or_else(not_a_repo)?;
     Ok(crate::project::normalize(&root.join(rel)))
 }
 

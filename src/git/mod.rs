@@ -32,8 +32,21 @@ pub fn command(root: &Path) -> Command {
     c
 }
 
+/// The pathspec of the project's files: the root's subtree minus waymark's own (the state
+/// directory and the lessons file), which no diff counts and no rewind touches.
+pub fn project_files(lessons: &str) -> Vec<String> {
+    vec![
+        ".".into(),
+        format!(":(exclude){}", crate::project::STATE_DIR),
+        format!(":(exclude){lessons}"),
+    ]
+}
+
 /// Runs `git -C root args…` and returns trimmed stdout when it succeeds.
-pub fn run(root: &Path, args: &[&str]) -> Option<String> {
+pub fn run<S: AsRef<std::ffi::OsStr>>(
+    root: &Path,
+    args: impl IntoIterator<Item = S>,
+) -> Option<String> {
     let out = command(root).args(args).output().ok()?;
     out.status
         .success()

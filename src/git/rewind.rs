@@ -27,7 +27,7 @@ pub const JOURNAL: &str = "rewind.json";
 pub struct Journal {
     pub task_id: String,
     pub checkpoint_id: String,
-    /// The snapshot commit the files go back to.
+    /// The ref of the snapshot the files go back to.
     pub snapshot: String,
     /// What to rewind to for an undo: the `pre_rewind` checkpoint of the current task, or
     /// with no task a bare snapshot (`pre-rewind-<time>`).
@@ -39,10 +39,14 @@ pub struct Journal {
 impl Journal {
     /// Root-relative paths restored (or recreated) and deleted.
     pub fn split(&self) -> (Vec<String>, Vec<String>) {
-        let (deleted, restored): (Vec<&Change>, Vec<&Change>) =
-            self.changes.iter().partition(|c| c.status == 'A');
+        let (deleted, restored) = self.deletions_first();
         let paths = |v: Vec<&Change>| v.into_iter().map(|c| c.path.clone()).collect();
         (paths(restored), paths(deleted))
+    }
+
+    /// The files made since the snapshot (to delete), and the others (to restore).
+    fn deletions_first(&self) -> (Vec<&Change>, Vec<&Change>) {
+        self.changes.iter().partition(|c| c.status == 'A')
     }
 }
 
@@ -94,8 +98,7 @@ pub fn apply(project: &Project, journal: &Journal) -> io::Result<()> {
     } else {
         snapshot::read_blobs(root, &wanted)?
     };
-    let (deletions, restores): (Vec<&Change>, Vec<&Change>) =
-        journal.changes.iter().partition(|c| c.status == 'A');
+    let (deletions, restores) = journal.deletions_first();
     for c in deletions.into_iter().chain(restores) {
         // The file itself is replaced or removed, never followed: its directory is what
         // must lie inside the project.

@@ -16,7 +16,7 @@ use std::process::Stdio;
 use super::command;
 
 /// Where checkpoint snapshots live: `refs/waymark/checkpoints/<task>/<checkpoint>`.
-pub const REF_PREFIX: &str = "refs/waymark/checkpoints";
+const REF_PREFIX: &str = "refs/waymark/checkpoints";
 
 /// The identity of snapshot commits: fixed, so no user configuration is needed and the
 /// same tree at the same second is the same commit.
@@ -27,22 +27,13 @@ const IDENTITY: [(&str, &str); 4] = [
     ("GIT_COMMITTER_EMAIL", "waymark@localhost"),
 ];
 
-/// The pathspec of the project's files: the root's subtree minus waymark's own files.
-pub fn pathspec(lessons: &str) -> Vec<String> {
-    vec![
-        ".".into(),
-        format!(":(exclude){}", crate::project::STATE_DIR),
-        format!(":(exclude){lessons}"),
-    ]
-}
-
 /// The ref of a checkpoint's snapshot. Task and checkpoint ids become ref-safe names.
 pub fn ref_name(task_id: &str, checkpoint_id: &str) -> String {
     format!("{}/{}", task_refs(task_id), ref_safe(checkpoint_id))
 }
 
 /// Where a task's snapshot refs are (a prefix for `for-each-ref`).
-pub fn task_refs(task_id: &str) -> String {
+fn task_refs(task_id: &str) -> String {
     format!("{REF_PREFIX}/{}", ref_safe(task_id))
 }
 
@@ -74,7 +65,7 @@ pub fn tree(root: &Path, lessons: &str) -> Option<WorkTree> {
     // `--ignore-errors` still exits 1 after skipping an unreadable file: the tree is
     // written all the same.
     indexed(root, &index, &["add", "-A", "--ignore-errors", "--"])
-        .args(pathspec(lessons))
+        .args(super::project_files(lessons))
         .stdout(Stdio::null())
         .status()
         .ok()?;
@@ -111,7 +102,7 @@ impl WorkTree {
             &self.index,
             &["diff-index", "--cached", "--quiet", "HEAD", "--"],
         )
-        .args(pathspec(lessons))
+        .args(super::project_files(lessons))
         .spawn()
         .map_or(Dirty::Known(true), Dirty::Asked)
     }
@@ -150,7 +141,7 @@ pub fn save(root: &Path, tree: &str, ref_name: &str, message: &str) -> Option<St
     }
     let id = trimmed(&out.stdout);
     if write_loose_ref(root, ref_name, &id).is_err() {
-        super::run(root, &["update-ref", ref_name, &id])?;
+        super::run(root, ["update-ref", ref_name, &id])?;
     }
     Some(id)
 }
@@ -184,7 +175,7 @@ fn write_loose_ref(root: &Path, name: &str, id: &str) -> io::Result<()> {
 /// Removes all of task `task_id`'s snapshot refs (the task is gone).
 pub fn remove_task(root: &Path, task_id: &str) -> io::Result<()> {
     let prefix = task_refs(task_id);
-    let listed = super::run(root, &["for-each-ref", "--format=%(refname)", &prefix]);
+    let listed = super::run(root, ["for-each-ref", "--format=%(refname)", &prefix]);
     let names: Vec<String> = listed
         .iter()
         .flat_map(|l| l.lines())
@@ -231,8 +222,8 @@ fn delete_refs(root: &Path, names: &[String]) -> io::Result<()> {
 }
 
 /// Every snapshot ref, `(task part, checkpoint part, ref name)`.
-pub fn list(root: &Path) -> Vec<(String, String, String)> {
-    super::run(root, &["for-each-ref", "--format=%(refname)", REF_PREFIX])
+fn list(root: &Path) -> Vec<(String, String, String)> {
+    super::run(root, ["for-each-ref", "--format=%(refname)", REF_PREFIX])
         .unwrap_or_default()
         .lines()
         .filter_map(|r| {
@@ -246,10 +237,11 @@ pub fn list(root: &Path) -> Vec<(String, String, String)> {
 /// A checkpoint's snapshot, found by its id or a unique start of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
-    /// The task part and the checkpoint part of its ref.
+    /// The task part and the checkpoint part of its ref, and the ref.
     pub task: String,
     pub checkpoint: String,
-    pub commit: String,
+    pub name: String,
+    /// The tree it holds.
     pub tree: String,
 }
 
@@ -282,13 +274,20 @@ pub fn find(root: &Path, wanted: &str) -> Result<Found, String> {
             ));
         }
     };
-    let commit = super::run(root, &["rev-parse", "--verify", "--quiet", name])
-        .ok_or_else(|| format!("cannot read {name}"))?;
-    let tree = tree_of(root, &commit).ok_or_else(|| format!("cannot read the tree of {name}"))?;
+    let tree = super::run(
+        root,
+        [
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{name}^{{tree}}"),
+        ],
+    )
+    .ok_or_else(|| format!("cannot read the tree of {name}"))?;
     Ok(Found {
         task: task.clone(),
         checkpoint: checkpoint.clone(),
-        commit,
+        name: name.clone(),
         tree,
     })
 }
@@ -310,25 +309,12 @@ pub fn busy(root: &Path) -> Option<String> {
             ));
         }
     }
-    match super::run(root, &["ls-files", "--unmerged"]) {
+    match super::run(root, ["ls-files", "--unmerged"]) {
         Some(u) if !u.is_empty() => {
             Some("the index has unresolved conflicts: resolve them (or `git reset`) first".into())
         }
         _ => None,
     }
-}
-
-/// The tree a snapshot commit (or any commit-ish) holds.
-pub fn tree_of(root: &Path, commit: &str) -> Option<String> {
-    super::run(
-        root,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("{commit}^{{tree}}"),
-        ],
-    )
 }
 
 /// One file that differs between a snapshot and now, with what it was in the snapshot.
@@ -353,7 +339,7 @@ pub fn changes(
     paths: &[String],
     lessons: &str,
 ) -> Option<Vec<Change>> {
-    let mut spec = pathspec(lessons);
+    let mut spec = super::project_files(lessons);
     if !paths.is_empty() {
         spec.splice(0..1, paths.iter().map(|p| format!(":(literal){p}")));
     }

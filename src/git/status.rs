@@ -4,9 +4,6 @@ use std::path::Path;
 
 use super::run;
 
-/// A pathspec that leaves out waymark's state directory.
-const EXCLUDE_STATE: &str = ":(exclude).orchestration";
-
 /// What changed in the work tree against a commit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DiffStat {
@@ -46,19 +43,11 @@ const MAX_NEW_FILE: u64 = 1 << 20;
 /// leaves them out, and a new file is most of what a step writes.
 pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<DiffStat> {
     let base = since.unwrap_or("HEAD");
-    let not_lessons = format!(":(exclude){lessons}");
-    let out = run(
-        root,
-        &[
-            "diff",
-            "--numstat",
-            base,
-            "--",
-            ".",
-            EXCLUDE_STATE,
-            &not_lessons,
-        ],
-    )?;
+    let with_files = |args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        args.into_iter().chain(super::project_files(lessons))
+    };
+    let out = run(root, with_files(&["diff", "--numstat", base, "--"]))?;
     let mut d = DiffStat::default();
     for line in out.lines() {
         let mut parts = line.split('\t');
@@ -74,15 +63,7 @@ pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<Diff
     }
     let untracked = run(
         root,
-        &[
-            "ls-files",
-            "--others",
-            "--exclude-standard",
-            "--",
-            ".",
-            EXCLUDE_STATE,
-            &not_lessons,
-        ],
+        with_files(&["ls-files", "--others", "--exclude-standard", "--"]),
     )
     .unwrap_or_default();
     for rel in untracked.lines() {

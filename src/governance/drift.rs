@@ -76,22 +76,6 @@ impl Finding {
     }
 }
 
-/// The intent a mutation of `path` works under: the chosen one (`waymark intent use`, or
-/// the task's intent) if in progress, the only one in progress, or the one in progress
-/// whose scope holds the path.
-pub fn active_for<'a>(
-    file: &'a IntentFile,
-    chosen: Option<&str>,
-    path: Option<&str>,
-) -> Option<&'a Intent> {
-    file.active(chosen, path)
-}
-
-/// The intents in progress.
-pub fn running(file: &IntentFile) -> Vec<&Intent> {
-    file.running().collect()
-}
-
 /// Judges every path of one event. `map_text` is intent_map.md's content ("" when absent).
 /// No intent in progress, or an active intent without `owned_scope`: nothing to judge.
 pub fn judge(
@@ -100,7 +84,7 @@ pub fn judge(
     paths: &[Located],
     map_text: &str,
 ) -> Vec<Finding> {
-    let running = running(file);
+    let running: Vec<&Intent> = file.running().collect();
     if running.is_empty() {
         return Vec::new();
     }
@@ -110,7 +94,7 @@ pub fn judge(
             Located::Inside(p) => (p.as_str(), true),
             Located::Outside(p) => (p.as_str(), false),
         };
-        let Some(intent) = active_for(file, chosen, inside.then_some(path)) else {
+        let Some(intent) = file.active(chosen, inside.then_some(path)) else {
             out.push(Finding::OutOfScope {
                 path: path.into(),
                 intents: running.iter().map(|i| i.id.clone()).collect(),
@@ -162,7 +146,7 @@ pub fn run(
     let Some((file, chosen)) = facts.intents_and_choice(ctx) else {
         return Ok(());
     };
-    if running(file).is_empty() {
+    if file.running().next().is_none() {
         return Ok(());
     }
     let map_text = std::fs::read_to_string(intent_map::map_path(&ctx.project)).unwrap_or_default();
@@ -203,10 +187,7 @@ pub fn run(
 
 /// The intents in progress whose scopes all hold `path` (two or more is a scope conflict).
 pub fn claimants<'a>(file: &'a IntentFile, path: &str) -> Vec<&'a Intent> {
-    running(file)
-        .into_iter()
-        .filter(|i| !i.owned_scope.is_empty() && scope::in_scope(&i.owned_scope, path))
-        .collect()
+    file.running().filter(|i| i.owns(path)).collect()
 }
 
 #[cfg(test)]

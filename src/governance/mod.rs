@@ -5,9 +5,13 @@
 //!   it; only an intent's `status:` line is ever rewritten;
 //! - [`scope`]: the `owned_scope` globs; [`intent_map`]: `intent_map.md`, files per intent;
 //! - [`drift`]: ScopeDrift, how each mutated path stands against the active intent;
-//! - [`brain`]: AGENT.md, where lessons are kept (one copy each, counted when seen again).
+//! - [`progress`]: IntentProgress, an intent completed when the trace meets its criteria;
+//! - [`brain`]: AGENT.md, where lessons are kept (one copy each, counted when seen again);
+//!   [`lessons`]: which events teach what (SharedBrain, VerificationFailure);
+//! - [`enforcement`]: PreToolUse's deny of out-of-scope writes (opt-in);
+//! - [`facts`]: what the post-hooks of one event read once and share.
 //!
-//! The rule of this room: judging is pure ([`drift::judge`], [`intent::evaluate`],
+//! The rule of this room: judging is pure ([`drift::judge`], [`progress::evaluate`],
 //! [`brain::with_lesson`]); reading and writing the files are separate, small functions
 //! beside them, each under the file's lock.
 

@@ -31,8 +31,7 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
         } else {
             SessionStatus::Active
         };
-        let c = &event.common;
-        hook.note_session(&c.session_id, c.transcript_path.as_deref(), status, ctx.now);
+        super::note(hook, event, status, ctx);
         anyhow::Ok(())
     })?;
     changed.map(|(r, _)| r).transpose()?;
@@ -48,20 +47,15 @@ pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<(
         }
         if e.reason == "clear" {
             if ctx.config.verify_before_clear {
-                let since = hook.last_checkpoint().and_then(|c| c.git_commit.clone());
-                let lessons = &ctx.config.agent_md;
-                let stat = crate::git::diff_stat(&ctx.project.root, since.as_deref(), lessons);
-                hook.clear_note =
-                    stat.map(|d| format!("Work changed since last checkpoint: {}.", d.describe()));
+                hook.clear_note = crate::recovery::changed_since(ctx, hook)
+                    .map(|d| format!("Work changed since last checkpoint: {d}."));
             }
             if ctx.config.auto_checkpoint_on_clear == Switch::On {
                 let description = "Before /clear".to_string();
                 effects.push(Effect::Checkpoint(CheckpointTrigger::Clear, description));
             }
         }
-        let c = &event.common;
-        let transcript = c.transcript_path.as_deref();
-        hook.note_session(&c.session_id, transcript, SessionStatus::Ended, ctx.now);
+        super::note(hook, event, SessionStatus::Ended, ctx);
     })?;
     Ok(())
 }

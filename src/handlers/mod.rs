@@ -69,3 +69,14 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Output {
     }
     out
 }
+
+/// Records that the event's session sent it, leaving the session in `status`.
+fn note(
+    hook: &mut crate::task::Hook,
+    event: &Event,
+    status: crate::task::SessionStatus,
+    ctx: &Ctx,
+) {
+    let c = &event.common;
+    hook.note_session(&c.session_id, c.transcript_path.as_deref(), status, ctx.now);
+}

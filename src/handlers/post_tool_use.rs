@@ -117,9 +117,8 @@ pub fn handle(
             effects.extend(checkpoint::interval_due(hook, ctx.now, interval));
         }
         if relevant {
+            super::note(hook, event, SessionStatus::Active, ctx);
             let c = &event.common;
-            let transcript = c.transcript_path.as_deref();
-            hook.note_session(&c.session_id, transcript, SessionStatus::Active, ctx.now);
             if !inside.is_empty() {
                 hook.note_work(&c.session_id, &inside);
             }

@@ -15,9 +15,8 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<
             hook.last_prompt = Some(truncate(&one_line(&e.prompt), MAX_PROMPT));
         }
         effects.extend(context_threshold(ctx, event, hook));
+        super::note(hook, event, SessionStatus::Active, ctx);
         let c = &event.common;
-        let transcript = c.transcript_path.as_deref();
-        hook.note_session(&c.session_id, transcript, SessionStatus::Active, ctx.now);
         // A session first seen here (its SessionStart came before the task existed) is
         // told apart from others by its process, like one seen at SessionStart.
         if hook

@@ -29,7 +29,7 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
             clear_note = hook.clear_note.take();
         }
         if let Some(status) = status {
-            hook.note_session(&c.session_id, c.transcript_path.as_deref(), status, ctx.now);
+            super::note(hook, event, status, ctx);
             hook.set_owner(&c.session_id, owner);
         }
         // The intent as the brief shows it: its file and the trace may have changed since.

@@ -375,6 +375,15 @@ mod tests {
         );
     }
 
+    /// Another session, live, on `step` with `file`.
+    fn working(id: &str, step: &str, file: &str) -> crate::task::Session {
+        let mut s =
+            crate::task::Session::new(id, None, crate::task::SessionStatus::Active, Utc::now());
+        s.step = Some(step.into());
+        s.files = vec![file.into()];
+        s
+    }
+
     #[test]
     fn the_intent_side_effects_and_sessions_at_work_are_told() {
         let mut h = sample();
@@ -389,17 +398,7 @@ mod tests {
             criteria: 2,
         });
         h.note_side_effect("git push origin main", 0, Utc::now());
-        let mut other = crate::task::Session {
-            session_id: "beefcafe1234".into(),
-            started_at: Utc::now(),
-            last_event_at: Utc::now(),
-            status: crate::task::SessionStatus::Active,
-            transcript_path: None,
-            end_reason: None,
-            owner: None,
-            step: Some("Implement fix".into()),
-            files: vec!["src/parser.rs".into()],
-        };
+        let mut other = working("beefcafe1234", "Implement fix", "src/parser.rs");
         let extras = Extras {
             elsewhere: vec![other.clone()],
             ..Extras::default()
@@ -450,17 +449,7 @@ mod tests {
         }
         h.last_failure = Some(failure(&"x".repeat(5000), "rcpt-9", &"why\n".repeat(100)));
         let sessions: Vec<crate::task::Session> = (0..3)
-            .map(|i| crate::task::Session {
-                session_id: format!("s{i}-0000000"),
-                started_at: Utc::now(),
-                last_event_at: Utc::now(),
-                status: crate::task::SessionStatus::Active,
-                transcript_path: None,
-                end_reason: None,
-                owner: None,
-                step: Some("y".repeat(900)),
-                files: vec!["z".repeat(900)],
-            })
+            .map(|i| working(&format!("s{i}-0000000"), &"y".repeat(900), &"z".repeat(900)))
             .collect();
         let b = brief(
             &h,

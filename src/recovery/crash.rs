@@ -89,8 +89,9 @@ pub fn liveness(starting: Option<Owner>) -> impl Fn(&Session) -> bool {
 }
 
 /// What changed in the work tree since the last checkpoint (its commit, else HEAD), new
-/// files counted with their lines: `2 files, +12/−3 lines (1 new)`.
-fn changed_since(ctx: &Ctx, hook: &Hook) -> Option<String> {
+/// files counted with their lines: `2 files, +12/−3 lines (1 new)`; `None` outside git.
+/// Starts git: only crash recovery and a `/clear` ask.
+pub fn changed_since(ctx: &Ctx, hook: &Hook) -> Option<String> {
     let since = hook.last_checkpoint().and_then(|c| c.git_commit.clone());
     let d = crate::git::diff_stat(&ctx.project.root, since.as_deref(), &ctx.config.agent_md)?;
     Some(d.describe())
@@ -185,17 +186,7 @@ mod tests {
 
     fn session(status: SessionStatus) -> Option<Session> {
         let t = Utc::now() - CDuration::hours(1);
-        Some(Session {
-            session_id: "abcdef123456".into(),
-            started_at: t,
-            last_event_at: t,
-            status,
-            transcript_path: None,
-            end_reason: None,
-            owner: None,
-            step: None,
-            files: Vec::new(),
-        })
+        Some(Session::new("abcdef123456", None, status, t))
     }
 
     const GONE: &dyn Fn(&Session) -> bool = &|_| false;

@@ -41,9 +41,6 @@ fn max_attempts(hook: &Hook) -> u32 {
     hook.current_step.as_ref().map_or(3, |c| c.max_attempts)
 }
 
-/// One line per thing the agent must know before it goes on, in the order it matters: the
-/// last failed validation (the task's, and the step's when it is another), the side effects
-/// the step already had, the intent.
 /// The last rewind, while it is news: which checkpoint, which files, how to undo it.
 pub fn rewound(hook: &Hook, now: DateTime<Utc>) -> Option<String> {
     let r = hook.rewound.as_ref()?;
@@ -65,6 +62,9 @@ pub fn rewound(hook: &Hook, now: DateTime<Utc>) -> Option<String> {
     Some(line)
 }
 
+/// One line per thing the agent must know before it goes on, in the order it matters: the
+/// last failed validation (the task's, and the step's when it is another), the side effects
+/// the step already had, the intent.
 pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
     let mut lines = Vec::new();
     let step_failure = hook

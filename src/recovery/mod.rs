@@ -21,5 +21,5 @@ pub mod guidance;
 pub mod hookmd;
 pub mod repeat;
 
-pub use crash::{Crash, detect, liveness, recover};
+pub use crash::{Crash, changed_since, detect, liveness, recover};
 pub use decide::{RECENT_CHECKPOINT, decide};

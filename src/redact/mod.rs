@@ -5,8 +5,9 @@
 //! journal, waymark.log) and every hook answer on stdout or stderr is written from a
 //! `Clean`, and a `Clean` can only be made here, by passing the text, or every string of a
 //! value serialized to JSON, through [`redact`]. A field added tomorrow cannot skip it.
-//! Files that belong to the user (settings.json, their configuration and intent files, the
-//! signing key) are written verbatim, by design (`store::write_verbatim`).
+//! Files that belong to the user (settings.json, their configuration and intent files) are
+//! written verbatim, by design (`store::write_verbatim`); so is the signing key, by
+//! `receipt::master`.
 //!
 //! The rules are one table ([`rules::RULES`]), modelled on gitleaks' default rule set, each
 //! with the keywords every match of it contains and a case it must hide and one it must

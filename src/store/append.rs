@@ -91,7 +91,7 @@ fn last_line(file: &mut fs::File, len: u64) -> io::Result<Option<Vec<u8>>> {
     Ok(Some(line))
 }
 
-/// Appends text (for Markdown files such as AGENT.md) under the file's lock, in one write.
+/// Appends text (a log line) under the file's lock, in one write.
 pub fn append_text(path: &Path, text: &Clean) -> io::Result<()> {
     append_locked(path, text.as_bytes(), false, false).map(|_| ())
 }

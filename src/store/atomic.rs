@@ -16,7 +16,8 @@ pub fn write_atomic(path: &Path, content: &Clean) -> io::Result<()> {
 
 /// [`write_atomic`] of bytes written as given, not redacted: for the files that belong to
 /// the user (settings.json, their configuration and intent files, which may hold their
-/// own tokens on purpose), the signing key, and a verbatim copy of a corrupt file.
+/// own tokens on purpose) and a verbatim copy of a corrupt file. (The signing key is
+/// written by `receipt::master`, created with its mode.)
 pub fn write_verbatim(path: &Path, bytes: &[u8]) -> io::Result<()> {
     replace(path, bytes, true)
 }

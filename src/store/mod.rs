@@ -1,6 +1,6 @@
 //! Durable file primitives: atomic replace, locked append, tail read.
 //!
-//! Every file waymark keeps is written through these three functions, so the rules of
+//! Every file waymark keeps is written through the functions of this room, so the rules of
 //! docs/design.md (rule 2, "nothing lost") live in one place: a replaced file is never
 //! seen half written, an appended record is one `write` under a lock, a reader of a JSONL
 //! file reads only the tail it needs and tolerates a torn last line.

@@ -35,7 +35,7 @@ pub fn read_tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Res
         return Ok(TailLines::default());
     }
     let floor = len.saturating_sub(max_bytes);
-    // Read backwards into one buffer, doubling the window from a guess of a line's size
+    // Read backwards into one buffer, growing the window fourfold from a guess of a line's size
     // until it holds `max_lines` newlines (plus the one before them) or hits a limit.
     let mut bytes: Vec<u8> = Vec::new();
     let mut end = len;

@@ -61,7 +61,7 @@ pub struct Hook {
     /// The bound intent as the brief shows it (see [`IntentBrief`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<IntentBrief>,
-    /// The newest receipts, oldest first (at most [`RECENT_CHECKPOINTS`]), as HOOK.md
+    /// The newest receipts, oldest first (at most [`RECENT_RECEIPTS`]), as HOOK.md
     /// shows them: saving never reads the receipts log.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recent_receipts: Vec<ReceiptSummary>,

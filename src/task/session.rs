@@ -7,6 +7,28 @@ use chrono::{DateTime, Duration, Utc};
 use super::{Hook, MAX_SESSIONS, SESSION_FILES, Session, SessionStatus};
 use crate::process::Owner;
 
+impl Session {
+    /// A session first seen `now`, in `status`, with nothing known of its work yet.
+    pub fn new(
+        id: &str,
+        transcript_path: Option<&str>,
+        status: SessionStatus,
+        now: DateTime<Utc>,
+    ) -> Session {
+        Session {
+            session_id: id.to_string(),
+            started_at: now,
+            last_event_at: now,
+            status,
+            transcript_path: transcript_path.map(str::to_string),
+            end_reason: None,
+            owner: None,
+            step: None,
+            files: Vec::new(),
+        }
+    }
+}
+
 impl Hook {
     /// The session that sent the last event.
     pub fn session(&self) -> Option<&Session> {
@@ -44,17 +66,8 @@ impl Hook {
             }
             return;
         }
-        self.sessions.push(Session {
-            session_id: id.to_string(),
-            started_at: now,
-            last_event_at: now,
-            status,
-            transcript_path: transcript_path.map(str::to_string),
-            end_reason: None,
-            owner: None,
-            step: None,
-            files: Vec::new(),
-        });
+        self.sessions
+            .push(Session::new(id, transcript_path, status, now));
         // Past the limit, the sessions least likely to matter go: ended ones, then idle
         // ones, the longest quiet first. One mid-turn is never dropped for another.
         while self.sessions.len() > MAX_SESSIONS {
@@ -73,8 +86,8 @@ impl Hook {
         }
     }
 
-    /// Records the Claude Code process running session `id`, when it is known and
-    /// changed (a `--continue` runs the same session in a new process).
+    /// Records the Claude Code process running session `id`, when it is known (a
+    /// `--continue` runs the same session in a new process, which replaces the old).
     pub fn set_owner(&mut self, id: &str, owner: Option<Owner>) {
         if let (Some(s), Some(o)) = (self.session_mut(id), owner) {
             s.owner = Some(o);

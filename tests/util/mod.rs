@@ -58,6 +58,19 @@ impl Project {
         text.replace(RECORDED_ROOT, self.root().to_str().unwrap())
     }
 
+    /// Writes `content` to `rel` as the agent's Write tool would, and returns the
+    /// PostToolUse Write event Claude Code sends for it (the fixture's shape).
+    pub fn write_event(&self, rel: &str, content: &str) -> String {
+        self.write(rel, content);
+        let mut e: Value = serde_json::from_str(&self.fixture("PostToolUse-Write.json")).unwrap();
+        let abs = self.path(rel).display().to_string();
+        e["tool_input"]["file_path"] = abs.clone().into();
+        e["tool_input"]["content"] = content.into();
+        e["tool_response"]["filePath"] = abs.into();
+        e["tool_response"]["content"] = content.into();
+        e.to_string()
+    }
+
     /// `waymark <args…>` with `stdin`, run to completion.
     pub fn run(&self, args: &[&str], stdin: impl Into<Vec<u8>>) -> std::process::Output {
         self.waymark()
