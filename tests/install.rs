@@ -244,22 +244,17 @@ fn git_takes_what_a_team_shares_and_two_branches_merge_without_conflict() {
     git(p.root(), &["commit", "-qm", "base"]);
 
     // Two branches, each with its own records and its own lesson.
+    let work_on = |branch: &str, file: &str| {
+        p.hook("PostToolUse", &p.write_event(file, &format!("{branch}\n")));
+        let lesson = failed_validation(&p, &format!("cargo test {branch}"));
+        p.hook("PostToolUseFailure", &lesson);
+        git(p.root(), &["add", "-A"]);
+        git(p.root(), &["commit", "-qm", branch]);
+    };
     git(p.root(), &["checkout", "-qb", "other"]);
-    p.hook("PostToolUse", &p.write_event("b.txt", "other\n"));
-    p.hook(
-        "PostToolUseFailure",
-        &failed_validation(&p, "cargo test other"),
-    );
-    git(p.root(), &["add", "-A"]);
-    git(p.root(), &["commit", "-qm", "other"]);
+    work_on("other", "b.txt");
     git(p.root(), &["checkout", "-q", "main"]);
-    p.hook("PostToolUse", &p.write_event("c.txt", "main\n"));
-    p.hook(
-        "PostToolUseFailure",
-        &failed_validation(&p, "cargo test main"),
-    );
-    git(p.root(), &["add", "-A"]);
-    git(p.root(), &["commit", "-qm", "main"]);
+    work_on("main", "c.txt");
     let lines_before = p.read(".orchestration/agent_trace.jsonl").lines().count();
 
     git(p.root(), &["merge", "-q", "--no-edit", "other"]);
