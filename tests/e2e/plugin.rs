@@ -4,13 +4,14 @@
 //! user a session.
 
 use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Output;
 
 use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, cli, repo_root};
+use crate::harness::{Binary, Sandbox, cli, copy_dir, repo_root};
 
 fn validate(sb: &Sandbox, target: &Path) -> Output {
     cli()
@@ -184,8 +185,15 @@ fn marketplace_install_copies_a_small_plugin_whose_hooks_fire() {
         assert!(out.status.success(), "claude {args:?}: {}", text(&out));
         text(&out)
     };
+    // The checkout as a user's fresh clone holds it: no build in it. (The pinned CLI runs a
+    // local marketplace's plugin from its source directory, so the launcher would find a
+    // build of this checkout before PATH.)
     let repo = repo_root();
-    claude(&["plugin", "marketplace", "add", repo.to_str().unwrap()]);
+    let clone = sb.root.join("clone");
+    copy_dir(&repo.join(".claude-plugin"), &clone.join(".claude-plugin"));
+    copy_dir(&repo.join("plugin"), &clone.join("plugin"));
+    fs::copy(repo.join("Cargo.toml"), clone.join("Cargo.toml")).unwrap();
+    claude(&["plugin", "marketplace", "add", clone.to_str().unwrap()]);
     let said = claude(&["plugin", "install", "waymark@waymark"]);
     assert!(said.contains("waymark@waymark"), "{said}");
 
@@ -203,10 +211,22 @@ fn marketplace_install_copies_a_small_plugin_whose_hooks_fire() {
         "{files:?}"
     );
 
-    // The binary as `cargo install` leaves it: `waymark` on PATH.
+    // The binary as `cargo install` leaves it: `waymark` on PATH. A wrapper notes each run,
+    // so the test proves the hooks ran this one and not a build they found elsewhere.
     let installed = sb.root.join("cargo-bin");
     fs::create_dir_all(&installed).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_waymark"), installed.join("waymark")).unwrap();
+    let ran = sb.root.join("path-waymark-ran");
+    let wrapper = installed.join("waymark");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nexec '{}' \"$@\"\n",
+            ran.display(),
+            env!("CARGO_BIN_EXE_waymark")
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!(
         "{}:{}",
         installed.display(),
@@ -220,8 +240,18 @@ fn marketplace_install_copies_a_small_plugin_whose_hooks_fire() {
         Turn::text("E2E-MKT done"),
     ]);
     let (mut c, _) = sb.command_with(cli, &api, &["-p", "E2E-MKT go"], None);
-    let status = c.env("PATH", &path).status().expect("run claude");
+    let status = c
+        .env("PATH", &path)
+        .env_remove("WAYMARK_NO_PATH")
+        .status()
+        .expect("run claude");
     assert!(status.success(), "{}", sb.diagnose(&api));
+    let runs = fs::read_to_string(&ran).unwrap_or_default();
+    assert!(
+        runs.contains("hook SessionStart") && runs.contains("hook PostToolUse"),
+        "the hooks did not run the waymark on PATH: {runs:?}\n{}",
+        sb.diagnose(&api)
+    );
     let hook = sb.hook_json();
     assert_eq!(
         hook["current_step"]["files_touched"],
@@ -234,7 +264,13 @@ fn marketplace_install_copies_a_small_plugin_whose_hooks_fire() {
     let before = sb.read(".orchestration/agent_trace.jsonl");
     let api = FakeApi::start(vec![Turn::text("E2E-MKT after")]);
     let (mut c, _) = sb.command_with(cli, &api, &["-p", "E2E-MKT again"], None);
-    assert!(c.env("PATH", &path).status().unwrap().success());
+    assert!(
+        c.env("PATH", &path)
+            .env_remove("WAYMARK_NO_PATH")
+            .status()
+            .unwrap()
+            .success()
+    );
     assert!(
         api.main_requests()[0]
             .find_text("SessionStart hook additional context")
