@@ -112,10 +112,11 @@ pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Res
 /// Removes the captures of the checkpoints that are no longer among the task's newest
 /// `keep` (its checkpoint log holds them all).
 fn prune(project: &Project, task_id: &str, keep: usize) -> io::Result<()> {
-    let kept: Vec<String> = crate::task::store::checkpoints(project, task_id, keep)?
-        .into_iter()
-        .map(|c| c.checkpoint_id)
-        .collect();
+    let kept: std::collections::HashSet<String> =
+        crate::task::store::checkpoints(project, task_id, keep)?
+            .into_iter()
+            .map(|c| crate::task::store::sanitize(&c.checkpoint_id))
+            .collect();
     let dir = task_dir(project, task_id).join("checkpoints");
     let mut dropped = Vec::new();
     for entry in std::fs::read_dir(&dir)?.flatten() {
@@ -123,7 +124,7 @@ fn prune(project: &Project, task_id: &str, keep: usize) -> io::Result<()> {
         let Some(id) = name.strip_suffix(".json") else {
             continue;
         };
-        if !kept.iter().any(|k| crate::task::store::sanitize(k) == id) {
+        if !kept.contains(id) {
             let _ = std::fs::remove_file(entry.path());
             dropped.push(id.to_string());
         }

@@ -170,24 +170,23 @@ impl Project {
     /// (or the lessons file) being a symlink that leads out (rule 3).
     pub fn check(&self, agent_md: &str) -> Result<(), String> {
         let root = self.root.display();
-        if !self.root.is_dir() {
+        // The same directory is the same (device, inode): two stats, where resolving
+        // each path (`canonicalize`) reads every component's link, on every event.
+        use std::os::unix::fs::MetadataExt;
+        let id = |m: std::fs::Metadata| (m.dev(), m.ino());
+        let dir = |p: &Path| std::fs::metadata(p).ok().filter(|m| m.is_dir()).map(id);
+        let Some(here) = dir(&self.root) else {
             return Err(format!(
                 "the project root {root} is not a directory: waymark does not create it"
             ));
-        }
-        let real = self
-            .root
-            .canonicalize()
-            .unwrap_or_else(|_| self.root.clone());
-        if real.parent().is_none() {
+        };
+        if dir(Path::new("/")) == Some(here) {
             return Err(format!(
                 "the project root {root} is the file system's root: not a project"
             ));
         }
-        let home = env::var_os("HOME")
-            .filter(|h| !h.is_empty())
-            .and_then(|h| PathBuf::from(h).canonicalize().ok());
-        if home.as_deref() == Some(real.as_path()) {
+        let home = env::var_os("HOME").filter(|h| !h.is_empty());
+        if home.and_then(|h| dir(Path::new(&h))) == Some(here) {
             return Err(format!(
                 "the project root {root} is the home directory, not a project: start Claude Code in a project (or set CLAUDE_PROJECT_DIR)"
             ));

@@ -8,7 +8,16 @@ const CUT_MARGIN: usize = 8 * 1024;
 
 /// Byte offset where the first `n` characters of `s` end.
 fn end_of_first(s: &str, n: usize) -> usize {
-    s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
+    // No more bytes than `n`: no more characters either (the common case, at no cost).
+    if s.len() <= n {
+        return s.len();
+    }
+    // A character starts at every byte that is not a UTF-8 continuation byte.
+    s.bytes()
+        .enumerate()
+        .filter(|&(_, b)| (b as i8) >= -0x40)
+        .nth(n)
+        .map_or(s.len(), |(i, _)| i)
 }
 
 /// The first 8 characters of an id, for a person to tell ids apart (by characters: an id
@@ -207,6 +216,16 @@ mod tests {
         assert_eq!(tail("abcd", 4), "abcd");
         assert_eq!(tail("", 4), "");
         assert_eq!(truncate("abcd", 0), "abcd"[..0].to_string() + "…");
+    }
+
+    #[test]
+    fn the_end_of_the_first_characters_is_where_char_indices_puts_it() {
+        for s in ["", "abc", "héllo", "日本語のテキスト", "a😀b😀c", "é"] {
+            for n in 0..12 {
+                let want = s.char_indices().nth(n).map_or(s.len(), |(i, _)| i);
+                assert_eq!(end_of_first(s, n), want, "{s:?} {n}");
+            }
+        }
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! than a whole hook event, and every process would build it. Here the table is built at
 //! compile time (a `const fn`): the keywords sorted by their first two bytes, and bit sets
 //! of their first two and three bytes. A scan passes over nearly every position with one
-//! lookup; the keywords of a position that passes are found by binary search.
+//! lookup of the two bytes there, as they are (every case of every keyword's first two
+//! bytes is in the set, so no byte is lowercased first); the few positions that pass are
+//! checked against the three-byte set, and their keywords found by binary search.
 
 /// Lowercase ASCII pair of bytes as one index.
 const fn pair(a: u8, b: u8) -> usize {
@@ -35,6 +37,8 @@ pub const fn count(lists: &[&[&str]]) -> usize {
 pub struct Scanner<const N: usize> {
     /// `(first two bytes, keyword, rule)`, sorted by the first.
     entries: [(u16, &'static [u8], u16); N],
+    /// The first two bytes of every keyword, in every case, as they are.
+    starts: [u64; 1024],
     /// The first three bytes of the keywords of three bytes or more, hashed ([`hash`]).
     triples: [u64; 128],
     /// The keywords of two bytes ([`pair`]).
@@ -48,6 +52,7 @@ impl<const N: usize> Scanner<N> {
         let mut entries: [(u16, &'static [u8], u16); N] = [(0, b"", 0); N];
         let mut triples = [0u64; 128];
         let mut pairs = [0u64; 1024];
+        let mut starts = [0u64; 1024];
         let (mut n, mut rule) = (0, 0);
         while rule < lists.len() {
             let mut k = 0;
@@ -55,6 +60,19 @@ impl<const N: usize> Scanner<N> {
                 let w = lists[rule][k].as_bytes();
                 assert!(w.len() >= 2, "a keyword has two bytes or more");
                 let p = pair(w[0], w[1]);
+                let (a, b) = (w[0], w[1]);
+                let cases = [
+                    (a.to_ascii_lowercase(), b.to_ascii_lowercase()),
+                    (a.to_ascii_lowercase(), b.to_ascii_uppercase()),
+                    (a.to_ascii_uppercase(), b.to_ascii_lowercase()),
+                    (a.to_ascii_uppercase(), b.to_ascii_uppercase()),
+                ];
+                let mut c = 0;
+                while c < cases.len() {
+                    let raw = (cases[c].0 as usize) << 8 | cases[c].1 as usize;
+                    starts[raw >> 6] |= 1 << (raw & 63);
+                    c += 1;
+                }
                 if w.len() == 2 {
                     pairs[p >> 6] |= 1 << (p & 63);
                 } else {
@@ -81,6 +99,7 @@ impl<const N: usize> Scanner<N> {
         }
         Scanner {
             entries,
+            starts,
             triples,
             pairs,
         }
@@ -90,24 +109,18 @@ impl<const N: usize> Scanner<N> {
     /// they start.
     pub fn scan(&self, text: &[u8], mut hit: impl FnMut(usize, usize, usize)) {
         let lower = u8::to_ascii_lowercase;
-        let n = text.len();
-        if n < 2 {
-            return;
-        }
-        // The lowercase bytes at i, i + 1 and i + 2, carried along.
-        let (mut a, mut b) = (lower(&text[0]), lower(&text[1]));
-        for i in 0..n - 2 {
-            let c = lower(&text[i + 2]);
-            let p = (a as usize) << 8 | b as usize;
-            if test(&self.triples, hash(p, c)) || test(&self.pairs, p) {
+        for (i, w) in text.windows(2).enumerate() {
+            if !test(&self.starts, (w[0] as usize) << 8 | w[1] as usize) {
+                continue;
+            }
+            let p = pair(w[0], w[1]);
+            let triple = || {
+                text.get(i + 2)
+                    .is_some_and(|&c| test(&self.triples, hash(p, lower(&c))))
+            };
+            if test(&self.pairs, p) || triple() {
                 self.compare(text, i, p as u16, &mut hit);
             }
-            (a, b) = (b, c);
-        }
-        // The last position holds only a pair.
-        let p = (a as usize) << 8 | b as usize;
-        if test(&self.pairs, p) {
-            self.compare(text, n - 2, p as u16, &mut hit);
         }
     }
 

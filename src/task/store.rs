@@ -96,8 +96,10 @@ pub fn load(project: &Project) -> Result<(Option<Hook>, LoadNote), StoreError> {
 
 fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     // The common case in one pass: a current file straight into the model (going through
-    // a `Value` first doubled the time every event holds the hook.json lock).
-    if let Ok(mut hook) = serde_json::from_slice::<Hook>(bytes) {
+    // a `Value` first doubled the time every event holds the hook.json lock), from text
+    // checked as UTF-8 at once rather than string by string.
+    let parsed = std::str::from_utf8(bytes).map(serde_json::from_str::<Hook>);
+    if let Ok(Ok(mut hook)) = parsed {
         if readable(&hook.schema_version) {
             migrate(&mut hook);
             return Ok(hook);
