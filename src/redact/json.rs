@@ -80,7 +80,8 @@ fn to_vec<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     let formatter = Redacting {
         inner,
-        string: None,
+        string: String::new(),
+        in_string: false,
         key: false,
     };
     let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
@@ -94,8 +95,11 @@ fn to_vec<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> Vec<u8> {
 /// written as they are: they are the names of waymark's own fields.
 struct Redacting<F> {
     inner: F,
-    /// The string being serialized, unescaped; `None` outside a string.
-    string: Option<String>,
+    /// The string being serialized, unescaped (one buffer for all of them: a save
+    /// serializes thousands).
+    string: String,
+    /// Inside a string value (held back in `string`).
+    in_string: bool,
     /// Inside an object key.
     key: bool,
 }
@@ -149,7 +153,8 @@ impl<F: Formatter> Formatter for Redacting<F> {
         if self.key {
             return self.inner.begin_string(w);
         }
-        self.string = Some(String::new());
+        self.string.clear();
+        self.in_string = true;
         Ok(())
     }
 
@@ -158,13 +163,11 @@ impl<F: Formatter> Formatter for Redacting<F> {
         w: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        match self.string.as_mut() {
-            Some(s) => {
-                s.push_str(fragment);
-                Ok(())
-            }
-            None => self.inner.write_string_fragment(w, fragment),
+        if !self.in_string {
+            return self.inner.write_string_fragment(w, fragment);
         }
+        self.string.push_str(fragment);
+        Ok(())
     }
 
     fn write_char_escape<W: ?Sized + io::Write>(
@@ -172,24 +175,25 @@ impl<F: Formatter> Formatter for Redacting<F> {
         w: &mut W,
         escape: CharEscape,
     ) -> io::Result<()> {
-        match self.string.as_mut() {
-            Some(s) => {
-                s.push(unescape(escape));
-                Ok(())
-            }
-            None => self.inner.write_char_escape(w, escape),
+        if !self.in_string {
+            return self.inner.write_char_escape(w, escape);
         }
+        self.string.push(unescape(escape));
+        Ok(())
     }
 
     fn end_string<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        let Some(s) = self.string.take() else {
+        if !self.in_string {
             return self.inner.end_string(w);
-        };
+        }
+        self.in_string = false;
+        let s = std::mem::take(&mut self.string);
         self.inner.begin_string(w)?;
         match redact(&s) {
             std::borrow::Cow::Borrowed(_) => self.write_escaped(w, &s)?,
             std::borrow::Cow::Owned(r) => self.write_escaped(w, &r)?,
         }
+        self.string = s;
         self.inner.end_string(w)
     }
 
