@@ -16,7 +16,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
-use crate::recovery::guidance::{exhausted, facts, guidance, next_attempt};
+use crate::recovery::guidance::{Todo, exhausted, facts, guidance, next_attempt};
 use crate::task::{Hook, Session};
 use crate::text::{ago, one_line, truncate};
 
@@ -216,7 +216,10 @@ fn full(
         let _ = writeln!(body, "{line}");
     }
     let _ = writeln!(body, "What to do now:");
-    for (i, t) in g.todo.iter().filter(|t| !about_busy(t, &busy)).enumerate() {
+    // What hands the agent a step another session is working on is left out: it is
+    // told so above instead.
+    let busy_step = |t: &&Todo| t.step.as_deref().is_some_and(|s| busy.contains(&s));
+    for (i, t) in g.todo.iter().filter(|t| !busy_step(t)).enumerate() {
         let _ = writeln!(body, "{}. {t}", i + 1);
     }
     let done: Vec<_> = hook.completed_steps().collect();
@@ -237,13 +240,6 @@ fn full(
         body.push_str("\n(brief cut: read HOOK.md for the rest)\n");
     }
     format!("{head}{body}{foot}")
-}
-
-/// Whether a "What to do now" line tells the agent to resume or start a step another
-/// session is working on (it is told so above instead).
-fn about_busy(line: &str, busy: &[&str]) -> bool {
-    (line.starts_with("Resume step") || line.starts_with("Start step"))
-        && busy.iter().any(|b| line.contains(&format!("\"{b}\"")))
 }
 
 #[cfg(test)]
@@ -408,8 +404,15 @@ mod tests {
         assert!(b.contains("`git push origin main` (done"), "{b}");
         assert!(b.contains("ANOTHER SESSION IS WORKING NOW: session beefcafe is on step \"Implement fix\", files src/parser.rs"), "{b}");
         assert!(
-            !b.contains("Resume step 2 \"Implement fix\""),
+            !b.contains("Resume step 2 \"Implement fix\"")
+                && !b.contains("Files this step already changed"),
             "not told to take it over: {b}"
+        );
+        let alone = brief(&h, &Extras::default());
+        assert!(
+            alone.contains("Resume step 2 \"Implement fix\"")
+                && alone.contains("Files this step already changed"),
+            "{alone}"
         );
         other.step = None;
         let b = brief(

@@ -12,8 +12,28 @@ use chrono::{DateTime, Utc};
 pub struct Guidance {
     /// The step to resume, with the attempt it will be.
     pub resume: Option<(String, u32)>,
-    pub todo: Vec<String>,
+    pub todo: Vec<Todo>,
     pub do_not: Vec<String>,
+}
+
+/// One thing to do, and the step it hands the agent (by name, as a session records the
+/// step it works on): what a brief leaves out when another session is working on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Todo {
+    pub text: String,
+    pub step: Option<String>,
+}
+
+impl From<String> for Todo {
+    fn from(text: String) -> Todo {
+        Todo { text, step: None }
+    }
+}
+
+impl std::fmt::Display for Todo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
 }
 
 /// The attempt the next entry into `step` will be (see `task::plan`).
@@ -158,11 +178,11 @@ pub fn guidance(hook: &Hook) -> Guidance {
     let mut do_not = Vec::new();
     let mut resume = None;
     match hook.state {
-        HookState::Completed => todo.push(format!("Task {} is completed. Nothing to resume; start new work as a new task.", hook.task_id)),
-        HookState::Failed | HookState::Abandoned => todo.push(format!(
+        HookState::Completed => todo.push(Todo::from(format!("Task {} is completed. Nothing to resume; start new work as a new task.", hook.task_id))),
+        HookState::Failed | HookState::Abandoned => todo.push(Todo::from(format!(
             "Task {} was {}. Do not resume it unless the user asks; `waymark task start` begins a new one.",
             hook.task_id, hook.state
-        )),
+        ))),
         _ => {
             if let Some(rec) = &hook.recovery {
                 let action = match rec.recommended_action.as_str() {
@@ -182,50 +202,51 @@ pub fn guidance(hook: &Hook) -> Guidance {
                     "skip_step" => "The step was finishing when the session ended: verify its result, mark it completed, and go on to the next step.".to_string(),
                     _ => "Review the files the step touched before going on: the step changes files and its state is uncertain. Ask the user if unsure.".to_string(),
                 };
-                todo.push(format!("Recovery: {action} ({})", rec.reason));
+                todo.push(Todo::from(format!("Recovery: {action} ({})", rec.reason)));
                 if rec.was_validating {
                     if let Some(cmd) = &rec.validation_cmd {
-                        todo.push(format!("Re-run the interrupted validation: `{cmd}`."));
+                        todo.push(Todo::from(format!("Re-run the interrupted validation: `{cmd}`.")));
                     }
                 }
                 for w in &rec.file_warnings {
-                    todo.push(format!("Check {w}: it changed since the last checkpoint."));
+                    todo.push(Todo::from(format!("Check {w}: it changed since the last checkpoint.")));
                 }
             }
             match hook.next_step() {
                 Some(step) if exhausted(hook).is_some() => {
-                    todo.push(format!(
+                    todo.push(Todo::from(format!(
                         "A human is needed: step {} \"{}\" has used {} of its {} attempts. Do not resume it: tell the user what failed (below) and ask how to go on (retry it with `waymark step start`, skip it, or change the plan).",
                         step.index + 1,
                         step.name,
                         step.attempt,
                         max_attempts(hook)
-                    ));
+                    )));
                 }
                 Some(step) => {
                     let attempt = next_attempt(hook, step);
                     let verb = if step.status == StepStatus::InProgress { "Resume" } else { "Start" };
-                    todo.push(format!(
+                    let about = |text| Todo { text, step: Some(step.name.clone()) };
+                    todo.push(about(format!(
                         "{verb} step {} \"{}\" (attempt {} of {}).",
                         step.index + 1,
                         step.name,
                         attempt,
                         max_attempts(hook).max(attempt)
-                    ));
+                    )));
                     if let Some(ctx) = hook.current_step.as_ref().filter(|c| c.step_id == step.id) {
                         if !ctx.files_touched.is_empty() {
-                            todo.push(format!(
+                            todo.push(about(format!(
                                 "Files this step already changed (read them before editing again): {}.",
                                 ctx.files_touched.join(", ")
-                            ));
+                            )));
                         }
                     }
                     resume = Some((step.name.clone(), attempt));
                 }
-                None if hook.all_steps_completed() => todo.push(
-                    "Every step is completed: verify the result, then finish the task (`waymark task done`).".into(),
-                ),
-                None => todo.push("No step is planned: continue with the user's request.".into()),
+                None if hook.all_steps_completed() => todo.push(Todo::from(
+                    "Every step is completed: verify the result, then finish the task (`waymark task done`).".to_string(),
+                )),
+                None => todo.push(Todo::from("No step is planned: continue with the user's request.".to_string())),
             }
             let pending: Vec<_> = hook
                 .steps
@@ -234,7 +255,7 @@ pub fn guidance(hook: &Hook) -> Guidance {
                 .map(|s| format!("\"{}\"", s.name))
                 .collect();
             if !pending.is_empty() {
-                todo.push(format!("Then: {}.", pending.join(", ")));
+                todo.push(Todo::from(format!("Then: {}.", pending.join(", "))));
             }
         }
     }
@@ -277,12 +298,12 @@ mod tests {
         let h = crate::task::testing::recorded_plan(Utc::now());
         let g = guidance(&h);
         assert_eq!(g.resume, Some(("Implement fix".into(), 1)));
-        assert!(
-            g.todo
-                .iter()
-                .any(|t| t.contains("Resume step 2 \"Implement fix\" (attempt 1 of 3)"))
-        );
-        assert!(g.todo.iter().any(|t| t.contains("\"Validate\"")));
+        assert!(g.todo.iter().any(|t| {
+            t.text
+                .contains("Resume step 2 \"Implement fix\" (attempt 1 of 3)")
+                && t.step.as_deref() == Some("Implement fix")
+        }));
+        assert!(g.todo.iter().any(|t| t.text.contains("\"Validate\"")));
         assert!(g.do_not[0].contains("Do not repeat step 1 \"Analyze parser\""));
     }
 }
