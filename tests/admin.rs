@@ -180,13 +180,7 @@ fn intent_list_without_an_intents_file_is_not_an_error() {
             path.display()
         )
     );
-    let out = p
-        .waymark()
-        .args(["intent", "list", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = intent_list(&p);
     assert_eq!(v, json!({"intents": [], "active": null, "chosen": null}));
     // Nothing to choose from: an error, that says why.
     p.waymark()
@@ -237,13 +231,7 @@ fn intent_list_reads_the_shapes_projects_write() {
         ".orchestration/active_intents.yaml",
         "- id: 7\n  title: Billing page\n  status: In Progress\n  owned_scope: web/billing/**\n- id: 8\n  title: Dark mode\n  status: done\n",
     );
-    let out = p
-        .waymark()
-        .args(["intent", "list", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = intent_list(&p);
     assert_eq!(v["active"], "7");
     assert_eq!(v["intents"][0]["name"], "Billing page");
     assert_eq!(v["intents"][0]["state"], "in_progress");
@@ -255,4 +243,11 @@ fn intent_list_reads_the_shapes_projects_write() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&help.stdout).contains("Print JSON instead of text"));
+}
+
+/// `waymark intent list --json`, asserting it succeeds.
+fn intent_list(p: &Project) -> Value {
+    let out = p.run(&["intent", "list", "--json"], "");
+    assert_eq!(out.status.code(), Some(0));
+    serde_json::from_slice(&out.stdout).unwrap()
 }

@@ -51,12 +51,14 @@ fn init_registers_the_waymark_on_path_and_repoints_a_stale_entry() {
         .read(".claude/settings.json")
         .replace("\"waymark hook", "\"'/gone/target/debug/waymark' hook");
     p.write(".claude/settings.json", &stale);
-    let doctor = p
-        .waymark()
-        .env("PATH", &path)
-        .arg("doctor")
-        .output()
-        .unwrap();
+    let run_doctor = || {
+        p.waymark()
+            .env("PATH", &path)
+            .arg("doctor")
+            .output()
+            .unwrap()
+    };
+    let doctor = run_doctor();
     let report = String::from_utf8_lossy(&doctor.stdout);
     assert_eq!(doctor.status.code(), Some(1), "{report}");
     assert!(
@@ -70,12 +72,7 @@ fn init_registers_the_waymark_on_path_and_repoints_a_stale_entry() {
     assert!(said.starts_with("Pointed "), "{said}");
     assert_eq!(stop_command(&p), "waymark hook Stop");
     assert_eq!(settings(&p)["hooks"]["Stop"].as_array().unwrap().len(), 1);
-    let doctor = p
-        .waymark()
-        .env("PATH", &path)
-        .arg("doctor")
-        .output()
-        .unwrap();
+    let doctor = run_doctor();
     let report = String::from_utf8_lossy(&doctor.stdout);
     assert!(doctor.status.success(), "{report}");
     assert!(

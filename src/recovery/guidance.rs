@@ -30,6 +30,12 @@ impl From<String> for Todo {
     }
 }
 
+impl From<&str> for Todo {
+    fn from(text: &str) -> Todo {
+        text.to_string().into()
+    }
+}
+
 impl std::fmt::Display for Todo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)
@@ -174,15 +180,15 @@ pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
 }
 
 pub fn guidance(hook: &Hook) -> Guidance {
-    let mut todo = Vec::new();
+    let mut todo: Vec<Todo> = Vec::new();
     let mut do_not = Vec::new();
     let mut resume = None;
     match hook.state {
-        HookState::Completed => todo.push(Todo::from(format!("Task {} is completed. Nothing to resume; start new work as a new task.", hook.task_id))),
-        HookState::Failed | HookState::Abandoned => todo.push(Todo::from(format!(
+        HookState::Completed => todo.push(format!("Task {} is completed. Nothing to resume; start new work as a new task.", hook.task_id).into()),
+        HookState::Failed | HookState::Abandoned => todo.push(format!(
             "Task {} was {}. Do not resume it unless the user asks; `waymark task start` begins a new one.",
             hook.task_id, hook.state
-        ))),
+        ).into()),
         _ => {
             if let Some(rec) = &hook.recovery {
                 let action = match rec.recommended_action.as_str() {
@@ -202,25 +208,25 @@ pub fn guidance(hook: &Hook) -> Guidance {
                     "skip_step" => "The step was finishing when the session ended: verify its result, mark it completed, and go on to the next step.".to_string(),
                     _ => "Review the files the step touched before going on: the step changes files and its state is uncertain. Ask the user if unsure.".to_string(),
                 };
-                todo.push(Todo::from(format!("Recovery: {action} ({})", rec.reason)));
+                todo.push(format!("Recovery: {action} ({})", rec.reason).into());
                 if rec.was_validating {
                     if let Some(cmd) = &rec.validation_cmd {
-                        todo.push(Todo::from(format!("Re-run the interrupted validation: `{cmd}`.")));
+                        todo.push(format!("Re-run the interrupted validation: `{cmd}`.").into());
                     }
                 }
                 for w in &rec.file_warnings {
-                    todo.push(Todo::from(format!("Check {w}: it changed since the last checkpoint.")));
+                    todo.push(format!("Check {w}: it changed since the last checkpoint.").into());
                 }
             }
             match hook.next_step() {
                 Some(step) if exhausted(hook).is_some() => {
-                    todo.push(Todo::from(format!(
+                    todo.push(format!(
                         "A human is needed: step {} \"{}\" has used {} of its {} attempts. Do not resume it: tell the user what failed (below) and ask how to go on (retry it with `waymark step start`, skip it, or change the plan).",
                         step.index + 1,
                         step.name,
                         step.attempt,
                         max_attempts(hook)
-                    )));
+                    ).into());
                 }
                 Some(step) => {
                     let attempt = next_attempt(hook, step);
@@ -243,10 +249,10 @@ pub fn guidance(hook: &Hook) -> Guidance {
                     }
                     resume = Some((step.name.clone(), attempt));
                 }
-                None if hook.all_steps_completed() => todo.push(Todo::from(
-                    "Every step is completed: verify the result, then finish the task (`waymark task done`).".to_string(),
-                )),
-                None => todo.push(Todo::from("No step is planned: continue with the user's request.".to_string())),
+                None if hook.all_steps_completed() => todo.push(
+                    "Every step is completed: verify the result, then finish the task (`waymark task done`).".into(),
+                ),
+                None => todo.push("No step is planned: continue with the user's request.".into()),
             }
             let pending: Vec<_> = hook
                 .steps
@@ -255,7 +261,7 @@ pub fn guidance(hook: &Hook) -> Guidance {
                 .map(|s| format!("\"{}\"", s.name))
                 .collect();
             if !pending.is_empty() {
-                todo.push(Todo::from(format!("Then: {}.", pending.join(", "))));
+                todo.push(format!("Then: {}.", pending.join(", ")).into());
             }
         }
     }
