@@ -17,6 +17,7 @@ pub mod governance;
 pub mod handlers;
 pub mod log;
 pub mod process;
+pub mod program;
 pub mod project;
 pub mod receipt;
 pub mod recovery;

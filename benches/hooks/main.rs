@@ -160,6 +160,7 @@ fn main() {
     eprintln!("receipts --verify on {} receipts …", knobs.receipts);
     let receipts = receipts(&bench, knobs.receipts);
     eprintln!("checkpoint snapshots and rewinds on 10,000 files …");
+    settle();
     let rewind = rewind(&bench);
 
     let stats: BTreeMap<(Event, usize), Stats> =

@@ -25,7 +25,7 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         Mark::Ok,
         format!("waymark {} at {exe}", env!("CARGO_PKG_VERSION")),
     ));
-    match on_path("waymark") {
+    match crate::program::on_path("waymark") {
         Some(p) => lines.push((Mark::Ok, format!("waymark on PATH: {}", p.display()))),
         None => lines.push((
             Mark::Warn,
@@ -254,14 +254,4 @@ fn writable(dir: &Path) -> bool {
     };
     // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
     unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
-}
-
-/// The first executable file called `name` in the directories of `PATH`.
-pub(crate) fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .filter(|d| !d.as_os_str().is_empty())
-        .map(|d| d.join(name))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
 }

@@ -28,7 +28,7 @@ fn program() -> (String, Option<String>) {
     let exe = std::env::current_exe()
         .ok()
         .and_then(|p| p.canonicalize().ok());
-    let on_path = crate::cmd::doctor::on_path("waymark");
+    let on_path = crate::program::on_path("waymark");
     let same = match (&exe, &on_path) {
         (Some(e), Some(p)) => p.canonicalize().ok().as_ref() == Some(e),
         _ => false,

@@ -5,8 +5,9 @@
 //! - [`hooks`]: the post-commit and pre-push wrappers `waymark git-hooks` installs;
 //! - [`snapshot`]: the work tree saved as a commit per checkpoint, diffed and rewound.
 //!
-//! The rule of this room: [`command`] is the one place a `git` process is made, and only
-//! checkpoint captures and commands call it, so an ordinary event never pays for one.
+//! The rule of this room: [`command`] is the one place a `git` process is made (git found on
+//! `PATH` once, `crate::program::git`), and only checkpoint captures and commands call it,
+//! so an ordinary event never pays for one.
 
 pub mod head;
 pub mod hooks;
@@ -23,7 +24,7 @@ pub use status::diff_stat;
 /// `git -C root`, taking no optional lock (a `git status` of ours must not make the
 /// user's own git command fail on `index.lock`), stdin and stderr closed.
 pub fn command(root: &Path) -> Command {
-    let mut c = Command::new("git");
+    let mut c = Command::new(crate::program::git());
     c.arg("-C")
         .arg(root)
         .env("GIT_OPTIONAL_LOCKS", "0")

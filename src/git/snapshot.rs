@@ -52,14 +52,24 @@ fn ref_safe(s: &str) -> String {
 }
 
 /// The work tree at one moment: its tree object, and the temporary index that holds it
-/// (kept while a comparison with HEAD reads it).
+/// (kept, not read: the file goes with it, and a comparison with HEAD may still read it).
 pub struct WorkTree {
     pub tree: String,
+    _index: TempIndex,
+}
+
+/// The work tree added to a temporary index, its tree not written yet.
+pub struct Staged {
     index: TempIndex,
 }
 
 /// The work tree now, as a tree object. `None` outside git (or when git fails).
 pub fn tree(root: &Path, lessons: &str) -> Option<WorkTree> {
+    stage(root, lessons)?.write_tree(root)
+}
+
+/// The work tree now, added to a temporary index. `None` outside git (or when git fails).
+pub fn stage(root: &Path, lessons: &str) -> Option<Staged> {
     let git_dir = super::head::find_git_dir(root)?;
     let index = TempIndex::new(&git_dir);
     // `--ignore-errors` still exits 1 after skipping an unreadable file: the tree is
@@ -69,14 +79,7 @@ pub fn tree(root: &Path, lessons: &str) -> Option<WorkTree> {
         .stdout(Stdio::null())
         .status()
         .ok()?;
-    let out = indexed(root, &index, &["write-tree"]).output().ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    Some(WorkTree {
-        tree: trimmed(&out.stdout),
-        index,
-    })
+    Some(Staged { index })
 }
 
 /// git on the temporary index. It is read back at once and thrown away: no checksum over
@@ -89,13 +92,27 @@ fn indexed(root: &Path, index: &TempIndex, args: &[&str]) -> std::process::Comma
     c
 }
 
-impl WorkTree {
+impl Staged {
+    /// The staged work tree as a tree object.
+    pub fn write_tree(self, root: &Path) -> Option<WorkTree> {
+        let out = indexed(root, &self.index, &["write-tree"]).output().ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        Some(WorkTree {
+            tree: trimmed(&out.stdout),
+            _index: self.index,
+        })
+    }
+
     /// Starts asking git, in the background, whether the project's files differ from
     /// HEAD (new files included); [`Dirty::wait`] has the answer. Index to index: no
-    /// second walk of the work tree.
+    /// second walk of the work tree. It reads the index while `write-tree` writes its
+    /// tree (which replaces the index file whole, with the same entries), so that the
+    /// two git processes run at once.
     pub fn compare_with_head(&self, root: &Path, lessons: &str) -> Dirty {
         if super::head_revision(root).is_none() {
-            return Dirty::Known(self.tree != EMPTY_TREE);
+            return Dirty::Unborn;
         }
         indexed(
             root,
@@ -112,13 +129,18 @@ impl WorkTree {
 pub enum Dirty {
     Known(bool),
     Asked(std::process::Child),
+    /// No commit yet: dirty when the work tree holds anything.
+    Unborn,
 }
 
 impl Dirty {
-    pub fn wait(self) -> bool {
+    /// The answer; `work` is the staged work tree's tree, when it was written (the
+    /// temporary index must outlive the question, so it is kept until now).
+    pub fn wait(self, work: Option<&WorkTree>) -> bool {
         match self {
             Dirty::Known(d) => d,
             Dirty::Asked(mut child) => !child.wait().is_ok_and(|s| s.success()),
+            Dirty::Unborn => work.is_none_or(|w| w.tree != EMPTY_TREE),
         }
     }
 }
@@ -451,8 +473,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         let dirty = |d: &Path| {
-            let w = tree(d, "AGENT.md").unwrap();
-            w.compare_with_head(d, "AGENT.md").wait()
+            let staged = stage(d, "AGENT.md").unwrap();
+            let asked = staged.compare_with_head(d, "AGENT.md");
+            let w = staged.write_tree(d);
+            asked.wait(w.as_ref())
         };
         assert!(tree(d, "AGENT.md").is_none(), "not a repository");
         git(d, &["init", "-q", "-b", "main"]);
