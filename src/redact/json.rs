@@ -82,6 +82,7 @@ fn to_vec<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> Vec<u8> {
         inner,
         string: String::new(),
         in_string: false,
+        escaped: false,
         key: false,
     };
     let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
@@ -100,6 +101,9 @@ struct Redacting<F> {
     string: String,
     /// Inside a string value (held back in `string`).
     in_string: bool,
+    /// The string held back had a character serde_json escaped: it is escaped again when
+    /// written (a string without one is written as it is).
+    escaped: bool,
     /// Inside an object key.
     key: bool,
 }
@@ -155,6 +159,7 @@ impl<F: Formatter> Formatter for Redacting<F> {
         }
         self.string.clear();
         self.in_string = true;
+        self.escaped = false;
         Ok(())
     }
 
@@ -179,6 +184,7 @@ impl<F: Formatter> Formatter for Redacting<F> {
             return self.inner.write_char_escape(w, escape);
         }
         self.string.push(unescape(escape));
+        self.escaped = true;
         Ok(())
     }
 
@@ -190,6 +196,10 @@ impl<F: Formatter> Formatter for Redacting<F> {
         let s = std::mem::take(&mut self.string);
         self.inner.begin_string(w)?;
         match redact(&s) {
+            // Nearly every string: no secret, nothing to escape, so written as it came.
+            std::borrow::Cow::Borrowed(_) if !self.escaped => {
+                self.inner.write_string_fragment(w, &s)?
+            }
             std::borrow::Cow::Borrowed(_) => self.write_escaped(w, &s)?,
             std::borrow::Cow::Owned(r) => self.write_escaped(w, &r)?,
         }

@@ -109,19 +109,40 @@ impl<const N: usize> Scanner<N> {
     /// they start.
     pub fn scan(&self, text: &[u8], mut hit: impl FnMut(usize, usize, usize)) {
         let lower = u8::to_ascii_lowercase;
-        for (i, w) in text.windows(2).enumerate() {
-            if !test(&self.starts, (w[0] as usize) << 8 | w[1] as usize) {
-                continue;
-            }
-            let p = pair(w[0], w[1]);
+        let Some(&first) = text.first() else {
+            return;
+        };
+        let mut from = (1, first as usize);
+        while let Some((end, raw)) = self.next_start(text, from) {
+            let (i, p) = (end - 1, pair((raw >> 8) as u8, text[end]));
             let triple = || {
-                text.get(i + 2)
+                text.get(end + 1)
                     .is_some_and(|&c| test(&self.triples, hash(p, lower(&c))))
             };
             if test(&self.pairs, p) || triple() {
                 self.compare(text, i, p as u16, &mut hit);
             }
+            from = (end + 1, raw);
         }
+    }
+
+    /// From byte `end` on (`raw` holding the byte before it), the first byte that ends a
+    /// pair some keyword starts with, and that pair as it is. A loop that holds nothing
+    /// else, so that it stays in registers: one load and one bit test per byte (two bytes
+    /// index at most 65,535, so the set's bounds need no check).
+    fn next_start(
+        &self,
+        text: &[u8],
+        (mut end, mut raw): (usize, usize),
+    ) -> Option<(usize, usize)> {
+        while end < text.len() {
+            raw = (raw << 8 | text[end] as usize) & 0xFFFF;
+            if self.starts[raw >> 6] & (1 << (raw & 63)) != 0 {
+                return Some((end, raw));
+            }
+            end += 1;
+        }
+        None
     }
 
     /// Compares the keywords starting with pair `p` against `text` at `i`.
