@@ -140,13 +140,16 @@ impl Dirty {
         match self {
             Dirty::Known(d) => d,
             Dirty::Asked(mut child) => !child.wait().is_ok_and(|s| s.success()),
-            Dirty::Unborn => work.is_none_or(|w| w.tree != EMPTY_TREE),
+            Dirty::Unborn => work.is_none_or(|w| !EMPTY_TREES.contains(&w.tree.as_str())),
         }
     }
 }
 
-/// The id of the tree with nothing in it.
-const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+/// The id of the tree with nothing in it, in a SHA-1 and in a SHA-256 repository.
+const EMPTY_TREES: [&str; 2] = [
+    "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+];
 
 /// A snapshot commit of `tree` on top of HEAD (when there is one) under `ref_name`.
 pub fn save(root: &Path, tree: &str, ref_name: &str, message: &str) -> Option<String> {
@@ -468,16 +471,17 @@ mod tests {
     use super::*;
     use crate::git::test_git as git;
 
+    /// Whether a capture finds the work tree of `d` dirty, the way it asks.
+    fn dirty(d: &Path) -> bool {
+        let staged = stage(d, "AGENT.md").unwrap();
+        let asked = staged.compare_with_head(d, "AGENT.md");
+        asked.wait(staged.write_tree(d).as_ref())
+    }
+
     #[test]
     fn the_work_tree_is_dirty_when_the_projects_files_differ_from_head() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        let dirty = |d: &Path| {
-            let staged = stage(d, "AGENT.md").unwrap();
-            let asked = staged.compare_with_head(d, "AGENT.md");
-            let w = staged.write_tree(d);
-            asked.wait(w.as_ref())
-        };
         assert!(tree(d, "AGENT.md").is_none(), "not a repository");
         git(d, &["init", "-q", "-b", "main"]);
         assert!(!dirty(d), "nothing at all");
@@ -508,5 +512,15 @@ mod tests {
         assert!(dirty(d), "an untracked file");
         // The index was never touched.
         git(d, &["diff", "--cached", "--quiet"]);
+    }
+
+    #[test]
+    fn a_sha256_repository_with_nothing_in_it_is_not_dirty() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "--object-format=sha256", "-b", "main"]);
+        assert!(!dirty(d), "nothing at all");
+        std::fs::write(d.join("a.txt"), "a\n").unwrap();
+        assert!(dirty(d), "a new file, no commit");
     }
 }
