@@ -58,6 +58,12 @@ impl Sandbox {
 }
 
 /// Runs one event against the sandbox's real root; asserts the never-fail contract.
+/// Ends session `s`'s turn (a Stop event), as a session does after its tools ran.
+fn stop(s: &Sandbox) {
+    let stop = json!({"session_id": "s", "cwd": s.root(), "last_assistant_message": "done"});
+    feed(s, "Stop", stop.to_string().as_bytes());
+}
+
 fn feed(s: &Sandbox, event: &str, input: &[u8]) -> std::process::Output {
     let mut cmd = hook_command(&s.p, event);
     cmd.env("CLAUDE_PROJECT_DIR", s.root())
@@ -252,13 +258,7 @@ fn files_hard_linked_out_of_the_project_are_never_grown() {
         .to_string()
         .as_bytes(),
     );
-    feed(
-        &s,
-        "Stop",
-        json!({"session_id": "s", "cwd": root, "last_assistant_message": "done"})
-            .to_string()
-            .as_bytes(),
-    );
+    stop(&s);
     assert_eq!(
         s.outside_state(),
         before,
@@ -335,13 +335,7 @@ fn symlinks_planted_inside_the_state_dir_are_not_written_through() {
     for (e, v) in &cycle {
         feed(&s, e, v.to_string().as_bytes());
     }
-    feed(
-        &s,
-        "Stop",
-        json!({"session_id": "s", "cwd": root, "last_assistant_message": "done"})
-            .to_string()
-            .as_bytes(),
-    );
+    stop(&s);
     assert_eq!(
         s.outside_state(),
         before,
