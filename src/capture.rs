@@ -143,7 +143,15 @@ pub fn save(project: &Project, task_id: &str, capture: &Capture) -> io::Result<(
     store::write_replaceable(&path, &json)
 }
 
-/// Takes `requests` as `mode` says.
+/// What a hook leaves to be done after it has answered: the captures of its checkpoints,
+/// and the receipts log to sync (the task, and its last receipt) when it added to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Afterwards {
+    pub captures: Vec<Request>,
+    pub sync_receipts: Option<(String, String)>,
+}
+
+/// Does `work` as `mode` says: the receipts first (they are proof), then the captures.
 ///
 /// A detached capture is taken by a forked copy of the hook (no exec: starting a new
 /// `waymark` cost the hook more than all its own work), in a session of its own, with
@@ -151,14 +159,12 @@ pub fn save(project: &Project, task_id: &str, capture: &Capture) -> io::Result<(
 /// for the hook's output to close, does not wait for the capture either. The hook is
 /// single-threaded when it forks (its deadline is a timer signal, which the copy does not
 /// inherit). Errors in the copy are logged.
-pub fn run(
-    project: &Project,
-    requests: &[Request],
-    mode: Mode,
-    now: DateTime<Utc>,
-) -> io::Result<()> {
+pub fn run(project: &Project, work: &Afterwards, mode: Mode, now: DateTime<Utc>) -> io::Result<()> {
     let take_all = || -> io::Result<()> {
-        for r in requests {
+        if let Some((task_id, through)) = &work.sync_receipts {
+            crate::task::store::sync_receipts(project, task_id, through)?;
+        }
+        for r in &work.captures {
             take(project, r, now)?;
         }
         Ok(())
@@ -175,7 +181,7 @@ pub fn run(
             let code = match take_all() {
                 Ok(()) => 0,
                 Err(e) => {
-                    let message = format!("checkpoint capture not taken: {e}");
+                    let message = format!("after the hook: {e}");
                     let dir = project.state_dir();
                     crate::log::write(&dir, crate::log::Level::Error, "capture", &message);
                     1
@@ -313,19 +319,22 @@ mod tests {
             )
         };
         std::fs::write(&log, format!("{}\n{}\n", line("ckpt-1"), line("ckpt-2"))).unwrap();
-        let request = |id: &str| Request {
-            task_id: "T-1".into(),
-            checkpoint_id: id.into(),
-            files: vec!["a.rs".into()],
-            keep: 1,
-            lessons: "AGENT.md".into(),
+        let request = |id: &str| Afterwards {
+            captures: vec![Request {
+                task_id: "T-1".into(),
+                checkpoint_id: id.into(),
+                files: vec!["a.rs".into()],
+                keep: 1,
+                lessons: "AGENT.md".into(),
+            }],
+            sync_receipts: None,
         };
-        run(&p, &[request("ckpt-1")], Mode::Inline, Utc::now()).unwrap();
+        run(&p, &request("ckpt-1"), Mode::Inline, Utc::now()).unwrap();
         assert!(
             load(&p, "T-1", "ckpt-1").is_none(),
             "not among the newest kept"
         );
-        run(&p, &[request("ckpt-2")], Mode::Inline, Utc::now()).unwrap();
+        run(&p, &request("ckpt-2"), Mode::Inline, Utc::now()).unwrap();
         let c = load(&p, "T-1", "ckpt-2").unwrap();
         assert_eq!(c.files[0].size, 1);
         assert_eq!(c.git_dirty, None, "not a git work tree");

@@ -38,7 +38,7 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
     };
     let task_id = hook.as_ref().map(|h| h.task_id.clone());
     let receipts = match &hook {
-        Some(h) => match crate::task::store::receipts(&ctx.project, &h.task_id) {
+        Some(h) => match crate::task::store::receipts(&ctx.project, h) {
             Ok(r) => r,
             Err(e) => {
                 return super::fail(

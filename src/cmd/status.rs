@@ -27,7 +27,7 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
     };
     let (checkpoints, receipts) = match (
         store::checkpoints(&ctx.project, &hook.task_id, ctx.config.max_checkpoints),
-        store::receipts(&ctx.project, &hook.task_id),
+        store::receipts(&ctx.project, &hook),
     ) {
         (Ok(c), Ok(r)) => (c, r),
         (Err(e), _) | (_, Err(e)) => {

@@ -20,6 +20,26 @@ pub fn link(r: &ValidationReceipt) -> String {
     sha256_hex(&serde_json::to_vec(r).expect("a receipt serializes"))
 }
 
+/// Of `unsynced`, the newest receipts of a chain in order (hook.json's
+/// `unsynced_receipts`), those its log does not hold, given the log's last receipt `last`:
+/// what a power cut took from the end of the log before it reached the disk. Nothing when
+/// the log ends with one of them, or with anything else than the receipt before them (a
+/// receipt a killed save appended after them is not a loss, and nothing is given twice).
+pub fn unlogged<'a>(
+    unsynced: &'a [ValidationReceipt],
+    last: Option<&ValidationReceipt>,
+) -> &'a [ValidationReceipt] {
+    let Some(first) = unsynced.first() else {
+        return &[];
+    };
+    let before = last.map(link).unwrap_or_default();
+    match last.and_then(|l| unsynced.iter().position(|r| r.receipt_id == l.receipt_id)) {
+        Some(i) => &unsynced[i + 1..],
+        None if first.prev == before => unsynced,
+        None => &[],
+    }
+}
+
 /// The authenticated end of a task's chain, kept in hook.json: a receipt cut from the end
 /// of the log leaves the head naming more receipts, or another last link, than the log
 /// has, and the head cannot be rewritten to match without the master key.
@@ -252,6 +272,25 @@ mod tests {
 
     fn problems(log: &[ValidationReceipt], head: Option<&ReceiptHead>) -> Vec<ChainProblem> {
         check("task-a", log, head, Some(&signer()))
+    }
+
+    #[test]
+    fn what_the_log_lost_of_the_unsynced_receipts_is_given_back_once() {
+        let (log, _) = chain("task-a", &[0, 1, 0, 0]);
+        let unsynced = &log[2..];
+        let ids = |rs: &[ValidationReceipt]| -> Vec<String> {
+            rs.iter().map(|r| r.receipt_id.clone()).collect()
+        };
+        // The log ends before them, after one of them, or after the last.
+        assert_eq!(ids(unlogged(unsynced, Some(&log[1]))), ids(&log[2..]));
+        assert_eq!(ids(unlogged(unsynced, Some(&log[2]))), ids(&log[3..]));
+        assert!(unlogged(unsynced, Some(&log[3])).is_empty());
+        // A log that lost all of a chain that starts with them, and one that holds a
+        // receipt a killed save appended after them (not theirs to repeat).
+        assert_eq!(ids(unlogged(&log[..2], None)), ids(&log[..2]));
+        let (other, _) = chain("task-a", &[1]);
+        assert!(unlogged(unsynced, Some(&other[0])).is_empty());
+        assert!(unlogged(&[], Some(&log[0])).is_empty());
     }
 
     #[test]

@@ -14,20 +14,14 @@ use crate::redact::Clean;
 /// caller can log it.
 pub fn append_line(path: &Path, record: Clean) -> io::Result<Option<String>> {
     debug_assert!(!record.as_bytes().contains(&b'\n'));
-    append_locked(path, record.with_newline().as_bytes(), true, false)
+    append_locked(path, record.with_newline().as_bytes(), true)
 }
 
 /// Appends several JSONL records at once (`text` is whole lines, each ending in a newline)
 /// under the file's lock, in one write, repairing a torn tail first like [`append_line`].
 pub fn append_lines(path: &Path, lines: &Clean) -> io::Result<Option<String>> {
     debug_assert!(lines.is_empty() || lines.as_bytes().ends_with(b"\n"));
-    append_locked(path, lines.as_bytes(), true, false)
-}
-
-/// [`append_lines`], synced before returning: for records that are proof (receipts).
-pub fn append_lines_synced(path: &Path, lines: &Clean) -> io::Result<Option<String>> {
-    debug_assert!(lines.is_empty() || lines.as_bytes().ends_with(b"\n"));
-    append_locked(path, lines.as_bytes(), true, true)
+    append_locked(path, lines.as_bytes(), true)
 }
 
 /// Appends one JSONL record made by `make` from the file's last complete line (`None`
@@ -39,15 +33,40 @@ pub fn append_chained(
     path: &Path,
     make: impl FnOnce(Option<&[u8]>) -> Clean,
 ) -> io::Result<Option<String>> {
+    append_after(path, |last| {
+        let record = make(last).with_newline();
+        debug_assert_eq!(record.as_bytes().iter().filter(|&&b| b == b'\n').count(), 1);
+        record
+    })
+}
+
+/// Appends the whole lines `make` returns (each ending in a newline, none at all is
+/// fine) given the file's last complete line, as [`append_chained`] does one: for a log
+/// that must first be given back what it lost (the receipts, `task::store`).
+pub fn append_after(
+    path: &Path,
+    make: impl FnOnce(Option<&[u8]>) -> Clean,
+) -> io::Result<Option<String>> {
     let _critical = crate::deadline::enter();
     let (_lock, mut file, len) = open_locked(path)?;
     let torn = cut_torn_tail(&mut file, len)?;
     let len = file.seek(SeekFrom::End(0))?;
     let last = last_line(&mut file, len)?;
-    let record = make(last.as_deref()).with_newline();
-    debug_assert_eq!(record.as_bytes().iter().filter(|&&b| b == b'\n').count(), 1);
-    write_record(&mut file, record.as_bytes())?;
+    let lines = make(last.as_deref());
+    debug_assert!(lines.is_empty() || lines.as_bytes().ends_with(b"\n"));
+    if !lines.is_empty() {
+        write_record(&mut file, lines.as_bytes())?;
+    }
     Ok(torn)
+}
+
+/// Makes what was appended to `path` durable (`fdatasync`): for the receipts, which
+/// hook.json holds until then.
+pub fn sync_appended(path: &Path) -> io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    let (file, _) = super::nofollow::open(path, &mut options)?;
+    file.sync_data()
 }
 
 /// Takes `path`'s lock (which makes the directory when it is missing) and opens the file
@@ -93,15 +112,10 @@ fn last_line(file: &mut fs::File, len: u64) -> io::Result<Option<Vec<u8>>> {
 
 /// Appends text (a log line) under the file's lock, in one write.
 pub fn append_text(path: &Path, text: &Clean) -> io::Result<()> {
-    append_locked(path, text.as_bytes(), false, false).map(|_| ())
+    append_locked(path, text.as_bytes(), false).map(|_| ())
 }
 
-fn append_locked(
-    path: &Path,
-    bytes: &[u8],
-    repair: bool,
-    sync: bool,
-) -> io::Result<Option<String>> {
+fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<String>> {
     let _critical = crate::deadline::enter();
     let (_lock, mut file, len) = open_locked(path)?;
     let torn = if repair {
@@ -110,9 +124,6 @@ fn append_locked(
         None
     };
     write_record(&mut file, bytes)?;
-    if sync {
-        file.sync_data()?;
-    }
     Ok(torn)
 }
 

@@ -18,7 +18,9 @@ mod lock;
 mod nofollow;
 mod tail;
 
-pub use append::{append_chained, append_line, append_lines, append_lines_synced, append_text};
+pub use append::{
+    append_after, append_chained, append_line, append_lines, append_text, sync_appended,
+};
 pub use atomic::{
     remove_stale_temps, replace_keeping_previous, swap_name, write_atomic, write_regenerable,
     write_replaceable, write_verbatim,

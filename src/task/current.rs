@@ -47,17 +47,24 @@ pub fn update<R>(
     let captures = std::mem::take(&mut *ctx.captures.borrow_mut());
     let updated = updated?;
     say_restored(ctx, &updated.note);
-    // Out of the lock: no other event waits while the files are hashed.
-    if !captures.is_empty() {
-        if let Err(e) = crate::capture::run(&ctx.project, &captures, ctx.capture, ctx.now) {
-            ctx.log(
-                Level::Error,
-                "capture",
-                &format!("checkpoint capture not taken: {e}"),
-            );
+    // Out of the lock: no other event waits while the files are hashed or the receipts
+    // synced.
+    let work = crate::capture::Afterwards {
+        captures,
+        sync_receipts: unsynced_receipts(&updated),
+    };
+    if work != crate::capture::Afterwards::default() {
+        if let Err(e) = crate::capture::run(&ctx.project, &work, ctx.capture, ctx.now) {
+            ctx.log(Level::Error, "capture", &format!("after the change: {e}"));
         }
     }
     Ok(updated)
+}
+
+/// The task and last receipt of a receipts log this save appended to and did not sync.
+fn unsynced_receipts<R>(updated: &Updated<R>) -> Option<(String, String)> {
+    let last = updated.unsynced_receipt.clone()?;
+    Some((updated.hook.as_ref()?.task_id.clone(), last))
 }
 
 /// Runs `f` on the live task, started first when `need` allows and there is none.

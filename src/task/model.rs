@@ -69,6 +69,12 @@ pub struct Hook {
     /// the end of the log is caught by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receipt_head: Option<crate::receipt::ReceiptHead>,
+    /// The receipts appended to the task's `receipts.jsonl` since the log was last known to
+    /// be on disk, whole (docs/receipts.md, "Durability"). hook.json, which is synced,
+    /// holds them until then, so a validation syncs one file, not two: after a power cut,
+    /// the log is given back what it lost from here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsynced_receipts: Vec<ValidationReceipt>,
     /// Position of this task among the project's tasks: the task component of `key_path`.
     #[serde(default)]
     pub task_index: u32,

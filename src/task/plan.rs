@@ -56,6 +56,7 @@ impl Hook {
             checkpoint_count: 0,
             receipt_count: 0,
             receipt_head: None,
+            unsynced_receipts: Vec::new(),
             recent_receipts: Vec::new(),
             last_failure: None,
             intent: None,

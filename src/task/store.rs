@@ -31,6 +31,12 @@ pub const HOOK_JSON: &str = "hook.json";
 pub const HISTORY_LOG: &str = "history.jsonl";
 pub const CHECKPOINTS_LOG: &str = "checkpoints.jsonl";
 pub const RECEIPTS_LOG: &str = "receipts.jsonl";
+/// Beside the receipts log: the id of its last receipt known to be on disk.
+pub const RECEIPTS_SYNCED: &str = "receipts.synced";
+/// How many receipts hook.json holds for a log not yet synced before a save syncs it
+/// itself (the forked copy of each hook that adds one syncs it, so this is reached only
+/// when those copies cannot run).
+const MAX_UNSYNCED_RECEIPTS: usize = 4;
 pub const HOOK_MD: &str = "HOOK.md";
 pub const TASKS_DIR: &str = "tasks";
 
@@ -280,6 +286,9 @@ pub struct Updated<R> {
     /// The hook as saved (None when there is none).
     pub hook: Option<Hook>,
     pub changed: bool,
+    /// The save appended receipts to the log and did not sync it: the last one's id, for
+    /// [`sync_receipts`] once the hook has answered.
+    pub unsynced_receipt: Option<String>,
 }
 
 /// Locked read-modify-write. `f` may create, change or leave the hook; when it changed,
@@ -305,6 +314,7 @@ pub fn update<R>(
     let mut hook = before.clone();
     let value = f(&mut hook);
     let changed = hook != before;
+    let mut unsynced_receipt = None;
     if changed {
         if let Some(h) = hook.as_mut() {
             // Under the lock no other writer of these files is live: any temp file of
@@ -312,7 +322,9 @@ pub fn update<R>(
             let names = [HOOK_JSON, "hook.json.bak", HOOK_MD];
             store::remove_stale_temps(&project.state_dir(), &names);
             SAVED.store(true, std::sync::atomic::Ordering::SeqCst);
-            save_locked(project, h, before.as_ref(), now)?;
+            if save_locked(project, h, before.as_ref(), now)? {
+                unsynced_receipt = h.unsynced_receipts.last().map(|r| r.receipt_id.clone());
+            }
         }
     }
     Ok(Updated {
@@ -320,16 +332,19 @@ pub fn update<R>(
         note,
         hook,
         changed,
+        unsynced_receipt,
     })
 }
 
+/// Saves `hook`; true when it appended receipts to a log it did not sync.
 fn save_locked(
     project: &Project,
     hook: &mut Hook,
     before: Option<&Hook>,
     now: DateTime<Utc>,
-) -> Result<(), StoreError> {
-    write_journal(project, hook)?;
+) -> Result<bool, StoreError> {
+    forget_synced_receipts(project, hook);
+    let unsynced = write_journal(project, hook)?;
     // A hook saved before hook.json kept its newest receipts learns them once, here.
     if hook.recent_receipts.is_empty() && hook.receipt_count > 0 {
         let newest: Vec<ValidationReceipt> =
@@ -350,16 +365,19 @@ fn save_locked(
     store::replace_keeping_previous(&path, &path.with_extension("json.bak"), &json)?;
     crate::faults::at("store.saved");
     write_hook_md(project, hook)?;
-    Ok(())
+    Ok(unsynced)
 }
 
 /// Appends what the change added to the task's logs, before hook.json says so: a log may
 /// hold a line hook.json does not count yet (the writer was killed in between), never
-/// the other way round. Receipts are synced: they are proof.
-fn write_journal(project: &Project, hook: &mut Hook) -> Result<(), StoreError> {
+/// the other way round. Receipts are proof: what a power cut could take from their log
+/// before it reaches the disk, hook.json (synced) holds until it has (`unsynced_receipts`,
+/// docs/receipts.md), and the log is given it back first. True when receipts were
+/// appended and not synced.
+fn write_journal(project: &Project, hook: &mut Hook) -> Result<bool, StoreError> {
     let journal = std::mem::take(&mut hook.journal);
     if journal == Journal::default() {
-        return Ok(());
+        return Ok(false);
     }
     let dir = task_dir(project, &hook.task_id);
     no_links_to(project, &dir)?;
@@ -377,12 +395,70 @@ fn write_journal(project: &Project, hook: &mut Hook) -> Result<(), StoreError> {
         )?;
     }
     if !journal.receipts.is_empty() {
-        store::append_lines_synced(
-            &dir.join(RECEIPTS_LOG),
-            &Clean::json_lines(&journal.receipts),
-        )?;
+        let log = dir.join(RECEIPTS_LOG);
+        let unsynced = &hook.unsynced_receipts;
+        let mut lost = 0;
+        store::append_after(&log, |last| {
+            let last = last.and_then(|l| serde_json::from_slice(l).ok());
+            let given_back = crate::receipt::chain::unlogged(unsynced, last.as_ref());
+            lost = given_back.len();
+            Clean::json_lines(
+                &given_back
+                    .iter()
+                    .chain(&journal.receipts)
+                    .collect::<Vec<_>>(),
+            )
+        })?;
+        if lost > 0 {
+            let message = format!(
+                "{RECEIPTS_LOG} had lost its last {lost} receipt(s) (a power cut?): given back from hook.json"
+            );
+            crate::log::write(
+                &project.state_dir(),
+                crate::log::Level::Warn,
+                "receipts",
+                &message,
+            );
+        }
+        hook.unsynced_receipts.extend(journal.receipts);
+        if hook.unsynced_receipts.len() <= MAX_UNSYNCED_RECEIPTS {
+            return Ok(true);
+        }
+        store::sync_appended(&log)?;
+        hook.unsynced_receipts.clear();
     }
-    Ok(())
+    Ok(false)
+}
+
+/// Of hook.json's `unsynced_receipts`, those its log is not known to hold on disk: the
+/// ones after the receipt [`sync_receipts`] last said it synced. A receipt missing from
+/// the log before that was not taken by a power cut, and is not given back.
+fn still_unsynced<'a>(project: &Project, hook: &'a Hook) -> &'a [ValidationReceipt] {
+    let unsynced = &hook.unsynced_receipts;
+    if unsynced.is_empty() {
+        return unsynced;
+    }
+    let marker = task_dir(project, &hook.task_id).join(RECEIPTS_SYNCED);
+    let through = std::fs::read_to_string(marker).unwrap_or_default();
+    match unsynced.iter().position(|r| r.receipt_id == through.trim()) {
+        Some(i) => &unsynced[i + 1..],
+        None => unsynced,
+    }
+}
+
+/// Drops from hook.json the receipts its log is known to hold on disk.
+fn forget_synced_receipts(project: &Project, hook: &mut Hook) {
+    let synced = hook.unsynced_receipts.len() - still_unsynced(project, hook).len();
+    hook.unsynced_receipts.drain(..synced);
+}
+
+/// Makes the task's receipts log durable, up to and including receipt `through`, and says
+/// so beside it, for the next save to drop them from hook.json. Done after the hook has
+/// answered (by its forked copy), so that no validation waits for a second fsync.
+pub fn sync_receipts(project: &Project, task_id: &str, through: &str) -> io::Result<()> {
+    let dir = task_dir(project, task_id);
+    store::sync_appended(&dir.join(RECEIPTS_LOG))?;
+    store::write_replaceable(&dir.join(RECEIPTS_SYNCED), &Clean::text(through))
 }
 
 /// Schema 1 kept a checkpoint's file snapshots and dirtiness inline; schema 2 keeps them as
@@ -412,9 +488,14 @@ pub fn checkpoints(
     read_log(project, task_id, CHECKPOINTS_LOG, Some(max))
 }
 
-/// The task's receipts, every one, oldest first.
-pub fn receipts(project: &Project, task_id: &str) -> io::Result<Vec<ValidationReceipt>> {
-    read_log(project, task_id, RECEIPTS_LOG, None)
+/// The task's receipts, every one, oldest first: its log, and what hook.json holds that a
+/// power cut took from the log's end (given back to the log at the next validation).
+pub fn receipts(project: &Project, hook: &Hook) -> io::Result<Vec<ValidationReceipt>> {
+    let mut receipts: Vec<ValidationReceipt> =
+        read_log(project, &hook.task_id, RECEIPTS_LOG, None)?;
+    let lost = crate::receipt::chain::unlogged(still_unsynced(project, hook), receipts.last());
+    receipts.extend_from_slice(lost);
+    Ok(receipts)
 }
 
 /// The newest `newest` entries of a task's log (all when `None`), oldest first; lines

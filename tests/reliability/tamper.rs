@@ -200,3 +200,64 @@ fn deleted_reordered_and_replayed_receipts_break_the_chain() {
     let why = v["receipts"][3]["chain"].as_str().unwrap();
     assert!(why.contains("replayed: it was made in task"), "{why}");
 }
+
+/// A validation syncs one file: hook.json holds its receipt whole until the receipts log
+/// is known to be on disk (`receipts.synced`). A log that lost its last line before that
+/// (a power cut between the write and the disk) is not tampered with: the receipt is
+/// given back from hook.json, to `--verify` at once and to the log at the next
+/// validation. Once the log is known synced, the same missing line is a deletion again.
+#[test]
+fn a_receipt_a_power_cut_took_from_the_log_is_given_back_from_hook_json() {
+    let p = Project::new();
+    let validate = |cmd: &str| {
+        p.waymark()
+            .args(["validate", "--", "sh", "-c", cmd])
+            .assert()
+            .success();
+    };
+    for cmd in ["exit 0", "true"] {
+        validate(cmd);
+    }
+    let hook = p.hook_json();
+    let task = hook["task_id"].as_str().unwrap().to_string();
+    let log = format!(".orchestration/tasks/{task}/receipts.jsonl");
+    let marker = format!(".orchestration/tasks/{task}/receipts.synced");
+    let unsynced = hook["unsynced_receipts"].as_array().unwrap();
+    assert_eq!(unsynced.len(), 1, "only the newest is held: {unsynced:?}");
+    let last = unsynced[0]["receipt_id"].as_str().unwrap().to_string();
+    assert_eq!(p.read(&marker), last, "a command syncs the log at once");
+
+    // The power cut: the log without its last line, and the sync never said.
+    let text = p.read(&log);
+    let kept: Vec<&str> = text.lines().collect();
+    let first = serde_json::from_str::<serde_json::Value>(kept[0]).unwrap();
+    p.write(&log, &format!("{}\n", kept[0]));
+    p.write(&marker, first["receipt_id"].as_str().unwrap());
+    let (code, out) = receipts_verify(&p);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("chain: intact (2 chained receipts"), "{out}");
+
+    // The next validation gives the log its line back, before its own.
+    validate("exit 0");
+    let lines: Vec<String> = p.read(&log).lines().map(str::to_string).collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(
+        lines[1],
+        text.lines().nth(1).unwrap(),
+        "given back as it was"
+    );
+    let (code, out) = receipts_verify(&p);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("chain: intact (3 chained receipts"), "{out}");
+    assert!(
+        p.read(".orchestration/waymark.log")
+            .contains("had lost its last 1 receipt(s)"),
+        "the loss is logged"
+    );
+
+    // Synced, then deleted: that is tampering, and nothing hides it.
+    p.write(&log, &(lines[..2].join("\n") + "\n"));
+    let (code, out) = receipts_verify(&p);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("missing at the end"), "{out}");
+}
