@@ -9,6 +9,10 @@
 //! lock while one does. A capture that never finished (the machine went down) leaves its
 //! checkpoint without one; readers say so.
 //!
+//! The same forked copy first syncs the task's receipts log when the hook's save added a
+//! receipt to it ([`Afterwards`]): hook.json holds the receipt until then
+//! (docs/receipts.md, "Durability").
+//!
 //! Living in the task's own folder, captures are archived and cleaned up with their task.
 
 use std::fs::File;

@@ -54,15 +54,9 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(
         .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_string())
 }
 
-/// `git -C dir args…` for the tests of this room, asserting it succeeds: its stdout, trimmed.
+/// `git -C dir args…` for the tests of this room, through [`run`], asserting it succeeds:
+/// its stdout, trimmed.
 #[cfg(test)]
 pub(crate) fn test_git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    run(dir, args).unwrap_or_else(|| panic!("git {args:?}"))
 }

@@ -302,6 +302,42 @@ mod tests {
         .unwrap()
     }
 
+    /// When the decision is `retry_from_checkpoint` and that checkpoint was taken in git
+    /// (it has a snapshot), the brief and HOOK.md name the rewind to it; outside git they
+    /// do not offer one.
+    #[test]
+    fn a_retry_from_a_checkpoint_in_git_names_the_rewind_to_it() {
+        let mut h = sample();
+        let at = Utc::now().to_rfc3339();
+        h.recovery = Some(
+            serde_json::from_value(serde_json::json!({
+                "detected_at": at, "crash_type": "signal", "last_known_state": "step_running",
+                "recommended_action": "retry_from_checkpoint", "reason": "the step changes files",
+                "last_checkpoint_id": "ckpt-0000beef",
+            }))
+            .unwrap(),
+        );
+        let checkpoint = |branch: &str| {
+            serde_json::from_value(serde_json::json!({
+                "checkpoint_id": "ckpt-0000beef", "created_at": at, "description": "tests passed",
+                "trigger": "validation", "git_branch": branch,
+            }))
+            .unwrap()
+        };
+        let rewind = "`waymark rewind ckpt-0000beef` puts every file back as it was then";
+        h.recent_checkpoints = vec![checkpoint("main")];
+        let b = brief(&h, &Extras::default());
+        assert!(b.contains(rewind));
+        assert!(crate::recovery::hookmd::render(&h, Utc::now()).contains(rewind));
+        h.recent_checkpoints = vec![checkpoint("")];
+        let b = brief(&h, &Extras::default());
+        assert!(
+            b.contains("Resume from the last checkpoint (ckpt-0000beef)"),
+            "{b}"
+        );
+        assert!(!b.contains("waymark rewind"), "{b}");
+    }
+
     fn failure(command: &str, receipt: &str, output: &str) -> crate::task::FailedValidation {
         crate::task::FailedValidation {
             receipt_id: receipt.into(),

@@ -123,7 +123,8 @@ pub struct Hook {
 
 /// What a change adds to the task's append-only logs (`tasks/<id>/history.jsonl`,
 /// `checkpoints.jsonl`, `receipts.jsonl`). Most events add nothing, and no event reads the
-/// logs: they are out of hook.json so that its cost does not grow with the task.
+/// logs (a save that adds a receipt reads the last line of its log, from the end): they
+/// are out of hook.json so that its cost does not grow with the task.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Journal {
     pub history: Vec<HookEvent>,
