@@ -290,6 +290,36 @@ mod tests {
         assert!(b.ends_with("Full recovery file: /p/HOOK.md"));
     }
 
+    /// A plan of a hundred steps: the brief names the next few and keeps what must not be
+    /// repeated, rather than spending its length listing the whole plan and cutting the rest.
+    #[test]
+    fn a_long_plan_leaves_room_for_what_must_not_be_repeated() {
+        let now = Utc::now();
+        let mut h = sample();
+        for i in 4..=113 {
+            let name = format!("Step {i}: implement part {i}");
+            h.add_step(
+                &i.to_string(),
+                &name,
+                "",
+                None,
+                crate::task::StepSource::Task,
+                now,
+            );
+        }
+        let b = brief(&h, &Extras::default());
+        assert!(!b.contains("brief cut"), "{b}");
+        assert!(
+            b.contains("\"Step 7: implement part 7\", and 106 more steps"),
+            "{b}"
+        );
+        assert!(!b.contains("part 8\""), "{b}");
+        assert!(
+            b.contains("DO NOT REPEAT (completed):\n- step 1 \"Analyze parser\""),
+            "{b}"
+        );
+    }
+
     fn brief(h: &Hook, extras: &Extras) -> String {
         render(
             h,

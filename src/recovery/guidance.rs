@@ -42,6 +42,36 @@ impl std::fmt::Display for Todo {
     }
 }
 
+/// How many of the steps after the one to resume "What to do now" names: the next few
+/// are what an agent acts on, and a long plan listed in full would crowd the rest out of
+/// the brief (HOOK.md's Step Plan lists it all).
+pub const NEXT_STEPS_NAMED: usize = 5;
+
+/// "Then: …": the pending steps after `resume`, the first [`NEXT_STEPS_NAMED`] by name.
+fn then(hook: &Hook, resume: Option<&str>) -> Option<String> {
+    let mut pending = hook
+        .steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Pending && Some(s.name.as_str()) != resume);
+    let named: Vec<String> = pending
+        .by_ref()
+        .take(NEXT_STEPS_NAMED)
+        .map(|s| format!("\"{}\"", s.name))
+        .collect();
+    if named.is_empty() {
+        return None;
+    }
+    let more = pending.count();
+    Some(match more {
+        0 => format!("Then: {}.", named.join(", ")),
+        n => format!(
+            "Then: {}, and {n} more step{} (HOOK.md's Step Plan lists them).",
+            named.join(", "),
+            if n == 1 { "" } else { "s" }
+        ),
+    })
+}
+
 /// The attempt the next entry into `step` will be (see `task::plan`).
 pub fn next_attempt(hook: &Hook, step: &Step) -> u32 {
     if step.attempt == 0 {
@@ -254,14 +284,8 @@ pub fn guidance(hook: &Hook) -> Guidance {
                 ),
                 None => todo.push("No step is planned: continue with the user's request.".into()),
             }
-            let pending: Vec<_> = hook
-                .steps
-                .iter()
-                .filter(|s| s.status == StepStatus::Pending && Some(&s.name) != resume.as_ref().map(|r| &r.0))
-                .map(|s| format!("\"{}\"", s.name))
-                .collect();
-            if !pending.is_empty() {
-                todo.push(format!("Then: {}.", pending.join(", ")).into());
+            if let Some(then) = then(hook, resume.as_ref().map(|r| r.0.as_str())) {
+                todo.push(then.into());
             }
         }
     }
@@ -311,5 +335,31 @@ mod tests {
         }));
         assert!(g.todo.iter().any(|t| t.text.contains("\"Validate\"")));
         assert!(g.do_not[0].contains("Do not repeat step 1 \"Analyze parser\""));
+    }
+
+    #[test]
+    fn a_long_plan_names_the_next_few_steps_and_counts_the_rest() {
+        let now = Utc::now();
+        let mut h = crate::task::testing::recorded_plan(now);
+        for i in 4..=40 {
+            let id = i.to_string();
+            let name = format!("Part {i}");
+            h.add_step(&id, &name, "", None, crate::task::StepSource::Task, now);
+        }
+        let then: Vec<String> = guidance(&h)
+            .todo
+            .into_iter()
+            .map(|t| t.text)
+            .filter(|t| t.starts_with("Then:"))
+            .collect();
+        assert_eq!(
+            then,
+            [
+                "Then: \"Validate\", \"Part 4\", \"Part 5\", \"Part 6\", \"Part 7\", and 33 more steps (HOOK.md's Step Plan lists them)."
+            ]
+        );
+        // A plan that fits is named whole.
+        let short = guidance(&crate::task::testing::recorded_plan(now));
+        assert!(short.todo.iter().any(|t| t.text == "Then: \"Validate\"."));
     }
 }
