@@ -2,11 +2,13 @@
 //! from; JSON is redacted string by string as it is serialized, so its structure (and a
 //! field named `token_count`) is never touched.
 
+use std::cell::Cell;
 use std::io;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter};
+use serde_json::value::RawValue;
 
 use super::redact;
 
@@ -65,6 +67,41 @@ impl Clean {
     }
 }
 
+/// JSON this very redactor wrote earlier, to be written back as it is, unparsed and
+/// unredacted: what a save spends most of its time on at the caps is the plan it did not
+/// change. Only [`Vouched::new`] makes one, and only for JSON read from a file that records
+/// this redactor's [`FINGERPRINT`](super::FINGERPRINT) (a file another version wrote goes
+/// through the rules again). Writing it is the one raw fragment the serializer takes.
+#[derive(Debug, Clone)]
+pub struct Vouched(Box<RawValue>);
+
+impl Vouched {
+    /// `raw`, vouched for when `stamp` is this redactor's fingerprint.
+    pub fn new(raw: Box<RawValue>, stamp: &str) -> Option<Vouched> {
+        (stamp == Self::fingerprint()).then_some(Vouched(raw))
+    }
+
+    /// This redactor's [`FINGERPRINT`](super::FINGERPRINT), as files record it.
+    pub fn fingerprint() -> String {
+        format!("{:016x}", super::FINGERPRINT)
+    }
+}
+
+thread_local! {
+    /// Set while a [`Vouched`] fragment is being written: the only time the serializer
+    /// takes raw JSON.
+    static VOUCHED: Cell<bool> = const { Cell::new(false) };
+}
+
+impl Serialize for Vouched {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        VOUCHED.set(true);
+        let done = self.0.serialize(s);
+        VOUCHED.set(false);
+        done
+    }
+}
+
 /// `value` with every string redacted, and whether any changed: for what is signed or
 /// compared before it is stored (a receipt signs the command as it will be kept).
 pub(crate) fn scrub<T: Serialize + DeserializeOwned>(value: &T) -> (T, bool) {
@@ -83,7 +120,6 @@ fn to_vec<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> Vec<u8> {
         string: String::new(),
         in_string: false,
         escaped: false,
-        key: false,
     };
     let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
     // waymark's types have string keys only; an error here is a bug, not bad input.
@@ -91,9 +127,10 @@ fn to_vec<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> Vec<u8> {
     out
 }
 
-/// A serde_json formatter that holds each string value back until it is complete,
-/// redacts it, and writes it escaped through the formatter it wraps. Object keys are
-/// written as they are: they are the names of waymark's own fields.
+/// A serde_json formatter that holds each string back until it is complete, redacts it,
+/// and writes it escaped through the formatter it wraps. Object keys are strings like any
+/// other (a map from a payload can have anything for keys): `token_count` passes, as no
+/// rule matches a bare name.
 struct Redacting<F> {
     inner: F,
     /// The string being serialized, unescaped (one buffer for all of them: a save
@@ -104,8 +141,6 @@ struct Redacting<F> {
     /// The string held back had a character serde_json escaped: it is escaped again when
     /// written (a string without one is written as it is).
     escaped: bool,
-    /// Inside an object key.
-    key: bool,
 }
 
 impl<F: Formatter> Redacting<F> {
@@ -153,10 +188,7 @@ fn unescape(e: CharEscape) -> char {
 }
 
 impl<F: Formatter> Formatter for Redacting<F> {
-    fn begin_string<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
-        if self.key {
-            return self.inner.begin_string(w);
-        }
+    fn begin_string<W: ?Sized + io::Write>(&mut self, _w: &mut W) -> io::Result<()> {
         self.string.clear();
         self.in_string = true;
         self.escaped = false;
@@ -209,10 +241,14 @@ impl<F: Formatter> Formatter for Redacting<F> {
 
     fn write_raw_fragment<W: ?Sized + io::Write>(
         &mut self,
-        _w: &mut W,
-        _fragment: &str,
+        w: &mut W,
+        fragment: &str,
     ) -> io::Result<()> {
-        // Raw JSON would bypass the string-by-string redaction; waymark stores none.
+        // Raw JSON would bypass the string-by-string redaction: only what this redactor
+        // wrote before is taken.
+        if VOUCHED.get() {
+            return self.inner.write_raw_fragment(w, fragment);
+        }
         Err(io::Error::other("raw JSON is not written by waymark"))
     }
 

@@ -36,8 +36,8 @@ use std::sync::OnceLock;
 
 use regex_lite::Regex;
 
-pub use json::Clean;
 pub(crate) use json::scrub;
+pub use json::{Clean, Vouched};
 use rules::RULES;
 
 /// What [`redact`] puts where a secret was.
@@ -119,6 +119,45 @@ const CONFIRM: [Option<Confirm>; RULES.len()] = {
         c += 1;
     }
     confirm
+};
+
+/// Bumped whenever what [`redact`] hides changes other than through the rules table (the
+/// confirms, the window, the scanner): it is part of [`FINGERPRINT`].
+const REVISION: &str = "redactor 1";
+
+/// What this redactor is: a hash (FNV-1a) of [`REVISION`] and of every rule's id,
+/// keywords, pattern and replacement. hook.json records the fingerprint of the redactor
+/// that wrote it; JSON carrying the same one went through these very rules, and may be
+/// written back as it is ([`Vouched`]).
+pub const FINGERPRINT: u64 = {
+    const fn mix(mut h: u64, s: &str) -> u64 {
+        let b = s.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            h = (h ^ b[i] as u64).wrapping_mul(0x100_0000_01b3);
+            i += 1;
+        }
+        // A separator, so that ("ab", "c") and ("a", "bc") differ.
+        (h ^ 0xff).wrapping_mul(0x100_0000_01b3)
+    }
+    let mut h = mix(0xcbf2_9ce4_8422_2325, REVISION);
+    let mut i = 0;
+    while i < RULES.len() {
+        let r = &RULES[i];
+        h = mix(mix(mix(h, r.id), r.pattern), r.replace);
+        let mut k = 0;
+        while k < r.keywords.len() {
+            h = mix(h, r.keywords[k]);
+            k += 1;
+        }
+        i += 1;
+    }
+    let mut c = 0;
+    while c < CONFIRMS.len() {
+        h = mix(h, CONFIRMS[c].0);
+        c += 1;
+    }
+    h
 };
 
 /// `a == b` for a `const` context.

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::machine::HookState;
 use crate::receipt::ValidationReceipt;
@@ -40,7 +41,7 @@ pub struct Hook {
     pub current_step: Option<StepContext>,
     /// The step plan (ATLAS kept it in its task template).
     #[serde(default)]
-    pub steps: Vec<Step>,
+    pub steps: Steps,
     /// How many state changes the task has had: each is a line of its `history.jsonl`.
     #[serde(default)]
     pub history_count: u64,
@@ -107,6 +108,10 @@ pub struct Hook {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unassigned_files: Vec<String>,
     pub schema_version: String,
+    /// The fingerprint of the redactor that wrote this file (`redact::FINGERPRINT`): while
+    /// it is this waymark's, a plan nothing changed is written back as it was read.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub redacted_by: String,
     /// What this change adds to the task's logs: written by the store, before hook.json.
     #[serde(skip)]
     pub journal: Journal,
@@ -295,6 +300,103 @@ pub struct Step {
     pub started_at: Option<DateTime<Utc>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<DateTime<Utc>>,
+}
+
+/// The step plan, and while nothing changes it, the JSON it was read from.
+///
+/// A save at the caps spent a third of its time serializing and redacting a plan that
+/// most events never touch. Read from a hook.json this redactor wrote, the plan's JSON is
+/// vouched for ([`Steps::vouch`]) and written back byte for byte; any mutable access
+/// (`DerefMut`) drops it, so a changed plan is always serialized (and redacted) anew.
+#[derive(Debug, Clone, Default)]
+pub struct Steps {
+    list: Vec<Step>,
+    raw: Raw,
+}
+
+#[derive(Debug, Clone, Default)]
+enum Raw {
+    #[default]
+    None,
+    /// As read, not vouched for yet.
+    Read(Box<RawValue>),
+    Vouched(crate::redact::Vouched),
+}
+
+impl Steps {
+    /// Keeps the plan's JSON as read when `stamp` (the file's `redacted_by`) is this
+    /// redactor's fingerprint; otherwise the next save serializes the plan anew.
+    pub fn vouch(&mut self, stamp: &str) {
+        self.raw = match std::mem::take(&mut self.raw) {
+            Raw::Read(raw) => {
+                crate::redact::Vouched::new(raw, stamp).map_or(Raw::None, Raw::Vouched)
+            }
+            other => other,
+        };
+    }
+
+    /// True while the plan will be written back as it was read.
+    pub fn unchanged_since_read(&self) -> bool {
+        matches!(self.raw, Raw::Vouched(_))
+    }
+}
+
+impl std::ops::Deref for Steps {
+    type Target = Vec<Step>;
+    fn deref(&self) -> &Vec<Step> {
+        &self.list
+    }
+}
+
+impl std::ops::DerefMut for Steps {
+    fn deref_mut(&mut self) -> &mut Vec<Step> {
+        self.raw = Raw::None;
+        &mut self.list
+    }
+}
+
+impl<'a> IntoIterator for &'a Steps {
+    type Item = &'a Step;
+    type IntoIter = std::slice::Iter<'a, Step>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.list.iter()
+    }
+}
+
+impl From<Vec<Step>> for Steps {
+    fn from(list: Vec<Step>) -> Steps {
+        Steps {
+            list,
+            raw: Raw::None,
+        }
+    }
+}
+
+/// Two plans are equal when their steps are: how they will be written does not count.
+impl PartialEq for Steps {
+    fn eq(&self, other: &Steps) -> bool {
+        self.list == other.list
+    }
+}
+
+impl Serialize for Steps {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.raw {
+            Raw::Vouched(raw) => raw.serialize(s),
+            _ => self.list.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Steps {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Steps, D::Error> {
+        let raw = Box::<RawValue>::deserialize(d)?;
+        let list = serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?;
+        Ok(Steps {
+            list,
+            raw: Raw::Read(raw),
+        })
+    }
 }
 
 /// One append-only history entry.

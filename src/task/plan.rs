@@ -49,7 +49,7 @@ impl Hook {
             updated_at: now,
             state: HookState::Initializing,
             current_step: None,
-            steps: Vec::new(),
+            steps: Steps::default(),
             history_count: 1,
             recovery: None,
             recent_checkpoints: Vec::new(),
@@ -71,6 +71,7 @@ impl Hook {
             context_percent: None,
             unassigned_files: Vec::new(),
             schema_version: SCHEMA_VERSION.into(),
+            redacted_by: String::new(),
             journal: Journal {
                 history: vec![HookEvent {
                     timestamp: now,

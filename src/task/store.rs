@@ -108,6 +108,8 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     if let Ok(Ok(mut hook)) = parsed {
         if readable(&hook.schema_version) {
             migrate(&mut hook);
+            let stamp = std::mem::take(&mut hook.redacted_by);
+            hook.steps.vouch(&stamp);
             return Ok(hook);
         }
     }
@@ -354,6 +356,7 @@ fn save_locked(
     hook.version = SCHEMA_VERSION.into();
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
+    hook.redacted_by = crate::redact::Vouched::fingerprint();
     let json = Clean::json_pretty(hook);
     let path = hook_path(project);
     // A task is archived before hook.json says it is finished: if the archive cannot be
@@ -597,6 +600,78 @@ mod tests {
         let bak: Hook =
             serde_json::from_slice(&fs::read(p.state_file("hook.json.bak")).unwrap()).unwrap();
         assert_eq!(bak.last_prompt, None);
+    }
+
+    /// The plan's JSON between `"steps": ` and `"history_count"`, as hook.json holds it.
+    fn steps_json(p: &Project) -> String {
+        let text = fs::read_to_string(hook_path(p)).unwrap();
+        let from = text.find("\"steps\": ").unwrap();
+        let to = text.find("\"history_count\"").unwrap();
+        text[from..to].to_string()
+    }
+
+    #[test]
+    fn a_plan_nothing_changed_is_written_back_as_it_was_read_and_a_changed_one_anew() {
+        let (_d, p) = project();
+        let now = Utc::now();
+        update(&p, now, |h| {
+            let mut hook = Hook::new("t1", "w", 0, now);
+            hook.add_step("1", "Parse", "", None, crate::task::StepSource::Task, now);
+            *h = Some(hook);
+        })
+        .unwrap();
+        // The plan's JSON as this redactor wrote it, spaced out by hand: what tells a plan
+        // written back from one serialized again.
+        let written = steps_json(&p);
+        let spaced = written.replace("\"Parse\"", "  \"Parse\"  ");
+        let text = fs::read_to_string(hook_path(&p))
+            .unwrap()
+            .replace(&written, &spaced);
+        fs::write(hook_path(&p), &text).unwrap();
+
+        let touch = |h: &mut Option<Hook>| h.as_mut().unwrap().last_prompt = Some("go".into());
+        update(&p, now, touch).unwrap();
+        assert_eq!(steps_json(&p), spaced, "an unchanged plan is kept as read");
+
+        update(&p, now, |h| {
+            let hook = h.as_mut().unwrap();
+            hook.set_step_status("1", crate::task::StepStatus::InProgress, 3, now)
+                .unwrap();
+        })
+        .unwrap();
+        let again = steps_json(&p);
+        assert!(
+            again.contains("\"name\": \"Parse\"") && again.contains("in_progress"),
+            "{again}"
+        );
+    }
+
+    #[test]
+    fn a_plan_another_redactor_wrote_goes_through_the_rules_again() {
+        let (_d, p) = project();
+        let now = Utc::now();
+        update(&p, now, |h| {
+            let mut hook = Hook::new("t1", "w", 0, now);
+            hook.add_step("1", "Parse", "", None, crate::task::StepSource::Task, now);
+            *h = Some(hook);
+        })
+        .unwrap();
+        // A secret in the plan of a file an older redactor (another fingerprint) wrote.
+        let secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let text = fs::read_to_string(hook_path(&p)).unwrap();
+        let stamp = crate::redact::Vouched::fingerprint();
+        assert!(text.contains(&stamp), "a save records its redactor");
+        let text = text
+            .replace("\"Parse\"", &format!("\"token {secret}\""))
+            .replace(&stamp, "0000000000000000");
+        fs::write(hook_path(&p), &text).unwrap();
+        update(&p, now, |h| {
+            h.as_mut().unwrap().last_prompt = Some("go".into())
+        })
+        .unwrap();
+        let saved = fs::read_to_string(hook_path(&p)).unwrap();
+        assert!(!saved.contains(secret), "{saved}");
+        assert!(saved.contains(&stamp));
     }
 
     #[test]
