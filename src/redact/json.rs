@@ -72,20 +72,31 @@ impl Clean {
 /// change. Only [`Vouched::new`] makes one, and only for JSON read from a file that records
 /// this redactor's [`FINGERPRINT`](super::FINGERPRINT) (a file another version wrote goes
 /// through the rules again). Writing it is the one raw fragment the serializer takes.
-#[derive(Debug, Clone)]
-pub struct Vouched(Box<RawValue>);
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vouched(Box<str>);
 
 impl Vouched {
-    /// `raw`, vouched for when `stamp` is this redactor's fingerprint.
-    pub fn new(raw: Box<RawValue>, stamp: &str) -> Option<Vouched> {
-        (stamp == Self::fingerprint()).then_some(Vouched(raw))
+    /// `json`, vouched for when `stamp` is this redactor's fingerprint.
+    pub fn new(json: &str, stamp: &str) -> Option<Vouched> {
+        (stamp == Self::fingerprint()).then(|| Vouched(json.into()))
     }
 
     /// This redactor's [`FINGERPRINT`](super::FINGERPRINT), as files record it.
     pub fn fingerprint() -> String {
         format!("{:016x}", super::FINGERPRINT)
     }
+
+    /// The JSON, ready to be written, when it is one whole JSON value (checked only now,
+    /// by the save that writes it: an event that only reads pays nothing for it).
+    pub fn checked(&self) -> Option<VouchedJson> {
+        RawValue::from_string(self.0.to_string())
+            .ok()
+            .map(VouchedJson)
+    }
 }
+
+/// A [`Vouched`] JSON value, checked: what the serializer writes raw.
+pub struct VouchedJson(Box<RawValue>);
 
 thread_local! {
     /// Set while a [`Vouched`] fragment is being written: the only time the serializer
@@ -93,7 +104,7 @@ thread_local! {
     static VOUCHED: Cell<bool> = const { Cell::new(false) };
 }
 
-impl Serialize for Vouched {
+impl Serialize for VouchedJson {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         VOUCHED.set(true);
         let done = self.0.serialize(s);

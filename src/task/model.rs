@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::machine::HookState;
 use crate::receipt::ValidationReceipt;
@@ -306,38 +305,18 @@ pub struct Step {
 ///
 /// A save at the caps spent a third of its time serializing and redacting a plan that
 /// most events never touch. Read from a hook.json this redactor wrote, the plan's JSON is
-/// vouched for ([`Steps::vouch`]) and written back byte for byte; any mutable access
+/// vouched for ([`Steps::keep_read`]) and written back byte for byte; any mutable access
 /// (`DerefMut`) drops it, so a changed plan is always serialized (and redacted) anew.
 #[derive(Debug, Clone, Default)]
 pub struct Steps {
     list: Vec<Step>,
-    raw: Raw,
-}
-
-#[derive(Debug, Clone, Default)]
-enum Raw {
-    #[default]
-    None,
-    /// As read, not vouched for yet.
-    Read(Box<RawValue>),
-    Vouched(crate::redact::Vouched),
+    read: Option<crate::redact::Vouched>,
 }
 
 impl Steps {
-    /// Keeps the plan's JSON as read when `stamp` (the file's `redacted_by`) is this
-    /// redactor's fingerprint; otherwise the next save serializes the plan anew.
-    pub fn vouch(&mut self, stamp: &str) {
-        self.raw = match std::mem::take(&mut self.raw) {
-            Raw::Read(raw) => {
-                crate::redact::Vouched::new(raw, stamp).map_or(Raw::None, Raw::Vouched)
-            }
-            other => other,
-        };
-    }
-
-    /// True while the plan will be written back as it was read.
-    pub fn unchanged_since_read(&self) -> bool {
-        matches!(self.raw, Raw::Vouched(_))
+    /// Keeps `json`, the plan as the file held it, to be written back while unchanged.
+    pub fn keep_read(&mut self, json: crate::redact::Vouched) {
+        self.read = Some(json);
     }
 }
 
@@ -350,7 +329,7 @@ impl std::ops::Deref for Steps {
 
 impl std::ops::DerefMut for Steps {
     fn deref_mut(&mut self) -> &mut Vec<Step> {
-        self.raw = Raw::None;
+        self.read = None;
         &mut self.list
     }
 }
@@ -365,10 +344,7 @@ impl<'a> IntoIterator for &'a Steps {
 
 impl From<Vec<Step>> for Steps {
     fn from(list: Vec<Step>) -> Steps {
-        Steps {
-            list,
-            raw: Raw::None,
-        }
+        Steps { list, read: None }
     }
 }
 
@@ -381,21 +357,16 @@ impl PartialEq for Steps {
 
 impl Serialize for Steps {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.raw {
-            Raw::Vouched(raw) => raw.serialize(s),
-            _ => self.list.serialize(s),
+        match self.read.as_ref().and_then(crate::redact::Vouched::checked) {
+            Some(json) => json.serialize(s),
+            None => self.list.serialize(s),
         }
     }
 }
 
 impl<'de> Deserialize<'de> for Steps {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Steps, D::Error> {
-        let raw = Box::<RawValue>::deserialize(d)?;
-        let list = serde_json::from_str(raw.get()).map_err(serde::de::Error::custom)?;
-        Ok(Steps {
-            list,
-            raw: Raw::Read(raw),
-        })
+        Vec::deserialize(d).map(Steps::from)
     }
 }
 

@@ -23,7 +23,7 @@ use super::model::{
 };
 use crate::project::Project;
 use crate::receipt::ValidationReceipt;
-use crate::redact::Clean;
+use crate::redact::{Clean, Vouched};
 use crate::store::{self, FileLock};
 
 pub const HOOK_JSON: &str = "hook.json";
@@ -104,13 +104,16 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     // The common case in one pass: a current file straight into the model (going through
     // a `Value` first doubled the time every event holds the hook.json lock), from text
     // checked as UTF-8 at once rather than string by string.
-    let parsed = std::str::from_utf8(bytes).map(serde_json::from_str::<Hook>);
-    if let Ok(Ok(mut hook)) = parsed {
-        if readable(&hook.schema_version) {
-            migrate(&mut hook);
-            let stamp = std::mem::take(&mut hook.redacted_by);
-            hook.steps.vouch(&stamp);
-            return Ok(hook);
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        if let Ok(mut hook) = serde_json::from_str::<Hook>(text) {
+            if readable(&hook.schema_version) {
+                migrate(&mut hook);
+                let stamp = std::mem::take(&mut hook.redacted_by);
+                if let Some(json) = written_plan(text).and_then(|p| Vouched::new(p, &stamp)) {
+                    hook.steps.keep_read(json);
+                }
+                return Ok(hook);
+            }
         }
     }
     // Otherwise say precisely why: another schema (reported as such, and never touched),
@@ -129,6 +132,23 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
         .map_err(|e| StoreError::Corrupt(format!("not a task: {e}")))?;
     migrate(&mut hook);
     Ok(hook)
+}
+
+/// The plan's JSON in a hook.json as waymark writes it (pretty-printed), found without
+/// parsing it a second time: the text from the top-level `"steps": ` to the first line
+/// that is `  ]` (no JSON string holds a newline, and only the top level's members are
+/// indented by two spaces). A file laid out otherwise has none; what is found is checked to
+/// be one whole JSON value before it is written back ([`Vouched::checked`]).
+fn written_plan(text: &str) -> Option<&str> {
+    use memchr::memmem::find;
+    const KEY: &[u8] = b"\n  \"steps\": ";
+    const END: &[u8] = b"\n  ]";
+    let start = find(text.as_bytes(), KEY)? + KEY.len();
+    let rest = &text[start..];
+    if rest.starts_with("[]") {
+        return Some("[]");
+    }
+    Some(&rest[..find(rest.as_bytes(), END)? + END.len()])
 }
 
 /// Brings a schema-1 hook to schema 2 in memory (docs/state.md): its one session into the
@@ -672,6 +692,46 @@ mod tests {
         let saved = fs::read_to_string(hook_path(&p)).unwrap();
         assert!(!saved.contains(secret), "{saved}");
         assert!(saved.contains(&stamp));
+    }
+
+    #[test]
+    fn a_plan_laid_out_by_hand_is_never_written_back_broken() {
+        let (_d, p) = project();
+        let now = Utc::now();
+        update(&p, now, |h| {
+            let mut hook = Hook::new("t1", "w", 0, now);
+            hook.add_step("1", "Parse", "", None, crate::task::StepSource::Task, now);
+            *h = Some(hook);
+        })
+        .unwrap();
+        // Still this redactor's stamp, but a list inside the plan closed at the top
+        // level's indentation: the plan's end is not where the layout says.
+        let text = fs::read_to_string(hook_path(&p)).unwrap().replace(
+            "\"status\": \"pending\"",
+            "\"status\": \"pending\", \"receipt_ids\": [\n  \"rcpt-1\"\n  ]",
+        );
+        assert!(text.contains(&crate::redact::Vouched::fingerprint()));
+        fs::write(hook_path(&p), &text).unwrap();
+        update(&p, now, |h| {
+            h.as_mut().unwrap().last_prompt = Some("go".into())
+        })
+        .unwrap();
+        let (hook, _) = load(&p).unwrap();
+        assert_eq!(hook.unwrap().steps[0].receipt_ids, ["rcpt-1"]);
+    }
+
+    #[test]
+    fn the_plan_is_found_where_waymark_writes_it() {
+        let json = |steps: &str| {
+            format!("{{\n  \"task_id\": \"t\",\n  \"steps\": {steps},\n  \"history_count\": 1\n}}")
+        };
+        assert_eq!(written_plan(&json("[]")), Some("[]"));
+        let plan = "[\n    {\n      \"id\": \"1\",\n      \"files_touched\": [\n        \"a\"\n      ]\n    }\n  ]";
+        assert_eq!(written_plan(&json(plan)), Some(plan));
+        assert_eq!(
+            written_plan(r#"{"steps":[{"id":"1"}],"history_count":1}"#),
+            None
+        );
     }
 
     #[test]
