@@ -622,6 +622,27 @@ mod tests {
         assert_eq!(bak.last_prompt, None);
     }
 
+    /// A saved task whose plan is one pending step, "Parse".
+    fn one_step_task() -> (tempfile::TempDir, Project, DateTime<Utc>) {
+        let (d, p) = project();
+        let now = Utc::now();
+        update(&p, now, |h| {
+            let mut hook = Hook::new("t1", "w", 0, now);
+            hook.add_step("1", "Parse", "", None, crate::task::StepSource::Task, now);
+            *h = Some(hook);
+        })
+        .unwrap();
+        (d, p, now)
+    }
+
+    /// A save that leaves the plan as it is.
+    fn change_something_else(p: &Project, now: DateTime<Utc>) {
+        update(p, now, |h| {
+            h.as_mut().unwrap().last_prompt = Some("go".into())
+        })
+        .unwrap();
+    }
+
     /// The plan's JSON between `"steps": ` and `"history_count"`, as hook.json holds it.
     fn steps_json(p: &Project) -> String {
         let text = fs::read_to_string(hook_path(p)).unwrap();
@@ -632,14 +653,7 @@ mod tests {
 
     #[test]
     fn a_plan_nothing_changed_is_written_back_as_it_was_read_and_a_changed_one_anew() {
-        let (_d, p) = project();
-        let now = Utc::now();
-        update(&p, now, |h| {
-            let mut hook = Hook::new("t1", "w", 0, now);
-            hook.add_step("1", "Parse", "", None, crate::task::StepSource::Task, now);
-            *h = Some(hook);
-        })
-        .unwrap();
+        let (_d, p, now) = one_step_task();
         // The plan's JSON as this redactor wrote it, spaced out by hand: what tells a plan
         // written back from one serialized again.
         let written = steps_json(&p);
@@ -649,8 +663,7 @@ mod tests {
             .replace(&written, &spaced);
         fs::write(hook_path(&p), &text).unwrap();
 
-        let touch = |h: &mut Option<Hook>| h.as_mut().unwrap().last_prompt = Some("go".into());
-        update(&p, now, touch).unwrap();
+        change_something_else(&p, now);
         assert_eq!(steps_json(&p), spaced, "an unchanged plan is kept as read");
 
         update(&p, now, |h| {
@@ -668,14 +681,7 @@ mod tests {
 
     #[test]
     fn a_plan_another_redactor_wrote_goes_through_the_rules_again() {
-        let (_d, p) = project();
-        let now = Utc::now();
-        update(&p, now, |h| {
-            let mut hook = Hook::new("t1", "w", 0, now);
-            hook.add_step("1", "Parse", "", None, crate::task::StepSource::Task, now);
-            *h = Some(hook);
-        })
-        .unwrap();
+        let (_d, p, now) = one_step_task();
         // A secret in the plan of a file an older redactor (another fingerprint) wrote.
         let secret = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
         let text = fs::read_to_string(hook_path(&p)).unwrap();
@@ -685,10 +691,7 @@ mod tests {
             .replace("\"Parse\"", &format!("\"token {secret}\""))
             .replace(&stamp, "0000000000000000");
         fs::write(hook_path(&p), &text).unwrap();
-        update(&p, now, |h| {
-            h.as_mut().unwrap().last_prompt = Some("go".into())
-        })
-        .unwrap();
+        change_something_else(&p, now);
         let saved = fs::read_to_string(hook_path(&p)).unwrap();
         assert!(!saved.contains(secret), "{saved}");
         assert!(saved.contains(&stamp));
@@ -696,14 +699,7 @@ mod tests {
 
     #[test]
     fn a_plan_laid_out_by_hand_is_never_written_back_broken() {
-        let (_d, p) = project();
-        let now = Utc::now();
-        update(&p, now, |h| {
-            let mut hook = Hook::new("t1", "w", 0, now);
-            hook.add_step("1", "Parse", "", None, crate::task::StepSource::Task, now);
-            *h = Some(hook);
-        })
-        .unwrap();
+        let (_d, p, now) = one_step_task();
         // Still this redactor's stamp, but a list inside the plan closed at the top
         // level's indentation: the plan's end is not where the layout says.
         let text = fs::read_to_string(hook_path(&p)).unwrap().replace(
@@ -712,10 +708,7 @@ mod tests {
         );
         assert!(text.contains(&crate::redact::Vouched::fingerprint()));
         fs::write(hook_path(&p), &text).unwrap();
-        update(&p, now, |h| {
-            h.as_mut().unwrap().last_prompt = Some("go".into())
-        })
-        .unwrap();
+        change_something_else(&p, now);
         let (hook, _) = load(&p).unwrap();
         assert_eq!(hook.unwrap().steps[0].receipt_ids, ["rcpt-1"]);
     }
