@@ -72,8 +72,9 @@ impl Clean {
 /// change. Only [`Vouched::new`] makes one, and only for JSON read from a file that records
 /// this redactor's [`FINGERPRINT`](super::FINGERPRINT) (a file another version wrote goes
 /// through the rules again). Writing it is the one raw fragment the serializer takes.
+/// Shared, not copied: every change clones the hook it read (to tell whether it changed).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Vouched(Box<str>);
+pub struct Vouched(std::sync::Arc<str>);
 
 impl Vouched {
     /// `json`, vouched for when `stamp` is this redactor's fingerprint.

@@ -121,12 +121,12 @@ const CONFIRM: [Option<Confirm>; RULES.len()] = {
     confirm
 };
 
-/// Bumped whenever what [`redact`] hides changes other than through the rules table (the
-/// confirms, the window, the scanner): it is part of [`FINGERPRINT`].
+/// Bumped whenever what [`redact`] hides changes other than through the rules table and
+/// the confirms (the window, the scanner): it is part of [`FINGERPRINT`].
 const REVISION: &str = "redactor 1";
 
-/// What this redactor is: a hash (FNV-1a) of [`REVISION`] and of every rule's id,
-/// keywords, pattern and replacement. hook.json records the fingerprint of the redactor
+/// What this redactor is: a hash (FNV-1a) of [`REVISION`], of every rule's id, keywords,
+/// pattern and replacement, and of every confirm. hook.json records the fingerprint of the redactor
 /// that wrote it; JSON carrying the same one went through these very rules, and may be
 /// written back as it is ([`Vouched`]).
 pub const FINGERPRINT: u64 = {
@@ -154,7 +154,15 @@ pub const FINGERPRINT: u64 = {
     }
     let mut c = 0;
     while c < CONFIRMS.len() {
-        h = mix(h, CONFIRMS[c].0);
+        let (kind, n) = match CONFIRMS[c].1 {
+            Confirm::Prefix(n) => ("prefix", n),
+            Confirm::Assigned => ("assigned", 0),
+            Confirm::EnvAssigned => ("env", 0),
+            Confirm::AfterDigits => ("digits", 0),
+            Confirm::Userinfo => ("userinfo", 0),
+        };
+        h = mix(mix(h, CONFIRMS[c].0), kind);
+        h = (h ^ n as u64).wrapping_mul(0x100_0000_01b3);
         c += 1;
     }
     h
