@@ -432,12 +432,14 @@ pub enum Receipts {
 }
 
 /// What the rewind run measured: whole `waymark checkpoint` processes (the snapshot taken
-/// inline) after one file changed, and whole `waymark rewind` processes putting back
-/// `changed` files.
+/// inline) after one file changed, git's own steps of that snapshot run alone on the same
+/// repository (the part no waymark change can take away), and whole `waymark rewind`
+/// processes putting back `changed` files.
 pub struct Rewind {
     pub files: usize,
     pub changed: usize,
     pub checkpoint: Stats,
+    pub git_alone: Stats,
     pub rewind: Stats,
 }
 
@@ -446,6 +448,7 @@ fn rewind(bench: &Bench) -> Rewind {
     let project = Project::create(bench, "rewind", files);
     project.reset(Event::Write);
     let root = &project.root;
+    settle_repository(root);
     let null = Path::new("/dev/null");
     // The generated files are gen/d<i/100>/f<i>.rs.
     let touch = |n: usize, round: usize| {
@@ -456,13 +459,16 @@ fn rewind(bench: &Bench) -> Rewind {
             fs::write(&path, text).unwrap();
         }
     };
-    let checkpoint: Vec<Sample> = (0..20)
+    // The two are interleaved, so that the machine's moods fall on both alike.
+    let (checkpoint, git_alone): (Vec<Sample>, Vec<Sample>) = (0..20)
         .map(|round| {
             touch(1, round);
             let label = format!("bench {round}");
-            measure::run(&mut bench.waymark(root, &["checkpoint", &label]), null)
+            let waymark = measure::run(&mut bench.waymark(root, &["checkpoint", &label]), null);
+            touch(1, round);
+            (waymark, git_snapshot_alone(root))
         })
-        .collect();
+        .unzip();
     let out = bench
         .waymark(root, &["checkpoint", "base"])
         .output()
@@ -479,7 +485,60 @@ fn rewind(bench: &Bench) -> Rewind {
         files,
         changed,
         checkpoint: Stats::of(&checkpoint),
+        git_alone: Stats::of(&git_alone),
         rewind: Stats::of(&rewinds),
+    }
+}
+
+/// Brings a repository generated a moment ago to the state of one at rest. Its files were
+/// written in the same second as its index, so git holds every entry "racily clean" and
+/// hashes all 10,000 files again on each `git add` into a copy of that index (measured:
+/// 35 ms against 21 ms). A real repository's index is refreshed by the next `git status`
+/// anyone runs once its files are older than a second; this does just that, after
+/// writing back the gigabyte of dirty pages the generation left.
+fn settle_repository(root: &Path) {
+    settle();
+    thread::sleep(Duration::from_millis(1100));
+    projects::git(root, &["status", "--porcelain"]);
+}
+
+/// git's own steps of a checkpoint snapshot, run by hand as `git::snapshot` runs them (a
+/// copy of the index, `add -A`, `write-tree`, `commit-tree`), as one sample: what a
+/// snapshot costs on this machine before waymark does anything.
+fn git_snapshot_alone(root: &Path) -> Sample {
+    let index = root.join(".git/bench-snapshot-index");
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(root)
+            .args(["-c", "index.skipHash=true"])
+            .args(args)
+            .env("GIT_INDEX_FILE", &index)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let start = Instant::now();
+    fs::copy(root.join(".git/index"), &index).unwrap();
+    git(&[
+        "add",
+        "-A",
+        "--ignore-errors",
+        "--",
+        ".",
+        ":!.orchestration",
+        ":!AGENT.md",
+    ]);
+    let tree = git(&["write-tree"]);
+    let commit = git(&["commit-tree", &tree, "-p", "HEAD", "-m", "bench"]);
+    let wall = start.elapsed();
+    fs::remove_file(&index).unwrap();
+    assert!(commit.len() >= 40, "git commit-tree: {commit:?}");
+    Sample {
+        wall,
+        max_rss_kib: 0,
+        exit_code: 0,
     }
 }
 

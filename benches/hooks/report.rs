@@ -261,9 +261,10 @@ fn budgets(o: &mut String, r: &Results) {
                 count(r.rewind.files)
             ),
             format!(
-                "{:.2} ms (p99 {:.2} ms)",
+                "{:.2} ms (p99 {:.2} ms); git's own steps alone: {:.2} ms",
                 ms(r.rewind.checkpoint.median),
-                ms(r.rewind.checkpoint.p99)
+                ms(r.rewind.checkpoint.p99),
+                ms(r.rewind.git_alone.median)
             ),
             ms(r.rewind.checkpoint.median) <= 30.0 && r.rewind.checkpoint.failures == 0,
         ),
