@@ -85,6 +85,14 @@ const CONFIRMS: &[(&str, Confirm)] = &[
     ("huggingface-access-token", Confirm::Prefix(34)),
     ("waymark-sk-key", Confirm::Prefix(16)),
     ("facebook-access-token", Confirm::AfterDigits),
+    // Keywords made of hex digits, which turn up inside random ids and hashes
+    // (`rcpt-e5eaaa66`): there they follow another word character.
+    ("square-access-token", Confirm::Prefix(22)),
+    ("facebook-page-access-token", Confirm::Prefix(100)),
+    ("clickhouse-cloud-api-secret-key", Confirm::Prefix(38)),
+    ("aws-access-token", Confirm::Prefix(16)),
+    ("waymark-aws-secret-after-key-id", Confirm::Prefix(16)),
+    ("1password-secret-key", Confirm::Prefix(6)),
     ("waymark-url-password-with-at-or-slash", Confirm::Userinfo),
     ("waymark-url-credentials", Confirm::Userinfo),
 ];

@@ -549,6 +549,8 @@ fn what_waymark_writes_every_event_makes_no_rule_due() {
     // names, prose about tokens and APIs. None may cost a rule's compilation.
     let ordinary = r#"{"task_id": "task-20261123-104258", "checkpoint_id": "ckpt-e9fd44da",
         "receipt_id": "rcpt-dc12770a", "file_path": "src/api/auth.rs", "next_step": "s2",
+        "receipts": ["rcpt-e5eaaa66", "rcpt-04b1dacc"], "session_id": "5c1e90a3-77b2-4f1e-acca-eaac4b1d0001",
+        "sha256": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08eaaa4b1dacca1f2e",
         "working_on": "Implementing the API client: refresh the auth token before it expires",
         "last_output": "test_parser_handles_tokens ... ok", "context_percent": 45}
     | Step | Status | Attempt |
