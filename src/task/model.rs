@@ -307,9 +307,13 @@ pub struct Step {
 /// most events never touch. Read from a hook.json this redactor wrote, the plan's JSON is
 /// vouched for ([`Steps::keep_read`]) and written back byte for byte; any mutable access
 /// (`DerefMut`) drops it, so a changed plan is always serialized (and redacted) anew.
+///
+/// The list is shared, not copied, by a clone (every change clones the hook it read, to
+/// tell whether it changed): it is copied only when the clone is changed (`DerefMut`), and
+/// two plans that share it are equal without a comparison of their steps.
 #[derive(Debug, Clone, Default)]
 pub struct Steps {
-    list: Vec<Step>,
+    list: std::sync::Arc<Vec<Step>>,
     read: Option<crate::redact::Vouched>,
 }
 
@@ -330,7 +334,7 @@ impl std::ops::Deref for Steps {
 impl std::ops::DerefMut for Steps {
     fn deref_mut(&mut self) -> &mut Vec<Step> {
         self.read = None;
-        &mut self.list
+        std::sync::Arc::make_mut(&mut self.list)
     }
 }
 
@@ -344,14 +348,17 @@ impl<'a> IntoIterator for &'a Steps {
 
 impl From<Vec<Step>> for Steps {
     fn from(list: Vec<Step>) -> Steps {
-        Steps { list, read: None }
+        Steps {
+            list: list.into(),
+            read: None,
+        }
     }
 }
 
 /// Two plans are equal when their steps are: how they will be written does not count.
 impl PartialEq for Steps {
     fn eq(&self, other: &Steps) -> bool {
-        self.list == other.list
+        std::sync::Arc::ptr_eq(&self.list, &other.list) || self.list == other.list
     }
 }
 
@@ -359,7 +366,7 @@ impl Serialize for Steps {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.read.as_ref().and_then(crate::redact::Vouched::checked) {
             Some(json) => json.serialize(s),
-            None => self.list.serialize(s),
+            None => self.list.as_slice().serialize(s),
         }
     }
 }
