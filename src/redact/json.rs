@@ -4,11 +4,11 @@
 
 use std::cell::Cell;
 use std::io;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter};
-use serde_json::value::RawValue;
 
 use super::redact;
 
@@ -69,17 +69,23 @@ impl Clean {
 
 /// JSON this very redactor wrote earlier, to be written back as it is, unparsed and
 /// unredacted: what a save spends most of its time on at the caps is the plan it did not
-/// change. Only [`Vouched::new`] makes one, and only for JSON read from a file that records
+/// change. Only [`Vouched::parse`] makes one: from JSON it has just parsed whole (so it is
+/// one JSON value, and needs no second check to be written), read from a file that records
 /// this redactor's [`FINGERPRINT`](super::FINGERPRINT) (a file another version wrote goes
 /// through the rules again). Writing it is the one raw fragment the serializer takes.
 /// Shared, not copied: every change clones the hook it read (to tell whether it changed).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Vouched(std::sync::Arc<str>);
+pub struct Vouched(Arc<str>);
 
 impl Vouched {
-    /// `json`, vouched for when `stamp` is this redactor's fingerprint.
-    pub fn new(json: &str, stamp: &str) -> Option<Vouched> {
-        (stamp == Self::fingerprint()).then(|| Vouched(json.into()))
+    /// `json` parsed as a `T`, and vouched for when `stamp` is this redactor's fingerprint.
+    pub fn parse<T: DeserializeOwned>(
+        json: &str,
+        stamp: &str,
+    ) -> serde_json::Result<(T, Option<Vouched>)> {
+        let value = serde_json::from_str(json)?;
+        let vouched = (stamp == Self::fingerprint()).then(|| Vouched(json.into()));
+        Ok((value, vouched))
     }
 
     /// This redactor's [`FINGERPRINT`](super::FINGERPRINT), as files record it.
@@ -87,31 +93,31 @@ impl Vouched {
         format!("{:016x}", super::FINGERPRINT)
     }
 
-    /// The JSON, ready to be written, when it is one whole JSON value (checked only now,
-    /// by the save that writes it: an event that only reads pays nothing for it).
-    pub fn checked(&self) -> Option<VouchedJson> {
-        RawValue::from_string(self.0.to_string())
-            .ok()
-            .map(VouchedJson)
-    }
-}
-
-/// A [`Vouched`] JSON value, checked: what the serializer writes raw.
-pub struct VouchedJson(Box<RawValue>);
-
-thread_local! {
-    /// Set while a [`Vouched`] fragment is being written: the only time the serializer
-    /// takes raw JSON.
-    static VOUCHED: Cell<bool> = const { Cell::new(false) };
-}
-
-impl Serialize for VouchedJson {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        VOUCHED.set(true);
-        let done = self.0.serialize(s);
-        VOUCHED.set(false);
+    /// Writes the JSON as it was read when `s` is the redacting serializer of [`Clean`],
+    /// and `otherwise` (the value it stands for) to any other serializer (`to_value`,
+    /// plain `to_vec`), which takes no raw JSON from waymark.
+    pub fn serialize_or<S, T>(&self, s: S, otherwise: &T) -> Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+        T: Serialize + ?Sized,
+    {
+        if !REDACTING.get() {
+            return otherwise.serialize(s);
+        }
+        // The redacting formatter writes it where serde_json asks it for a `null`.
+        RAW.set(Some(self.0.clone()));
+        let done = s.serialize_unit();
+        debug_assert!(RAW.take().is_none(), "the vouched JSON was not written");
         done
     }
+}
+
+thread_local! {
+    /// Set while [`Clean`] serializes, with its redacting formatter: the only serializer
+    /// a [`Vouched`] value is written raw to.
+    static REDACTING: Cell<bool> = const { Cell::new(false) };
+    /// The [`Vouched`] JSON the redacting formatter is to write next, in place of a `null`.
+    static RAW: Cell<Option<Arc<str>>> = const { Cell::new(None) };
 }
 
 /// `value` with every string redacted, and whether any changed: for what is signed or
@@ -134,8 +140,11 @@ fn to_vec<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> Vec<u8> {
         escaped: false,
     };
     let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+    let outer = REDACTING.replace(true);
     // waymark's types have string keys only; an error here is a bug, not bad input.
-    value.serialize(&mut ser).expect("serializable");
+    let done = value.serialize(&mut ser);
+    REDACTING.set(outer);
+    done.expect("serializable");
     out
 }
 
@@ -256,12 +265,17 @@ impl<F: Formatter> Formatter for Redacting<F> {
         w: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
-        // Raw JSON would bypass the string-by-string redaction: only what this redactor
-        // wrote before is taken.
-        if VOUCHED.get() {
-            return self.inner.write_raw_fragment(w, fragment);
-        }
+        // Raw JSON would bypass the string-by-string redaction: waymark writes none but a
+        // `Vouched` value (`write_null`).
+        let _ = (w, fragment);
         Err(io::Error::other("raw JSON is not written by waymark"))
+    }
+
+    fn write_null<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        match RAW.take() {
+            Some(vouched) => w.write_all(vouched.as_bytes()),
+            None => self.inner.write_null(w),
+        }
     }
 
     fn begin_array<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {

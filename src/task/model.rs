@@ -364,8 +364,8 @@ impl PartialEq for Steps {
 
 impl Serialize for Steps {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.read.as_ref().and_then(crate::redact::Vouched::checked) {
-            Some(json) => json.serialize(s),
+        match &self.read {
+            Some(json) => json.serialize_or(s, self.list.as_slice()),
             None => self.list.as_slice().serialize(s),
         }
     }

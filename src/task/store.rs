@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 
 use super::machine::HookState;
 use super::model::{
-    Hook, Journal, RECENT_CHECKPOINTS, RECENT_RECEIPTS, SCHEMA_VERSION, StepCheckpoint,
+    Hook, Journal, RECENT_CHECKPOINTS, RECENT_RECEIPTS, SCHEMA_VERSION, Step, StepCheckpoint,
 };
 use crate::project::Project;
 use crate::receipt::ValidationReceipt;
@@ -105,13 +105,11 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     // a `Value` first doubled the time every event holds the hook.json lock), from text
     // checked as UTF-8 at once rather than string by string.
     if let Ok(text) = std::str::from_utf8(bytes) {
-        if let Ok(mut hook) = serde_json::from_str::<Hook>(text) {
+        if let Some(mut hook) = with_written_plan(text).or_else(|| serde_json::from_str(text).ok())
+        {
             if readable(&hook.schema_version) {
+                hook.redacted_by.clear();
                 migrate(&mut hook);
-                let stamp = std::mem::take(&mut hook.redacted_by);
-                if let Some(json) = written_plan(text).and_then(|p| Vouched::new(p, &stamp)) {
-                    hook.steps.keep_read(json);
-                }
                 return Ok(hook);
             }
         }
@@ -134,21 +132,33 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     Ok(hook)
 }
 
-/// The plan's JSON in a hook.json as waymark writes it (pretty-printed), found without
-/// parsing it a second time: the text from the top-level `"steps": ` to the first line
-/// that is `  ]` (no JSON string holds a newline, and only the top level's members are
-/// indented by two spaces). A file laid out otherwise has none; what is found is checked to
-/// be one whole JSON value before it is written back ([`Vouched::checked`]).
-fn written_plan(text: &str) -> Option<&str> {
+/// A hook.json as waymark writes it, its plan parsed on its own: the rest of the file
+/// with `[]` for the plan, and the plan's JSON, found by the layout waymark writes (the
+/// text from the top-level `"steps": ` to the first line that is `  ]`: no JSON string
+/// holds a newline, and only the top level's members are indented by two spaces). Both
+/// parse only when that text is the plan whole, which is then vouched for to be written
+/// back as it was read ([`Vouched`]). `None` for a file laid out otherwise (by hand).
+fn with_written_plan(text: &str) -> Option<Hook> {
     use memchr::memmem::find;
     const KEY: &[u8] = b"\n  \"steps\": ";
     const END: &[u8] = b"\n  ]";
     let start = find(text.as_bytes(), KEY)? + KEY.len();
-    let rest = &text[start..];
-    if rest.starts_with("[]") {
-        return Some("[]");
+    if text[start..].starts_with("[]") {
+        return None;
     }
-    Some(&rest[..find(rest.as_bytes(), END)? + END.len()])
+    let len = find(&text.as_bytes()[start..], END)? + END.len();
+    let (before, plan, after) = (
+        &text[..start],
+        &text[start..start + len],
+        &text[start + len..],
+    );
+    let mut hook: Hook = serde_json::from_str(&[before, "[]", after].concat()).ok()?;
+    let (steps, vouched) = Vouched::parse::<Vec<Step>>(plan, &hook.redacted_by).ok()?;
+    hook.steps = steps.into();
+    if let Some(json) = vouched {
+        hook.steps.keep_read(json);
+    }
+    Some(hook)
 }
 
 /// Brings a schema-1 hook to schema 2 in memory (docs/state.md): its one session into the
@@ -714,17 +724,21 @@ mod tests {
     }
 
     #[test]
-    fn the_plan_is_found_where_waymark_writes_it() {
-        let json = |steps: &str| {
-            format!("{{\n  \"task_id\": \"t\",\n  \"steps\": {steps},\n  \"history_count\": 1\n}}")
-        };
-        assert_eq!(written_plan(&json("[]")), Some("[]"));
-        let plan = "[\n    {\n      \"id\": \"1\",\n      \"files_touched\": [\n        \"a\"\n      ]\n    }\n  ]";
-        assert_eq!(written_plan(&json(plan)), Some(plan));
-        assert_eq!(
-            written_plan(r#"{"steps":[{"id":"1"}],"history_count":1}"#),
-            None
-        );
+    fn the_plan_is_parsed_on_its_own_where_waymark_writes_it() {
+        let (_d, p, _now) = one_step_task();
+        let text = fs::read_to_string(hook_path(&p)).unwrap();
+        let hook = with_written_plan(&text).expect("the layout waymark writes");
+        assert_eq!(hook.steps[0].name, "Parse");
+        // Laid out otherwise (on one line): the whole file is parsed, the plan with it.
+        let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let one_line = serde_json::to_string(&value).unwrap();
+        assert!(with_written_plan(&one_line).is_none());
+        assert_eq!(parse(one_line.as_bytes()).unwrap().steps[0].name, "Parse");
+        // A serializer other than the store's (`waymark status --json`) gets the steps.
+        let value = serde_json::to_value(&hook).unwrap();
+        assert_eq!(value["steps"][0]["name"], "Parse", "{value}");
+        let plain = serde_json::to_string(&hook).unwrap();
+        assert!(plain.contains(r#""steps":[{"id":"#), "{plain}");
     }
 
     #[test]
