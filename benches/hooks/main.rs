@@ -521,15 +521,12 @@ fn git_snapshot_alone(root: &Path) -> Sample {
     };
     let start = Instant::now();
     fs::copy(root.join(".git/index"), &index).unwrap();
-    git(&[
-        "add",
-        "-A",
-        "--ignore-errors",
-        "--",
-        ".",
-        ":!.orchestration",
-        ":!AGENT.md",
-    ]);
+    let files = waymark::git::project_files("AGENT.md");
+    let add: Vec<&str> = ["add", "-A", "--ignore-errors", "--"]
+        .into_iter()
+        .chain(files.iter().map(String::as_str))
+        .collect();
+    git(&add);
     let tree = git(&["write-tree"]);
     let commit = git(&["commit-tree", &tree, "-p", "HEAD", "-m", "bench"]);
     let wall = start.elapsed();

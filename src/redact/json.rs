@@ -107,7 +107,9 @@ impl Vouched {
         // The redacting formatter writes it where serde_json asks it for a `null`.
         RAW.set(Some(self.0.clone()));
         let done = s.serialize_unit();
-        debug_assert!(RAW.take().is_none(), "the vouched JSON was not written");
+        // Taken back whatever happened, so that no later `null` can be written as it.
+        let left = RAW.take();
+        debug_assert!(left.is_none(), "the vouched JSON was not written");
         done
     }
 }
@@ -262,12 +264,11 @@ impl<F: Formatter> Formatter for Redacting<F> {
 
     fn write_raw_fragment<W: ?Sized + io::Write>(
         &mut self,
-        w: &mut W,
-        fragment: &str,
+        _w: &mut W,
+        _fragment: &str,
     ) -> io::Result<()> {
         // Raw JSON would bypass the string-by-string redaction: waymark writes none but a
         // `Vouched` value (`write_null`).
-        let _ = (w, fragment);
         Err(io::Error::other("raw JSON is not written by waymark"))
     }
 
