@@ -90,15 +90,18 @@ pub fn load(project: &Project, task_id: &str, checkpoint_id: &str) -> Option<Cap
 pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Result<Capture> {
     use crate::git::snapshot;
     let staged = snapshot::stage(&project.root, &request.lessons);
+    let head = staged
+        .as_ref()
+        .and_then(|_| crate::git::head_revision(&project.root));
     // The comparison with HEAD runs while the tree and its commit are written.
     let dirty = staged
         .as_ref()
-        .map(|s| s.compare_with_head(&project.root, &request.lessons));
+        .map(|s| s.compare_with_head(&project.root, &request.lessons, head.as_deref()));
     let work = staged.and_then(|s| s.write_tree(&project.root));
     let snapshot = work.as_ref().and_then(|w| {
         let name = snapshot::ref_name(&request.task_id, &request.checkpoint_id);
         let message = format!("waymark checkpoint {}", request.checkpoint_id);
-        snapshot::save(&project.root, &w.tree, &name, &message)
+        snapshot::save(&project.root, &w.tree, head.as_deref(), &name, &message)
     });
     let git_dirty = dirty.map(|d| d.wait(work.as_ref()));
     drop(work);

@@ -158,9 +158,16 @@ fn save_undo(ctx: &Ctx, target: &str, now_tree: &str) -> Result<Option<String>, 
     }
     let id = format!("pre-rewind-{}", ctx.now.format("%Y%m%d-%H%M%S"));
     let name = snapshot::ref_name("_", &id);
-    snapshot::save(&ctx.project.root, now_tree, &name, &description)
-        .map(|_| Some(id))
-        .ok_or_else(|| "cannot save the current state before rewinding".to_string())
+    let head = crate::git::head_revision(&ctx.project.root);
+    snapshot::save(
+        &ctx.project.root,
+        now_tree,
+        head.as_deref(),
+        &name,
+        &description,
+    )
+    .map(|_| Some(id))
+    .ok_or_else(|| "cannot save the current state before rewinding".to_string())
 }
 
 /// Applies the journal, records the rewind in the task and the trace, removes the journal.

@@ -106,18 +106,18 @@ impl Staged {
     }
 
     /// Starts asking git, in the background, whether the project's files differ from
-    /// HEAD (new files included); [`Dirty::wait`] has the answer. Index to index: no
-    /// second walk of the work tree. It reads the index while `write-tree` writes its
-    /// tree (which replaces the index file whole, with the same entries), so that the
-    /// two git processes run at once.
-    pub fn compare_with_head(&self, root: &Path, lessons: &str) -> Dirty {
-        if super::head_revision(root).is_none() {
+    /// `head`, HEAD's commit (`None`: no commit yet), new files included; [`Dirty::wait`]
+    /// has the answer. Index to index: no second walk of the work tree. It reads the
+    /// index while `write-tree` writes its tree (which replaces the index file whole, with
+    /// the same entries), so that the two git processes run at once.
+    pub fn compare_with_head(&self, root: &Path, lessons: &str, head: Option<&str>) -> Dirty {
+        let Some(head) = head else {
             return Dirty::Unborn;
-        }
+        };
         indexed(
             root,
             &self.index,
-            &["diff-index", "--cached", "--quiet", "HEAD", "--"],
+            &["diff-index", "--cached", "--quiet", head, "--"],
         )
         .args(super::project_files(lessons))
         .spawn()
@@ -151,14 +151,21 @@ const EMPTY_TREES: [&str; 2] = [
     "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
 ];
 
-/// A snapshot commit of `tree` on top of HEAD (when there is one) under `ref_name`.
-pub fn save(root: &Path, tree: &str, ref_name: &str, message: &str) -> Option<String> {
+/// A snapshot commit of `tree` on top of `head`, HEAD's commit (when there is one), under
+/// `ref_name`.
+pub fn save(
+    root: &Path,
+    tree: &str,
+    head: Option<&str>,
+    ref_name: &str,
+    message: &str,
+) -> Option<String> {
     let mut commit = command(root);
     commit
         .envs(IDENTITY)
         .args(["commit-tree", tree, "-m", message]);
-    if let Some(head) = super::head_revision(root) {
-        commit.args(["-p", &head]);
+    if let Some(head) = head {
+        commit.args(["-p", head]);
     }
     let out = commit.output().ok()?;
     if !out.status.success() {
@@ -474,7 +481,8 @@ mod tests {
     /// Whether a capture finds the work tree of `d` dirty, the way it asks.
     fn dirty(d: &Path) -> bool {
         let staged = stage(d, "AGENT.md").unwrap();
-        let asked = staged.compare_with_head(d, "AGENT.md");
+        let head = crate::git::head_revision(d);
+        let asked = staged.compare_with_head(d, "AGENT.md", head.as_deref());
         asked.wait(staged.write_tree(d).as_ref())
     }
 

@@ -85,29 +85,28 @@ fn last_line(file: &mut fs::File, len: u64) -> io::Result<Option<Vec<u8>>> {
         return Ok(None);
     }
     let end = len - 1; // the final newline
-    let mut line: Vec<u8> = Vec::new();
-    let mut at = end;
-    let mut buf = vec![0u8; 4096];
-    while at > 0 {
-        let start = at.saturating_sub(buf.len() as u64);
-        let n = (at - start) as usize;
+    let start = line_start(file, end)?;
+    let mut line = vec![0u8; (end - start) as usize];
+    file.seek(SeekFrom::Start(start))?;
+    file.read_exact(&mut line)?;
+    Ok(Some(line))
+}
+
+/// Where the line holding byte `end - 1` starts: just after the last newline before `end`
+/// (0 when there is none), found walking back from `end` in chunks.
+fn line_start(file: &mut fs::File, mut end: u64) -> io::Result<u64> {
+    let mut buf = vec![0u8; 8192];
+    while end > 0 {
+        let start = end.saturating_sub(buf.len() as u64);
+        let n = (end - start) as usize;
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut buf[..n])?;
-        match memchr::memrchr(b'\n', &buf[..n]) {
-            Some(i) => {
-                let mut whole = buf[i + 1..n].to_vec();
-                whole.extend_from_slice(&line);
-                return Ok(Some(whole));
-            }
-            None => {
-                let mut whole = buf[..n].to_vec();
-                whole.extend_from_slice(&line);
-                line = whole;
-                at = start;
-            }
+        if let Some(i) = memchr::memrchr(b'\n', &buf[..n]) {
+            return Ok(start + i as u64 + 1);
         }
+        end = start;
     }
-    Ok(Some(line))
+    Ok(0)
 }
 
 /// Appends text (a log line) under the file's lock, in one write.
@@ -148,23 +147,7 @@ fn cut_torn_tail(file: &mut fs::File, len: u64) -> io::Result<Option<String>> {
     if last[0] == b'\n' {
         return Ok(None);
     }
-    // Walk back in chunks to the previous newline.
-    let mut end = len;
-    let mut cut = 0;
-    let mut buf = vec![0u8; 8192];
-    'outer: while end > 0 {
-        let start = end.saturating_sub(buf.len() as u64);
-        let n = (end - start) as usize;
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf[..n])?;
-        for i in (0..n).rev() {
-            if buf[i] == b'\n' {
-                cut = start + i as u64 + 1;
-                break 'outer;
-            }
-        }
-        end = start;
-    }
+    let cut = line_start(file, len)?;
     let mut fragment = vec![0u8; (len - cut).min(200) as usize];
     file.seek(SeekFrom::Start(cut))?;
     file.read_exact(&mut fragment)?;
