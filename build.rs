@@ -1,6 +1,6 @@
 //! Where .cargo/config.toml's static link does not apply (other targets, or a build that
 //! does not read it), Linux binaries are still linked non-PIE with lazy binding: fewer
-//! relocations at each process start, which every hook event pays (docs/performance.md).
+//! relocations at each process start, which every hook event pays (BENCHMARKS.md, change 4).
 fn main() {
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-link-arg-bins=-no-pie");
