@@ -86,7 +86,7 @@ fn lines_of(path: &Path) -> u64 {
     if bytes.contains(&0) {
         return 0;
     }
-    let newlines = memchr::memchr_iter(b'\n', &bytes).count() as u64;
+    let newlines = crate::text::newlines(&bytes).count() as u64;
     newlines + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }
 

@@ -69,23 +69,24 @@ impl Clean {
 
 /// JSON this very redactor wrote earlier, to be written back as it is, unparsed and
 /// unredacted: what a save spends most of its time on at the caps is the plan it did not
-/// change. Only [`Vouched::parse`] makes one: from JSON it has just parsed whole (so it is
-/// one JSON value, and needs no second check to be written), read from a file that records
-/// this redactor's [`FINGERPRINT`](super::FINGERPRINT) (a file another version wrote goes
-/// through the rules again). Writing it is the one raw fragment the serializer takes.
+/// change. Only [`Parsed::vouch`] makes one: from JSON [`Vouched::parse_first`] has just
+/// parsed whole (so it is one JSON value, and needs no second check to be written), read
+/// from a file that records this redactor's [`FINGERPRINT`](super::FINGERPRINT) (a file
+/// another version wrote goes through the rules again). Writing it is the one raw fragment
+/// the serializer takes.
 /// Shared, not copied: every change clones the hook it read (to tell whether it changed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Vouched(Arc<str>);
 
 impl Vouched {
-    /// `json` parsed as a `T`, and vouched for when `stamp` is this redactor's fingerprint.
-    pub fn parse<T: DeserializeOwned>(
-        json: &str,
-        stamp: &str,
-    ) -> serde_json::Result<(T, Option<Vouched>)> {
-        let value = serde_json::from_str(json)?;
-        let vouched = (stamp == Self::fingerprint()).then(|| Vouched(json.into()));
-        Ok((value, vouched))
+    /// The JSON value `text` starts with, parsed as a `T`, and its text: parsing finds
+    /// where the value ends (no search for its end, which would walk it a second time).
+    pub fn parse_first<T: DeserializeOwned>(text: &str) -> serde_json::Result<(T, Parsed<'_>)> {
+        let mut values = serde_json::Deserializer::from_str(text).into_iter::<T>();
+        let value = values
+            .next()
+            .unwrap_or_else(|| Err(serde::de::Error::custom("no JSON value")))?;
+        Ok((value, Parsed(&text[..values.byte_offset()])))
     }
 
     /// This redactor's [`FINGERPRINT`](super::FINGERPRINT), as files record it.
@@ -111,6 +112,23 @@ impl Vouched {
         let left = RAW.take();
         debug_assert!(left.is_none(), "the vouched JSON was not written");
         done
+    }
+}
+
+/// The text of one JSON value [`Vouched::parse_first`] parsed, not yet vouched for: the
+/// stamp of the file it came from may be read after it.
+#[derive(Debug, Clone, Copy)]
+pub struct Parsed<'a>(&'a str);
+
+impl Parsed<'_> {
+    /// Where it ends in the text it was parsed from (a byte offset).
+    pub fn end(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Vouched for when `stamp` is this redactor's fingerprint.
+    pub fn vouch(self, stamp: &str) -> Option<Vouched> {
+        (stamp == Vouched::fingerprint()).then(|| Vouched(self.0.into()))
     }
 }
 

@@ -101,7 +101,7 @@ fn line_start(file: &mut fs::File, mut end: u64) -> io::Result<u64> {
         let n = (end - start) as usize;
         file.seek(SeekFrom::Start(start))?;
         file.read_exact(&mut buf[..n])?;
-        if let Some(i) = memchr::memrchr(b'\n', &buf[..n]) {
+        if let Some(i) = crate::text::newlines(&buf[..n]).next_back() {
             return Ok(start + i as u64 + 1);
         }
         end = start;

@@ -3,6 +3,7 @@
 //! The trace grows without bound; every per-event read of "recent records" goes through
 //! here and costs the same with a thousand records or a million (docs/design.md rule 5).
 
+use crate::text::newlines;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
@@ -40,7 +41,7 @@ pub fn read_tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Res
     let mut bytes: Vec<u8> = Vec::new();
     let mut end = len;
     let mut want = (max_lines as u64 + 1) * 512;
-    while end > floor && memchr::memchr_iter(b'\n', &bytes).count() <= max_lines {
+    while end > floor && newlines(&bytes).count() <= max_lines {
         let start = len.saturating_sub(want).max(floor);
         let mut buf = vec![0u8; (end - start) as usize];
         file.seek(SeekFrom::Start(start))?;
@@ -54,14 +55,14 @@ pub fn read_tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Res
     // Drop the torn tail; then keep the last `max_lines` lines, and of a window that did
     // not reach the file's start, never its partial first line. Only those lines are
     // decoded: a log read for its newest ten entries pays for ten, not for the chunk.
-    let body = match memchr::memrchr(b'\n', &bytes) {
+    let body = match newlines(&bytes).next_back() {
         Some(i) => &bytes[..=i],
         None => &bytes[..0],
     };
-    let start = match memchr::memrchr_iter(b'\n', body).nth(max_lines) {
+    let start = match newlines(body).nth_back(max_lines) {
         Some(i) => i + 1,
         None if end == 0 => 0,
-        None => memchr::memchr(b'\n', body).map_or(body.len(), |i| i + 1),
+        None => newlines(body).next().map_or(body.len(), |i| i + 1),
     };
     let body = &body[start..];
     // Valid UTF-8 (the usual case) is checked by the fast validator; only a file with bad
@@ -107,7 +108,7 @@ pub fn find_from_end<T>(
         file.read_exact(&mut buf)?;
         buf.extend_from_slice(&pending);
         let mut line_end = buf.len();
-        for i in memchr::memrchr_iter(b'\n', &buf) {
+        for i in newlines(&buf).rev() {
             if !torn_dropped {
                 torn_dropped = true;
             } else if let Ok(line) = std::str::from_utf8(&buf[i + 1..line_end]) {

@@ -132,30 +132,26 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     Ok(hook)
 }
 
-/// A hook.json as waymark writes it, its plan parsed on its own: the rest of the file
-/// with `[]` for the plan, and the plan's JSON, found by the layout waymark writes (the
-/// text from the top-level `"steps": ` to the first line that is `  ]`: no JSON string
-/// holds a newline, and only the top level's members are indented by two spaces). Both
-/// parse only when that text is the plan whole, which is then vouched for to be written
-/// back as it was read ([`Vouched`]). `None` for a file laid out otherwise (by hand).
+/// A hook.json as waymark writes it, its plan parsed on its own: the JSON value after the
+/// top-level `"steps": ` (the first line that begins so: no JSON string holds a newline,
+/// and only the top level's members are indented by two spaces), then the rest of the
+/// file with `[]` in its place. Both parse only when that value was the plan whole, which
+/// is then vouched for to be written back as it was read ([`Vouched`]). `None` for a file
+/// laid out otherwise (by hand).
 fn with_written_plan(text: &str) -> Option<Hook> {
-    use memchr::memmem::find;
     const KEY: &[u8] = b"\n  \"steps\": ";
-    const END: &[u8] = b"\n  ]";
-    let start = find(text.as_bytes(), KEY)? + KEY.len();
+    // Found a line at a time (a word-at-a-time newline search, a compare per line):
+    // memchr's `memmem` asks the CPU for its features first (`text::newlines`).
+    let bytes = text.as_bytes();
+    let start = crate::text::newlines(bytes).find(|&i| bytes[i..].starts_with(KEY))? + KEY.len();
     if text[start..].starts_with("[]") {
         return None;
     }
-    let len = find(&text.as_bytes()[start..], END)? + END.len();
-    let (before, plan, after) = (
-        &text[..start],
-        &text[start..start + len],
-        &text[start + len..],
-    );
+    let (steps, plan) = Vouched::parse_first::<Vec<Step>>(&text[start..]).ok()?;
+    let (before, after) = (&text[..start], &text[start + plan.end()..]);
     let mut hook: Hook = serde_json::from_str(&[before, "[]", after].concat()).ok()?;
-    let (steps, vouched) = Vouched::parse::<Vec<Step>>(plan, &hook.redacted_by).ok()?;
     hook.steps = steps.into();
-    if let Some(json) = vouched {
+    if let Some(json) = plan.vouch(&hook.redacted_by) {
         hook.steps.keep_read(json);
     }
     Some(hook)
