@@ -93,6 +93,13 @@ fn full(
         .filter_map(|s| s.step.as_deref())
         .collect();
     let g = guidance(hook);
+    // What hands the agent a step another session is working on is left out: it is
+    // told so above instead.
+    let todo: Vec<&Todo> = g
+        .todo
+        .iter()
+        .filter(|t| !t.step.as_deref().is_some_and(|s| busy.contains(&s)))
+        .collect();
     let mut head = String::new();
     let _ = write!(head, "[waymark] Resume brief for task {}", hook.task_id);
     if let Some(i) = &hook.intent_id {
@@ -178,7 +185,8 @@ fn full(
                 c.attempt,
                 c.max_attempts,
             );
-            if !c.files_touched.is_empty() {
+            // Listed once: "What to do now" lists them when it hands the agent this step.
+            if !c.files_touched.is_empty() && !todo.iter().any(|t| t.lists_files) {
                 let _ = writeln!(
                     body,
                     "Files touched in this step: {}",
@@ -216,10 +224,7 @@ fn full(
         let _ = writeln!(body, "{line}");
     }
     let _ = writeln!(body, "What to do now:");
-    // What hands the agent a step another session is working on is left out: it is
-    // told so above instead.
-    let busy_step = |t: &&Todo| t.step.as_deref().is_some_and(|s| busy.contains(&s));
-    for (i, t) in g.todo.iter().filter(|t| !busy_step(t)).enumerate() {
+    for (i, t) in todo.iter().enumerate() {
         let _ = writeln!(body, "{}. {t}", i + 1);
     }
     let done: Vec<_> = hook.completed_steps().collect();
@@ -265,7 +270,14 @@ mod tests {
             b.contains("Step 2 of 3 \"Implement fix\", attempt 1 of 3"),
             "{b}"
         );
-        assert!(b.contains("src/parser.rs"));
+        // The step's files, once: "What to do now" hands them over with the step.
+        assert_eq!(b.matches("src/parser.rs").count(), 1, "{b}");
+        assert!(
+            b.contains(
+                "Files this step already changed (read them before editing again): src/parser.rs."
+            ),
+            "{b}"
+        );
         assert!(b.contains("DO NOT REPEAT (completed):\n- step 1 \"Analyze parser\""));
         assert!(b.contains("No checkpoint yet"));
         assert!(b.ends_with("Full recovery file: /p/.orchestration/HOOK.md"));
@@ -473,6 +485,11 @@ mod tests {
             !b.contains("Resume step 2 \"Implement fix\"")
                 && !b.contains("Files this step already changed"),
             "not told to take it over: {b}"
+        );
+        // Still told which files the step touched, where the state is.
+        assert!(
+            b.contains("Files touched in this step: src/parser.rs"),
+            "{b}"
         );
         let alone = brief(&h, &Extras::default());
         assert!(

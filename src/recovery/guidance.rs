@@ -22,11 +22,17 @@ pub struct Guidance {
 pub struct Todo {
     pub text: String,
     pub step: Option<String>,
+    /// It lists the files the running step touched (a brief then does not list them again).
+    pub lists_files: bool,
 }
 
 impl From<String> for Todo {
     fn from(text: String) -> Todo {
-        Todo { text, step: None }
+        Todo {
+            text,
+            step: None,
+            lists_files: false,
+        }
     }
 }
 
@@ -261,7 +267,11 @@ pub fn guidance(hook: &Hook) -> Guidance {
                 Some(step) => {
                     let attempt = next_attempt(hook, step);
                     let verb = if step.status == StepStatus::InProgress { "Resume" } else { "Start" };
-                    let about = |text| Todo { text, step: Some(step.name.clone()) };
+                    let about = |text| Todo {
+                        text,
+                        step: Some(step.name.clone()),
+                        lists_files: false,
+                    };
                     todo.push(about(format!(
                         "{verb} step {} \"{}\" (attempt {} of {}).",
                         step.index + 1,
@@ -271,10 +281,13 @@ pub fn guidance(hook: &Hook) -> Guidance {
                     )));
                     if let Some(ctx) = hook.current_step.as_ref().filter(|c| c.step_id == step.id) {
                         if !ctx.files_touched.is_empty() {
-                            todo.push(about(format!(
-                                "Files this step already changed (read them before editing again): {}.",
-                                ctx.files_touched.join(", ")
-                            )));
+                            todo.push(Todo {
+                                lists_files: true,
+                                ..about(format!(
+                                    "Files this step already changed (read them before editing again): {}.",
+                                    ctx.files_touched.join(", ")
+                                ))
+                            });
                         }
                     }
                     resume = Some((step.name.clone(), attempt));
