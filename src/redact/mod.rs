@@ -59,15 +59,21 @@ enum Confirm {
     Prefix(usize),
     /// The keyword is part of a name that is assigned: after it, more name characters,
     /// an optional quote, spaces, then `:`, `=`, `:=`, `=>` or `?=`. (`token` in prose.)
+    /// And the value is not the mask already ([`masked`]).
     Assigned,
     /// The keyword is part of an upper-case environment variable being set: `NAME=`.
-    /// (`"file_path": …` is not `GITHUB_PAT=…`.)
+    /// (`"file_path": …` is not `GITHUB_PAT=…`.) And the value is not the mask already.
     EnvAssigned,
     /// The keyword follows at least 15 digits (an app id, for `id|secret` tokens).
     AfterDigits,
     /// `://` starts a URL with a user and a password: `user:…@` before any space.
     /// (`file:///…` and `http://host:port/` are not.)
     Userinfo,
+    /// The keyword starts a word and a credential of at least this many characters
+    /// follows it: after an optional `:`, spaces and an optional `Bearer`, `Basic` or
+    /// `token` scheme. (`the bearer token expired`; `Authorization: Bearer [REDACTED]`,
+    /// which waymark keeps once it has masked one.)
+    Credential(usize),
 }
 
 /// The rules whose keywords need a [`Confirm`]: the ones whose keywords are common words or
@@ -95,6 +101,8 @@ const CONFIRMS: &[(&str, Confirm)] = &[
     ("1password-secret-key", Confirm::Prefix(6)),
     ("waymark-url-password-with-at-or-slash", Confirm::Userinfo),
     ("waymark-url-credentials", Confirm::Userinfo),
+    ("waymark-authorization-header", Confirm::Credential(8)),
+    ("waymark-bearer-token", Confirm::Credential(16)),
 ];
 
 /// Each rule's keywords, as the scanner takes them.
@@ -168,6 +176,7 @@ pub const FINGERPRINT: u64 = {
             Confirm::EnvAssigned => ("env", 0),
             Confirm::AfterDigits => ("digits", 0),
             Confirm::Userinfo => ("userinfo", 0),
+            Confirm::Credential(n) => ("credential", n),
         };
         h = mix(mix(h, CONFIRMS[c].0), kind);
         h = (h ^ n as u64).wrapping_mul(0x100_0000_01b3);
@@ -236,7 +245,20 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
         }
         Confirm::EnvAssigned => {
             let upper = |b: &u8| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_';
-            text[start..end].iter().all(upper) && after.iter().find(|b| !upper(b)) == Some(&b'=')
+            let name = after.iter().take_while(|b| upper(b)).count();
+            text[start..end].iter().all(upper)
+                && after.get(name) == Some(&b'=')
+                && !masked(&after[name + 1..], false)
+        }
+        Confirm::Credential(min) => {
+            let credential = |b: &u8| b.is_ascii_alphanumeric() || b"._~+/=-".contains(b);
+            let mut rest = after.strip_prefix(b":").unwrap_or(after);
+            rest = &rest[spaces(rest)..];
+            if let Some(n) = scheme(rest) {
+                rest = &rest[n..];
+            }
+            (start == 0 || !is_word(text[start - 1]))
+                && rest.iter().take(min).take_while(|b| credential(b)).count() >= min
         }
         Confirm::Userinfo => {
             let stop = |b: &u8| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'<' | b'>');
@@ -252,10 +274,57 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
             if let [b'"' | b'\'', tail @ ..] = rest {
                 rest = tail;
             }
-            let rest = &rest[rest.iter().take_while(|b| b.is_ascii_whitespace()).count()..];
-            matches!(rest, [b':' | b'=', ..] | [b'?', b'=', ..])
+            let rest = &rest[spaces(rest)..];
+            let value = match rest {
+                [b':', b'=', v @ ..] | [b'=', b'>', v @ ..] | [b'?', b'=', v @ ..] => v,
+                [b':' | b'=', v @ ..] => v,
+                _ => return false,
+            };
+            let value = &value[spaces(value)..];
+            !masked(value, true)
         }
     }
+}
+
+/// Whether an assigned value is the mask already: `[REDACTED]`, or `"[REDACTED]"` with
+/// its quote closed right after it, or (`schemes`, for [`Confirm::Assigned`]) unquoted
+/// after a `Bearer `, `Basic ` or `token ` scheme. Every rule a [`Confirm::Assigned`] or
+/// [`Confirm::EnvAssigned`] keyword makes due would then put the mask back where it is
+/// (an unquoted value's rules take the mask alone, and leave what follows it), so the
+/// keyword does not count. What waymark stores keeps its masked assignments
+/// (`API_KEY=[REDACTED]` in a last output), and each one cost every later save its rule's
+/// regex over the text around it: 12M instructions for a Write.
+fn masked(value: &[u8], schemes: bool) -> bool {
+    let mask = MASK.as_bytes();
+    if let [q @ (b'"' | b'\''), quoted @ ..] = value {
+        return quoted
+            .strip_prefix(mask)
+            .is_some_and(|r| r.first() == Some(q));
+    }
+    let skip = if schemes {
+        scheme(value).unwrap_or(0)
+    } else {
+        0
+    };
+    value[skip..].starts_with(mask)
+}
+
+/// How many spaces `text` starts with (the patterns' `\s`: ASCII, with `\v`).
+fn spaces(text: &[u8]) -> usize {
+    text.iter()
+        .take_while(|b| b.is_ascii_whitespace() || **b == 0x0B)
+        .count()
+}
+
+/// The length of the `Bearer `, `Basic ` or `token ` scheme `text` starts with (any
+/// case, the spaces after it included), if it starts with one.
+fn scheme(text: &[u8]) -> Option<usize> {
+    [&b"bearer"[..], b"basic", b"token"].iter().find_map(|s| {
+        let n = s.len();
+        let word = text.get(..n)?.eq_ignore_ascii_case(s);
+        let gap = spaces(&text[n..]);
+        (word && gap > 0).then_some(n + gap)
+    })
 }
 
 /// For each rule, where its keywords count in `text` (start offsets).

@@ -535,6 +535,7 @@ fn every_confirm_is_met_by_its_rules_own_case_and_breaking_it_stops_the_rule() {
             Confirm::EnvAssigned => rule.hit.to_ascii_lowercase(),
             Confirm::AfterDigits => rule.hit.replace(|c: char| c.is_ascii_digit(), "x"),
             Confirm::Userinfo => rule.hit.replace('@', " "),
+            Confirm::Credential(_) => rule.hit.replace(rule.secret, MASK),
         };
         assert!(
             !regex(i).is_match(&broken),
@@ -566,4 +567,47 @@ fn what_waymark_writes_every_event_makes_no_rule_due() {
         .map(|(i, _)| RULES[i].id)
         .collect();
     assert!(due.is_empty(), "rules made due by ordinary text: {due:?}");
+}
+
+/// What waymark stores keeps the assignments it masked (a last output, a command), and a
+/// masked value must not make its rule due on every later save: the rule would only put
+/// the mask back. A value that is more than the mask still counts.
+#[test]
+fn an_assignment_already_masked_makes_no_rule_due_and_more_than_the_mask_still_counts() {
+    for masked in [
+        "export API_KEY=[REDACTED] && make test",
+        "DB_PASSWORD='[REDACTED]' psql",
+        r#"GITHUB_TOKEN="[REDACTED]""#,
+        r#"password = "[REDACTED]""#,
+        r#"{"api_key": "[REDACTED]", "n": 1}"#,
+        "Authorization: Bearer [REDACTED]",
+        "login ok, password=[REDACTED]",
+    ] {
+        let due: Vec<&str> = hits(masked)
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| !h.is_empty())
+            .map(|(i, _)| RULES[i].id)
+            .collect();
+        assert!(due.is_empty(), "{masked}: {due:?}");
+        assert_eq!(redact(masked), masked);
+    }
+    for (text, secret) in [
+        (
+            r#"password = "[REDACTED] correct horse battery""#,
+            "correct horse battery",
+        ),
+        (
+            r#"token: "Bearer [REDACTED]" and token: "sk_live_51HcD2""#,
+            "sk_live_51HcD2",
+        ),
+        (
+            "API_KEY=[REDACTED] OPENAI_KEY=abc123def456ghi789",
+            "abc123def456ghi789",
+        ),
+        ("DB_PASSWORD='[REDACTED]x' psql", "[REDACTED]x'"),
+    ] {
+        let out = redact(text);
+        assert!(!out.contains(secret), "{text} -> {out}");
+    }
 }
