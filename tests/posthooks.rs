@@ -9,6 +9,9 @@ use std::process::Command as StdCommand;
 
 use assert_cmd::Command;
 use serde_json::{Value, json};
+use util::git;
+
+mod util;
 
 const FIXTURES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -199,17 +202,6 @@ impl Proj {
     }
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = StdCommand::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
 fn context(out: &Value) -> String {
     out["hookSpecificOutput"]["additionalContext"]
         .as_str()
@@ -235,7 +227,7 @@ fn warnings(records: &[Value]) -> Vec<String> {
 #[test]
 fn mutations_are_recorded_with_line_ranges_hashes_and_revision() {
     let p = Proj::new();
-    let head = git(p.root(), &["rev-parse", "HEAD"]);
+    let head = git(p.root(), &["rev-parse", "HEAD"]).trim().to_string();
     p.hook("PostToolUse", &p.write_event("src/lib.rs", "a\nb\nc\n"));
     p.hook("PostToolUse", &p.edit_event("hello.txt"));
     p.hook(
