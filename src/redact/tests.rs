@@ -560,13 +560,18 @@ fn what_waymark_writes_every_event_makes_no_rule_due() {
     Context: 45% used. Session s1 (task) at path src/gen/module_12.rs; ask the user.
     {"url": "file:///home/me/.claude/projects/p/s1.jsonl", "docs": "https://docs.rs/x:1/@y"}
     private fn access(&self) -> Secret; the password prompt; passing test_live_reload"#;
-    let due: Vec<&str> = hits(ordinary)
+    let due = due(ordinary);
+    assert!(due.is_empty(), "rules made due by ordinary text: {due:?}");
+}
+
+/// The rules whose keywords count in `text` (each would be compiled and run on it).
+fn due(text: &str) -> Vec<&'static str> {
+    hits(text)
         .iter()
         .enumerate()
         .filter(|(_, h)| !h.is_empty())
         .map(|(i, _)| RULES[i].id)
-        .collect();
-    assert!(due.is_empty(), "rules made due by ordinary text: {due:?}");
+        .collect()
 }
 
 /// What waymark stores keeps the assignments it masked (a last output, a command), and a
@@ -583,13 +588,7 @@ fn an_assignment_already_masked_makes_no_rule_due_and_more_than_the_mask_still_c
         "Authorization: Bearer [REDACTED]",
         "login ok, password=[REDACTED]",
     ] {
-        let due: Vec<&str> = hits(masked)
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| !h.is_empty())
-            .map(|(i, _)| RULES[i].id)
-            .collect();
-        assert!(due.is_empty(), "{masked}: {due:?}");
+        assert_eq!(due(masked), Vec::<&str>::new(), "{masked}");
         assert_eq!(redact(masked), masked);
     }
     for (text, secret) in [
