@@ -18,7 +18,7 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
                 c.last_output = truncate(&e.last_assistant_message, MAX_LAST_OUTPUT);
             }
             effects.extend(super::prompt::context_threshold(ctx, event, hook));
-            if hook.all_steps_completed() && hook.state == HookState::StepPending {
+            if hook.state == HookState::StepPending && hook.all_steps_completed() {
                 effects.push(Effect::Checkpoint(
                     CheckpointTrigger::StepComplete,
                     "Task completed: every step done".into(),

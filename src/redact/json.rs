@@ -69,11 +69,12 @@ impl Clean {
 
 /// JSON this very redactor wrote earlier, to be written back as it is, unparsed and
 /// unredacted: what a save spends most of its time on at the caps is the plan it did not
-/// change. Only [`Parsed::vouch`] makes one: from JSON [`Vouched::parse_first`] has just
-/// parsed whole (so it is one JSON value, and needs no second check to be written), read
-/// from a file that records this redactor's [`FINGERPRINT`](super::FINGERPRINT) (a file
-/// another version wrote goes through the rules again). Writing it is the one raw fragment
-/// the serializer takes.
+/// change. Made only from JSON that is whole and this redactor's: [`Parsed::vouch`], JSON
+/// [`Vouched::parse_first`] has just parsed whole, read from a file that records this
+/// redactor's [`FINGERPRINT`](super::FINGERPRINT) (a file another version wrote goes
+/// through the rules again); [`Vouched::of_clean`], JSON the redacting serializer has just
+/// made; [`Vouched::proven`], the text of one of those read back, as its sum proves.
+/// Writing it is the one raw fragment the serializer takes.
 /// Shared, not copied: every change clones the hook it read (to tell whether it changed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Vouched(Arc<str>);
@@ -89,21 +90,58 @@ impl Vouched {
         Ok((value, Parsed(&text[..values.byte_offset()])))
     }
 
+    /// `json` read back from a file that records this redactor's fingerprint (`stamp`) and
+    /// `sum` of it: the very text a [`Vouched::sum`] was taken of, so it is one whole JSON
+    /// value this waymark made, and parses as what it stands for. Not parsed here: that is
+    /// what it saves.
+    pub fn proven(json: &str, stamp: &str, sum: &str) -> Option<Vouched> {
+        (stamp == Self::fingerprint() && sum == sum_of(json)).then(|| Vouched(json.into()))
+    }
+
+    /// What a file records to prove this JSON is the one this waymark wrote
+    /// ([`Vouched::proven`]).
+    pub fn sum(&self) -> String {
+        sum_of(&self.0)
+    }
+
     /// This redactor's [`FINGERPRINT`](super::FINGERPRINT), as files record it.
     pub fn fingerprint() -> String {
         format!("{:016x}", super::FINGERPRINT)
     }
 
+    /// The value of `key` in `object`, pretty JSON this redactor has just made of an
+    /// object whose last member `key` is (`{ …, "key": VALUE\n}`), vouched for: it passed
+    /// the rules as it was made, and stands as deep as a member of hook.json does.
+    pub fn last_member(object: &Clean, key: &str) -> Option<Vouched> {
+        let text = object.as_str().strip_suffix("\n}")?;
+        let start = text.rfind(&format!("\n  \"{key}\": "))? + key.len() + 7;
+        Some(Vouched(text[start..].into()))
+    }
+
+    /// The JSON as it will be written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether both are the one JSON text read once (not merely equal texts).
+    pub fn same(&self, other: &Vouched) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
     /// Writes the JSON as it was read when `s` is the redacting serializer of [`Clean`],
-    /// and `otherwise` (the value it stands for) to any other serializer (`to_value`,
+    /// and `otherwise()` (the value it stands for) to any other serializer (`to_value`,
     /// plain `to_vec`), which takes no raw JSON from waymark.
-    pub fn serialize_or<S, T>(&self, s: S, otherwise: &T) -> Result<S::Ok, S::Error>
+    pub fn serialize_or<'a, S, T>(
+        &self,
+        s: S,
+        otherwise: impl FnOnce() -> &'a T,
+    ) -> Result<S::Ok, S::Error>
     where
         S: serde::Serializer,
-        T: Serialize + ?Sized,
+        T: Serialize + ?Sized + 'a,
     {
         if !REDACTING.get() {
-            return otherwise.serialize(s);
+            return otherwise().serialize(s);
         }
         // The redacting formatter writes it where serde_json asks it for a `null`.
         RAW.set(Some(self.0.clone()));
@@ -130,6 +168,30 @@ impl Parsed<'_> {
     pub fn vouch(self, stamp: &str) -> Option<Vouched> {
         (stamp == Vouched::fingerprint()).then(|| Vouched(self.0.into()))
     }
+}
+
+/// 16 hex digits of a 64-bit FNV-1a over `json` a word at a time, seeded with this
+/// waymark's version and redactor: another version never takes a file's plan as its own.
+/// Not a defence against a forger (who could write hook.json anyway); any change to one
+/// word of the text changes it (each step is a bijection), and its length is in it.
+fn sum_of(json: &str) -> String {
+    let seed = format!(
+        "waymark {} {:016x}",
+        env!("CARGO_PKG_VERSION"),
+        super::FINGERPRINT
+    );
+    let step = |h: u64, word: u64| (h ^ word).wrapping_mul(0x100_0000_01b3);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for bytes in [seed.as_bytes(), json.as_bytes()] {
+        let words = bytes.chunks_exact(8);
+        let mut tail = [0u8; 8];
+        tail[..words.remainder().len()].copy_from_slice(words.remainder());
+        for w in words {
+            h = step(h, u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+        h = step(step(h, u64::from_le_bytes(tail)), bytes.len() as u64);
+    }
+    format!("{h:016x}")
 }
 
 thread_local! {

@@ -6,6 +6,7 @@
 //! in the same style.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -38,9 +39,6 @@ pub struct Hook {
     pub state: HookState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_step: Option<StepContext>,
-    /// The step plan (ATLAS kept it in its task template).
-    #[serde(default)]
-    pub steps: Steps,
     /// How many state changes the task has had: each is a line of its `history.jsonl`.
     #[serde(default)]
     pub history_count: u64,
@@ -111,6 +109,14 @@ pub struct Hook {
     /// it is this waymark's, a plan nothing changed is written back as it was read.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub redacted_by: String,
+    /// The sum of the plan's JSON as this file holds it ([`crate::redact::Vouched::sum`]):
+    /// with the fingerprint, what lets a load leave the plan unparsed until it is read.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub plan_sum: String,
+    /// The step plan (ATLAS kept it in its task template). Written last, so that a load
+    /// finds where it ends without reading it (docs/state.md).
+    #[serde(default)]
+    pub steps: Steps,
     /// What this change adds to the task's logs: written by the store, before hook.json.
     #[serde(skip)]
     pub journal: Journal,
@@ -304,37 +310,81 @@ pub struct Step {
 /// The step plan, and while nothing changes it, the JSON it was read from.
 ///
 /// A save at the caps spent a third of its time serializing and redacting a plan that
-/// most events never touch. Read from a hook.json this redactor wrote, the plan's JSON is
-/// vouched for ([`Steps::keep_read`]) and written back byte for byte; any mutable access
-/// (`DerefMut`) drops it, so a changed plan is always serialized (and redacted) anew.
+/// most events never touch, and every event a third parsing it. Read from a hook.json this
+/// redactor wrote, the plan's JSON is vouched for and written back byte for byte; any
+/// mutable access (`DerefMut`) drops it, so a changed plan is always serialized (and
+/// redacted) anew. When the file also proves the JSON is the one this waymark wrote
+/// (`plan_sum`, docs/state.md), the plan is not even parsed until something reads it
+/// ([`Steps::unparsed`]): an event that does not read the plan (a Read, an Edit, a Bash
+/// result that saves nothing) pays nothing for it.
 ///
 /// The list is shared, not copied, by a clone (every change clones the hook it read, to
-/// tell whether it changed): it is copied only when the clone is changed (`DerefMut`), and
-/// two plans that share it are equal without a comparison of their steps.
-#[derive(Debug, Clone, Default)]
+/// tell whether it changed), and so is its parse: a clone parsed parses the original. It
+/// is copied only when the clone is changed (`DerefMut`), and two plans that share it (or
+/// the same JSON) are equal without a comparison of their steps.
+#[derive(Debug, Clone)]
 pub struct Steps {
-    list: std::sync::Arc<Vec<Step>>,
+    list: Arc<OnceLock<Arc<Vec<Step>>>>,
     read: Option<crate::redact::Vouched>,
 }
 
 impl Steps {
+    /// A plan to be parsed from `json` when first read: JSON this waymark wrote, proven so
+    /// by its sum, which therefore parses.
+    pub fn unparsed(json: crate::redact::Vouched) -> Steps {
+        Steps {
+            list: Arc::default(),
+            read: Some(json),
+        }
+    }
+
     /// Keeps `json`, the plan as the file held it, to be written back while unchanged.
     pub fn keep_read(&mut self, json: crate::redact::Vouched) {
         self.read = Some(json);
+    }
+
+    /// The JSON the plan will be written as while unchanged, if any.
+    pub fn read_json(&self) -> Option<&crate::redact::Vouched> {
+        self.read.as_ref()
+    }
+
+    /// Whether the plan has been parsed (a plan read lazily is not until something reads it).
+    #[cfg(test)]
+    pub fn is_parsed(&self) -> bool {
+        self.list.get().is_some()
+    }
+
+    fn list(&self) -> &Arc<Vec<Step>> {
+        self.list.get_or_init(|| {
+            let json = self
+                .read
+                .as_ref()
+                .expect("a plan not parsed keeps its JSON");
+            let steps = serde_json::from_str(json.as_str())
+                .expect("a plan proven to be this waymark's parses (docs/state.md, plan_sum)");
+            Arc::new(steps)
+        })
     }
 }
 
 impl std::ops::Deref for Steps {
     type Target = Vec<Step>;
     fn deref(&self) -> &Vec<Step> {
-        &self.list
+        self.list()
     }
 }
 
 impl std::ops::DerefMut for Steps {
     fn deref_mut(&mut self) -> &mut Vec<Step> {
+        self.list();
         self.read = None;
-        std::sync::Arc::make_mut(&mut self.list)
+        // A clone's parse is shared until one of them changes the plan: it leaves then.
+        if Arc::get_mut(&mut self.list).is_none() {
+            let list = Arc::clone(self.list());
+            self.list = Arc::new(OnceLock::from(list));
+        }
+        let cell = Arc::get_mut(&mut self.list).expect("not shared");
+        Arc::make_mut(cell.get_mut().expect("parsed above"))
     }
 }
 
@@ -342,14 +392,20 @@ impl<'a> IntoIterator for &'a Steps {
     type Item = &'a Step;
     type IntoIter = std::slice::Iter<'a, Step>;
     fn into_iter(self) -> Self::IntoIter {
-        self.list.iter()
+        self.list().iter()
+    }
+}
+
+impl Default for Steps {
+    fn default() -> Steps {
+        Steps::from(Vec::new())
     }
 }
 
 impl From<Vec<Step>> for Steps {
     fn from(list: Vec<Step>) -> Steps {
         Steps {
-            list: list.into(),
+            list: Arc::new(OnceLock::from(Arc::new(list))),
             read: None,
         }
     }
@@ -358,15 +414,24 @@ impl From<Vec<Step>> for Steps {
 /// Two plans are equal when their steps are: how they will be written does not count.
 impl PartialEq for Steps {
     fn eq(&self, other: &Steps) -> bool {
-        std::sync::Arc::ptr_eq(&self.list, &other.list) || self.list == other.list
+        if Arc::ptr_eq(&self.list, &other.list) {
+            return true;
+        }
+        if let (Some(a), Some(b)) = (&self.read, &other.read) {
+            if a.same(b) {
+                return true;
+            }
+        }
+        let (a, b) = (self.list(), other.list());
+        Arc::ptr_eq(a, b) || a == b
     }
 }
 
 impl Serialize for Steps {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match &self.read {
-            Some(json) => json.serialize_or(s, self.list.as_slice()),
-            None => self.list.as_slice().serialize(s),
+            Some(json) => json.serialize_or(s, || self.list().as_slice()),
+            None => self.list().as_slice().serialize(s),
         }
     }
 }

@@ -72,6 +72,7 @@ impl Hook {
             unassigned_files: Vec::new(),
             schema_version: SCHEMA_VERSION.into(),
             redacted_by: String::new(),
+            plan_sum: String::new(),
             journal: Journal {
                 history: vec![HookEvent {
                     timestamp: now,

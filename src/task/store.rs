@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 
 use super::machine::HookState;
 use super::model::{
-    Hook, Journal, RECENT_CHECKPOINTS, RECENT_RECEIPTS, SCHEMA_VERSION, Step, StepCheckpoint,
+    Hook, Journal, RECENT_CHECKPOINTS, RECENT_RECEIPTS, SCHEMA_VERSION, Step, StepCheckpoint, Steps,
 };
 use crate::project::Project;
 use crate::receipt::ValidationReceipt;
@@ -132,12 +132,17 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     Ok(hook)
 }
 
-/// A hook.json as waymark writes it, its plan parsed on its own: the JSON value after the
+/// A hook.json as waymark writes it, its plan read on its own: the JSON value after the
 /// top-level `"steps": ` (the first line that begins so: no JSON string holds a newline,
-/// and only the top level's members are indented by two spaces), then the rest of the
-/// file with `[]` in its place. Both parse only when that value was the plan whole, which
-/// is then vouched for to be written back as it was read ([`Vouched`]). `None` for a file
-/// laid out otherwise (by hand).
+/// and only the top level's members are indented by two spaces), and the rest of the file
+/// with `[]` in its place. `None` for a file laid out otherwise (by hand).
+///
+/// The plan is the file's last member, so it ends at the `]` that closes the file's last
+/// line but one: the rest is parsed, and when it records this redactor and the plan's sum,
+/// the plan is kept unparsed until something reads it ([`Steps::unparsed`]). Otherwise
+/// (an older layout, another version's file, a plan edited by hand) it is parsed now,
+/// ending where the parser finds its end; both parse only when that value was the plan
+/// whole, which is then vouched for to be written back as it was read ([`Vouched`]).
 fn with_written_plan(text: &str) -> Option<Hook> {
     const KEY: &[u8] = b"\n  \"steps\": ";
     // Found a line at a time (a word-at-a-time newline search, a compare per line):
@@ -147,6 +152,17 @@ fn with_written_plan(text: &str) -> Option<Hook> {
     if text[start..].starts_with("[]") {
         return None;
     }
+    let last = text.trim_end().strip_suffix('}')?.trim_end();
+    if last.ends_with("\n  ]") && last.len() > start {
+        let (plan, after) = (&text[start..last.len()], &text[last.len()..]);
+        if let Ok(mut hook) = serde_json::from_str::<Hook>(&[&text[..start], "[]", after].concat())
+        {
+            if let Some(json) = Vouched::proven(plan, &hook.redacted_by, &hook.plan_sum) {
+                hook.steps = Steps::unparsed(json);
+                return Some(hook);
+            }
+        }
+    }
     let (steps, plan) = Vouched::parse_first::<Vec<Step>>(&text[start..]).ok()?;
     let (before, after) = (&text[..start], &text[start + plan.end()..]);
     let mut hook: Hook = serde_json::from_str(&[before, "[]", after].concat()).ok()?;
@@ -155,6 +171,23 @@ fn with_written_plan(text: &str) -> Option<Hook> {
         hook.steps.keep_read(json);
     }
     Some(hook)
+}
+
+/// Makes the plan's JSON for this save, if it changed (serialized alone, as a member of
+/// an object, so that it stands as deep as in hook.json: the save writes it whole and the
+/// next load can prove it), and returns its sum.
+fn seal_plan(steps: &mut Steps) -> String {
+    #[derive(serde::Serialize)]
+    struct Plan<'a> {
+        steps: &'a [Step],
+    }
+    if steps.read_json().is_none() {
+        let object = Clean::json_pretty(&Plan { steps });
+        if let Some(json) = Vouched::last_member(&object, "steps") {
+            steps.keep_read(json);
+        }
+    }
+    steps.read_json().map(Vouched::sum).unwrap_or_default()
 }
 
 /// Brings a schema-1 hook to schema 2 in memory (docs/state.md): its one session into the
@@ -383,6 +416,7 @@ fn save_locked(
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
     hook.redacted_by = crate::redact::Vouched::fingerprint();
+    hook.plan_sum = seal_plan(&mut hook.steps);
     let json = Clean::json_pretty(hook);
     let path = hook_path(project);
     // A task is archived before hook.json says it is finished: if the archive cannot be
@@ -649,11 +683,12 @@ mod tests {
         .unwrap();
     }
 
-    /// The plan's JSON between `"steps": ` and `"history_count"`, as hook.json holds it.
+    /// The plan's JSON from `"steps": ` to the file's closing `}` (the plan is written
+    /// last), as hook.json holds it.
     fn steps_json(p: &Project) -> String {
         let text = fs::read_to_string(hook_path(p)).unwrap();
         let from = text.find("\"steps\": ").unwrap();
-        let to = text.find("\"history_count\"").unwrap();
+        let to = text.trim_end().strip_suffix('}').unwrap().len();
         text[from..to].to_string()
     }
 
@@ -735,6 +770,46 @@ mod tests {
         assert_eq!(value["steps"][0]["name"], "Parse", "{value}");
         let plain = serde_json::to_string(&hook).unwrap();
         assert!(plain.contains(r#""steps":[{"id":"#), "{plain}");
+    }
+
+    /// The plan waymark wrote, proven by its sum, is not parsed until read, and a save that
+    /// does not read it writes it back byte for byte. Edited by hand (the sum no longer
+    /// holds), it is parsed at once: the edit is kept, and an edit that breaks it is a
+    /// corrupt file restored from the .bak, never a failure later on.
+    #[test]
+    fn a_plan_proven_by_its_sum_is_parsed_only_when_read() {
+        let (_d, p, now) = one_step_task();
+        let path = hook_path(&p);
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(
+            text.trim_end().ends_with("  ]\n}"),
+            "the plan is the last member: {text}"
+        );
+        let hook = parse(text.as_bytes()).unwrap();
+        assert!(!hook.steps.is_parsed());
+        let before = hook.clone();
+        assert_eq!(hook.steps[0].name, "Parse");
+        assert!(
+            hook.steps.is_parsed() && before.steps.is_parsed(),
+            "a clone shares the parse"
+        );
+        update(&p, now, |h| {
+            h.as_mut().unwrap().last_prompt = Some("go on".into())
+        })
+        .unwrap();
+        let saved = fs::read_to_string(&path).unwrap();
+        let plan = |t: &str| t[t.find("\n  \"steps\": ").unwrap()..].to_string();
+        assert_eq!(plan(&saved), plan(&text), "written back as read");
+
+        // Edited by hand: a renamed step is kept, a broken one restores the .bak.
+        fs::write(&path, saved.replace("\"Parse\"", "\"Parse all\"")).unwrap();
+        let edited = load(&p).unwrap().0.unwrap();
+        assert!(edited.steps.is_parsed());
+        assert_eq!(edited.steps[0].name, "Parse all");
+        fs::write(&path, saved.replace("\"index\": 0", "\"index\": \"first\"")).unwrap();
+        let (restored, note) = load(&p).unwrap();
+        assert_eq!(restored.unwrap().steps[0].name, "Parse");
+        assert!(note.restored.is_some());
     }
 
     #[test]
