@@ -202,6 +202,17 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
+/// FNV-1a of `bytes`, at compile time or run time (a fingerprint of a source file).
+pub const fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        h = (h ^ bytes[i] as u64).wrapping_mul(0x100_0000_01b3);
+        i += 1;
+    }
+    h
+}
+
 /// Where `bytes` holds a newline, in order (`.rev()` for newest first).
 ///
 /// memchr's portable searcher (a word at a time), not its default functions: their first

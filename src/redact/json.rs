@@ -91,17 +91,19 @@ impl Vouched {
     }
 
     /// `json` read back from a file that records this redactor's fingerprint (`stamp`) and
-    /// `sum` of it: the very text a [`Vouched::sum`] was taken of, so it is one whole JSON
-    /// value this waymark made, and parses as what it stands for. Not parsed here: that is
-    /// what it saves.
-    pub fn proven(json: &str, stamp: &str, sum: &str) -> Option<Vouched> {
-        (stamp == Self::fingerprint() && sum == sum_of(json)).then(|| Vouched(json.into()))
+    /// `sum` of it: the very text a [`Vouched::sum`] of the same `kind` was taken of, so it
+    /// is one whole JSON value this waymark made, and parses as what it stands for. Not
+    /// parsed here: that is what it saves.
+    pub fn proven(json: &str, stamp: &str, sum: &str, kind: u64) -> Option<Vouched> {
+        (stamp == Self::fingerprint() && sum == sum_of(json, kind)).then(|| Vouched(json.into()))
     }
 
     /// What a file records to prove this JSON is the one this waymark wrote
-    /// ([`Vouched::proven`]).
-    pub fn sum(&self) -> String {
-        sum_of(&self.0)
+    /// ([`Vouched::proven`]). `kind` names the type it stands for as this build defines
+    /// it (a hash of the source that does), so that a build with another definition never
+    /// takes it unparsed.
+    pub fn sum(&self, kind: u64) -> String {
+        sum_of(&self.0, kind)
     }
 
     /// This redactor's [`FINGERPRINT`](super::FINGERPRINT), as files record it.
@@ -171,12 +173,12 @@ impl Parsed<'_> {
 }
 
 /// 16 hex digits of a 64-bit FNV-1a over `json` a word at a time, seeded with this
-/// waymark's version and redactor: another version never takes a file's plan as its own.
-/// Not a defence against a forger (who could write hook.json anyway); any change to one
-/// word of the text changes it (each step is a bijection), and its length is in it.
-fn sum_of(json: &str) -> String {
+/// waymark's version, its redactor and `kind`: another build never takes a file's plan as
+/// its own. Not a defence against a forger (who could write hook.json anyway); any change
+/// to one word of the text changes it (each step is a bijection), and its length is in it.
+fn sum_of(json: &str, kind: u64) -> String {
     let seed = format!(
-        "waymark {} {:016x}",
+        "waymark {} {:016x} {kind:016x}",
         env!("CARGO_PKG_VERSION"),
         super::FINGERPRINT
     );

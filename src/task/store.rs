@@ -157,7 +157,7 @@ fn with_written_plan(text: &str) -> Option<Hook> {
         let (plan, after) = (&text[start..last.len()], &text[last.len()..]);
         if let Ok(mut hook) = serde_json::from_str::<Hook>(&[&text[..start], "[]", after].concat())
         {
-            if let Some(json) = Vouched::proven(plan, &hook.redacted_by, &hook.plan_sum) {
+            if let Some(json) = Vouched::proven(plan, &hook.redacted_by, &hook.plan_sum, PLAN) {
                 hook.steps = Steps::unparsed(json);
                 return Some(hook);
             }
@@ -187,8 +187,14 @@ fn seal_plan(steps: &mut Steps) -> String {
             steps.keep_read(json);
         }
     }
-    steps.read_json().map(Vouched::sum).unwrap_or_default()
+    steps.read_json().map(|j| j.sum(PLAN)).unwrap_or_default()
 }
+
+/// What the plan's sum says it is: a hash of the source that defines a step and how it is
+/// read (src/task/model.rs). A waymark built from another version of that file (the same
+/// version number, built from another commit) parses a plan it did not write rather than
+/// trusting that it parses.
+const PLAN: u64 = crate::text::fnv1a(include_str!("model.rs").as_bytes());
 
 /// Brings a schema-1 hook to schema 2 in memory (docs/state.md): its one session into the
 /// session list, its inline history, checkpoints and receipts into the journal, which the
@@ -800,6 +806,12 @@ mod tests {
         let saved = fs::read_to_string(&path).unwrap();
         let plan = |t: &str| t[t.find("\n  \"steps\": ").unwrap()..].to_string();
         assert_eq!(plan(&saved), plan(&text), "written back as read");
+        // The sum holds for this build's definition of a step only.
+        let hook: Hook = serde_json::from_str(&saved).unwrap();
+        let json = &saved[saved.find("\"steps\": ").unwrap() + 9..saved.trim_end().len() - 2];
+        let stamp = crate::redact::Vouched::fingerprint();
+        assert!(Vouched::proven(json, &stamp, &hook.plan_sum, PLAN).is_some());
+        assert!(Vouched::proven(json, &stamp, &hook.plan_sum, PLAN ^ 1).is_none());
 
         // Edited by hand: a renamed step is kept, a broken one restores the .bak.
         fs::write(&path, saved.replace("\"Parse\"", "\"Parse all\"")).unwrap();
