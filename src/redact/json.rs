@@ -120,6 +120,45 @@ impl Vouched {
         Some(Vouched(text[start..].into()))
     }
 
+    /// Its items, `self` being a JSON array: each parsed as a `T`, and where each one's
+    /// JSON stands in it (to be written back on its own: [`Vouched::serialize_part_or`]).
+    pub fn items<T: DeserializeOwned>(
+        &self,
+    ) -> serde_json::Result<(Vec<T>, Vec<std::ops::Range<usize>>)> {
+        use serde::de::Error;
+        let text: &str = &self.0;
+        let spaces = |from: usize| {
+            from + text.as_bytes()[from..]
+                .iter()
+                .take_while(|b| b.is_ascii_whitespace())
+                .count()
+        };
+        let (mut values, mut items) = (Vec::new(), Vec::new());
+        let mut at = spaces(0);
+        if text.as_bytes().get(at) != Some(&b'[') {
+            return Err(serde_json::Error::custom("not an array"));
+        }
+        at = spaces(at + 1);
+        if text.as_bytes().get(at) == Some(&b']') {
+            return Ok((values, items));
+        }
+        loop {
+            let (value, parsed) = Vouched::parse_first::<T>(&text[at..])?;
+            values.push(value);
+            items.push(at..at + parsed.end());
+            at = spaces(at + parsed.end());
+            match text.as_bytes().get(at) {
+                Some(b',') => at = spaces(at + 1),
+                Some(b']') => return Ok((values, items)),
+                _ => {
+                    return Err(serde_json::Error::custom(
+                        "an array item not followed by , or ]",
+                    ));
+                }
+            }
+        }
+    }
+
     /// The JSON as it will be written.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -142,11 +181,25 @@ impl Vouched {
         S: serde::Serializer,
         T: Serialize + ?Sized + 'a,
     {
+        self.serialize_part_or(s, 0..self.0.len(), otherwise)
+    }
+
+    /// [`Vouched::serialize_or`] for one of its [`Vouched::items`] (`part`, its span).
+    pub fn serialize_part_or<'a, S, T>(
+        &self,
+        s: S,
+        part: std::ops::Range<usize>,
+        otherwise: impl FnOnce() -> &'a T,
+    ) -> Result<S::Ok, S::Error>
+    where
+        S: serde::Serializer,
+        T: Serialize + ?Sized + 'a,
+    {
         if !REDACTING.get() {
             return otherwise().serialize(s);
         }
         // The redacting formatter writes it where serde_json asks it for a `null`.
-        RAW.set(Some(self.0.clone()));
+        RAW.set(Some((self.0.clone(), part)));
         let done = s.serialize_unit();
         // Taken back whatever happened, so that no later `null` can be written as it.
         let left = RAW.take();
@@ -201,7 +254,7 @@ thread_local! {
     /// a [`Vouched`] value is written raw to.
     static REDACTING: Cell<bool> = const { Cell::new(false) };
     /// The [`Vouched`] JSON the redacting formatter is to write next, in place of a `null`.
-    static RAW: Cell<Option<Arc<str>>> = const { Cell::new(None) };
+    static RAW: Cell<Option<(Arc<str>, std::ops::Range<usize>)>> = const { Cell::new(None) };
 }
 
 /// `value` with every string redacted, and whether any changed: for what is signed or
@@ -356,7 +409,7 @@ impl<F: Formatter> Formatter for Redacting<F> {
 
     fn write_null<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
         match RAW.take() {
-            Some(vouched) => w.write_all(vouched.as_bytes()),
+            Some((vouched, part)) => w.write_all(&vouched.as_bytes()[part]),
             None => self.inner.write_null(w),
         }
     }

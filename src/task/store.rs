@@ -179,7 +179,7 @@ fn with_written_plan(text: &str) -> Option<Hook> {
 fn seal_plan(steps: &mut Steps) -> String {
     #[derive(serde::Serialize)]
     struct Plan<'a> {
-        steps: &'a [Step],
+        steps: &'a Steps,
     }
     if steps.read_json().is_none() {
         let object = Clean::json_pretty(&Plan { steps });
@@ -822,6 +822,46 @@ mod tests {
         let (restored, note) = load(&p).unwrap();
         assert_eq!(restored.unwrap().steps[0].name, "Parse");
         assert!(note.restored.is_some());
+    }
+
+    /// A change to one step writes the others back as they were read: here a step spaced
+    /// by hand in a file whose sum was made again for it (still this waymark's own file).
+    #[test]
+    fn a_changed_plan_writes_the_steps_it_did_not_change_as_read() {
+        let (_d, p, now) = one_step_task();
+        update(&p, now, |h| {
+            let hook = h.as_mut().unwrap();
+            hook.add_step("2", "Test", "", None, crate::task::StepSource::Task, now);
+        })
+        .unwrap();
+        let path = hook_path(&p);
+        let text = fs::read_to_string(&path).unwrap();
+        let spaced = text.replace("\"Test\"", "  \"Test\"  ");
+        let json = &spaced[spaced.find("\"steps\": ").unwrap() + 9..spaced.trim_end().len() - 2];
+        let (_, parsed) = Vouched::parse_first::<Vec<Step>>(json).unwrap();
+        let sum = parsed.vouch(&Vouched::fingerprint()).unwrap().sum(PLAN);
+        let old_sum = serde_json::from_str::<Hook>(&text).unwrap().plan_sum;
+        fs::write(&path, spaced.replace(&old_sum, &sum)).unwrap();
+
+        update(&p, now, |h| {
+            let hook = h.as_mut().unwrap();
+            hook.set_step_status("1", crate::task::StepStatus::InProgress, 3, now)
+                .unwrap();
+        })
+        .unwrap();
+        let saved = fs::read_to_string(&path).unwrap();
+        assert!(
+            saved.contains("\"name\":   \"Test\"  "),
+            "step 2 as read: {saved}"
+        );
+        assert!(saved.contains("in_progress"), "step 1 anew: {saved}");
+        let hook = parse(saved.as_bytes()).unwrap();
+        assert!(
+            !hook.steps.is_parsed(),
+            "and the file proves its plan again"
+        );
+        assert_eq!(hook.steps[1].name, "Test");
+        assert_eq!(hook.steps[0].status, crate::task::StepStatus::InProgress);
     }
 
     #[test]
