@@ -202,12 +202,16 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// FNV-1a of `bytes`, at compile time or run time (a fingerprint of a source file).
-pub const fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+/// FNV-1a's starting value and prime (64-bit).
+pub const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+pub const FNV_PRIME: u64 = 0x100_0000_01b3;
+
+/// FNV-1a of `bytes` from `h` ([`FNV_BASIS`] to begin), at compile time or run time: the
+/// fingerprints of the redactor's rules and of a source file.
+pub const fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
     let mut i = 0;
     while i < bytes.len() {
-        h = (h ^ bytes[i] as u64).wrapping_mul(0x100_0000_01b3);
+        h = (h ^ bytes[i] as u64).wrapping_mul(FNV_PRIME);
         i += 1;
     }
     h

@@ -72,8 +72,8 @@ impl Clean {
 /// change. Made only from JSON that is whole and this redactor's: [`Parsed::vouch`], JSON
 /// [`Vouched::parse_first`] has just parsed whole, read from a file that records this
 /// redactor's [`FINGERPRINT`](super::FINGERPRINT) (a file another version wrote goes
-/// through the rules again); [`Vouched::of_clean`], JSON the redacting serializer has just
-/// made; [`Vouched::proven`], the text of one of those read back, as its sum proves.
+/// through the rules again); [`Vouched::last_member`], JSON the redacting serializer has
+/// just made; [`Vouched::proven`], the text of one of those read back, as its sum proves.
 /// Writing it is the one raw fragment the serializer takes.
 /// Shared, not copied: every change clones the hook it read (to tell whether it changed).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,8 +235,9 @@ fn sum_of(json: &str, kind: u64) -> String {
         env!("CARGO_PKG_VERSION"),
         super::FINGERPRINT
     );
-    let step = |h: u64, word: u64| (h ^ word).wrapping_mul(0x100_0000_01b3);
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    use crate::text::{FNV_BASIS, FNV_PRIME};
+    let step = |h: u64, word: u64| (h ^ word).wrapping_mul(FNV_PRIME);
+    let mut h = FNV_BASIS;
     for bytes in [seed.as_bytes(), json.as_bytes()] {
         let words = bytes.chunks_exact(8);
         let mut tail = [0u8; 8];

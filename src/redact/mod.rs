@@ -146,17 +146,12 @@ const REVISION: &str = "redactor 1";
 /// that wrote it; JSON carrying the same one went through these very rules, and may be
 /// written back as it is ([`Vouched`]).
 pub const FINGERPRINT: u64 = {
-    const fn mix(mut h: u64, s: &str) -> u64 {
-        let b = s.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            h = (h ^ b[i] as u64).wrapping_mul(0x100_0000_01b3);
-            i += 1;
-        }
+    use crate::text::{FNV_BASIS, FNV_PRIME, fnv1a};
+    const fn mix(h: u64, s: &str) -> u64 {
         // A separator, so that ("ab", "c") and ("a", "bc") differ.
-        (h ^ 0xff).wrapping_mul(0x100_0000_01b3)
+        (fnv1a(h, s.as_bytes()) ^ 0xff).wrapping_mul(FNV_PRIME)
     }
-    let mut h = mix(0xcbf2_9ce4_8422_2325, REVISION);
+    let mut h = mix(FNV_BASIS, REVISION);
     let mut i = 0;
     while i < RULES.len() {
         let r = &RULES[i];
@@ -179,7 +174,7 @@ pub const FINGERPRINT: u64 = {
             Confirm::Credential(n) => ("credential", n),
         };
         h = mix(mix(h, CONFIRMS[c].0), kind);
-        h = (h ^ n as u64).wrapping_mul(0x100_0000_01b3);
+        h = (h ^ n as u64).wrapping_mul(FNV_PRIME);
         c += 1;
     }
     h

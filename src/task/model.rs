@@ -418,6 +418,8 @@ impl std::ops::DerefMut for Steps {
             let steps = loaded.steps;
             self.loaded = Arc::new(OnceLock::from(Loaded { steps, spans: None }));
         } else {
+            // Let go of this copy, so that the list is copied below only if a clone or
+            // the base still holds it.
             drop(loaded);
         }
         let cell = Arc::get_mut(&mut self.loaded).expect("not shared");

@@ -194,7 +194,7 @@ fn seal_plan(steps: &mut Steps) -> String {
 /// read (src/task/model.rs). A waymark built from another version of that file (the same
 /// version number, built from another commit) parses a plan it did not write rather than
 /// trusting that it parses.
-const PLAN: u64 = crate::text::fnv1a(include_str!("model.rs").as_bytes());
+const PLAN: u64 = crate::text::fnv1a(crate::text::FNV_BASIS, include_str!("model.rs").as_bytes());
 
 /// Brings a schema-1 hook to schema 2 in memory (docs/state.md): its one session into the
 /// session list, its inline history, checkpoints and receipts into the journal, which the
@@ -421,7 +421,7 @@ fn save_locked(
     hook.version = SCHEMA_VERSION.into();
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
-    hook.redacted_by = crate::redact::Vouched::fingerprint();
+    hook.redacted_by = Vouched::fingerprint();
     hook.plan_sum = seal_plan(&mut hook.steps);
     let json = Clean::json_pretty(hook);
     let path = hook_path(project);
