@@ -5,8 +5,9 @@
 //! working now. Then the task, the step and its attempt, what was being done, the files
 //! touched and what changed since the last checkpoint, the last failed validation with the
 //! lines that say why (and whether a later run passed), the side effects already done, the
-//! intent and its unmet criteria, what to do now, the completed steps as DO NOT REPEAT
-//! (with receipt ids), and the path of HOOK.md. A finished task is one line. It is capped
+//! intent and its unmet criteria, what to do now, the last completed steps as DO NOT
+//! REPEAT (with receipt ids; the ones before them counted, HOOK.md lists them), and the
+//! path of HOOK.md. A finished task is one line. It is capped
 //! (`resume_brief_max_chars`, 4,000; Claude Code moves hook context over 10,000 characters
 //! to a file), cutting the middle, never a verdict or the HOOK.md line.
 
@@ -52,8 +53,9 @@ pub fn render(
 }
 
 fn prompt_paragraph(hook: &Hook, hook_md: &Path, now: DateTime<Utc>) -> String {
+    let outline = hook.outline();
     let step = hook
-        .next_step()
+        .next_step_in(&outline)
         .map(|s| format!("step \"{}\" (attempt {})", s.name, next_attempt(hook, s)))
         .unwrap_or_else(|| "no step in progress".into());
     let crash = if hook.recovery.is_some() {
@@ -92,7 +94,8 @@ fn full(
         .iter()
         .filter_map(|s| s.step.as_deref())
         .collect();
-    let g = guidance(hook);
+    let outline = hook.outline();
+    let g = guidance(hook, &outline);
     // What hands the agent a step another session is working on is left out: it is
     // told so above instead.
     let todo: Vec<&Todo> = g
@@ -119,7 +122,7 @@ fn full(
             r.crash_type, r.reason, r.recommended_action
         ));
     }
-    if let Some((step, used, max)) = exhausted(hook) {
+    if let Some((step, used, max)) = exhausted(hook, &outline) {
         verdict(format!(
             "HUMAN NEEDED: step {} \"{}\" has used {used} of its {max} attempts; do not resume it without the user.",
             step.index + 1,
@@ -165,10 +168,10 @@ fn full(
     }
 
     let mut body = String::new();
-    match (&hook.current_step, hook.next_step()) {
+    match (&hook.current_step, hook.next_step_in(&outline)) {
         (Some(c), step) => {
             let next = step.map(|s| next_attempt(hook, s)).unwrap_or(c.attempt);
-            let resuming = if exhausted(hook).is_some() {
+            let resuming = if exhausted(hook, &outline).is_some() {
                 String::new()
             } else if next != c.attempt {
                 format!(" (resuming makes it attempt {next} of {})", c.max_attempts)
@@ -180,7 +183,7 @@ fn full(
                 "State: {}. Step {} of {} \"{}\", attempt {} of {}{resuming}.",
                 hook.state,
                 c.step_index + 1,
-                hook.steps.len().max(c.step_index + 1),
+                outline.step_count.max(c.step_index + 1),
                 c.step_name,
                 c.attempt,
                 c.max_attempts,
@@ -227,10 +230,16 @@ fn full(
     for (i, t) in todo.iter().enumerate() {
         let _ = writeln!(body, "{}. {t}", i + 1);
     }
-    let done: Vec<_> = hook.completed_steps().collect();
-    if !done.is_empty() {
+    if outline.done_count > 0 {
         let _ = writeln!(body, "DO NOT REPEAT (completed):");
-        for s in done {
+        if outline.done_earlier() > 0 {
+            let _ = writeln!(
+                body,
+                "- {} before these (HOOK.md's Completed Steps lists every one)",
+                crate::text::count(outline.done_earlier() as u64, "step")
+            );
+        }
+        for s in &outline.done {
             let receipts = if s.receipt_ids.is_empty() {
                 String::new()
             } else {
@@ -329,6 +338,41 @@ mod tests {
         assert!(
             b.contains("DO NOT REPEAT (completed):\n- step 1 \"Analyze parser\""),
             "{b}"
+        );
+    }
+
+    /// Many steps done: the brief names the last ten and counts the rest, which HOOK.md
+    /// lists, so that what to do now is never cut for a list of what is done.
+    #[test]
+    fn a_long_plan_done_names_the_last_steps_done_and_counts_the_others() {
+        let now = Utc::now();
+        let mut h = sample();
+        for i in 4..=30 {
+            let (id, name) = (i.to_string(), format!("Part {i}"));
+            h.add_step(&id, &name, "", None, crate::task::StepSource::Task, now);
+            if i <= 20 {
+                h.steps[i - 1].status = crate::task::StepStatus::Completed;
+            }
+        }
+        let b = brief(&h, &Extras::default());
+        assert!(
+            b.contains(
+                "DO NOT REPEAT (completed):\n- 8 steps before these (HOOK.md's Completed Steps lists every one)\n- step 11 \"Part 11\""
+            ),
+            "{b}"
+        );
+        assert!(
+            b.contains("- step 20 \"Part 20\"") && !b.contains("Analyze parser\""),
+            "{b}"
+        );
+        let md = crate::recovery::hookmd::render(&h, now);
+        assert!(
+            md.contains("Do not repeat any of the 8 steps completed before these"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| 1 | Analyze parser |"),
+            "HOOK.md's table lists every one: {md}"
         );
     }
 

@@ -3,7 +3,7 @@
 //! is needed): what HOOK.md and the resume brief share. Derived from the hook alone, so both
 //! always say the same thing.
 
-use crate::task::{Hook, HookState, Step, StepStatus};
+use crate::task::{Hook, HookState, Outline, Step, StepStatus};
 use crate::text::{ago, one_line, truncate};
 use chrono::{DateTime, Utc};
 
@@ -48,27 +48,11 @@ impl std::fmt::Display for Todo {
     }
 }
 
-/// How many of the steps after the one to resume "What to do now" names: the next few
-/// are what an agent acts on, and a long plan listed in full would crowd the rest out of
-/// the brief (HOOK.md's Step Plan lists it all).
-pub const NEXT_STEPS_NAMED: usize = 5;
-
-/// "Then: …": the pending steps after `resume`, the first [`NEXT_STEPS_NAMED`] by name.
-fn then(hook: &Hook, resume: Option<&str>) -> Option<String> {
-    let mut pending = hook
-        .steps
-        .iter()
-        .filter(|s| s.status == StepStatus::Pending && Some(s.name.as_str()) != resume);
-    let named: Vec<String> = pending
-        .by_ref()
-        .take(NEXT_STEPS_NAMED)
-        .map(|s| format!("\"{}\"", s.name))
-        .collect();
-    if named.is_empty() {
-        return None;
-    }
-    let more = pending.count();
-    Some(match more {
+/// "Then: …": the pending steps after `resume`, the first few by name.
+fn then(outline: &Outline, resume: Option<&Step>) -> Option<String> {
+    let then = outline.then(resume)?;
+    let named: Vec<String> = then.named.iter().map(|n| format!("\"{n}\"")).collect();
+    Some(match then.more {
         0 => format!("Then: {}.", named.join(", ")),
         n => format!(
             "Then: {}, and {n} more step{} (HOOK.md's Step Plan lists them).",
@@ -92,8 +76,8 @@ pub fn next_attempt(hook: &Hook, step: &Step) -> u32 {
 /// The attempts the step to resume has left: `Some((step, used, max))` when the next
 /// attempt would be past `max_attempts` (after crashes, failed validations, or both), so
 /// a human must decide; in `recovering` as much as in `awaiting_human`.
-pub fn exhausted(hook: &Hook) -> Option<(&Step, u32, u32)> {
-    let step = hook.next_step()?;
+pub fn exhausted<'a>(hook: &'a Hook, outline: &'a Outline) -> Option<(&'a Step, u32, u32)> {
+    let step = hook.next_step_in(outline)?;
     let max = max_attempts(hook);
     let next = next_attempt(hook, step);
     (next > max || hook.state == HookState::AwaitingHuman).then_some((step, step.attempt, max))
@@ -215,7 +199,8 @@ pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
     lines
 }
 
-pub fn guidance(hook: &Hook) -> Guidance {
+/// What to do now and what not to, for `hook` with its plan's `outline`.
+pub fn guidance(hook: &Hook, outline: &Outline) -> Guidance {
     let mut todo: Vec<Todo> = Vec::new();
     let mut do_not = Vec::new();
     let mut resume = None;
@@ -254,8 +239,9 @@ pub fn guidance(hook: &Hook) -> Guidance {
                     todo.push(format!("Check {w}: it changed since the last checkpoint.").into());
                 }
             }
-            match hook.next_step() {
-                Some(step) if exhausted(hook).is_some() => {
+            let next = hook.next_step_in(outline);
+            match next {
+                Some(step) if exhausted(hook, outline).is_some() => {
                     todo.push(format!(
                         "A human is needed: step {} \"{}\" has used {} of its {} attempts. Do not resume it: tell the user what failed (below) and ask how to go on (retry it with `waymark step start`, skip it, or change the plan).",
                         step.index + 1,
@@ -292,17 +278,24 @@ pub fn guidance(hook: &Hook) -> Guidance {
                     }
                     resume = Some((step.name.clone(), attempt));
                 }
-                None if hook.all_steps_completed() => todo.push(
+                None if outline.all_completed => todo.push(
                     "Every step is completed: verify the result, then finish the task (`waymark task done`).".into(),
                 ),
                 None => todo.push("No step is planned: continue with the user's request.".into()),
             }
-            if let Some(then) = then(hook, resume.as_ref().map(|r| r.0.as_str())) {
+            if let Some(then) = then(outline, next.filter(|_| resume.is_some())) {
                 todo.push(then.into());
             }
         }
     }
-    for s in hook.completed_steps() {
+    // A long plan's completed steps are named in full once, in the Completed Steps table.
+    if outline.done_earlier() > 0 {
+        do_not.push(format!(
+            "Do not repeat any of the {} completed before these (Completed Steps lists every one).",
+            crate::text::count(outline.done_earlier() as u64, "step")
+        ));
+    }
+    for s in &outline.done {
         do_not.push(format!(
             "Do not repeat step {} \"{}\": it is completed.",
             s.index + 1,
@@ -339,7 +332,7 @@ mod tests {
     #[test]
     fn resume_the_running_step_and_do_not_repeat_the_done_one() {
         let h = crate::task::testing::recorded_plan(Utc::now());
-        let g = guidance(&h);
+        let g = guidance(&h, &h.outline());
         assert_eq!(g.resume, Some(("Implement fix".into(), 1)));
         assert!(g.todo.iter().any(|t| {
             t.text
@@ -359,7 +352,7 @@ mod tests {
             let name = format!("Part {i}");
             h.add_step(&id, &name, "", None, crate::task::StepSource::Task, now);
         }
-        let then: Vec<String> = guidance(&h)
+        let then: Vec<String> = guidance(&h, &h.outline())
             .todo
             .into_iter()
             .map(|t| t.text)
@@ -372,7 +365,8 @@ mod tests {
             ]
         );
         // A plan that fits is named whole.
-        let short = guidance(&crate::task::testing::recorded_plan(now));
+        let short = crate::task::testing::recorded_plan(now);
+        let short = guidance(&short, &short.outline());
         assert!(short.todo.iter().any(|t| t.text == "Then: \"Validate\"."));
     }
 }

@@ -5,17 +5,41 @@
 //! attempt that is, what not to repeat and how to check its ground.
 
 use std::fmt::Write;
+use std::ops::Range;
 
 use chrono::{DateTime, Utc};
 
 use crate::recovery::guidance::{facts, guidance};
-use crate::task::{Hook, StepStatus};
+use crate::task::{Hook, ReceiptSummary, Step, StepStatus};
 use crate::text::{ago, one_line, stamp, truncate};
 
 /// Renders the whole recovery file.
 pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
+    let (head, tail) = around(hook, now);
+    head + &listing(&hook.steps, &hook.recent_receipts) + &tail
+}
+
+/// The listing's first line, and the first lines of what may come after it.
+const LISTING: &str = "\n## Completed Steps — DO NOT REPEAT\n";
+const AFTER_LISTING: [&str; 2] = ["\n## Validation Receipts\n", "\n## Checkpoint Timeline\n"];
+
+/// Where the listing stands in `md`, a HOOK.md as [`render`] writes it (`None` for a
+/// file laid out otherwise). What it finds is only taken when its sum holds
+/// (`task::store`): a step named like a heading costs a render, never a wrong page.
+pub fn find_listing(md: &str) -> Option<Range<usize>> {
+    let start = md.find(LISTING)?;
+    let end = AFTER_LISTING
+        .iter()
+        .filter_map(|h| md[start..].find(h))
+        .min()?;
+    Some(start..start + end)
+}
+
+/// HOOK.md but its listing: the text before it, and the text after it.
+pub fn around(hook: &Hook, now: DateTime<Utc>) -> (String, String) {
     let mut md = String::with_capacity(4096);
-    let g = guidance(hook);
+    let outline = hook.outline();
+    let g = guidance(hook, &outline);
     let _ = writeln!(md, "# HOOK: {}\n", hook.task_id);
     let _ = writeln!(
         md,
@@ -47,7 +71,7 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
                 md,
                 "- **Step:** {} of {} — \"{}\" (id `{}`)",
                 c.step_index + 1,
-                hook.steps.len().max(c.step_index + 1),
+                outline.step_count.max(c.step_index + 1),
                 c.step_name,
                 c.step_id
             );
@@ -136,75 +160,12 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
         let _ = writeln!(md, "- {line}");
     }
 
+    let head = std::mem::take(&mut md);
+
     // Only the newest receipts and checkpoints, which hook.json keeps: a task's whole
     // history of them is `waymark receipts` / `waymark checkpoints`, and reading its logs
     // on every save would make a long task's every change dearer.
     let recent = &hook.recent_receipts;
-    let _ = writeln!(md, "\n## Completed Steps — DO NOT REPEAT\n");
-    let done: Vec<_> = hook.completed_steps().collect();
-    if done.is_empty() {
-        let _ = writeln!(md, "None yet.");
-    } else {
-        let _ = writeln!(
-            md,
-            "| # | Step | Completed | Attempts | Receipts |\n|---|---|---|---|---|"
-        );
-        for s in done {
-            let receipts = if s.receipt_ids.is_empty() {
-                "—".to_string()
-            } else {
-                s.receipt_ids
-                    .iter()
-                    .map(|id| match recent.iter().find(|r| &r.receipt_id == id) {
-                        Some(r) => format!(
-                            "`{id}` (`{}` → exit {})",
-                            one_line(&truncate(&r.command, 60)),
-                            r.exit_code
-                        ),
-                        None => format!("`{id}`"),
-                    })
-                    .collect::<Vec<_>>()
-                    .join("<br>")
-            };
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {} | {} |",
-                s.index + 1,
-                s.name.replace('|', "\\|"),
-                s.completed_at.map(stamp).unwrap_or_default(),
-                s.attempt.max(1),
-                receipts
-            );
-        }
-    }
-
-    let _ = writeln!(md, "\n## Step Plan\n");
-    if hook.steps.is_empty() {
-        let _ = writeln!(md, "No steps planned.");
-    } else {
-        for s in &hook.steps {
-            let mark = match s.status {
-                StepStatus::Completed => "[x]",
-                StepStatus::InProgress => "[>]",
-                StepStatus::Failed => "[!]",
-                StepStatus::Deleted => "[-]",
-                StepStatus::Pending => "[ ]",
-            };
-            let _ = writeln!(
-                md,
-                "- {mark} {}. {} — {}{}",
-                s.index + 1,
-                s.name,
-                s.status.as_str(),
-                if s.attempt > 0 {
-                    format!(", attempt {}", s.attempt)
-                } else {
-                    String::new()
-                }
-            );
-        }
-    }
-
     if !recent.is_empty() {
         let _ = writeln!(md, "\n## Validation Receipts\n");
         let _ = writeln!(
@@ -295,6 +256,82 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
         crate::text::count(hook.history_count, "event"),
         crate::task::store::sanitize(&hook.task_id)
     );
+    (head, md)
+}
+
+/// HOOK.md's listing of the plan: the Completed Steps table and the Step Plan. A function
+/// of the steps and of the newest receipts alone (the ones the table names), so that a
+/// save that changes neither takes it back from the HOOK.md it wrote.
+pub fn listing(steps: &[Step], recent: &[ReceiptSummary]) -> String {
+    let mut md = String::with_capacity(128 + 64 * steps.len());
+    let _ = writeln!(md, "{LISTING}");
+    let done: Vec<_> = steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Completed)
+        .collect();
+    if done.is_empty() {
+        let _ = writeln!(md, "None yet.");
+    } else {
+        let _ = writeln!(
+            md,
+            "| # | Step | Completed | Attempts | Receipts |\n|---|---|---|---|---|"
+        );
+        for s in done {
+            let receipts = if s.receipt_ids.is_empty() {
+                "—".to_string()
+            } else {
+                s.receipt_ids
+                    .iter()
+                    .map(|id| match recent.iter().find(|r| &r.receipt_id == id) {
+                        Some(r) => format!(
+                            "`{id}` (`{}` → exit {})",
+                            one_line(&truncate(&r.command, 60)),
+                            r.exit_code
+                        ),
+                        None => format!("`{id}`"),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("<br>")
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {} |",
+                s.index + 1,
+                s.name.replace('|', "\\|"),
+                s.completed_at.map(stamp).unwrap_or_default(),
+                s.attempt.max(1),
+                receipts
+            );
+        }
+    }
+
+    let _ = writeln!(md, "\n## Step Plan\n");
+    if steps.is_empty() {
+        let _ = writeln!(md, "No steps planned.");
+    } else {
+        for s in steps {
+            let mark = match s.status {
+                StepStatus::Completed => "[x]",
+                StepStatus::InProgress => "[>]",
+                StepStatus::Failed => "[!]",
+                StepStatus::Deleted => "[-]",
+                StepStatus::Pending => "[ ]",
+            };
+            let _ = writeln!(
+                md,
+                "- {mark} {}. {} — {}{}",
+                s.index + 1,
+                s.name,
+                s.status.as_str(),
+                if s.attempt > 0 {
+                    format!(", attempt {}", s.attempt)
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+
     md
 }
 
@@ -322,5 +359,9 @@ mod tests {
         assert!(md.contains("Do not repeat step 1 \"Analyze parser\""));
         assert!(md.contains("`src/parser.rs`"));
         assert!(md.contains("No checkpoint yet."));
+        // The listing is found where it stands, whole.
+        let listing = listing(&h.steps, &h.recent_receipts);
+        assert_eq!(&md[find_listing(&md).unwrap()], listing);
+        assert!(listing.contains("## Step Plan") && listing.ends_with("— pending\n"));
     }
 }

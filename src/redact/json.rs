@@ -60,6 +60,25 @@ impl Clean {
         self.0.is_empty()
     }
 
+    /// Clean parts one after the other. Each part went through the rules on its own: the
+    /// caller joins them where no secret can straddle the seam (HOOK.md joins its listing
+    /// of the plan at section headings).
+    pub fn concat(parts: &[&Clean]) -> Clean {
+        Clean(parts.iter().flat_map(|p| p.as_bytes()).copied().collect())
+    }
+
+    /// What a file records to prove this text is the one this redactor made
+    /// ([`Clean::proven`]); as [`Vouched::sum`], `kind` names what it stands for.
+    pub fn sum(&self, kind: u64) -> String {
+        sum_of(self.as_str(), kind)
+    }
+
+    /// `text` read back from a file, when `sum` is its [`Clean::sum`] of the same `kind`:
+    /// the text this redactor made (the sum is seeded with its fingerprint), so clean.
+    pub fn proven(text: &str, sum: &str, kind: u64) -> Option<Clean> {
+        (sum == sum_of(text, kind)).then(|| Clean(text.as_bytes().to_vec()))
+    }
+
     /// Appends a newline (a JSONL record, a line of text).
     pub fn with_newline(mut self) -> Clean {
         self.0.push(b'\n');

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::machine::HookState;
+use super::outline::Outline;
 use crate::receipt::ValidationReceipt;
 use crate::redact::Vouched;
 
@@ -115,6 +116,16 @@ pub struct Hook {
     /// with the fingerprint, what lets a load leave the plan unparsed until it is read.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub plan_sum: String,
+    /// What recovery says of the plan besides listing it ([`Outline`]), drawn from it at
+    /// the save that changed it. Proven with the plan by `plan_sum`; read through
+    /// [`Hook::outline`], which draws it anew for a plan changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outline: Option<Outline>,
+    /// The sum of HOOK.md's listing of the plan (its Completed Steps and Step Plan) as
+    /// the save that wrote it rendered it: a save that changes neither the plan nor the
+    /// receipts it names takes the listing back from HOOK.md (docs/state.md).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub listed: String,
     /// The step plan (ATLAS kept it in its task template). Written last, so that a load
     /// finds where it ends without reading it (docs/state.md).
     #[serde(default)]
@@ -350,7 +361,7 @@ struct Base {
 
 impl Steps {
     /// A plan to be parsed from `json` when first read: JSON this waymark wrote, proven so
-    /// by its sum, which therefore parses.
+    /// by its sum, which therefore parses; never `[]` (an empty plan is parsed as read).
     pub fn unparsed(json: Vouched) -> Steps {
         Steps {
             loaded: Arc::default(),
@@ -369,8 +380,13 @@ impl Steps {
         self.read.as_ref()
     }
 
+    /// Whether there is no step, answered without a parse: a plan kept unparsed is never
+    /// empty (an empty one, `[]`, is parsed as it is read).
+    pub fn is_empty(&self) -> bool {
+        self.loaded.get().is_some_and(|l| l.steps.is_empty())
+    }
+
     /// Whether the plan has been parsed (a plan read lazily is not until something reads it).
-    #[cfg(test)]
     pub fn is_parsed(&self) -> bool {
         self.loaded.get().is_some()
     }
@@ -483,16 +499,16 @@ impl Serialize for Steps {
                 }
             }
         }
-        let steps = &self.loaded().steps;
         match &self.read {
-            Some(json) => json.serialize_or(s, || steps.as_slice()),
+            Some(json) => json.serialize_or(s, || self.loaded().steps.as_slice()),
             None if self.base.is_some() => s.collect_seq(
-                steps
+                self.loaded()
+                    .steps
                     .iter()
                     .enumerate()
                     .map(|(i, step)| Item(step, self.as_read(i, step))),
             ),
-            None => steps.as_slice().serialize(s),
+            None => self.loaded().steps.as_slice().serialize(s),
         }
     }
 }

@@ -15,6 +15,7 @@
 //! - activity with no step at all starts an implicit step, so that files touched are
 //!   never lost for want of a plan.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -22,6 +23,7 @@ use serde_json::Value;
 
 use super::machine::{self, HookState, TransitionError};
 use super::model::*;
+use super::outline::Outline;
 
 /// What the caller must do after a change.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +75,8 @@ impl Hook {
             schema_version: SCHEMA_VERSION.into(),
             redacted_by: String::new(),
             plan_sum: String::new(),
+            outline: None,
+            listed: String::new(),
             journal: Journal {
                 history: vec![HookEvent {
                     timestamp: now,
@@ -544,6 +548,26 @@ impl Hook {
                     .find(|s| s.status == StepStatus::InProgress)
             })
             .or_else(|| self.steps.iter().find(|s| s.status == StepStatus::Pending))
+    }
+
+    /// The plan's outline: the one read with the plan while the plan is as read (proven
+    /// by its sum), else drawn from the steps.
+    pub fn outline(&self) -> Cow<'_, Outline> {
+        match &self.outline {
+            Some(o) if self.steps.read_json().is_some() => Cow::Borrowed(o),
+            _ => Cow::Owned(Outline::of(&self.steps)),
+        }
+    }
+
+    /// [`Hook::next_step`] as `outline` (this hook's) tells it: the plan is read only
+    /// when the current step is not the outline's next one.
+    pub fn next_step_in<'a>(&'a self, outline: &'a Outline) -> Option<&'a Step> {
+        match (&self.current_step, &outline.next) {
+            (Some(c), next) if next.as_ref().is_none_or(|n| n.id != c.step_id) => {
+                self.step(&c.step_id).or(next.as_ref())
+            }
+            (_, next) => next.as_ref(),
+        }
     }
 
     /// What the agent was doing: the current step's activeForm/subject, else the prompt.

@@ -19,10 +19,13 @@ use chrono::{DateTime, Utc};
 
 use super::machine::HookState;
 use super::model::{
-    Hook, Journal, RECENT_CHECKPOINTS, RECENT_RECEIPTS, SCHEMA_VERSION, Step, StepCheckpoint, Steps,
+    Hook, Journal, RECENT_CHECKPOINTS, RECENT_RECEIPTS, ReceiptSummary, SCHEMA_VERSION, Step,
+    StepCheckpoint, Steps,
 };
+use super::outline::Outline;
 use crate::project::Project;
 use crate::receipt::ValidationReceipt;
+use crate::recovery::hookmd;
 use crate::redact::{Clean, Vouched};
 use crate::store::{self, FileLock};
 
@@ -109,6 +112,7 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
         {
             if readable(&hook.schema_version) {
                 hook.redacted_by.clear();
+                forget_unproven_outline(&mut hook);
                 migrate(&mut hook);
                 return Ok(hook);
             }
@@ -128,8 +132,19 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     }
     let mut hook: Hook = serde_json::from_value(value)
         .map_err(|e| StoreError::Corrupt(format!("not a task: {e}")))?;
+    forget_unproven_outline(&mut hook);
     migrate(&mut hook);
     Ok(hook)
+}
+
+/// What a file says it derived from its plan (the outline, the listing's sum) is taken
+/// only with a plan its sum proves, one left unparsed: beside a plan edited by hand, or
+/// written by another build, it would be stale.
+fn forget_unproven_outline(hook: &mut Hook) {
+    if hook.steps.is_parsed() {
+        hook.outline = None;
+        hook.listed.clear();
+    }
 }
 
 /// A hook.json as waymark writes it, its plan read on its own: the JSON value after the
@@ -157,7 +172,8 @@ fn with_written_plan(text: &str) -> Option<Hook> {
         let (plan, after) = (&text[start..last.len()], &text[last.len()..]);
         if let Ok(mut hook) = serde_json::from_str::<Hook>(&[&text[..start], "[]", after].concat())
         {
-            if let Some(json) = Vouched::proven(plan, &hook.redacted_by, &hook.plan_sum, PLAN) {
+            let kind = plan_kind(hook.outline.as_ref());
+            if let Some(json) = Vouched::proven(plan, &hook.redacted_by, &hook.plan_sum, kind) {
                 hook.steps = Steps::unparsed(json);
                 return Some(hook);
             }
@@ -173,28 +189,84 @@ fn with_written_plan(text: &str) -> Option<Hook> {
     Some(hook)
 }
 
-/// Makes the plan's JSON for this save, if it changed (serialized alone, as a member of
-/// an object, so that it stands as deep as in hook.json: the save writes it whole and the
-/// next load can prove it), and returns its sum.
-fn seal_plan(steps: &mut Steps) -> String {
+/// Seals what this save writes of the plan: its JSON, its outline, the sum that proves
+/// both, and HOOK.md's listing of it, which it returns, with the listing's sum.
+///
+/// A plan as read and proven keeps the outline read with it, and its listing is taken
+/// back from HOOK.md when the listing's sum holds there. Otherwise the outline is drawn,
+/// and the listing rendered, anew. The JSON is made only for a changed plan (serialized
+/// alone, as a member of an object, so that it stands as deep as in hook.json: the save
+/// writes it whole and the next load can prove it).
+fn seal_plan(project: &Project, hook: &mut Hook) -> Clean {
     #[derive(serde::Serialize)]
     struct Plan<'a> {
         steps: &'a Steps,
     }
-    if steps.read_json().is_none() {
-        let object = Clean::json_pretty(&Plan { steps });
+    let kept = hook.steps.read_json().is_some() && hook.outline.is_some();
+    if !kept {
+        hook.outline = Some(Outline::of(&hook.steps));
+    }
+    if hook.steps.read_json().is_none() {
+        let object = Clean::json_pretty(&Plan { steps: &hook.steps });
         if let Some(json) = Vouched::last_member(&object, "steps") {
-            steps.keep_read(json);
+            hook.steps.keep_read(json);
         }
     }
-    steps.read_json().map(|j| j.sum(PLAN)).unwrap_or_default()
+    hook.plan_sum = hook
+        .steps
+        .read_json()
+        .map(|j| j.sum(plan_kind(hook.outline.as_ref())))
+        .unwrap_or_default();
+    let kind = listing_kind(&hook.recent_receipts);
+    let listing = kept
+        .then(|| listing_kept(project, &hook.listed, kind))
+        .flatten()
+        .unwrap_or_else(|| Clean::text(&hookmd::listing(&hook.steps, &hook.recent_receipts)));
+    hook.listed = listing.sum(kind);
+    listing
 }
 
 /// What the plan's sum says it is: a hash of the source that defines a step and how it is
-/// read (src/task/model.rs). A waymark built from another version of that file (the same
-/// version number, built from another commit) parses a plan it did not write rather than
-/// trusting that it parses.
-const PLAN: u64 = crate::text::fnv1a(crate::text::FNV_BASIS, include_str!("model.rs").as_bytes());
+/// read (src/task/model.rs), and its outline (src/task/outline.rs). A waymark built from
+/// another version of those files (the same version number, built from another commit)
+/// parses a plan it did not write rather than trusting that it parses.
+const PLAN: u64 = {
+    use crate::text::{FNV_BASIS, fnv1a};
+    let model = fnv1a(FNV_BASIS, include_str!("model.rs").as_bytes());
+    fnv1a(model, include_str!("outline.rs").as_bytes())
+};
+
+/// The kind of the plan's sum: [`PLAN`] and the outline written with it, so that the sum
+/// proves the outline too.
+fn plan_kind(outline: Option<&Outline>) -> u64 {
+    let json = serde_json::to_vec(&outline).expect("an outline serializes");
+    crate::text::fnv1a(PLAN, &json)
+}
+
+/// The kind of the listing's sum: the source that renders it (src/recovery/hookmd.rs) and
+/// what it shows of the newest receipts, the rest of what it is made from.
+fn listing_kind(receipts: &[ReceiptSummary]) -> u64 {
+    use crate::text::{FNV_BASIS, fnv1a};
+    const LISTING: u64 = fnv1a(FNV_BASIS, include_str!("../recovery/hookmd.rs").as_bytes());
+    receipts.iter().fold(LISTING, |h, r| {
+        let h = fnv1a(fnv1a(h, r.receipt_id.as_bytes()), r.command.as_bytes());
+        fnv1a(h, &r.exit_code.to_le_bytes())
+    })
+}
+
+/// HOOK.md's listing as a save wrote it, when `listed`, its sum of `kind`, proves it.
+fn listing_kept(project: &Project, listed: &str, kind: u64) -> Option<Clean> {
+    /// A HOOK.md larger than this is not the one waymark wrote (the listing of
+    /// [`MAX_STEPS`](super::MAX_STEPS) steps is a few hundred KiB): it is rendered anew.
+    const MAX_HOOK_MD: u64 = 4 << 20;
+    let path = project.state_file(HOOK_MD);
+    if listed.is_empty() || fs::symlink_metadata(&path).ok()?.len() > MAX_HOOK_MD {
+        return None;
+    }
+    let bytes = store::read(&path, &[]).ok()?;
+    let md = std::str::from_utf8(&bytes).ok()?;
+    Clean::proven(&md[hookmd::find_listing(md)?], listed, kind)
+}
 
 /// Brings a schema-1 hook to schema 2 in memory (docs/state.md): its one session into the
 /// session list, its inline history, checkpoints and receipts into the journal, which the
@@ -422,18 +494,19 @@ fn save_locked(
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
     hook.redacted_by = Vouched::fingerprint();
-    hook.plan_sum = seal_plan(&mut hook.steps);
+    let listing = seal_plan(project, hook);
     let json = Clean::json_pretty(hook);
     let path = hook_path(project);
     // A task is archived before hook.json says it is finished: if the archive cannot be
     // written, the task stays unfinished (and is finished at the next chance) rather than
     // finished with no copy, to be replaced by the next task (the disk test found it).
+    let md = hook_md(hook, &listing);
     if hook.state.is_terminal() && before.is_none_or(|b| !b.state.is_terminal()) {
-        archive(project, hook, &json)?;
+        archive(project, hook, &json, &md)?;
     }
     store::replace_keeping_previous(&path, &path.with_extension("json.bak"), &json)?;
     crate::faults::at("store.saved");
-    write_hook_md(project, hook)?;
+    store::write_regenerable(&project.state_file(HOOK_MD), &md)?;
     Ok(unsynced)
 }
 
@@ -596,18 +669,24 @@ pub fn read_log<T: serde::de::DeserializeOwned>(
 /// Regenerates HOOK.md from a hook (the hook alone: it keeps the newest checkpoints and
 /// receipts, so no log is read).
 pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
-    let md = crate::recovery::hookmd::render(hook, chrono::Utc::now());
-    store::write_regenerable(&project.state_file(HOOK_MD), &Clean::text(&md))
+    let listing = Clean::text(&hookmd::listing(&hook.steps, &hook.recent_receipts));
+    store::write_regenerable(&project.state_file(HOOK_MD), &hook_md(hook, &listing))
+}
+
+/// HOOK.md for `hook`, around `listing`, its listing of the plan (redacted on its own:
+/// it starts and ends at a section heading, where no secret can straddle the seam).
+fn hook_md(hook: &Hook, listing: &Clean) -> Clean {
+    let (head, tail) = hookmd::around(hook, chrono::Utc::now());
+    Clean::concat(&[&Clean::text(&head), listing, &Clean::text(&tail)])
 }
 
 /// Copies a finished task's hook.json and HOOK.md into `tasks/<id>/`.
-fn archive(project: &Project, hook: &Hook, json: &Clean) -> io::Result<()> {
+fn archive(project: &Project, hook: &Hook, json: &Clean, md: &Clean) -> io::Result<()> {
     let dir = task_dir(project, &hook.task_id);
     no_links_to(project, &dir)?;
     store::make_dir(&dir)?;
     store::write_atomic(&dir.join(HOOK_JSON), json)?;
-    let md = crate::recovery::hookmd::render(hook, chrono::Utc::now());
-    store::write_atomic(&dir.join(HOOK_MD), &Clean::text(&md))
+    store::write_atomic(&dir.join(HOOK_MD), md)
 }
 
 /// Refuses to write into `tasks/` or `tasks/<id>/` when either is a symbolic link.
@@ -696,6 +775,75 @@ mod tests {
         let from = text.find("\"steps\": ").unwrap();
         let to = text.trim_end().strip_suffix('}').unwrap().len();
         text[from..to].to_string()
+    }
+
+    /// A save that changes neither the plan nor the receipts HOOK.md names writes HOOK.md
+    /// from the outline hook.json keeps and the listing HOOK.md holds: the plan is not
+    /// parsed. A listing edited in HOOK.md, a receipt it names coming in, a plan edited in
+    /// hook.json: each is rendered anew from the plan.
+    #[test]
+    fn a_save_that_leaves_the_plan_alone_writes_hook_md_without_parsing_it() {
+        use crate::task::{ReceiptSummary, StepSource, StepStatus};
+        let (_d, p, now) = one_step_task();
+        update(&p, now, |h| {
+            let hook = h.as_mut().unwrap();
+            hook.add_step("2", "Test", "", None, StepSource::Task, now);
+            hook.set_step_status("1", StepStatus::InProgress, 3, now)
+                .unwrap();
+            hook.set_step_status("1", StepStatus::Completed, 3, now)
+                .unwrap();
+            hook.steps[0].receipt_ids.push("rcpt-1".into());
+        })
+        .unwrap();
+        let md_path = p.state_file(HOOK_MD);
+        let read_md = || fs::read_to_string(&md_path).unwrap();
+        let listing = |md: &str| md[hookmd::find_listing(md).unwrap()].to_string();
+        let save = || {
+            let saved = update(&p, now, |h| {
+                let hook = h.as_mut().unwrap();
+                hook.history_count += 1;
+            })
+            .unwrap();
+            saved.hook.unwrap().steps.is_parsed()
+        };
+        let first = read_md();
+
+        assert!(!save(), "the plan is not parsed");
+        let md = read_md();
+        assert_eq!(listing(&md), listing(&first));
+        assert!(
+            md.contains("Start step 2 \"Test\" (attempt 1 of 3)"),
+            "{md}"
+        );
+        assert!(md.contains("Do not repeat step 1 \"Parse\""), "{md}");
+        assert!(md.contains("| 1 | Parse |") && md.contains("- [ ] 2. Test — pending"));
+
+        fs::write(&md_path, md.replace("- [ ] 2. Test", "- [x] 2. Test")).unwrap();
+        assert!(save(), "a listing edited in HOOK.md is rendered anew");
+        assert_eq!(listing(&read_md()), listing(&first));
+
+        update(&p, now, |h| {
+            h.as_mut().unwrap().recent_receipts.push(ReceiptSummary {
+                receipt_id: "rcpt-1".into(),
+                step_name: "Parse".into(),
+                command: "cargo test".into(),
+                exit_code: 0,
+                duration: "1s".into(),
+                observed: true,
+                completed_at: now,
+            })
+        })
+        .unwrap();
+        assert!(read_md().contains("`rcpt-1` (`cargo test` → exit 0)"));
+        assert!(!save(), "and kept from then on");
+
+        let text = fs::read_to_string(hook_path(&p)).unwrap();
+        fs::write(hook_path(&p), text.replace("\"Test\"", "\"Test all\"")).unwrap();
+        assert!(save(), "a plan edited by hand is parsed");
+        let md = read_md();
+        assert!(md.contains("Start step 2 \"Test all\""), "{md}");
+        assert!(md.contains("- [ ] 2. Test all — pending"), "{md}");
+        assert!(!save());
     }
 
     #[test]
@@ -810,8 +958,13 @@ mod tests {
         let hook: Hook = serde_json::from_str(&saved).unwrap();
         let json = &saved[saved.find("\"steps\": ").unwrap() + 9..saved.trim_end().len() - 2];
         let stamp = crate::redact::Vouched::fingerprint();
-        assert!(Vouched::proven(json, &stamp, &hook.plan_sum, PLAN).is_some());
-        assert!(Vouched::proven(json, &stamp, &hook.plan_sum, PLAN ^ 1).is_none());
+        let kind = plan_kind(hook.outline.as_ref());
+        assert!(Vouched::proven(json, &stamp, &hook.plan_sum, kind).is_some());
+        assert!(Vouched::proven(json, &stamp, &hook.plan_sum, kind ^ 1).is_none());
+        // And the outline saved with it: an outline edited by hand is not taken.
+        let mut other = hook.outline.clone().unwrap();
+        other.step_count += 1;
+        assert!(Vouched::proven(json, &stamp, &hook.plan_sum, plan_kind(Some(&other))).is_none());
 
         // Edited by hand: a renamed step is kept, a broken one restores the .bak.
         fs::write(&path, saved.replace("\"Parse\"", "\"Parse all\"")).unwrap();
@@ -839,8 +992,9 @@ mod tests {
         let spaced = text.replace("\"Test\"", "  \"Test\"  ");
         let json = &spaced[spaced.find("\"steps\": ").unwrap() + 9..spaced.trim_end().len() - 2];
         let (_, parsed) = Vouched::parse_first::<Vec<Step>>(json).unwrap();
-        let sum = parsed.vouch(&Vouched::fingerprint()).unwrap().sum(PLAN);
-        let old_sum = serde_json::from_str::<Hook>(&text).unwrap().plan_sum;
+        let old = serde_json::from_str::<Hook>(&text).unwrap();
+        let (old_sum, kind) = (old.plan_sum, plan_kind(old.outline.as_ref()));
+        let sum = parsed.vouch(&Vouched::fingerprint()).unwrap().sum(kind);
         fs::write(&path, spaced.replace(&old_sum, &sum)).unwrap();
 
         update(&p, now, |h| {

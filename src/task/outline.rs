@@ -1,0 +1,190 @@
+//! The plan's outline: what recovery says of a plan besides listing it. How many steps,
+//! the one to resume, the next few, the last few done.
+//!
+//! HOOK.md and the resume brief need it at every save and every SessionStart. It is drawn
+//! from the steps when the plan changes, and kept in hook.json beside the plan, proven
+//! with it by `plan_sum` (docs/state.md). So an event that leaves a plan of a hundred
+//! steps alone does not parse it to say which step comes next.
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{Step, StepStatus};
+
+/// How many of the pending steps after the one to resume are named ("Then: …"). The next
+/// few are what an agent acts on; a long plan listed in full would crowd the rest out of
+/// the brief (HOOK.md's Step Plan lists it all).
+pub const NEXT_STEPS_NAMED: usize = 5;
+
+/// How many of the completed steps, the last ones in plan order, the brief and HOOK.md's
+/// DO NOT name one by one. HOOK.md's Completed Steps table lists every one.
+pub const DONE_STEPS_NAMED: usize = 10;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outline {
+    /// How many steps the plan has.
+    pub step_count: usize,
+    /// The first step in progress, else the first pending one: the step to resume unless
+    /// the current step is another (`Hook::next_step`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<Step>,
+    /// Every step that is not deleted is completed (and there is one).
+    #[serde(default)]
+    pub all_completed: bool,
+    /// The first pending steps: one more than [`NEXT_STEPS_NAMED`], so that the step to
+    /// resume can be left out of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<Named>,
+    /// How many steps are pending.
+    #[serde(default)]
+    pub pending_count: usize,
+    /// The last [`DONE_STEPS_NAMED`] completed steps, in plan order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub done: Vec<Done>,
+    /// How many steps are completed.
+    #[serde(default)]
+    pub done_count: usize,
+}
+
+/// A step by its id and name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Named {
+    pub id: String,
+    pub name: String,
+}
+
+/// A completed step as the brief and DO NOT name it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Done {
+    pub index: usize,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub receipt_ids: Vec<String>,
+}
+
+/// "Then: …": the pending steps after the one to resume, the first few by name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Then<'a> {
+    pub named: Vec<&'a str>,
+    pub more: usize,
+}
+
+impl Outline {
+    /// The outline of `steps`.
+    pub fn of(steps: &[Step]) -> Outline {
+        let with = |status| steps.iter().filter(move |s| s.status == status);
+        let pending: Vec<&Step> = with(StepStatus::Pending).collect();
+        let done: Vec<&Step> = with(StepStatus::Completed).collect();
+        let live = steps.len() - with(StepStatus::Deleted).count();
+        Outline {
+            step_count: steps.len(),
+            next: with(StepStatus::InProgress)
+                .next()
+                .or(pending.first().copied())
+                .cloned(),
+            all_completed: live > 0 && live == done.len(),
+            pending: pending
+                .iter()
+                .take(NEXT_STEPS_NAMED + 1)
+                .map(|s| Named {
+                    id: s.id.clone(),
+                    name: s.name.clone(),
+                })
+                .collect(),
+            pending_count: pending.len(),
+            done: done[done.len().saturating_sub(DONE_STEPS_NAMED)..]
+                .iter()
+                .map(|s| Done {
+                    index: s.index,
+                    name: s.name.clone(),
+                    receipt_ids: s.receipt_ids.clone(),
+                })
+                .collect(),
+            done_count: done.len(),
+        }
+    }
+
+    /// The pending steps after `resume` (the step to resume, if any), the first
+    /// [`NEXT_STEPS_NAMED`] by name; `None` when there is none.
+    pub fn then(&self, resume: Option<&Step>) -> Option<Then<'_>> {
+        let is_resumed = |id: &str| resume.is_some_and(|r| r.id == id);
+        let named: Vec<&str> = self
+            .pending
+            .iter()
+            .filter(|n| !is_resumed(&n.id))
+            .take(NEXT_STEPS_NAMED)
+            .map(|n| n.name.as_str())
+            .collect();
+        if named.is_empty() {
+            return None;
+        }
+        // The step to resume, when pending, is one of the pending steps counted.
+        let resumed = resume.is_some_and(|r| r.status == StepStatus::Pending) as usize;
+        let more = self.pending_count.saturating_sub(resumed + named.len());
+        Some(Then { named, more })
+    }
+
+    /// How many completed steps come before the ones [`Outline::done`] names.
+    pub fn done_earlier(&self) -> usize {
+        self.done_count - self.done.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::StepSource;
+    use chrono::Utc;
+
+    fn plan(statuses: &[StepStatus]) -> Vec<Step> {
+        let now = Utc::now();
+        let mut h = crate::task::Hook::new("t", "w", 0, now);
+        for (i, status) in statuses.iter().enumerate() {
+            let id = (i + 1).to_string();
+            h.add_step(
+                &id,
+                &format!("Part {}", i + 1),
+                "",
+                None,
+                StepSource::Task,
+                now,
+            );
+            h.steps[i].status = *status;
+        }
+        h.steps.to_vec()
+    }
+
+    #[test]
+    fn names_the_step_to_resume_the_next_few_and_the_last_ones_done() {
+        use StepStatus::*;
+        let mut statuses = vec![Completed; 12];
+        statuses.extend([Deleted, InProgress]);
+        statuses.extend(vec![Pending; 8]);
+        let o = Outline::of(&plan(&statuses));
+        assert_eq!(o.step_count, 22);
+        assert_eq!(o.next.as_ref().map(|s| s.name.as_str()), Some("Part 14"));
+        assert!(!o.all_completed);
+        assert_eq!((o.done_count, o.done_earlier()), (12, 2));
+        assert_eq!(o.done[0].name, "Part 3");
+        let then = o.then(o.next.as_ref()).unwrap();
+        assert_eq!(
+            then.named,
+            ["Part 15", "Part 16", "Part 17", "Part 18", "Part 19"]
+        );
+        assert_eq!(then.more, 3);
+    }
+
+    #[test]
+    fn a_pending_step_to_resume_is_left_out_of_what_comes_then() {
+        use StepStatus::*;
+        let o = Outline::of(&plan(&[Completed, Pending, Pending, Deleted]));
+        let next = o.next.clone().unwrap();
+        assert_eq!(next.name, "Part 2");
+        let then = o.then(Some(&next)).unwrap();
+        assert_eq!((then.named, then.more), (vec!["Part 3"], 0));
+        // With no step to resume (a human must decide), the next one is named too.
+        assert_eq!(o.then(None).unwrap().named, ["Part 2", "Part 3"]);
+        let all = Outline::of(&plan(&[Completed, Deleted, Completed]));
+        assert!(all.all_completed && all.next.is_none() && all.then(None).is_none());
+        assert!(!Outline::of(&[]).all_completed);
+    }
+}
