@@ -70,13 +70,13 @@ impl Clean {
     /// What a file records to prove this text is the one this redactor made
     /// ([`Clean::proven`]); as [`Vouched::sum`], `kind` names what it stands for.
     pub fn sum(&self, kind: u64) -> String {
-        sum_of(self.as_str(), kind)
+        sum_of(&[self.as_str()], kind)
     }
 
     /// `text` read back from a file, when `sum` is its [`Clean::sum`] of the same `kind`:
     /// the text this redactor made (the sum is seeded with its fingerprint), so clean.
     pub fn proven(text: &str, sum: &str, kind: u64) -> Option<Clean> {
-        (sum == sum_of(text, kind)).then(|| Clean(text.as_bytes().to_vec()))
+        (sum == sum_of(&[text], kind)).then(|| Clean(text.as_bytes().to_vec()))
     }
 
     /// Appends a newline (a JSONL record, a line of text).
@@ -114,7 +114,20 @@ impl Vouched {
     /// is one whole JSON value this waymark made, and parses as what it stands for. Not
     /// parsed here: that is what it saves.
     pub fn proven(json: &str, stamp: &str, sum: &str, kind: u64) -> Option<Vouched> {
-        (stamp == Self::fingerprint() && sum == sum_of(json, kind)).then(|| Vouched(json.into()))
+        let [json] = Self::proven_all([json], stamp, sum, kind)?;
+        Some(json)
+    }
+
+    /// [`Vouched::proven`] for JSON values a file proves with one sum
+    /// ([`Vouched::sum_all`]): the plan and its outline.
+    pub fn proven_all<const N: usize>(
+        jsons: [&str; N],
+        stamp: &str,
+        sum: &str,
+        kind: u64,
+    ) -> Option<[Vouched; N]> {
+        (stamp == Self::fingerprint() && sum == sum_of(&jsons, kind))
+            .then(|| jsons.map(|json| Vouched(json.into())))
     }
 
     /// What a file records to prove this JSON is the one this waymark wrote
@@ -122,7 +135,13 @@ impl Vouched {
     /// it (a hash of the source that does), so that a build with another definition never
     /// takes it unparsed.
     pub fn sum(&self, kind: u64) -> String {
-        sum_of(&self.0, kind)
+        sum_of(&[&self.0], kind)
+    }
+
+    /// The one sum of several ([`Vouched::proven_all`]), in their order.
+    pub fn sum_all(jsons: &[&Vouched], kind: u64) -> String {
+        let texts: Vec<&str> = jsons.iter().map(|j| j.as_str()).collect();
+        sum_of(&texts, kind)
     }
 
     /// This redactor's [`FINGERPRINT`](super::FINGERPRINT), as files record it.
@@ -244,11 +263,11 @@ impl Parsed<'_> {
     }
 }
 
-/// 16 hex digits of a 64-bit FNV-1a over `json` a word at a time, seeded with this
+/// 16 hex digits of a 64-bit FNV-1a over `texts` a word at a time, seeded with this
 /// waymark's version, its redactor and `kind`: another build never takes a file's plan as
 /// its own. Not a defence against a forger (who could write hook.json anyway); any change
-/// to one word of the text changes it (each step is a bijection), and its length is in it.
-fn sum_of(json: &str, kind: u64) -> String {
+/// to one word of a text changes it (each step is a bijection), and each length is in it.
+fn sum_of(texts: &[&str], kind: u64) -> String {
     let seed = format!(
         "waymark {} {:016x} {kind:016x}",
         env!("CARGO_PKG_VERSION"),
@@ -257,7 +276,8 @@ fn sum_of(json: &str, kind: u64) -> String {
     use crate::text::{FNV_BASIS, FNV_PRIME};
     let step = |h: u64, word: u64| (h ^ word).wrapping_mul(FNV_PRIME);
     let mut h = FNV_BASIS;
-    for bytes in [seed.as_bytes(), json.as_bytes()] {
+    for text in std::iter::once(seed.as_str()).chain(texts.iter().copied()) {
+        let bytes = text.as_bytes();
         let words = bytes.chunks_exact(8);
         let mut tail = [0u8; 8];
         tail[..words.remainder().len()].copy_from_slice(words.remainder());

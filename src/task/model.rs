@@ -116,16 +116,17 @@ pub struct Hook {
     /// with the fingerprint, what lets a load leave the plan unparsed until it is read.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub plan_sum: String,
-    /// What recovery says of the plan besides listing it ([`Outline`]), drawn from it at
-    /// the save that changed it. Proven with the plan by `plan_sum`; read through
-    /// [`Hook::outline`], which draws it anew for a plan changed since.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outline: Option<Outline>,
     /// The sum of HOOK.md's listing of the plan (its Completed Steps and Step Plan) as
     /// the save that wrote it rendered it: a save that changes neither the plan nor the
     /// receipts it names takes the listing back from HOOK.md (docs/state.md).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub listed: String,
+    /// What recovery says of the plan besides listing it ([`Outline`]), drawn from it at
+    /// the save that changed it. Proven with the plan by `plan_sum`, and like it parsed
+    /// only when read; read through [`Hook::outline`], which draws it anew for a plan
+    /// changed since.
+    #[serde(default, skip_serializing_if = "PlanOutline::is_unset")]
+    pub outline: PlanOutline,
     /// The step plan (ATLAS kept it in its task template). Written last, so that a load
     /// finds where it ends without reading it (docs/state.md).
     #[serde(default)]
@@ -516,6 +517,101 @@ impl Serialize for Steps {
 impl<'de> Deserialize<'de> for Steps {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Steps, D::Error> {
         Vec::deserialize(d).map(Steps::from)
+    }
+}
+
+/// The plan's outline as hook.json holds it. Read with a plan proven by its sum, it is
+/// kept as its JSON, parsed when first read (a Read or an Edit never reads it) and written
+/// back as read; drawn anew, it is written from the value.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOutline {
+    parsed: Arc<OnceLock<Option<Outline>>>,
+    read: Option<Vouched>,
+}
+
+impl PlanOutline {
+    /// An outline to be parsed from `json` when first read: JSON this waymark wrote,
+    /// proven so with the plan.
+    pub fn unparsed(json: Vouched) -> PlanOutline {
+        PlanOutline {
+            parsed: Arc::default(),
+            read: Some(json),
+        }
+    }
+
+    /// Keeps `json`, the outline as the serializer made it, to be written as it is.
+    pub fn keep_read(&mut self, json: Vouched) {
+        self.read = Some(json);
+    }
+
+    /// The JSON the outline will be written as, if any.
+    pub fn read_json(&self) -> Option<&Vouched> {
+        self.read.as_ref()
+    }
+
+    /// The outline, parsed on first need; `None` when there is none (or its JSON does
+    /// not parse, which a proven one does: it is then drawn anew).
+    pub fn get(&self) -> Option<&Outline> {
+        self.value().as_ref()
+    }
+
+    fn value(&self) -> &Option<Outline> {
+        self.parsed.get_or_init(|| {
+            let json = self.read.as_ref()?;
+            serde_json::from_str(json.as_str()).ok()
+        })
+    }
+
+    /// Whether the outline has been parsed.
+    #[cfg(test)]
+    pub fn is_parsed(&self) -> bool {
+        self.parsed.get().is_some()
+    }
+
+    fn is_unset(&self) -> bool {
+        self.read.is_none() && self.get().is_none()
+    }
+}
+
+impl From<Outline> for PlanOutline {
+    fn from(outline: Outline) -> PlanOutline {
+        PlanOutline {
+            parsed: Arc::new(OnceLock::from(Some(outline))),
+            read: None,
+        }
+    }
+}
+
+/// Two outlines are equal when their values are; one read once is equal to its clones
+/// without a parse.
+impl PartialEq for PlanOutline {
+    fn eq(&self, other: &PlanOutline) -> bool {
+        if Arc::ptr_eq(&self.parsed, &other.parsed) {
+            return true;
+        }
+        if let (Some(a), Some(b)) = (&self.read, &other.read) {
+            if a.same(b) {
+                return true;
+            }
+        }
+        self.get() == other.get()
+    }
+}
+
+impl Serialize for PlanOutline {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.read {
+            Some(json) => json.serialize_or(s, || self.value()),
+            None => self.value().serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PlanOutline {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PlanOutline, D::Error> {
+        Ok(Option::<Outline>::deserialize(d)?
+            .map(PlanOutline::from)
+            .unwrap_or_default())
     }
 }
 

@@ -75,8 +75,8 @@ impl Hook {
             schema_version: SCHEMA_VERSION.into(),
             redacted_by: String::new(),
             plan_sum: String::new(),
-            outline: None,
             listed: String::new(),
+            outline: PlanOutline::default(),
             journal: Journal {
                 history: vec![HookEvent {
                     timestamp: now,
@@ -553,7 +553,7 @@ impl Hook {
     /// The plan's outline: the one read with the plan while the plan is as read (proven
     /// by its sum), else drawn from the steps.
     pub fn outline(&self) -> Cow<'_, Outline> {
-        match &self.outline {
+        match self.outline.get() {
             Some(o) if self.steps.read_json().is_some() => Cow::Borrowed(o),
             _ => Cow::Owned(Outline::of(&self.steps)),
         }

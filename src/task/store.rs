@@ -19,8 +19,8 @@ use chrono::{DateTime, Utc};
 
 use super::machine::HookState;
 use super::model::{
-    Hook, Journal, RECENT_CHECKPOINTS, RECENT_RECEIPTS, ReceiptSummary, SCHEMA_VERSION, Step,
-    StepCheckpoint, Steps,
+    Hook, Journal, PlanOutline, RECENT_CHECKPOINTS, RECENT_RECEIPTS, ReceiptSummary,
+    SCHEMA_VERSION, Step, StepCheckpoint, Steps,
 };
 use super::outline::Outline;
 use crate::project::Project;
@@ -142,7 +142,7 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
 /// written by another build, it would be stale.
 fn forget_unproven_outline(hook: &mut Hook) {
     if hook.steps.is_parsed() {
-        hook.outline = None;
+        hook.outline = PlanOutline::default();
         hook.listed.clear();
     }
 }
@@ -153,28 +153,41 @@ fn forget_unproven_outline(hook: &mut Hook) {
 /// with `[]` in its place. `None` for a file laid out otherwise (by hand).
 ///
 /// The plan is the file's last member, so it ends at the `]` that closes the file's last
-/// line but one: the rest is parsed, and when it records this redactor and the plan's sum,
-/// the plan is kept unparsed until something reads it ([`Steps::unparsed`]). Otherwise
-/// (an older layout, another version's file, a plan edited by hand) it is parsed now,
-/// ending where the parser finds its end; both parse only when that value was the plan
-/// whole, which is then vouched for to be written back as it was read ([`Vouched`]).
+/// line but one, and its outline the member before it. When the rest records this
+/// redactor and the sum of both, both are kept unparsed until something reads them
+/// ([`Steps::unparsed`], [`PlanOutline::unparsed`]). Otherwise (an older layout, another
+/// version's file, a plan edited by hand) the plan is parsed now, ending where the parser
+/// finds its end; both parse only when that value was the plan whole, which is then
+/// vouched for to be written back as it was read ([`Vouched`]).
 fn with_written_plan(text: &str) -> Option<Hook> {
+    const OUTLINE: &[u8] = b"\n  \"outline\": ";
     const KEY: &[u8] = b"\n  \"steps\": ";
     // Found a line at a time (a word-at-a-time newline search, a compare per line):
     // memchr's `memmem` asks the CPU for its features first (`text::newlines`).
     let bytes = text.as_bytes();
-    let start = crate::text::newlines(bytes).find(|&i| bytes[i..].starts_with(KEY))? + KEY.len();
+    let mut outline_at = None;
+    let at = crate::text::newlines(bytes).find(|&i| {
+        if bytes[i..].starts_with(OUTLINE) {
+            outline_at = Some(i);
+        }
+        bytes[i..].starts_with(KEY)
+    })?;
+    let start = at + KEY.len();
     if text[start..].starts_with("[]") {
         return None;
     }
     let last = text.trim_end().strip_suffix('}')?.trim_end();
-    if last.ends_with("\n  ]") && last.len() > start {
+    if let Some(o) = outline_at.filter(|_| last.ends_with("\n  ]") && last.len() > start) {
+        // The outline's member ends with the comma before the plan's line.
+        let outline = text[o + OUTLINE.len()..at].strip_suffix(',');
         let (plan, after) = (&text[start..last.len()], &text[last.len()..]);
-        if let Ok(mut hook) = serde_json::from_str::<Hook>(&[&text[..start], "[]", after].concat())
-        {
-            let kind = plan_kind(hook.outline.as_ref());
-            if let Some(json) = Vouched::proven(plan, &hook.redacted_by, &hook.plan_sum, kind) {
-                hook.steps = Steps::unparsed(json);
+        let rest = [&text[..o], "\n  \"steps\": []", after].concat();
+        if let (Some(outline), Ok(mut hook)) = (outline, serde_json::from_str::<Hook>(&rest)) {
+            let proven =
+                Vouched::proven_all([outline, plan], &hook.redacted_by, &hook.plan_sum, PLAN);
+            if let Some([outline, plan]) = proven {
+                hook.outline = PlanOutline::unparsed(outline);
+                hook.steps = Steps::unparsed(plan);
                 return Some(hook);
             }
         }
@@ -198,30 +211,37 @@ fn with_written_plan(text: &str) -> Option<Hook> {
 /// alone, as a member of an object, so that it stands as deep as in hook.json: the save
 /// writes it whole and the next load can prove it).
 fn seal_plan(project: &Project, hook: &mut Hook) -> Clean {
-    #[derive(serde::Serialize)]
-    struct Plan<'a> {
-        steps: &'a Steps,
+    /// The member `key` of an object of its own, so that its JSON stands as deep as in
+    /// hook.json.
+    fn member<T: serde::Serialize>(key: &str, value: &T) -> Option<Vouched> {
+        let object = Clean::json_pretty(&std::collections::BTreeMap::from([(key, value)]));
+        Vouched::last_member(&object, key)
     }
-    let kept = hook.steps.read_json().is_some() && hook.outline.is_some();
+    // Kept: read, proven by the sum the file holds (which therefore still holds).
+    let kept = hook.steps.read_json().is_some() && hook.outline.read_json().is_some();
     if !kept {
-        hook.outline = Some(Outline::of(&hook.steps));
-    }
-    if hook.steps.read_json().is_none() {
-        let object = Clean::json_pretty(&Plan { steps: &hook.steps });
-        if let Some(json) = Vouched::last_member(&object, "steps") {
-            hook.steps.keep_read(json);
+        hook.outline = PlanOutline::from(Outline::of(&hook.steps));
+        if let Some(json) = member("outline", &hook.outline) {
+            hook.outline.keep_read(json);
         }
+        if hook.steps.read_json().is_none() {
+            if let Some(json) = member("steps", &hook.steps) {
+                hook.steps.keep_read(json);
+            }
+        }
+        hook.plan_sum = match (hook.outline.read_json(), hook.steps.read_json()) {
+            (Some(outline), Some(plan)) => Vouched::sum_all(&[outline, plan], PLAN),
+            _ => String::new(),
+        };
     }
-    hook.plan_sum = hook
-        .steps
-        .read_json()
-        .map(|j| j.sum(plan_kind(hook.outline.as_ref())))
-        .unwrap_or_default();
     let kind = listing_kind(&hook.recent_receipts);
-    let listing = kept
+    if let Some(listing) = kept
         .then(|| listing_kept(project, &hook.listed, kind))
         .flatten()
-        .unwrap_or_else(|| Clean::text(&hookmd::listing(&hook.steps, &hook.recent_receipts)));
+    {
+        return listing;
+    }
+    let listing = Clean::text(&hookmd::listing(&hook.steps, &hook.recent_receipts));
     hook.listed = listing.sum(kind);
     listing
 }
@@ -235,13 +255,6 @@ const PLAN: u64 = {
     let model = fnv1a(FNV_BASIS, include_str!("model.rs").as_bytes());
     fnv1a(model, include_str!("outline.rs").as_bytes())
 };
-
-/// The kind of the plan's sum: [`PLAN`] and the outline written with it, so that the sum
-/// proves the outline too.
-fn plan_kind(outline: Option<&Outline>) -> u64 {
-    let json = serde_json::to_vec(&outline).expect("an outline serializes");
-    crate::text::fnv1a(PLAN, &json)
-}
 
 /// The kind of the listing's sum: the source that renders it (src/recovery/hookmd.rs) and
 /// what it shows of the newest receipts, the rest of what it is made from.
@@ -768,6 +781,14 @@ mod tests {
         .unwrap();
     }
 
+    /// The outline's JSON and the plan's, as hook.json holds them (the two last members).
+    fn plan_parts(text: &str) -> (&str, &str) {
+        let outline = text.find("\n  \"outline\": ").unwrap() + 14;
+        let steps = text.find(",\n  \"steps\": ").unwrap();
+        let end = text.trim_end().len() - 2;
+        (&text[outline..steps], &text[steps + 13..end])
+    }
+
     /// The plan's JSON from `"steps": ` to the file's closing `}` (the plan is written
     /// last), as hook.json holds it.
     fn steps_json(p: &Project) -> String {
@@ -940,7 +961,7 @@ mod tests {
             "the plan is the last member: {text}"
         );
         let hook = parse(text.as_bytes()).unwrap();
-        assert!(!hook.steps.is_parsed());
+        assert!(!hook.steps.is_parsed() && !hook.outline.is_parsed());
         let before = hook.clone();
         assert_eq!(hook.steps[0].name, "Parse");
         assert!(
@@ -956,15 +977,19 @@ mod tests {
         assert_eq!(plan(&saved), plan(&text), "written back as read");
         // The sum holds for this build's definition of a step only.
         let hook: Hook = serde_json::from_str(&saved).unwrap();
-        let json = &saved[saved.find("\"steps\": ").unwrap() + 9..saved.trim_end().len() - 2];
+        let (outline, json) = plan_parts(&saved);
         let stamp = crate::redact::Vouched::fingerprint();
-        let kind = plan_kind(hook.outline.as_ref());
-        assert!(Vouched::proven(json, &stamp, &hook.plan_sum, kind).is_some());
-        assert!(Vouched::proven(json, &stamp, &hook.plan_sum, kind ^ 1).is_none());
-        // And the outline saved with it: an outline edited by hand is not taken.
-        let mut other = hook.outline.clone().unwrap();
-        other.step_count += 1;
-        assert!(Vouched::proven(json, &stamp, &hook.plan_sum, plan_kind(Some(&other))).is_none());
+        let sum = &hook.plan_sum;
+        assert!(Vouched::proven_all([outline, json], &stamp, sum, PLAN).is_some());
+        assert!(Vouched::proven_all([outline, json], &stamp, sum, PLAN ^ 1).is_none());
+        // And the outline saved with it: an outline edited by hand is not taken, and is
+        // drawn anew from the plan.
+        let edited = outline.replace("\"step_count\": 1", "\"step_count\": 7");
+        assert!(Vouched::proven_all([&edited, json], &stamp, sum, PLAN).is_none());
+        fs::write(&path, saved.replace(outline, &edited)).unwrap();
+        let hook = load(&p).unwrap().0.unwrap();
+        assert!(hook.steps.is_parsed());
+        assert_eq!(hook.outline().step_count, 1);
 
         // Edited by hand: a renamed step is kept, a broken one restores the .bak.
         fs::write(&path, saved.replace("\"Parse\"", "\"Parse all\"")).unwrap();
@@ -990,11 +1015,16 @@ mod tests {
         let path = hook_path(&p);
         let text = fs::read_to_string(&path).unwrap();
         let spaced = text.replace("\"Test\"", "  \"Test\"  ");
-        let json = &spaced[spaced.find("\"steps\": ").unwrap() + 9..spaced.trim_end().len() - 2];
+        let (outline, json) = plan_parts(&spaced);
+        let stamp = Vouched::fingerprint();
         let (_, parsed) = Vouched::parse_first::<Vec<Step>>(json).unwrap();
-        let old = serde_json::from_str::<Hook>(&text).unwrap();
-        let (old_sum, kind) = (old.plan_sum, plan_kind(old.outline.as_ref()));
-        let sum = parsed.vouch(&Vouched::fingerprint()).unwrap().sum(kind);
+        let (_, outline) = Vouched::parse_first::<Outline>(outline).unwrap();
+        let parts = [
+            outline.vouch(&stamp).unwrap(),
+            parsed.vouch(&stamp).unwrap(),
+        ];
+        let sum = Vouched::sum_all(&[&parts[0], &parts[1]], PLAN);
+        let old_sum = serde_json::from_str::<Hook>(&text).unwrap().plan_sum;
         fs::write(&path, spaced.replace(&old_sum, &sum)).unwrap();
 
         update(&p, now, |h| {
