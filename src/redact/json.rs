@@ -154,7 +154,11 @@ impl Vouched {
     /// the rules as it was made, and stands as deep as a member of hook.json does.
     pub fn last_member(object: &Clean, key: &str) -> Option<Vouched> {
         let text = object.as_str().strip_suffix("\n}")?;
-        let start = text.rfind(&format!("\n  \"{key}\": "))? + key.len() + 7;
+        // Found from the start: a line of two spaces and a quoted key is a member of the
+        // object itself (a nested one is indented further, no string holds a newline),
+        // and its keys are distinct. From the end, the search walked the whole value back:
+        // 0.25M instructions for a plan of 113 steps.
+        let start = text.find(&format!("\n  \"{key}\": "))? + key.len() + 7;
         Some(Vouched(text[start..].into()))
     }
 
