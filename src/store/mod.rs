@@ -28,5 +28,5 @@ pub use atomic::{
 pub use dir::make_dir;
 pub use edit::edit_text;
 pub use lock::{FileLock, LOCK_TIMEOUT, LockError};
-pub use nofollow::{read, refuse_symlink};
+pub use nofollow::{read, read_at_most, refuse_symlink};
 pub use tail::{TailLines, find_from_end, read_tail_lines};

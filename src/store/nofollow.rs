@@ -65,10 +65,24 @@ pub fn open_beside(
 
 /// The whole of a file of waymark's, opened through [`open_beside`].
 pub fn read(path: &Path, companions: &[&Path]) -> io::Result<Vec<u8>> {
-    let (mut file, meta) = open_beside(path, OpenOptions::new().read(true), companions)?;
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    io::Read::read_to_end(&mut file, &mut bytes)?;
-    Ok(bytes)
+    Ok(read_at_most(path, companions, u64::MAX)?.unwrap_or_default())
+}
+
+/// [`read`], or `None` for a file of more than `max` bytes (read no further than that).
+pub fn read_at_most(path: &Path, companions: &[&Path], max: u64) -> io::Result<Option<Vec<u8>>> {
+    let (file, meta) = open_beside(path, OpenOptions::new().read(true), companions)?;
+    if meta.len() > max {
+        return Ok(None);
+    }
+    // Sized from the metadata just read: `File::read_to_end` asks the kernel for the size
+    // and the position again, two system calls more on every event. Read to the end all
+    // the same, for a file that grew since.
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+    io::Read::read_to_end(
+        &mut io::Read::take(&file, max.saturating_add(1)),
+        &mut bytes,
+    )?;
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
 }
 
 fn symlink_error(path: &Path) -> io::Error {
@@ -100,6 +114,13 @@ mod tests {
         assert!(open(&f, &mut read()).is_ok());
         let err = open(&dir.path().join("l"), &mut read()).unwrap_err();
         assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(super::read(&f, &[]).unwrap(), b"x");
+        assert_eq!(read_at_most(&f, &[], 1).unwrap().unwrap(), b"x");
+        assert_eq!(
+            read_at_most(&f, &[], 0).unwrap(),
+            None,
+            "longer than its bound"
+        );
         fs::hard_link(&f, dir.path().join("h")).unwrap();
         let err = open(&f, &mut read()).unwrap_err();
         assert!(err.to_string().contains("2 hard links"), "{err}");

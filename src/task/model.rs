@@ -475,13 +475,8 @@ impl From<Vec<Step>> for Steps {
 /// Two plans are equal when their steps are: how they will be written does not count.
 impl PartialEq for Steps {
     fn eq(&self, other: &Steps) -> bool {
-        if Arc::ptr_eq(&self.loaded, &other.loaded) {
+        if one_read((&self.loaded, &self.read), (&other.loaded, &other.read)) {
             return true;
-        }
-        if let (Some(a), Some(b)) = (&self.read, &other.read) {
-            if a.same(b) {
-                return true;
-            }
         }
         let (a, b) = (&self.loaded().steps, &other.loaded().steps);
         Arc::ptr_eq(a, b) || a == b
@@ -586,16 +581,15 @@ impl From<Outline> for PlanOutline {
 /// without a parse.
 impl PartialEq for PlanOutline {
     fn eq(&self, other: &PlanOutline) -> bool {
-        if Arc::ptr_eq(&self.parsed, &other.parsed) {
-            return true;
-        }
-        if let (Some(a), Some(b)) = (&self.read, &other.read) {
-            if a.same(b) {
-                return true;
-            }
-        }
-        self.get() == other.get()
+        one_read((&self.parsed, &self.read), (&other.parsed, &other.read))
+            || self.get() == other.get()
     }
+}
+
+/// Whether two values parsed lazily (their parse, and the JSON read) are one, told
+/// without parsing them: they share the parse, or were read from the one JSON text.
+fn one_read<T>(a: (&Arc<T>, &Option<Vouched>), b: (&Arc<T>, &Option<Vouched>)) -> bool {
+    Arc::ptr_eq(a.0, b.0) || matches!((a.1, b.1), (Some(x), Some(y)) if x.same(y))
 }
 
 impl Serialize for PlanOutline {

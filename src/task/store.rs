@@ -272,11 +272,10 @@ fn listing_kept(project: &Project, listed: &str, kind: u64) -> Option<Clean> {
     /// A HOOK.md larger than this is not the one waymark wrote (the listing of
     /// [`MAX_STEPS`](super::MAX_STEPS) steps is a few hundred KiB): it is rendered anew.
     const MAX_HOOK_MD: u64 = 4 << 20;
-    let path = project.state_file(HOOK_MD);
-    if listed.is_empty() || fs::symlink_metadata(&path).ok()?.len() > MAX_HOOK_MD {
+    if listed.is_empty() {
         return None;
     }
-    let bytes = store::read(&path, &[]).ok()?;
+    let bytes = store::read_at_most(&project.state_file(HOOK_MD), &[], MAX_HOOK_MD).ok()??;
     let md = std::str::from_utf8(&bytes).ok()?;
     Clean::proven(&md[hookmd::find_listing(md)?], listed, kind)
 }
