@@ -261,9 +261,13 @@ const PLAN: u64 = {
 fn listing_kind(receipts: &[ReceiptSummary]) -> u64 {
     use crate::text::{FNV_BASIS, fnv1a};
     const LISTING: u64 = fnv1a(FNV_BASIS, include_str!("../recovery/hookmd.rs").as_bytes());
+    // Each text with its length first, so that ("ab", "c") and ("a", "bc") differ.
+    let text = |h: u64, s: &str| fnv1a(fnv1a(h, &(s.len() as u64).to_le_bytes()), s.as_bytes());
     receipts.iter().fold(LISTING, |h, r| {
-        let h = fnv1a(fnv1a(h, r.receipt_id.as_bytes()), r.command.as_bytes());
-        fnv1a(h, &r.exit_code.to_le_bytes())
+        fnv1a(
+            text(text(h, &r.receipt_id), &r.command),
+            &r.exit_code.to_le_bytes(),
+        )
     })
 }
 
