@@ -217,6 +217,12 @@ pub const fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
     h
 }
 
+/// [`fnv1a`] of `text` as one field of several: followed by a byte no UTF-8 text holds, so
+/// that the fields ("ab", "c") and ("a", "bc") hash apart.
+pub const fn fnv1a_field(h: u64, text: &str) -> u64 {
+    (fnv1a(h, text.as_bytes()) ^ 0xff).wrapping_mul(FNV_PRIME)
+}
+
 /// Where `bytes` holds a newline, in order (`.rev()` for newest first).
 ///
 /// memchr's portable searcher (a word at a time), not its default functions: their first

@@ -27,12 +27,17 @@ const AFTER_LISTING: [&str; 2] = ["\n## Validation Receipts\n", "\n## Checkpoint
 /// file laid out otherwise). What it finds is only taken when its sum holds
 /// (`task::store`): a step named like a heading costs a render, never a wrong page.
 pub fn find_listing(md: &str) -> Option<Range<usize>> {
-    let start = md.find(LISTING)?;
-    let end = AFTER_LISTING
-        .iter()
-        .filter_map(|h| md[start..].find(h))
-        .min()?;
-    Some(start..start + end)
+    // A line at a time, as the store finds hook.json's plan (`text::newlines`): every
+    // save reads HOOK.md back, and a substring search builds its searcher for each call.
+    let bytes = md.as_bytes();
+    let mut lines = crate::text::newlines(bytes);
+    let start = lines.find(|&i| bytes[i..].starts_with(LISTING.as_bytes()))?;
+    let end = lines.find(|&i| {
+        AFTER_LISTING
+            .iter()
+            .any(|h| bytes[i..].starts_with(h.as_bytes()))
+    })?;
+    Some(start..end)
 }
 
 /// HOOK.md but its listing: the text before it, and the text after it.

@@ -146,11 +146,7 @@ const REVISION: &str = "redactor 1";
 /// that wrote it; JSON carrying the same one went through these very rules, and may be
 /// written back as it is ([`Vouched`]).
 pub const FINGERPRINT: u64 = {
-    use crate::text::{FNV_BASIS, FNV_PRIME, fnv1a};
-    const fn mix(h: u64, s: &str) -> u64 {
-        // A separator, so that ("ab", "c") and ("a", "bc") differ.
-        (fnv1a(h, s.as_bytes()) ^ 0xff).wrapping_mul(FNV_PRIME)
-    }
+    use crate::text::{FNV_BASIS, FNV_PRIME, fnv1a_field as mix};
     let mut h = mix(FNV_BASIS, REVISION);
     let mut i = 0;
     while i < RULES.len() {

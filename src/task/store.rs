@@ -259,15 +259,11 @@ const PLAN: u64 = {
 /// The kind of the listing's sum: the source that renders it (src/recovery/hookmd.rs) and
 /// what it shows of the newest receipts, the rest of what it is made from.
 fn listing_kind(receipts: &[ReceiptSummary]) -> u64 {
-    use crate::text::{FNV_BASIS, fnv1a};
+    use crate::text::{FNV_BASIS, fnv1a, fnv1a_field};
     const LISTING: u64 = fnv1a(FNV_BASIS, include_str!("../recovery/hookmd.rs").as_bytes());
-    // Each text with its length first, so that ("ab", "c") and ("a", "bc") differ.
-    let text = |h: u64, s: &str| fnv1a(fnv1a(h, &(s.len() as u64).to_le_bytes()), s.as_bytes());
     receipts.iter().fold(LISTING, |h, r| {
-        fnv1a(
-            text(text(h, &r.receipt_id), &r.command),
-            &r.exit_code.to_le_bytes(),
-        )
+        let h = fnv1a_field(fnv1a_field(h, &r.receipt_id), &r.command);
+        fnv1a(h, &r.exit_code.to_le_bytes())
     })
 }
 
