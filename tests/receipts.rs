@@ -208,13 +208,22 @@ fn a_failing_validation_keeps_its_exit_code_and_marks_the_step() {
     let step = &hook["steps"][0];
     assert_eq!(step["failed_since_entry"], true);
     assert_eq!(
-        step["receipt_ids"][0], r["receipt_id"],
-        "the receipt is linked to the step that ran"
+        hook["current_step"]["receipt_ids"][0], r["receipt_id"],
+        "the receipt waits in the running step's context"
     );
     assert_eq!(
         hook["history"].as_array().unwrap().last().unwrap()["trigger"],
         "validation_failed"
     );
+    let id = step["id"].as_str().unwrap();
+    env.waymark().args(["step", "done", id]).assert().success();
+    let hook = env.hook();
+    assert_eq!(
+        hook["steps"][0]["receipt_ids"],
+        serde_json::json!([r["receipt_id"]]),
+        "the receipt is linked to the step that ran once it is left"
+    );
+    assert!(hook["current_step"].is_null());
     // A failure is still a genuine, signed receipt.
     env.waymark()
         .args(["receipts", "--verify"])

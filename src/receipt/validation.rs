@@ -144,15 +144,32 @@ fn note_outcome(hook: &mut Hook, r: &ValidationReceipt, output: &str) {
 }
 
 impl Hook {
-    /// Stores a receipt and links it to its step (by name, else the current step).
+    /// Stores a receipt and links it to its step (by name, else the current step). The
+    /// current step's receipts wait in its context until the step is left
+    /// ([`StepContext::leave_into`](crate::task::StepContext::leave_into)): a validation
+    /// of the running step leaves the plan as it was read.
     pub fn add_receipt(&mut self, receipt: ValidationReceipt) {
-        let step_id = self
-            .find_step(&receipt.step_name)
-            .map(|s| s.id.clone())
-            .or_else(|| self.current_step.as_ref().map(|c| c.step_id.clone()));
-        if let Some(id) = step_id {
-            if let Some(step) = self.steps.iter_mut().find(|s| s.id == id) {
-                step.receipt_ids.push(receipt.receipt_id.clone());
+        let name = receipt.step_name.as_str();
+        let current = self.current_step.as_ref().map(|c| c.step_id.as_str());
+        let of_current = self
+            .current_step
+            .as_ref()
+            .is_some_and(|c| name.is_empty() || c.step_name == name || c.step_id == name);
+        let other = (!of_current)
+            .then(|| self.find_step(name))
+            .flatten()
+            .filter(|s| Some(s.id.as_str()) != current)
+            .map(|s| s.id.clone());
+        match other {
+            Some(id) => {
+                if let Some(step) = self.steps.iter_mut().find(|s| s.id == id) {
+                    step.receipt_ids.push(receipt.receipt_id.clone());
+                }
+            }
+            None => {
+                if let Some(c) = self.current_step.as_mut() {
+                    c.receipt_ids.push(receipt.receipt_id.clone());
+                }
             }
         }
         self.updated_at = self.updated_at.max(receipt.completed_at);
@@ -165,5 +182,62 @@ impl Hook {
             .saturating_sub(crate::task::RECENT_RECEIPTS);
         self.recent_receipts.drain(..excess);
         self.journal.receipts.push(receipt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::{StepSource, StepStatus};
+
+    fn receipt(step: &str, now: DateTime<Utc>) -> ValidationReceipt {
+        let run = observed("cargo test", 0, "", "", None, now);
+        ValidationReceipt::new(step, run)
+    }
+
+    /// A receipt of the running step waits in its context, and is linked to the step, after
+    /// the receipts it had, when the step is left; one named for another step is linked to
+    /// that step at once.
+    #[test]
+    fn receipts_are_linked_to_their_step_the_running_one_when_it_is_left() {
+        let now = Utc::now();
+        let mut hook = Hook::new("t", "w", 0, now);
+        hook.add_step("1", "Parse", "", None, StepSource::Task, now);
+        hook.add_step("2", "Test", "", None, StepSource::Task, now);
+        hook.steps[0].receipt_ids.push("rcpt-before".into());
+        hook.set_step_status("1", StepStatus::InProgress, 3, now)
+            .unwrap();
+
+        let running = receipt("Parse", now);
+        let other = receipt("test", now);
+        let (running_id, other_id) = (running.receipt_id.clone(), other.receipt_id.clone());
+        hook.add_receipt(running);
+        hook.add_receipt(other);
+        assert_eq!(
+            hook.current_step.as_ref().unwrap().receipt_ids,
+            [running_id.as_str()]
+        );
+        assert_eq!(hook.steps[0].receipt_ids, ["rcpt-before"]);
+        assert_eq!(hook.steps[1].receipt_ids, [other_id.as_str()]);
+        assert_eq!(hook.receipt_count, 2);
+
+        hook.set_step_status("1", StepStatus::Completed, 3, now)
+            .unwrap();
+        assert!(hook.current_step.is_none());
+        assert_eq!(
+            hook.steps[0].receipt_ids,
+            ["rcpt-before", running_id.as_str()]
+        );
+    }
+
+    /// With no step named and none running, a receipt is stored and linked to nothing.
+    #[test]
+    fn a_receipt_of_no_step_is_kept_all_the_same() {
+        let now = Utc::now();
+        let mut hook = Hook::new("t", "w", 0, now);
+        hook.add_step("1", "Parse", "", None, StepSource::Task, now);
+        hook.add_receipt(receipt("", now));
+        assert!(hook.steps[0].receipt_ids.is_empty());
+        assert_eq!(hook.recent_receipts.len(), 1);
     }
 }

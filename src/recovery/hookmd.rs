@@ -10,13 +10,13 @@ use std::ops::Range;
 use chrono::{DateTime, Utc};
 
 use crate::recovery::guidance::{facts, guidance};
-use crate::task::{Hook, ReceiptSummary, Step, StepStatus};
+use crate::task::{Hook, Step, StepStatus};
 use crate::text::{ago, one_line, stamp, truncate};
 
 /// Renders the whole recovery file.
 pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
     let (head, tail) = around(hook, now);
-    head + &listing(&hook.steps, &hook.recent_receipts) + &tail
+    head + &listing(&hook.steps) + &tail
 }
 
 /// The listing's first line, and the first lines of what may come after it.
@@ -265,9 +265,10 @@ pub fn around(hook: &Hook, now: DateTime<Utc>) -> (String, String) {
 }
 
 /// HOOK.md's listing of the plan: the Completed Steps table and the Step Plan. A function
-/// of the steps and of the newest receipts alone (the ones the table names), so that a
-/// save that changes neither takes it back from the HOOK.md it wrote.
-pub fn listing(steps: &[Step], recent: &[ReceiptSummary]) -> String {
+/// of the steps alone, so that a save that leaves the plan alone takes it back from the
+/// HOOK.md it wrote. The table names each step's receipts by id: what each ran and how it
+/// ended is in Validation Receipts (the newest) and in `waymark receipts` (every one).
+pub fn listing(steps: &[Step]) -> String {
     let mut md = String::with_capacity(128 + 64 * steps.len());
     let _ = writeln!(md, "{LISTING}");
     let done: Vec<_> = steps
@@ -282,31 +283,21 @@ pub fn listing(steps: &[Step], recent: &[ReceiptSummary]) -> String {
             "| # | Step | Completed | Attempts | Receipts |\n|---|---|---|---|---|"
         );
         for s in done {
-            let receipts = if s.receipt_ids.is_empty() {
-                "—".to_string()
-            } else {
-                s.receipt_ids
-                    .iter()
-                    .map(|id| match recent.iter().find(|r| &r.receipt_id == id) {
-                        Some(r) => format!(
-                            "`{id}` (`{}` → exit {})",
-                            one_line(&truncate(&r.command, 60)),
-                            r.exit_code
-                        ),
-                        None => format!("`{id}`"),
-                    })
-                    .collect::<Vec<_>>()
-                    .join("<br>")
-            };
-            let _ = writeln!(
+            let _ = write!(
                 md,
-                "| {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | ",
                 s.index + 1,
                 s.name.replace('|', "\\|"),
                 s.completed_at.map(stamp).unwrap_or_default(),
                 s.attempt.max(1),
-                receipts
             );
+            if s.receipt_ids.is_empty() {
+                md.push('—');
+            }
+            for (i, id) in s.receipt_ids.iter().enumerate() {
+                let _ = write!(md, "{}`{id}`", if i > 0 { ", " } else { "" });
+            }
+            let _ = writeln!(md, " |");
         }
     }
 
@@ -365,7 +356,7 @@ mod tests {
         assert!(md.contains("`src/parser.rs`"));
         assert!(md.contains("No checkpoint yet."));
         // The listing is found where it stands, whole.
-        let listing = listing(&h.steps, &h.recent_receipts);
+        let listing = listing(&h.steps);
         assert_eq!(&md[find_listing(&md).unwrap()], listing);
         assert!(listing.contains("## Step Plan") && listing.ends_with("— pending\n"));
     }

@@ -183,6 +183,24 @@ pub struct StepContext {
     /// The step was resumed after a crash: the repeat guard watches its side effects.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub resumed_after_crash: bool,
+    /// The receipts of the validations run in the step since it was entered, linked to the
+    /// step in the plan when it is left (as `files_touched` is): a validation then changes
+    /// the context alone, and leaves the plan (and HOOK.md's listing of it) unparsed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub receipt_ids: Vec<String>,
+}
+
+impl StepContext {
+    /// What the step did while it was current, handed to the step as it is left: the
+    /// files it touched, and its receipts after the ones it already had.
+    pub fn leave_into(self, step: &mut Step) {
+        step.files_touched = self.files_touched;
+        for id in self.receipt_ids {
+            if !step.receipt_ids.contains(&id) {
+                step.receipt_ids.push(id);
+            }
+        }
+    }
 }
 
 /// How many side effects a step keeps.

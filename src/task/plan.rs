@@ -367,7 +367,8 @@ impl Hook {
                 .as_ref()
                 .map(|p| p.side_effects.clone())
                 .unwrap_or_default(),
-            resumed_after_crash: previous.is_some_and(|p| p.resumed_after_crash),
+            resumed_after_crash: previous.as_ref().is_some_and(|p| p.resumed_after_crash),
+            receipt_ids: previous.map(|p| p.receipt_ids).unwrap_or_default(),
         };
         let mut ctx = ctx;
         for f in std::mem::take(&mut self.unassigned_files) {
@@ -410,7 +411,7 @@ impl Hook {
                 _ => {}
             }
             let ctx = self.current_step.take().expect("is current");
-            self.steps[pos].files_touched = ctx.files_touched;
+            ctx.leave_into(&mut self.steps[pos]);
         }
         let step = &mut self.steps[pos];
         step.status = status;
@@ -602,7 +603,7 @@ impl Hook {
         if to.is_terminal() {
             if let Some(ctx) = self.current_step.take() {
                 if let Some(pos) = self.step_pos(&ctx.step_id) {
-                    self.steps[pos].files_touched = ctx.files_touched;
+                    ctx.leave_into(&mut self.steps[pos]);
                 }
             }
         }

@@ -19,8 +19,8 @@ use chrono::{DateTime, Utc};
 
 use super::machine::HookState;
 use super::model::{
-    Hook, Journal, PlanOutline, RECENT_CHECKPOINTS, RECENT_RECEIPTS, ReceiptSummary,
-    SCHEMA_VERSION, Step, StepCheckpoint, Steps,
+    Hook, Journal, PlanOutline, RECENT_CHECKPOINTS, RECENT_RECEIPTS, SCHEMA_VERSION, Step,
+    StepCheckpoint, Steps,
 };
 use super::outline::Outline;
 use crate::project::Project;
@@ -234,15 +234,11 @@ fn seal_plan(project: &Project, hook: &mut Hook) -> Clean {
             _ => String::new(),
         };
     }
-    let kind = listing_kind(&hook.recent_receipts);
-    if let Some(listing) = kept
-        .then(|| listing_kept(project, &hook.listed, kind))
-        .flatten()
-    {
+    if let Some(listing) = kept.then(|| listing_kept(project, &hook.listed)).flatten() {
         return listing;
     }
-    let listing = Clean::text(&hookmd::listing(&hook.steps, &hook.recent_receipts));
-    hook.listed = listing.sum(kind);
+    let listing = Clean::text(&hookmd::listing(&hook.steps));
+    hook.listed = listing.sum(LISTING);
     listing
 }
 
@@ -256,19 +252,15 @@ const PLAN: u64 = {
     fnv1a(model, include_str!("outline.rs").as_bytes())
 };
 
-/// The kind of the listing's sum: the source that renders it (src/recovery/hookmd.rs) and
-/// what it shows of the newest receipts, the rest of what it is made from.
-fn listing_kind(receipts: &[ReceiptSummary]) -> u64 {
-    use crate::text::{FNV_BASIS, fnv1a, fnv1a_field};
-    const LISTING: u64 = fnv1a(FNV_BASIS, include_str!("../recovery/hookmd.rs").as_bytes());
-    receipts.iter().fold(LISTING, |h, r| {
-        let h = fnv1a_field(fnv1a_field(h, &r.receipt_id), &r.command);
-        fnv1a(h, &r.exit_code.to_le_bytes())
-    })
-}
+/// The kind of the listing's sum: the source that renders it (src/recovery/hookmd.rs),
+/// from the plan alone.
+const LISTING: u64 = crate::text::fnv1a(
+    crate::text::FNV_BASIS,
+    include_str!("../recovery/hookmd.rs").as_bytes(),
+);
 
-/// HOOK.md's listing as a save wrote it, when `listed`, its sum of `kind`, proves it.
-fn listing_kept(project: &Project, listed: &str, kind: u64) -> Option<Clean> {
+/// HOOK.md's listing as a save wrote it, when `listed`, its sum, proves it.
+fn listing_kept(project: &Project, listed: &str) -> Option<Clean> {
     /// A HOOK.md larger than this is not the one waymark wrote (the listing of
     /// [`MAX_STEPS`](super::MAX_STEPS) steps is a few hundred KiB): it is rendered anew.
     const MAX_HOOK_MD: u64 = 4 << 20;
@@ -277,7 +269,7 @@ fn listing_kept(project: &Project, listed: &str, kind: u64) -> Option<Clean> {
     }
     let bytes = store::read_at_most(&project.state_file(HOOK_MD), &[], MAX_HOOK_MD).ok()??;
     let md = std::str::from_utf8(&bytes).ok()?;
-    Clean::proven(&md[hookmd::find_listing(md)?], listed, kind)
+    Clean::proven(&md[hookmd::find_listing(md)?], listed, LISTING)
 }
 
 /// Brings a schema-1 hook to schema 2 in memory (docs/state.md): its one session into the
@@ -681,7 +673,7 @@ pub fn read_log<T: serde::de::DeserializeOwned>(
 /// Regenerates HOOK.md from a hook (the hook alone: it keeps the newest checkpoints and
 /// receipts, so no log is read).
 pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
-    let listing = Clean::text(&hookmd::listing(&hook.steps, &hook.recent_receipts));
+    let listing = Clean::text(&hookmd::listing(&hook.steps));
     store::write_regenerable(&project.state_file(HOOK_MD), &hook_md(hook, &listing))
 }
 
@@ -797,10 +789,10 @@ mod tests {
         text[from..to].to_string()
     }
 
-    /// A save that changes neither the plan nor the receipts HOOK.md names writes HOOK.md
-    /// from the outline hook.json keeps and the listing HOOK.md holds: the plan is not
-    /// parsed. A listing edited in HOOK.md, a receipt it names coming in, a plan edited in
-    /// hook.json: each is rendered anew from the plan.
+    /// A save that leaves the plan alone writes HOOK.md from the outline hook.json keeps
+    /// and the listing HOOK.md holds: the plan is not parsed, not even for a receipt that
+    /// comes in. A listing edited in HOOK.md, a plan edited in hook.json: each is rendered
+    /// anew from the plan.
     #[test]
     fn a_save_that_leaves_the_plan_alone_writes_hook_md_without_parsing_it() {
         use crate::task::{ReceiptSummary, StepSource, StepStatus};
@@ -837,12 +829,16 @@ mod tests {
         );
         assert!(md.contains("Do not repeat step 1 \"Parse\""), "{md}");
         assert!(md.contains("| 1 | Parse |") && md.contains("- [ ] 2. Test — pending"));
+        assert!(
+            md.contains(" | `rcpt-1` |\n"),
+            "the table names the step's receipt"
+        );
 
         fs::write(&md_path, md.replace("- [ ] 2. Test", "- [x] 2. Test")).unwrap();
         assert!(save(), "a listing edited in HOOK.md is rendered anew");
         assert_eq!(listing(&read_md()), listing(&first));
 
-        update(&p, now, |h| {
+        let receipt_in = update(&p, now, |h| {
             h.as_mut().unwrap().recent_receipts.push(ReceiptSummary {
                 receipt_id: "rcpt-1".into(),
                 step_name: "Parse".into(),
@@ -854,8 +850,16 @@ mod tests {
             })
         })
         .unwrap();
-        assert!(read_md().contains("`rcpt-1` (`cargo test` → exit 0)"));
-        assert!(!save(), "and kept from then on");
+        assert!(
+            !receipt_in.hook.unwrap().steps.is_parsed(),
+            "a receipt coming in leaves the listing alone"
+        );
+        let md = read_md();
+        assert_eq!(listing(&md), listing(&first));
+        assert!(
+            md.contains("| `rcpt-1` | Parse | `cargo test` | 0 |"),
+            "{md}"
+        );
 
         let text = fs::read_to_string(hook_path(&p)).unwrap();
         fs::write(hook_path(&p), text.replace("\"Test\"", "\"Test all\"")).unwrap();
@@ -864,6 +868,42 @@ mod tests {
         assert!(md.contains("Start step 2 \"Test all\""), "{md}");
         assert!(md.contains("- [ ] 2. Test all — pending"), "{md}");
         assert!(!save());
+    }
+
+    /// A validation of the running step (its receipt waits in the step's context) saves
+    /// without parsing the plan; leaving the step links the receipt to it in the plan.
+    #[test]
+    fn a_validation_of_the_running_step_leaves_the_plan_unparsed() {
+        use crate::task::StepStatus;
+        let (_d, p, now) = one_step_task();
+        update(&p, now, |h| {
+            h.as_mut()
+                .unwrap()
+                .set_step_status("1", StepStatus::InProgress, 3, now)
+                .unwrap();
+        })
+        .unwrap();
+        let run = crate::receipt::validation::observed("cargo test", 0, "", "", None, now);
+        let receipt = crate::receipt::ValidationReceipt::new("Parse", run);
+        let id = receipt.receipt_id.clone();
+        let saved = update(&p, now, |h| h.as_mut().unwrap().add_receipt(receipt)).unwrap();
+        assert!(!saved.hook.unwrap().steps.is_parsed());
+        let md = fs::read_to_string(p.state_file(HOOK_MD)).unwrap();
+        assert!(
+            md.contains(&format!("| `{id}` | Parse | `cargo test` | 0 |")),
+            "{md}"
+        );
+
+        let left = update(&p, now, |h| {
+            h.as_mut()
+                .unwrap()
+                .set_step_status("1", StepStatus::Completed, 3, now)
+                .unwrap();
+        })
+        .unwrap();
+        assert_eq!(left.hook.unwrap().steps[0].receipt_ids, [id.as_str()]);
+        let md = fs::read_to_string(p.state_file(HOOK_MD)).unwrap();
+        assert!(md.contains(&format!(" | `{id}` |\n")), "{md}");
     }
 
     #[test]
