@@ -58,8 +58,20 @@ struct Stat {
 
 impl Stat {
     fn of(pid: u32) -> Option<Stat> {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        parse(&text)
+        use std::io::Read;
+        // Into a buffer the line fits in (a few hundred bytes; 52 numbers and a name of 16
+        // at most): /proc says its files are empty, so `read_to_string` asks for the size,
+        // then reads 32 bytes and doubles, a system call each (7 in all, against 2 here).
+        let mut buf = [0u8; 2048];
+        let mut file = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
+        let mut len = 0;
+        while len < buf.len() {
+            match file.read(&mut buf[len..]).ok()? {
+                0 => break,
+                n => len += n,
+            }
+        }
+        parse(std::str::from_utf8(&buf[..len]).ok()?)
     }
 }
 
