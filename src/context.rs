@@ -1,6 +1,6 @@
 //! What every piece of work needs to know: the project, the configuration, the time.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
@@ -18,8 +18,6 @@ pub struct Ctx {
     /// Problems found in the configuration (already logged for hooks).
     pub config_errors: Vec<ConfigError>,
     pub now: DateTime<Utc>,
-    /// When a hook must have finished (docs/design.md rule 1); `None` for CLI commands.
-    pub deadline: Option<Instant>,
 }
 
 impl Ctx {
@@ -32,15 +30,14 @@ impl Ctx {
             config: loaded.config,
             config_errors: loaded.errors,
             now: Utc::now(),
-            deadline: None,
         }
     }
 
-    /// True once most of the deadline is spent: optional work (post-hooks, snapshots of
-    /// many files) is skipped so the essential state is written in time.
+    /// True once most of a hook's deadline is spent (never for a command, which has
+    /// none): optional work (post-hooks, snapshots of many files) is skipped so the
+    /// essential state is written in time.
     pub fn short_of_time(&self) -> bool {
-        self.deadline
-            .is_some_and(|d| Instant::now() + Duration::from_millis(300) >= d)
+        crate::deadline::left().is_some_and(|left| left <= Duration::from_millis(300))
     }
 
     pub fn log(&self, level: Level, context: &str, message: &str) {

@@ -7,7 +7,7 @@
 //! cannot get the task's lock in time keeps its event in the pending journal instead),
 //! state writes mark themselves ([`enter`]), and the deadline grants a write under way a
 //! bounded grace ([`GRACE`]); optional work (post-hooks, file snapshots) is skipped near
-//! the deadline (`Ctx::short_of_time`).
+//! the deadline (`Ctx::short_of_time`, which asks [`left`]).
 //!
 //! The deadline is a timer signal (SIGALRM), not a watchdog thread: a thread started on
 //! every event cost more than most events' own work. The handler does only what is safe in
@@ -58,14 +58,14 @@ pub fn in_progress() -> bool {
 /// keeps its event for the next one instead of stalling the tool call: a stuck process
 /// holding the lock costs each tool call at most the deadline, and loses nothing.
 pub fn lock_wait(default: Duration) -> Duration {
-    match ARMED.get() {
-        Some(a) => a
-            .deadline
-            .saturating_sub(a.started.elapsed())
-            .saturating_sub(RESERVE)
-            .min(default),
-        None => default,
-    }
+    left().map_or(default, |left| left.saturating_sub(RESERVE).min(default))
+}
+
+/// The time left before the deadline; `None` when none is armed (a command, not a hook).
+pub fn left() -> Option<Duration> {
+    ARMED
+        .get()
+        .map(|a| a.deadline.saturating_sub(a.started.elapsed()))
 }
 
 /// What the signal handler needs, prepared when the timer is armed.

@@ -9,9 +9,6 @@ pub struct Output {
     pub context: Vec<String>,
     /// A PreToolUse decision other than "go ahead", with its reason.
     pub decision: Option<(Decision, String)>,
-    /// The event could not be applied before the deadline (another process held the
-    /// task's lock) and must be kept for the next event (`handlers::pending`).
-    pub deferred: bool,
 }
 
 /// What a PreToolUse hook can answer besides nothing (Claude Code's `permissionDecision`).

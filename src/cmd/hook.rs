@@ -7,12 +7,12 @@ use crate::cmd::ExitCode;
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use serde_json::Value;
 
 use crate::claude::event::{self, Event};
 use crate::context::Ctx;
+use crate::handlers::Handled;
 use crate::log::{self, Level};
 use crate::project::Project;
 use crate::redact::Clean;
@@ -60,7 +60,6 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
         log::say(&format!("{}: {e}", parsed.event.name()));
         return ExitCode::SUCCESS;
     }
-    ctx.deadline = Some(Instant::now() + ctx.config.hook_deadline);
     for e in &ctx.config_errors {
         ctx.log(Level::Warn, "config", &e.to_string());
     }
@@ -73,8 +72,8 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
         ctx.config.hook_deadline,
     );
     crate::handlers::pending::apply(&mut ctx);
-    let ran = run_event(&ctx, &parsed.event);
-    if ran.deferred {
+    let handled = run_event(&ctx, &parsed.event);
+    if handled.deferred {
         let input: Value = serde_json::from_str(&text).unwrap_or_default();
         if let Err(e) = crate::handlers::pending::keep(&ctx, parsed.event.name(), &input) {
             report(
@@ -84,7 +83,7 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
             );
         }
     }
-    if let Some(json) = ran.json {
+    if let Some(json) = handled.out.to_json(parsed.event.name()) {
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(Clean::json(&json).with_newline().as_bytes());
         let _ = stdout.flush();
@@ -92,34 +91,20 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// What handling one event gave.
-pub struct Ran {
-    /// The JSON to print, if any.
-    pub json: Option<Value>,
-    /// The event could not be applied in time and is to be kept for the next one.
-    pub deferred: bool,
-}
-
-/// Dispatches one event with panics caught. Shared by `waymark hook` and `waymark replay`.
-pub fn run_event(ctx: &Ctx, event: &Event) -> Ran {
-    match panic::catch_unwind(AssertUnwindSafe(|| crate::handlers::dispatch(ctx, event))) {
-        Ok(out) => Ran {
-            json: out.to_json(event.name()),
-            deferred: out.deferred,
-        },
-        Err(payload) => {
+/// Dispatches one event with panics caught (a panic is reported, and gives nothing to
+/// say and nothing to keep). Shared by `waymark hook` and `waymark replay`.
+pub fn run_event(ctx: &Ctx, event: &Event) -> Handled {
+    panic::catch_unwind(AssertUnwindSafe(|| crate::handlers::dispatch(ctx, event))).unwrap_or_else(
+        |payload| {
             let msg = crate::text::panic_message(payload.as_ref());
             report(
                 &ctx.project,
                 event.name(),
                 &format!("internal error (panic): {msg}"),
             );
-            Ran {
-                json: None,
-                deferred: false,
-            }
-        }
-    }
+            Handled::default()
+        },
+    )
 }
 
 /// Logs an error and prints the one stderr line; only the line when the project is one

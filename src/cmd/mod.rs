@@ -1,8 +1,9 @@
 //! One file per subcommand. Each turns arguments into calls on the domain and prints.
 //!
 //! The rule of this room: no domain logic here, and no reaching into `handlers` (only
-//! `hook` and `replay` hand events to `handlers::dispatch`); the current task is read and
-//! changed through `task::current`, as the hooks do.
+//! `hook` and `replay` hand events to `handlers::dispatch`, and `hook` applies and keeps
+//! the events a busy lock deferred through `handlers::pending`); the current task is read
+//! and changed through `task::current`, as the hooks do.
 
 pub mod checkpoint;
 pub mod cleanup;

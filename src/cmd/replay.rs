@@ -60,7 +60,7 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
         if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
             return super::fail(super::CHECK_FAILED, e);
         }
-        let out = super::hook::run_event(&ctx, &ev);
+        let said = super::hook::run_event(&ctx, &ev).out.to_json(ev.name());
         count += 1;
         let tool = match &ev.kind {
             event::EventKind::PreToolUse(c)
@@ -69,7 +69,7 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
             | event::EventKind::PermissionDenied(c, _) => format!(" {}", c.name),
             _ => String::new(),
         };
-        match out.json {
+        match said {
             Some(json) => println!("{n:>4} {}{tool}: {json}", ev.name()),
             None => println!("{n:>4} {}{tool}", ev.name()),
         }

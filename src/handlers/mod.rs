@@ -20,8 +20,18 @@ use crate::claude::event::{Event, EventKind};
 use crate::claude::output::Output;
 use crate::context::Ctx;
 
-/// Handles one event. Errors are logged here; the output holds whatever was produced.
-pub fn dispatch(ctx: &Ctx, event: &Event) -> Output {
+/// What handling one event gave.
+#[derive(Debug, Default)]
+pub struct Handled {
+    /// What to tell Claude Code: whatever was produced, errors or not.
+    pub out: Output,
+    /// The event could not be applied before the deadline (another process held the
+    /// task's lock) and must be kept for the next event ([`pending`]).
+    pub deferred: bool,
+}
+
+/// Handles one event. Errors are logged here.
+pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
     let mut out = Output::default();
     crate::task::store::begin_event();
     crate::faults::at("dispatch");
@@ -55,19 +65,22 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Output {
             )
         })
     };
-    match result {
-        Ok(()) => {}
+    let deferred = match result {
+        Ok(()) => false,
         Err(e) if busy(&e) => {
-            out.deferred = true;
             let why = format!(
                 "{e:#}; the event is kept in {} for the next event",
                 pending::PENDING
             );
             ctx.log(crate::log::Level::Warn, event.name(), &why);
+            true
         }
-        Err(e) => crate::log::report(&ctx.project.state_dir(), event.name(), &format!("{e:#}")),
-    }
-    out
+        Err(e) => {
+            crate::log::report(&ctx.project.state_dir(), event.name(), &format!("{e:#}"));
+            false
+        }
+    };
+    Handled { out, deferred }
 }
 
 /// Records that the event's session sent it, leaving the session in `status`.

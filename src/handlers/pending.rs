@@ -94,8 +94,7 @@ pub fn apply(ctx: &mut Ctx) {
             }
         };
         ctx.now = kept.received_at;
-        let out = crate::handlers::dispatch(ctx, &parsed.event);
-        if out.deferred {
+        if crate::handlers::dispatch(ctx, &parsed.event).deferred {
             left.push(serde_json::to_value(&kept).expect("serializable"));
         }
     }

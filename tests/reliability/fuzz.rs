@@ -167,8 +167,8 @@ fn run_one(root: &Path, key: &Path, name: Option<&str>, bytes: &[u8]) {
     if ctx.project.check(&ctx.config.agent_md).is_err() {
         return;
     }
-    let out = waymark::handlers::dispatch(&ctx, &parsed.event);
-    if let Some(json) = out.to_json(parsed.event.name()) {
+    let handled = waymark::handlers::dispatch(&ctx, &parsed.event);
+    if let Some(json) = handled.out.to_json(parsed.event.name()) {
         serde_json::to_string(&json).unwrap();
     }
 }
