@@ -82,10 +82,7 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
 /// A deleted or damaged HOOK.md is rebuilt at the start of every session, even when
 /// hook.json did not change (and so was not saved).
 fn rebuild_hook_md_if_damaged(ctx: &Ctx, hook: &crate::task::Hook) {
-    let path = ctx.project.state_file(HOOK_MD);
-    let intact = std::fs::read_to_string(&path)
-        .is_ok_and(|md| md.starts_with("# HOOK: ") && md.contains("## Troubleshooting"));
-    if !intact {
+    if !intact(&ctx.project.state_file(HOOK_MD)) {
         if let Err(e) = crate::task::store::write_hook_md(&ctx.project, hook) {
             ctx.log(
                 Level::Error,
@@ -99,5 +96,52 @@ fn rebuild_hook_md_if_damaged(ctx: &Ctx, hook: &crate::task::Hook) {
                 "HOOK.md was missing or damaged: rebuilt from hook.json",
             );
         }
+    }
+}
+
+/// Whether HOOK.md is whole as far as its ends tell: it begins with its title, and its
+/// last section, Troubleshooting, stands in its last 4 KiB. Only the ends are
+/// read: a long plan's HOOK.md is tens of KiB, and the session's save has just written it.
+fn intact(path: &std::path::Path) -> bool {
+    use std::os::unix::fs::FileExt;
+    /// The Troubleshooting section with room to spare (it is under 1 KiB).
+    const TAIL: u64 = 4096;
+    const TITLE: &[u8] = b"# HOOK: ";
+    const LAST: &[u8] = b"\n## Troubleshooting\n";
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let Ok(len) = file.metadata().map(|m| m.len()) else {
+        return false;
+    };
+    let mut title = [0u8; TITLE.len()];
+    let from = len.saturating_sub(TAIL);
+    let mut tail = vec![0u8; (len - from) as usize];
+    let read =
+        file.read_exact_at(&mut title, 0).is_ok() && file.read_exact_at(&mut tail, from).is_ok();
+    read && title == TITLE && crate::text::newlines(&tail).any(|i| tail[i..].starts_with(LAST))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hook_md_is_whole_when_its_title_and_last_section_are_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("HOOK.md");
+        assert!(!intact(&path), "missing");
+        let whole = format!(
+            "# HOOK: t\n\n{}\n## Troubleshooting\n\n- `waymark status`\n",
+            "- a line of the plan\n".repeat(2000)
+        );
+        std::fs::write(&path, &whole).unwrap();
+        assert!(intact(&path));
+        std::fs::write(&path, &whole[..whole.len() / 2]).unwrap();
+        assert!(!intact(&path), "cut short");
+        std::fs::write(&path, whole.replacen("# HOOK: ", "# NOTES ", 1)).unwrap();
+        assert!(!intact(&path), "another title");
+        std::fs::write(&path, "# HOOK").unwrap();
+        assert!(!intact(&path), "shorter than the title");
     }
 }
