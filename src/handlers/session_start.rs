@@ -100,26 +100,17 @@ fn rebuild_hook_md_if_damaged(ctx: &Ctx, hook: &crate::task::Hook) {
 }
 
 /// Whether HOOK.md is whole as far as its ends tell: it begins with its title, and its
-/// last section, Troubleshooting, stands in its last 4 KiB. Only the ends are
-/// read: a long plan's HOOK.md is tens of KiB, and the session's save has just written it.
+/// last section, Troubleshooting, stands in its last 4 KiB. Only the ends are read: a
+/// long plan's HOOK.md is tens of KiB, and the session's save has just written it.
 fn intact(path: &std::path::Path) -> bool {
     use std::os::unix::fs::FileExt;
-    /// The Troubleshooting section with room to spare (it is under 1 KiB).
-    const TAIL: u64 = 4096;
     const TITLE: &[u8] = b"# HOOK: ";
-    const LAST: &[u8] = b"\n## Troubleshooting\n";
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let Ok(len) = file.metadata().map(|m| m.len()) else {
-        return false;
-    };
-    let mut title = [0u8; TITLE.len()];
-    let from = len.saturating_sub(TAIL);
-    let mut tail = vec![0u8; (len - from) as usize];
-    let read =
-        file.read_exact_at(&mut title, 0).is_ok() && file.read_exact_at(&mut tail, from).is_ok();
-    read && title == TITLE && crate::text::newlines(&tail).any(|i| tail[i..].starts_with(LAST))
+    let titled = std::fs::File::open(path).is_ok_and(|file| {
+        let mut title = [0u8; TITLE.len()];
+        file.read_exact_at(&mut title, 0).is_ok() && title == TITLE
+    });
+    let last = |line: &str| (line == "## Troubleshooting").then_some(());
+    titled && crate::store::find_from_end(path, 4096, last).is_ok_and(|found| found.is_some())
 }
 
 #[cfg(test)]
