@@ -87,7 +87,7 @@ pub fn replace_keeping_previous(path: &Path, previous: &Path, content: &Clean) -
 /// `path`'s file is linked as `swap`, `previous` renamed to `path`, then `swap` to
 /// `previous`, renames that replace nothing.
 fn swap_names(path: &Path, previous: &Path, swap: &Path) -> io::Result<()> {
-    if exchange(path, previous)? {
+    if exchange(path, previous) {
         return Ok(());
     }
     swap_through(path, previous, swap)
@@ -100,16 +100,17 @@ fn swap_through(path: &Path, previous: &Path, swap: &Path) -> io::Result<()> {
     fs::rename(swap, previous)
 }
 
-/// Exchanges the names `a` and `b` in one step; `false` where the system cannot (the
-/// file system or the kernel does not know the exchange).
+/// Exchanges the names `a` and `b` in one step. `false` when it did not, having changed
+/// nothing (the exchange is all or nothing): the kernel or the file system does not know
+/// it (`EINVAL`, `ENOSYS`), a sandbox refuses it, or something is wrong that the way
+/// through a third name then reports.
 #[cfg(target_os = "linux")]
-fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
+fn exchange(a: &Path, b: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
-    let c_path = |p: &Path| {
-        std::ffi::CString::new(p.as_os_str().as_bytes())
-            .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
+    let c_path = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).ok();
+    let (Some(a), Some(b)) = (c_path(a), c_path(b)) else {
+        return false;
     };
-    let (a, b) = (c_path(a)?, c_path(b)?);
     // SAFETY: two NUL-terminated paths, taken from the working directory as `rename`'s.
     let done = unsafe {
         libc::renameat2(
@@ -120,19 +121,12 @@ fn exchange(a: &Path, b: &Path) -> io::Result<bool> {
             libc::RENAME_EXCHANGE,
         )
     };
-    if done == 0 {
-        return Ok(true);
-    }
-    let e = io::Error::last_os_error();
-    match e.raw_os_error() {
-        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => Ok(false),
-        _ => Err(e),
-    }
+    done == 0
 }
 
 #[cfg(not(target_os = "linux"))]
-fn exchange(_: &Path, _: &Path) -> io::Result<bool> {
-    Ok(false)
+fn exchange(_: &Path, _: &Path) -> bool {
+    false
 }
 
 /// Writes a file that is regenerated from another one (HOOK.md from hook.json, rule 6)
