@@ -155,17 +155,14 @@ impl Hook {
             .current_step
             .as_ref()
             .is_some_and(|c| name.is_empty() || c.step_name == name || c.step_id == name);
+        // Another step the receipt names, by id or name: linked in the plan at once.
         let other = (!of_current)
             .then(|| self.find_step(name))
             .flatten()
             .filter(|s| Some(s.id.as_str()) != current)
             .map(|s| s.id.clone());
-        match other {
-            Some(id) => {
-                if let Some(step) = self.steps.iter_mut().find(|s| s.id == id) {
-                    step.receipt_ids.push(receipt.receipt_id.clone());
-                }
-            }
+        match other.and_then(|id| self.step_pos(&id)) {
+            Some(pos) => self.steps[pos].receipt_ids.push(receipt.receipt_id.clone()),
             None => {
                 if let Some(c) = self.current_step.as_mut() {
                     c.receipt_ids.push(receipt.receipt_id.clone());

@@ -13,7 +13,9 @@ use crate::recovery::guidance::{facts, guidance};
 use crate::task::{Hook, Step, StepStatus};
 use crate::text::{ago, one_line, stamp, truncate};
 
-/// Renders the whole recovery file.
+/// The whole recovery file, unredacted: what a save writes, redacted in parts
+/// (`task::store`), read whole by the tests.
+#[cfg(test)]
 pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
     let (head, tail) = around(hook, now);
     head + &listing(&hook.steps) + &tail
@@ -23,7 +25,7 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
 const LISTING: &str = "\n## Completed Steps — DO NOT REPEAT\n";
 const AFTER_LISTING: [&str; 2] = ["\n## Validation Receipts\n", "\n## Checkpoint Timeline\n"];
 
-/// Where the listing stands in `md`, a HOOK.md as [`render`] writes it (`None` for a
+/// Where the listing stands in `md`, a HOOK.md as a save writes it (`None` for a
 /// file laid out otherwise). What it finds is only taken when its sum holds
 /// (`task::store`): a step named like a heading costs a render, never a wrong page.
 pub fn find_listing(md: &str) -> Option<Range<usize>> {

@@ -68,7 +68,7 @@ impl Clean {
     }
 
     /// What a file records to prove this text is the one this redactor made
-    /// ([`Clean::proven`]); as [`Vouched::sum`], `kind` names what it stands for.
+    /// ([`Clean::proven`]); as for [`Vouched::sum`], `kind` names what it stands for.
     pub fn sum(&self, kind: u64) -> String {
         sum_of(&[self.as_str()], kind)
     }
@@ -109,18 +109,12 @@ impl Vouched {
         Ok((value, Parsed(&text[..values.byte_offset()])))
     }
 
-    /// `json` read back from a file that records this redactor's fingerprint (`stamp`) and
-    /// `sum` of it: the very text a [`Vouched::sum`] of the same `kind` was taken of, so it
-    /// is one whole JSON value this waymark made, and parses as what it stands for. Not
-    /// parsed here: that is what it saves.
-    pub fn proven(json: &str, stamp: &str, sum: &str, kind: u64) -> Option<Vouched> {
-        let [json] = Self::proven_all([json], stamp, sum, kind)?;
-        Some(json)
-    }
-
-    /// [`Vouched::proven`] for JSON values a file proves with one sum
-    /// ([`Vouched::sum_all`]): the plan and its outline.
-    pub fn proven_all<const N: usize>(
+    /// `jsons` read back from a file that records this redactor's fingerprint (`stamp`) and
+    /// `sum` of them: the very texts a [`Vouched::sum`] of the same `kind` was taken of,
+    /// in order (the plan and its outline share one), so each is one whole JSON value this
+    /// waymark made, and parses as what it stands for. Not parsed here: that is what it
+    /// saves.
+    pub fn proven<const N: usize>(
         jsons: [&str; N],
         stamp: &str,
         sum: &str,
@@ -130,16 +124,11 @@ impl Vouched {
             .then(|| jsons.map(|json| Vouched(json.into())))
     }
 
-    /// What a file records to prove this JSON is the one this waymark wrote
-    /// ([`Vouched::proven`]). `kind` names the type it stands for as this build defines
-    /// it (a hash of the source that does), so that a build with another definition never
-    /// takes it unparsed.
-    pub fn sum(&self, kind: u64) -> String {
-        sum_of(&[&self.0], kind)
-    }
-
-    /// The one sum of several ([`Vouched::proven_all`]), in their order.
-    pub fn sum_all(jsons: &[&Vouched], kind: u64) -> String {
+    /// What a file records to prove these JSON texts, in this order, are the ones this
+    /// waymark wrote ([`Vouched::proven`]). `kind` names the type they stand for as this
+    /// build defines it (a hash of the source that does), so that a build with another
+    /// definition never takes them unparsed.
+    pub fn sum(jsons: &[&Vouched], kind: u64) -> String {
         let texts: Vec<&str> = jsons.iter().map(|j| j.as_str()).collect();
         sum_of(&texts, kind)
     }

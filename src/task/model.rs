@@ -112,13 +112,14 @@ pub struct Hook {
     /// it is this waymark's, a plan nothing changed is written back as it was read.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub redacted_by: String,
-    /// The sum of the plan's JSON as this file holds it ([`crate::redact::Vouched::sum`]):
-    /// with the fingerprint, what lets a load leave the plan unparsed until it is read.
+    /// The sum of the outline's and the plan's JSON as this file holds them
+    /// ([`crate::redact::Vouched::sum`]): with the fingerprint, what lets a load leave both
+    /// unparsed until they are read.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub plan_sum: String,
     /// The sum of HOOK.md's listing of the plan (its Completed Steps and Step Plan) as
-    /// the save that wrote it rendered it: a save that changes neither the plan nor the
-    /// receipts it names takes the listing back from HOOK.md (docs/state.md).
+    /// the save that wrote it rendered it: a save that leaves the plan alone takes the
+    /// listing back from HOOK.md (docs/state.md).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub listed: String,
     /// What recovery says of the plan besides listing it ([`Outline`]), drawn from it at

@@ -148,7 +148,8 @@ impl Hook {
         self.steps.iter().find(|s| s.id == id)
     }
 
-    fn step_pos(&self, id: &str) -> Option<usize> {
+    /// Where the step `id` stands in the plan.
+    pub(crate) fn step_pos(&self, id: &str) -> Option<usize> {
         self.steps.iter().position(|s| s.id == id)
     }
 

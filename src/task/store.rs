@@ -183,8 +183,7 @@ fn with_written_plan(text: &str) -> Option<Hook> {
         let (plan, after) = (&text[start..last.len()], &text[last.len()..]);
         let rest = [&text[..o], "\n  \"steps\": []", after].concat();
         if let (Some(outline), Ok(mut hook)) = (outline, serde_json::from_str::<Hook>(&rest)) {
-            let proven =
-                Vouched::proven_all([outline, plan], &hook.redacted_by, &hook.plan_sum, PLAN);
+            let proven = Vouched::proven([outline, plan], &hook.redacted_by, &hook.plan_sum, PLAN);
             if let Some([outline, plan]) = proven {
                 hook.outline = PlanOutline::unparsed(outline);
                 hook.steps = Steps::unparsed(plan);
@@ -230,7 +229,7 @@ fn seal_plan(project: &Project, hook: &mut Hook) -> Clean {
             }
         }
         hook.plan_sum = match (hook.outline.read_json(), hook.steps.read_json()) {
-            (Some(outline), Some(plan)) => Vouched::sum_all(&[outline, plan], PLAN),
+            (Some(outline), Some(plan)) => Vouched::sum(&[outline, plan], PLAN),
             _ => String::new(),
         };
     }
@@ -1019,12 +1018,12 @@ mod tests {
         let (outline, json) = plan_parts(&saved);
         let stamp = crate::redact::Vouched::fingerprint();
         let sum = &hook.plan_sum;
-        assert!(Vouched::proven_all([outline, json], &stamp, sum, PLAN).is_some());
-        assert!(Vouched::proven_all([outline, json], &stamp, sum, PLAN ^ 1).is_none());
+        assert!(Vouched::proven([outline, json], &stamp, sum, PLAN).is_some());
+        assert!(Vouched::proven([outline, json], &stamp, sum, PLAN ^ 1).is_none());
         // And the outline saved with it: an outline edited by hand is not taken, and is
         // drawn anew from the plan.
         let edited = outline.replace("\"step_count\": 1", "\"step_count\": 7");
-        assert!(Vouched::proven_all([&edited, json], &stamp, sum, PLAN).is_none());
+        assert!(Vouched::proven([&edited, json], &stamp, sum, PLAN).is_none());
         fs::write(&path, saved.replace(outline, &edited)).unwrap();
         let hook = load(&p).unwrap().0.unwrap();
         assert!(hook.steps.is_parsed());
@@ -1062,7 +1061,7 @@ mod tests {
             outline.vouch(&stamp).unwrap(),
             parsed.vouch(&stamp).unwrap(),
         ];
-        let sum = Vouched::sum_all(&[&parts[0], &parts[1]], PLAN);
+        let sum = Vouched::sum(&[&parts[0], &parts[1]], PLAN);
         let old_sum = serde_json::from_str::<Hook>(&text).unwrap().plan_sum;
         fs::write(&path, spaced.replace(&old_sum, &sum)).unwrap();
 
