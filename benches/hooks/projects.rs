@@ -86,6 +86,13 @@ pub enum Event {
     PreCompact,
     /// End of turn: last output kept, session idle, context usage read from the transcript.
     Stop,
+    /// Before a tool runs (a Write): scope enforcement, on every tool call.
+    PreToolUse,
+    /// A prompt: the session turns active, the prompt kept.
+    Prompt,
+    /// TaskUpdate completing the running step: the plan changes, a `step_complete`
+    /// checkpoint with the git state.
+    StepDone,
 }
 
 pub const EVENTS: &[Event] = &[
@@ -100,6 +107,9 @@ pub const EVENTS: &[Event] = &[
     Event::SessionStartCrash,
     Event::PreCompact,
     Event::Stop,
+    Event::PreToolUse,
+    Event::Prompt,
+    Event::StepDone,
 ];
 
 impl Event {
@@ -116,6 +126,9 @@ impl Event {
             Event::SessionStartCrash => "SessionStart + crash recovery",
             Event::PreCompact => "PreCompact",
             Event::Stop => "Stop",
+            Event::PreToolUse => "PreToolUse Write",
+            Event::Prompt => "UserPromptSubmit",
+            Event::StepDone => "PostToolUse TaskUpdate (step completed)",
         }
     }
 
@@ -127,10 +140,13 @@ impl Event {
             | Event::Bash
             | Event::BashCommit
             | Event::BashValidation
-            | Event::Read => "PostToolUse",
+            | Event::Read
+            | Event::StepDone => "PostToolUse",
             Event::SessionStart | Event::SessionStartCrash => "SessionStart",
             Event::PreCompact => "PreCompact",
             Event::Stop => "Stop",
+            Event::PreToolUse => "PreToolUse",
+            Event::Prompt => "UserPromptSubmit",
         }
     }
 
@@ -147,6 +163,9 @@ impl Event {
             Event::SessionStartCrash => "session-start-crash.json",
             Event::PreCompact => "pre-compact.json",
             Event::Stop => "stop.json",
+            Event::PreToolUse => "pre-tool-use.json",
+            Event::Prompt => "prompt.json",
+            Event::StepDone => "step-done.json",
         }
     }
 
@@ -160,7 +179,7 @@ impl Event {
     pub fn checkpoints_with_git(self) -> bool {
         matches!(
             self,
-            Event::BashCommit | Event::BashValidation | Event::PreCompact
+            Event::BashCommit | Event::BashValidation | Event::PreCompact | Event::StepDone
         )
     }
 
@@ -284,6 +303,20 @@ impl Project {
         save(Event::SessionStartCrash.file(), &start);
         save(Event::PreCompact.file(), &fx("PreCompact", PREV_SESSION));
         save(Event::Stop.file(), &fx("Stop", PREV_SESSION));
+        let mut pre = fx("PostToolUse-Write", PREV_SESSION);
+        pre["hook_event_name"] = json!("PreToolUse");
+        for key in ["tool_response", "duration_ms"] {
+            pre.as_object_mut().unwrap().remove(key);
+        }
+        save(Event::PreToolUse.file(), &pre);
+        let mut prompt = fx("UserPromptSubmit", PREV_SESSION);
+        prompt["prompt"] = json!("Go on with the parser");
+        save(Event::Prompt.file(), &prompt);
+        let mut done = fx("PostToolUse-TaskUpdate", PREV_SESSION);
+        done["tool_input"] = json!({"taskId": "1", "status": "completed"});
+        done["tool_response"]["taskId"] = json!("1");
+        done["tool_response"]["statusChange"] = json!({"from": "in_progress", "to": "completed"});
+        save(Event::StepDone.file(), &done);
 
         // The session that made the task: prompt, plan, step started, first file written.
         save("prep-1.json", &fx("SessionStart-startup", PREV_SESSION));
