@@ -349,9 +349,9 @@ impl Project {
         for (name, file) in prep {
             self.run_checked(bench, name, &self.events.join(file));
         }
-        fs::copy(self.hook_json(), &self.active).unwrap();
+        self.snapshot(&self.active);
         self.run_checked(bench, "Stop", &self.event_file(Event::Stop));
-        fs::copy(self.hook_json(), &self.idle).unwrap();
+        self.snapshot(&self.idle);
         let hook: Hook = serde_json::from_slice(&fs::read(&self.active).unwrap()).unwrap();
         let step = hook.current_step.as_ref().expect("a running step");
         assert_eq!(step.files_touched, ["hello.txt"], "prepared state");
@@ -376,6 +376,10 @@ impl Project {
 
     pub fn hook_json(&self) -> PathBuf {
         self.root.join(".orchestration/hook.json")
+    }
+
+    fn hook_md(&self) -> PathBuf {
+        self.root.join(".orchestration/HOOK.md")
     }
 
     pub fn event_file(&self, e: Event) -> PathBuf {
@@ -404,7 +408,16 @@ impl Project {
         }
     }
 
-    /// Puts hook.json back to the state the event starts from (not timed), and syncs it.
+    /// Keeps hook.json in `to`, and beside it (`.md`) the HOOK.md the same save wrote: an
+    /// event starts from both, as in real use, where the listing a save takes back from
+    /// HOOK.md is the one of the plan it reads.
+    fn snapshot(&self, to: &Path) {
+        fs::copy(self.hook_json(), to).unwrap();
+        fs::copy(self.hook_md(), to.with_extension("md")).unwrap();
+    }
+
+    /// Puts hook.json and HOOK.md back to the state the event starts from (not timed), and
+    /// syncs them.
     ///
     /// The copy is bench work no real session does: left dirty, its blocks (and whatever
     /// the runs before it left in the file system's journal) would be flushed by the timed
@@ -418,10 +431,13 @@ impl Project {
         } else {
             &self.active
         };
-        fs::copy(from, self.hook_json()).unwrap();
-        fs::File::open(self.hook_json())
-            .and_then(|f| f.sync_all())
-            .unwrap();
+        for (from, to) in [
+            (from.clone(), self.hook_json()),
+            (from.with_extension("md"), self.hook_md()),
+        ] {
+            fs::copy(from, &to).unwrap();
+            fs::File::open(to).and_then(|f| f.sync_all()).unwrap();
+        }
     }
 
     /// Runs every event once with its output checked: exit 0, nothing on stderr, stdout
@@ -610,7 +626,7 @@ impl Project {
             // Saved by waymark's own store: hook.json, and the lines the task's logs get.
             let now = hook.updated_at;
             waymark::task::store::update(&project, now, |slot| *slot = Some(hook)).unwrap();
-            fs::copy(self.hook_json(), path).unwrap();
+            self.snapshot(path);
         }
     }
 }

@@ -10,7 +10,8 @@ use std::ops::Range;
 use chrono::{DateTime, Utc};
 
 use crate::recovery::guidance::{facts, guidance};
-use crate::task::{Hook, Step, StepStatus};
+use crate::redact::Part;
+use crate::task::{Hook, Step, StepStatus, Steps};
 use crate::text::{ago, one_line, stamp, truncate};
 
 /// The whole recovery file, unredacted: what a save writes, redacted in parts
@@ -270,67 +271,172 @@ pub fn around(hook: &Hook, now: DateTime<Utc>) -> (String, String) {
 /// of the steps alone, so that a save that leaves the plan alone takes it back from the
 /// HOOK.md it wrote. The table names each step's receipts by id: what each ran and how it
 /// ended is in Validation Receipts (the newest) and in `waymark receipts` (every one).
-pub fn listing(steps: &[Step]) -> String {
-    let mut md = String::with_capacity(128 + 64 * steps.len());
-    let _ = writeln!(md, "{LISTING}");
-    let done: Vec<_> = steps
-        .iter()
-        .filter(|s| s.status == StepStatus::Completed)
-        .collect();
-    if done.is_empty() {
-        let _ = writeln!(md, "None yet.");
+pub fn listing(steps: &Steps) -> String {
+    match relisting(steps, None).as_slice() {
+        [Part::New(md)] => md.clone(),
+        _ => unreachable!("with nothing read back, every line is rendered"),
+    }
+}
+
+/// [`listing`] in parts: each line of a step still as read is taken from `before`, the
+/// listing of the plan as read (its sum proves it), rather than rendered, so that a change
+/// to one step of a hundred renders and redacts that step's lines alone. With no `before`,
+/// or one that does not line up with the plan as read, every line is rendered.
+pub fn relisting(steps: &Steps, before: Option<&str>) -> Vec<Part> {
+    let before = before.and_then(|text| Before::of(text, steps));
+    let mut parts = Parts::default();
+    parts.text().push_str(LISTING);
+    parts.text().push('\n');
+    let statuses: Vec<StepStatus> = steps.statuses().collect();
+    if !statuses.contains(&StepStatus::Completed) {
+        parts.text().push_str("None yet.\n");
     } else {
-        let _ = writeln!(
-            md,
-            "| # | Step | Completed | Attempts | Receipts |\n|---|---|---|---|---|"
-        );
-        for s in done {
-            let _ = write!(
-                md,
-                "| {} | {} | {} | {} | ",
-                s.index + 1,
-                s.name.replace('|', "\\|"),
-                s.completed_at.map(stamp).unwrap_or_default(),
-                s.attempt.max(1),
-            );
-            if s.receipt_ids.is_empty() {
-                md.push('—');
+        parts.text().push_str(TABLE_HEAD);
+        let mut row_read = 0..;
+        for (i, &status) in statuses.iter().enumerate() {
+            let (read, unchanged) = steps.as_read(i);
+            let row = (read == Some(StepStatus::Completed)).then(|| row_read.next());
+            match (&before, row.flatten()) {
+                _ if status != StepStatus::Completed => {}
+                (Some(b), Some(r)) if unchanged => parts.keep(b.rows[r].clone()),
+                _ => done_row(parts.text(), &steps[i]),
             }
-            for (i, id) in s.receipt_ids.iter().enumerate() {
-                let _ = write!(md, "{}`{id}`", if i > 0 { ", " } else { "" });
-            }
-            let _ = writeln!(md, " |");
         }
     }
-
-    let _ = writeln!(md, "\n## Step Plan\n");
+    parts.text().push_str(PLAN_HEAD);
     if steps.is_empty() {
-        let _ = writeln!(md, "No steps planned.");
+        parts.text().push_str("No steps planned.\n");
+    }
+    for i in 0..statuses.len() {
+        match (&before, steps.as_read(i)) {
+            (Some(b), (Some(_), true)) => parts.keep(b.plan[i].clone()),
+            _ => plan_line(parts.text(), &steps[i]),
+        }
+    }
+    parts.0
+}
+
+/// The Completed Steps table's head, and the Step Plan's.
+const TABLE_HEAD: &str = "| # | Step | Completed | Attempts | Receipts |\n|---|---|---|---|---|\n";
+const PLAN_HEAD: &str = "\n## Step Plan\n\n";
+
+/// A completed step's row of the table.
+fn done_row(md: &mut String, s: &Step) {
+    let _ = write!(
+        md,
+        "| {} | {} | {} | {} | ",
+        s.index + 1,
+        one_line_name(&s.name).replace('|', "\\|"),
+        s.completed_at.map(stamp).unwrap_or_default(),
+        s.attempt.max(1),
+    );
+    if s.receipt_ids.is_empty() {
+        md.push('—');
+    }
+    for (i, id) in s.receipt_ids.iter().enumerate() {
+        let _ = write!(md, "{}`{id}`", if i > 0 { ", " } else { "" });
+    }
+    md.push_str(" |\n");
+}
+
+/// A step's line of the Step Plan.
+fn plan_line(md: &mut String, s: &Step) {
+    let mark = match s.status {
+        StepStatus::Completed => "[x]",
+        StepStatus::InProgress => "[>]",
+        StepStatus::Failed => "[!]",
+        StepStatus::Deleted => "[-]",
+        StepStatus::Pending => "[ ]",
+    };
+    let _ = write!(
+        md,
+        "- {mark} {}. {} — {}",
+        s.index + 1,
+        one_line_name(&s.name),
+        s.status.as_str()
+    );
+    if s.attempt > 0 {
+        let _ = write!(md, ", attempt {}", s.attempt);
+    }
+    md.push('\n');
+}
+
+/// A step's name on one line: a step is one line of each section (a name with a newline
+/// broke the table, and the listing read back line by line).
+fn one_line_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.contains(['\n', '\r']) {
+        name.replace(['\n', '\r'], " ").into()
     } else {
-        for s in steps {
-            let mark = match s.status {
-                StepStatus::Completed => "[x]",
-                StepStatus::InProgress => "[>]",
-                StepStatus::Failed => "[!]",
-                StepStatus::Deleted => "[-]",
-                StepStatus::Pending => "[ ]",
-            };
-            let _ = writeln!(
-                md,
-                "- {mark} {}. {} — {}{}",
-                s.index + 1,
-                s.name,
-                s.status.as_str(),
-                if s.attempt > 0 {
-                    format!(", attempt {}", s.attempt)
-                } else {
-                    String::new()
-                }
-            );
+        name.into()
+    }
+}
+
+/// The listing as parts, new text run together.
+#[derive(Default)]
+struct Parts(Vec<Part>);
+
+impl Parts {
+    /// The new text at the end, to write to.
+    fn text(&mut self) -> &mut String {
+        if !matches!(self.0.last(), Some(Part::New(_))) {
+            self.0.push(Part::New(String::with_capacity(256)));
+        }
+        match self.0.last_mut() {
+            Some(Part::New(md)) => md,
+            _ => unreachable!("pushed above"),
         }
     }
 
-    md
+    fn keep(&mut self, line: Range<usize>) {
+        match self.0.last_mut() {
+            Some(Part::Kept(r)) if r.end == line.start => r.end = line.end,
+            _ => self.0.push(Part::Kept(line)),
+        }
+    }
+}
+
+/// A listing read back, line by line: its table's rows and its plan's lines, each a step
+/// of the plan as read (every name is one line).
+struct Before {
+    rows: Vec<Range<usize>>,
+    plan: Vec<Range<usize>>,
+}
+
+impl Before {
+    /// `text`'s lines, when they are as many as the plan as read has completed steps and
+    /// steps.
+    fn of(text: &str, steps: &Steps) -> Option<Before> {
+        let start = LISTING.len() + 1;
+        let body = text.get(start..)?;
+        let split = start + body.find(PLAN_HEAD)?;
+        let lines = |range: Range<usize>, none: &str| -> Option<Vec<Range<usize>>> {
+            let region = &text[range.clone()];
+            if region == none {
+                return Some(Vec::new());
+            }
+            let mut from = range.start;
+            let lines = crate::text::newlines(region.as_bytes()).map(|i| {
+                let line = from..range.start + i + 1;
+                from = line.end;
+                line
+            });
+            let lines: Vec<_> = lines.collect();
+            (from == range.end).then_some(lines)
+        };
+        let table = text[start..split].strip_prefix(TABLE_HEAD);
+        let rows = lines(
+            table.map_or(start, |rows| split - rows.len())..split,
+            "None yet.\n",
+        )?;
+        let plan = lines(split + PLAN_HEAD.len()..text.len(), "No steps planned.\n")?;
+        let read: Vec<Option<StepStatus>> = (0..steps.len()).map(|i| steps.as_read(i).0).collect();
+        let done = read
+            .iter()
+            .filter(|s| **s == Some(StepStatus::Completed))
+            .count();
+        let listed = read.iter().filter(|s| s.is_some()).count();
+        (rows.len() == done && plan.len() == listed).then_some(Before { rows, plan })
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use super::redact;
 
 /// Text or JSON every string of which went through [`redact`]. Only this module makes one,
 /// and the store's record writers take nothing else.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Clean(Vec<u8>);
 
 impl Clean {
@@ -79,11 +79,40 @@ impl Clean {
         (sum == sum_of(&[text], kind)).then(|| Clean(text.as_bytes().to_vec()))
     }
 
+    /// `parts` one after the other: lines of `kept`, a clean text, copied as they are, and
+    /// new text, redacted (the new text between two kept parts at once). Every part is
+    /// whole lines, so no secret the rules find within a line straddles a seam; what the
+    /// caller keeps of `kept` is lines that stand for the same things as before (HOOK.md's
+    /// listing: the lines of the steps a change left alone).
+    pub fn splice(kept: &Clean, parts: &[Part]) -> Clean {
+        let mut out = Vec::with_capacity(kept.len() + 256);
+        let mut fresh = String::new();
+        for part in parts {
+            match part {
+                Part::New(text) => fresh.push_str(text),
+                Part::Kept(range) => {
+                    out.extend_from_slice(redact(&fresh).as_bytes());
+                    fresh.clear();
+                    out.extend_from_slice(&kept.0[range.clone()]);
+                }
+            }
+        }
+        out.extend_from_slice(redact(&fresh).as_bytes());
+        Clean(out)
+    }
+
     /// Appends a newline (a JSONL record, a line of text).
     pub fn with_newline(mut self) -> Clean {
         self.0.push(b'\n');
         self
     }
+}
+
+/// A part of a text [`Clean::splice`] makes: a range of a clean text, or new text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    Kept(std::ops::Range<usize>),
+    New(String),
 }
 
 /// JSON this very redactor wrote earlier, to be written back as it is, unparsed and
@@ -201,33 +230,26 @@ impl Vouched {
     }
 
     /// Writes the JSON as it was read when `s` is the redacting serializer of [`Clean`],
-    /// and `otherwise()` (the value it stands for) to any other serializer (`to_value`,
-    /// plain `to_vec`), which takes no raw JSON from waymark.
-    pub fn serialize_or<'a, S, T>(
+    /// and has `otherwise` write the value it stands for to any other serializer
+    /// (`to_value`, plain `to_vec`), which takes no raw JSON from waymark.
+    pub fn serialize_or<S: serde::Serializer>(
         &self,
         s: S,
-        otherwise: impl FnOnce() -> &'a T,
-    ) -> Result<S::Ok, S::Error>
-    where
-        S: serde::Serializer,
-        T: Serialize + ?Sized + 'a,
-    {
+        otherwise: impl FnOnce(S) -> Result<S::Ok, S::Error>,
+    ) -> Result<S::Ok, S::Error> {
         self.serialize_part_or(s, 0..self.0.len(), otherwise)
     }
 
-    /// [`Vouched::serialize_or`] for one of its [`Vouched::items`] (`part`, its span).
-    pub fn serialize_part_or<'a, S, T>(
+    /// [`Vouched::serialize_or`] for a part of it (`part`, its span): one of its
+    /// [`Vouched::items`].
+    pub fn serialize_part_or<S: serde::Serializer>(
         &self,
         s: S,
         part: std::ops::Range<usize>,
-        otherwise: impl FnOnce() -> &'a T,
-    ) -> Result<S::Ok, S::Error>
-    where
-        S: serde::Serializer,
-        T: Serialize + ?Sized + 'a,
-    {
+        otherwise: impl FnOnce(S) -> Result<S::Ok, S::Error>,
+    ) -> Result<S::Ok, S::Error> {
         if !REDACTING.get() {
-            return otherwise().serialize(s);
+            return otherwise(s);
         }
         // The redacting formatter writes it where serde_json asks it for a `null`.
         RAW.set(Some((self.0.clone(), part)));

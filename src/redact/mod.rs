@@ -37,7 +37,7 @@ use std::sync::OnceLock;
 use regex_lite::Regex;
 
 pub(crate) use json::scrub;
-pub use json::{Clean, Parsed, Vouched};
+pub use json::{Clean, Parsed, Part, Vouched};
 use rules::RULES;
 
 /// What [`redact`] puts where a secret was.

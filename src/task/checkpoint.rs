@@ -45,9 +45,7 @@ pub fn files_of(hook: &Hook) -> Vec<String> {
         Some(c) if !c.files_touched.is_empty() => c.files_touched.clone(),
         _ => hook
             .steps
-            .iter()
-            .rev()
-            .find(|s| !s.files_touched.is_empty())
+            .last_with_files()
             .map(|s| s.files_touched.clone())
             .unwrap_or_default(),
     }

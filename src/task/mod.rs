@@ -4,6 +4,7 @@
 //! - [`model`]: the `Hook` of docs/design.md and the records it holds, as stored;
 //! - [`machine`]: the state machine, exactly the table of docs/design.md;
 //! - [`plan`]: what happens when steps move (attempts, the implicit step);
+//! - [`steps`]: the plan as hook.json holds it, parsed a step at a time;
 //! - [`outline`]: what recovery says of the plan besides listing it, kept beside it;
 //! - [`tools`]: Claude Code's task tools and task events, mapped onto the plan;
 //! - [`checkpoint`]: when a checkpoint is due (as [`Effect`]s) and its record;
@@ -11,9 +12,10 @@
 //! - [`current`]: the current task, loaded, started or changed under the lock;
 //! - [`store`]: hook.json on disk (lock, .bak, schema, archive); [`retention`]: cleanup.
 //!
-//! The rule of this room: the model, the machine, the plan, its outline, the tools mapping and the
-//! checkpoint rules are pure (time comes in as an argument, checkpoints go out as
-//! effects); `store`, `retention` and `current` are the only files that touch the disk.
+//! The rule of this room: the model, the machine, the plan, its steps as read, its outline,
+//! the tools mapping and the checkpoint rules are pure (time comes in as an argument,
+//! checkpoints go out as effects); `store`, `retention` and `current` are the only files
+//! that touch the disk.
 
 pub mod checkpoint;
 pub mod current;
@@ -23,6 +25,7 @@ pub mod outline;
 pub mod plan;
 pub mod retention;
 pub mod session;
+pub mod steps;
 pub mod store;
 #[cfg(test)]
 pub mod testing;

@@ -6,7 +6,6 @@
 //! in the same style.
 
 use std::collections::BTreeMap;
-use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
 use chrono::{DateTime, Utc};
@@ -15,6 +14,7 @@ use serde_json::Value;
 
 use super::machine::HookState;
 use super::outline::Outline;
+pub use super::steps::Steps;
 use crate::receipt::ValidationReceipt;
 use crate::redact::Vouched;
 
@@ -340,200 +340,6 @@ pub struct Step {
     pub completed_at: Option<DateTime<Utc>>,
 }
 
-/// The step plan, and while nothing changes it, the JSON it was read from.
-///
-/// A save at the caps spent a third of its time serializing and redacting a plan that
-/// most events never touch, and every event a third parsing it. Read from a hook.json this
-/// redactor wrote, the plan's JSON is vouched for and written back byte for byte; any
-/// mutable access (`DerefMut`) drops it, so a changed plan is serialized anew, but for the
-/// steps still equal to the ones read, which are written back as they were read (a
-/// validation adds its receipt to one step of a hundred). When the file also proves the
-/// JSON is the one this waymark wrote (`plan_sum`, docs/state.md), the plan is not even
-/// parsed until something reads it ([`Steps::unparsed`]): an event that does not read the
-/// plan (a Read, an Edit, a Bash result that saves nothing) pays nothing for it.
-///
-/// The list is shared, not copied, by a clone (every change clones the hook it read, to
-/// tell whether it changed), and so is its parse: a clone parsed parses the original. It
-/// is copied only when the clone is changed (`DerefMut`), and two plans that share it (or
-/// the same JSON) are equal without a comparison of their steps.
-#[derive(Debug, Clone)]
-pub struct Steps {
-    loaded: Arc<OnceLock<Loaded>>,
-    read: Option<Vouched>,
-    /// Once a plan read from its JSON is changed: the steps as read, that JSON, and where
-    /// each step stands in it.
-    base: Option<Base>,
-}
-
-/// A plan parsed, and when it was parsed from its JSON, where each step stands in it.
-#[derive(Debug, Clone)]
-struct Loaded {
-    steps: Arc<Vec<Step>>,
-    spans: Option<Arc<[Range<usize>]>>,
-}
-
-#[derive(Debug, Clone)]
-struct Base {
-    steps: Arc<Vec<Step>>,
-    json: Vouched,
-    spans: Arc<[Range<usize>]>,
-}
-
-impl Steps {
-    /// A plan to be parsed from `json` when first read: JSON this waymark wrote, proven so
-    /// by its sum, which therefore parses; never `[]` (an empty plan is parsed as read).
-    pub fn unparsed(json: Vouched) -> Steps {
-        Steps {
-            loaded: Arc::default(),
-            read: Some(json),
-            base: None,
-        }
-    }
-
-    /// Keeps `json`, the plan as the file held it, to be written back while unchanged.
-    pub fn keep_read(&mut self, json: Vouched) {
-        self.read = Some(json);
-    }
-
-    /// The JSON the plan will be written as while unchanged, if any.
-    pub fn read_json(&self) -> Option<&Vouched> {
-        self.read.as_ref()
-    }
-
-    /// Whether there is no step, answered without a parse: a plan kept unparsed is never
-    /// empty (an empty one, `[]`, is parsed as it is read).
-    pub fn is_empty(&self) -> bool {
-        self.loaded.get().is_some_and(|l| l.steps.is_empty())
-    }
-
-    /// Whether the plan has been parsed (a plan read lazily is not until something reads it).
-    pub fn is_parsed(&self) -> bool {
-        self.loaded.get().is_some()
-    }
-
-    fn loaded(&self) -> &Loaded {
-        self.loaded.get_or_init(|| {
-            let json = self
-                .read
-                .as_ref()
-                .expect("a plan not parsed keeps its JSON");
-            let (steps, spans) = json
-                .items()
-                .expect("a plan proven to be this waymark's parses (docs/state.md, plan_sum)");
-            Loaded {
-                steps: Arc::new(steps),
-                spans: Some(spans.into()),
-            }
-        })
-    }
-
-    /// The JSON step `i` was read as (and its span in it), while it is still `step`.
-    fn as_read(&self, i: usize, step: &Step) -> Option<(&Vouched, Range<usize>)> {
-        let base = self.base.as_ref()?;
-        (base.steps.get(i) == Some(step)).then(|| (&base.json, base.spans[i].clone()))
-    }
-}
-
-impl std::ops::Deref for Steps {
-    type Target = Vec<Step>;
-    fn deref(&self) -> &Vec<Step> {
-        &self.loaded().steps
-    }
-}
-
-impl std::ops::DerefMut for Steps {
-    fn deref_mut(&mut self) -> &mut Vec<Step> {
-        let loaded = self.loaded().clone();
-        if let (Some(json), Some(spans), None) = (self.read.take(), &loaded.spans, &self.base) {
-            let steps = Arc::clone(&loaded.steps);
-            let spans = Arc::clone(spans);
-            self.base = Some(Base { steps, json, spans });
-        }
-        // A clone's parse is shared until one of them changes the plan: it leaves then.
-        if Arc::get_mut(&mut self.loaded).is_none() {
-            let steps = loaded.steps;
-            self.loaded = Arc::new(OnceLock::from(Loaded { steps, spans: None }));
-        } else {
-            // Let go of this copy, so that the list is copied below only if a clone or
-            // the base still holds it.
-            drop(loaded);
-        }
-        let cell = Arc::get_mut(&mut self.loaded).expect("not shared");
-        Arc::make_mut(&mut cell.get_mut().expect("parsed above").steps)
-    }
-}
-
-impl<'a> IntoIterator for &'a Steps {
-    type Item = &'a Step;
-    type IntoIter = std::slice::Iter<'a, Step>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.loaded().steps.iter()
-    }
-}
-
-impl Default for Steps {
-    fn default() -> Steps {
-        Steps::from(Vec::new())
-    }
-}
-
-impl From<Vec<Step>> for Steps {
-    fn from(steps: Vec<Step>) -> Steps {
-        let loaded = Loaded {
-            steps: Arc::new(steps),
-            spans: None,
-        };
-        Steps {
-            loaded: Arc::new(OnceLock::from(loaded)),
-            read: None,
-            base: None,
-        }
-    }
-}
-
-/// Two plans are equal when their steps are: how they will be written does not count.
-impl PartialEq for Steps {
-    fn eq(&self, other: &Steps) -> bool {
-        if one_read((&self.loaded, &self.read), (&other.loaded, &other.read)) {
-            return true;
-        }
-        let (a, b) = (&self.loaded().steps, &other.loaded().steps);
-        Arc::ptr_eq(a, b) || a == b
-    }
-}
-
-impl Serialize for Steps {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        /// A step, and the JSON it was read as while it is unchanged.
-        struct Item<'a>(&'a Step, Option<(&'a Vouched, Range<usize>)>);
-        impl Serialize for Item<'_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                match &self.1 {
-                    Some((json, span)) => json.serialize_part_or(s, span.clone(), || self.0),
-                    None => self.0.serialize(s),
-                }
-            }
-        }
-        match &self.read {
-            Some(json) => json.serialize_or(s, || self.loaded().steps.as_slice()),
-            None if self.base.is_some() => s.collect_seq(
-                self.loaded()
-                    .steps
-                    .iter()
-                    .enumerate()
-                    .map(|(i, step)| Item(step, self.as_read(i, step))),
-            ),
-            None => self.loaded().steps.as_slice().serialize(s),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Steps {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Steps, D::Error> {
-        Vec::deserialize(d).map(Steps::from)
-    }
-}
-
 /// The plan's outline as hook.json holds it. Read with a plan proven by its sum, it is
 /// kept as its JSON, parsed when first read (a Read or an Edit never reads it) and written
 /// back as read; drawn anew, it is written from the value.
@@ -614,7 +420,7 @@ fn one_read<T>(a: (&Arc<T>, &Option<Vouched>), b: (&Arc<T>, &Option<Vouched>)) -
 impl Serialize for PlanOutline {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match &self.read {
-            Some(json) => json.serialize_or(s, || self.value()),
+            Some(json) => json.serialize_or(s, |s| self.value().serialize(s)),
             None => self.value().serialize(s),
         }
     }

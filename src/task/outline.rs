@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::model::{Step, StepStatus};
+use super::model::{Step, StepStatus, Steps};
 
 /// How many of the pending steps after the one to resume are named ("Then: …"). The next
 /// few are what an agent acts on; a long plan listed in full would crowd the rest out of
@@ -69,34 +69,37 @@ pub struct Then<'a> {
 }
 
 impl Outline {
-    /// The outline of `steps`.
-    pub fn of(steps: &[Step]) -> Outline {
-        let with = |status| steps.iter().filter(move |s| s.status == status);
-        let pending: Vec<&Step> = with(StepStatus::Pending).collect();
-        let done: Vec<&Step> = with(StepStatus::Completed).collect();
-        let live = steps.len() - with(StepStatus::Deleted).count();
+    /// The outline of `steps`: their statuses tell it, and only the steps it names are
+    /// parsed (a plan read unparsed, [`Steps`]).
+    pub fn of(steps: &Steps) -> Outline {
+        let statuses: Vec<StepStatus> = steps.statuses().collect();
+        let statuses = &statuses;
+        let with = |status| (0..statuses.len()).filter(move |&i| statuses[i] == status);
+        let pending: Vec<usize> = with(StepStatus::Pending).collect();
+        let done: Vec<usize> = with(StepStatus::Completed).collect();
+        let live = statuses.len() - with(StepStatus::Deleted).count();
         Outline {
-            step_count: steps.len(),
+            step_count: statuses.len(),
             next: with(StepStatus::InProgress)
                 .next()
                 .or(pending.first().copied())
-                .cloned(),
+                .map(|i| steps[i].clone()),
             all_completed: live > 0 && live == done.len(),
             pending: pending
                 .iter()
                 .take(NEXT_STEPS_NAMED + 1)
-                .map(|s| Named {
-                    id: s.id.clone(),
-                    name: s.name.clone(),
+                .map(|&i| Named {
+                    id: steps[i].id.clone(),
+                    name: steps[i].name.clone(),
                 })
                 .collect(),
             pending_count: pending.len(),
             done: done[done.len().saturating_sub(DONE_STEPS_NAMED)..]
                 .iter()
-                .map(|s| Done {
-                    index: s.index,
-                    name: s.name.clone(),
-                    receipt_ids: s.receipt_ids.clone(),
+                .map(|&i| Done {
+                    index: steps[i].index,
+                    name: steps[i].name.clone(),
+                    receipt_ids: steps[i].receipt_ids.clone(),
                 })
                 .collect(),
             done_count: done.len(),
@@ -135,7 +138,7 @@ mod tests {
     use crate::task::StepSource;
     use chrono::Utc;
 
-    fn plan(statuses: &[StepStatus]) -> Vec<Step> {
+    fn plan(statuses: &[StepStatus]) -> Steps {
         let now = Utc::now();
         let mut h = crate::task::Hook::new("t", "w", 0, now);
         for (i, status) in statuses.iter().enumerate() {
@@ -150,7 +153,7 @@ mod tests {
             );
             h.steps[i].status = *status;
         }
-        h.steps.to_vec()
+        h.steps
     }
 
     #[test]
@@ -185,6 +188,6 @@ mod tests {
         assert_eq!(o.then(None).unwrap().named, ["Part 2", "Part 3"]);
         let all = Outline::of(&plan(&[Completed, Deleted, Completed]));
         assert!(all.all_completed && all.next.is_none() && all.then(None).is_none());
-        assert!(!Outline::of(&[]).all_completed);
+        assert!(!Outline::of(&Steps::default()).all_completed);
     }
 }

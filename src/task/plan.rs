@@ -145,12 +145,12 @@ impl Hook {
     }
 
     pub fn step(&self, id: &str) -> Option<&Step> {
-        self.steps.iter().find(|s| s.id == id)
+        self.step_pos(id).map(|pos| &self.steps[pos])
     }
 
     /// Where the step `id` stands in the plan.
     pub(crate) fn step_pos(&self, id: &str) -> Option<usize> {
-        self.steps.iter().position(|s| s.id == id)
+        self.steps.position(id)
     }
 
     /// Finds a step by id, else by name (case-insensitive).
@@ -446,12 +446,12 @@ impl Hook {
         let current = self.current_step.as_ref().map(|c| c.step_id.clone());
         let target = current.and_then(|id| self.step_pos(&id)).or_else(|| {
             self.steps
-                .iter()
-                .position(|s| s.status == StepStatus::InProgress)
+                .statuses()
+                .position(|s| s == StepStatus::InProgress)
         });
         let pos = match target {
             Some(pos) => pos,
-            None if self.steps.iter().any(|s| s.status == StepStatus::Pending) => return Ok(false),
+            None if self.steps.statuses().any(|s| s == StepStatus::Pending) => return Ok(false),
             None => {
                 let existing = self.steps.iter().position(|s| {
                     s.source == StepSource::Implicit && s.status != StepStatus::Completed
@@ -523,19 +523,17 @@ impl Hook {
 
     /// True when the plan has steps and every one that was not deleted is completed.
     pub fn all_steps_completed(&self) -> bool {
-        let live: Vec<_> = self
+        let mut live = self
             .steps
-            .iter()
-            .filter(|s| s.status != StepStatus::Deleted)
-            .collect();
-        !live.is_empty() && live.iter().all(|s| s.status == StepStatus::Completed)
+            .statuses()
+            .filter(|&s| s != StepStatus::Deleted)
+            .peekable();
+        live.peek().is_some() && live.all(|s| s == StepStatus::Completed)
     }
 
     /// Completed steps, in plan order.
     pub fn completed_steps(&self) -> impl Iterator<Item = &Step> {
-        self.steps
-            .iter()
-            .filter(|s| s.status == StepStatus::Completed)
+        self.steps.with_status(StepStatus::Completed)
     }
 
     /// The step the agent should resume: the current one, else the first in progress,
@@ -544,12 +542,8 @@ impl Hook {
         self.current_step
             .as_ref()
             .and_then(|c| self.step(&c.step_id))
-            .or_else(|| {
-                self.steps
-                    .iter()
-                    .find(|s| s.status == StepStatus::InProgress)
-            })
-            .or_else(|| self.steps.iter().find(|s| s.status == StepStatus::Pending))
+            .or_else(|| self.steps.with_status(StepStatus::InProgress).next())
+            .or_else(|| self.steps.with_status(StepStatus::Pending).next())
     }
 
     /// The plan's outline: the one read with the plan while the plan is as read (proven

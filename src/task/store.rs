@@ -141,7 +141,7 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
 /// only with a plan its sum proves, one left unparsed: beside a plan edited by hand, or
 /// written by another build, it would be stale.
 fn forget_unproven_outline(hook: &mut Hook) {
-    if hook.steps.is_parsed() {
+    if !hook.steps.read_unparsed() {
         hook.outline = PlanOutline::default();
         hook.listed.clear();
     }
@@ -205,8 +205,9 @@ fn with_written_plan(text: &str) -> Option<Hook> {
 /// both, and HOOK.md's listing of it, which it returns, with the listing's sum.
 ///
 /// A plan as read and proven keeps the outline read with it, and its listing is taken
-/// back from HOOK.md when the listing's sum holds there. Otherwise the outline is drawn,
-/// and the listing rendered, anew. The JSON is made only for a changed plan (serialized
+/// back from HOOK.md when the listing's sum holds there. Otherwise the outline is drawn
+/// anew, and the listing rendered anew but for the lines of the steps still as read, taken
+/// from that listing when it holds (`hookmd::relisting`). The JSON is made only for a changed plan (serialized
 /// alone, as a member of an object, so that it stands as deep as in hook.json: the save
 /// writes it whole and the next load can prove it).
 fn seal_plan(project: &Project, hook: &mut Hook) -> Clean {
@@ -233,22 +234,26 @@ fn seal_plan(project: &Project, hook: &mut Hook) -> Clean {
             _ => String::new(),
         };
     }
-    if let Some(listing) = kept.then(|| listing_kept(project, &hook.listed)).flatten() {
-        return listing;
-    }
-    let listing = Clean::text(&hookmd::listing(&hook.steps));
+    let before = match listing_kept(project, &hook.listed) {
+        Some(listing) if kept => return listing,
+        before => before.unwrap_or_default(),
+    };
+    let parts = hookmd::relisting(&hook.steps, Some(before.as_str()).filter(|b| !b.is_empty()));
+    let listing = Clean::splice(&before, &parts);
     hook.listed = listing.sum(LISTING);
     listing
 }
 
-/// What the plan's sum says it is: a hash of the source that defines a step and how it is
-/// read (src/task/model.rs), and its outline (src/task/outline.rs). A waymark built from
+/// What the plan's sum says it is: a hash of the source that defines a step
+/// (src/task/model.rs) and how a plan is read (src/task/steps.rs), and its outline
+/// (src/task/outline.rs). A waymark built from
 /// another version of those files (the same version number, built from another commit)
 /// parses a plan it did not write rather than trusting that it parses.
 const PLAN: u64 = {
     use crate::text::{FNV_BASIS, fnv1a};
     let model = fnv1a(FNV_BASIS, include_str!("model.rs").as_bytes());
-    fnv1a(model, include_str!("outline.rs").as_bytes())
+    let steps = fnv1a(model, include_str!("steps.rs").as_bytes());
+    fnv1a(steps, include_str!("outline.rs").as_bytes())
 };
 
 /// The kind of the listing's sum: the source that renders it (src/recovery/hookmd.rs),
@@ -1084,6 +1089,78 @@ mod tests {
         );
         assert_eq!(hook.steps[1].name, "Test");
         assert_eq!(hook.steps[0].status, crate::task::StepStatus::InProgress);
+    }
+
+    /// A change to a long plan parses the steps it changes and the few the outline names,
+    /// and relists only their lines: HOOK.md's listing is always the one the whole plan
+    /// renders, through steps started, completed, renamed, deleted and added, a completed
+    /// step given a receipt, and the first step completed (the table starts).
+    #[test]
+    fn a_change_to_a_long_plan_relists_only_the_steps_it_changed() {
+        use crate::task::{StepSource, StepStatus};
+        let (_d, p, now) = one_step_task();
+        update(&p, now, |h| {
+            let hook = h.as_mut().unwrap();
+            for n in 2..=40 {
+                let name = format!("Part {n}");
+                hook.add_step(&n.to_string(), &name, "", None, StepSource::Task, now);
+            }
+        })
+        .unwrap();
+        let md_path = p.state_file(HOOK_MD);
+        let relisted = |change: &dyn Fn(&mut Hook)| {
+            let saved = update(&p, now, |h| change(h.as_mut().unwrap())).unwrap();
+            let md = fs::read_to_string(&md_path).unwrap();
+            let (hook, _) = load(&p).unwrap();
+            let whole = Clean::text(&hookmd::listing(&hook.unwrap().steps));
+            assert_eq!(&md[hookmd::find_listing(&md).unwrap()], whole.as_str());
+            saved.hook.unwrap().steps.parsed()
+        };
+        let status = |id: &'static str, to| {
+            move |h: &mut Hook| {
+                h.set_step_status(id, to, 3, now).unwrap();
+            }
+        };
+        let parsed = relisted(&status("1", StepStatus::InProgress));
+        assert!(parsed <= 8, "{parsed} of 40 steps parsed");
+        let parsed = relisted(&status("1", StepStatus::Completed));
+        assert!(parsed <= 10, "{parsed} of 40 steps parsed");
+        relisted(&status("7", StepStatus::InProgress));
+        relisted(&|h| h.steps[0].receipt_ids.push("rcpt-1".into()));
+        relisted(&|h| {
+            h.add_step(
+                "12",
+                "Part 12, renamed | with a bar",
+                "",
+                None,
+                StepSource::Task,
+                now,
+            );
+        });
+        relisted(&status("20", StepStatus::Deleted));
+        relisted(&status("7", StepStatus::Completed));
+        relisted(&|h| {
+            h.add_step(
+                "41",
+                "Part 41\non two lines",
+                "",
+                None,
+                StepSource::Task,
+                now,
+            );
+        });
+        relisted(&status("41", StepStatus::Completed));
+        let md = fs::read_to_string(&md_path).unwrap();
+        assert!(md.contains("| 41 | Part 41 on two lines |"), "{md}");
+        assert!(
+            md.contains("- [x] 41. Part 41 on two lines — completed"),
+            "{md}"
+        );
+        assert!(md.contains("- [-] 20. Part 20 — deleted"), "{md}");
+        assert!(
+            md.contains("- [ ] 12. Part 12, renamed | with a bar — pending"),
+            "{md}"
+        );
     }
 
     #[test]

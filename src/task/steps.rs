@@ -1,0 +1,490 @@
+//! The step plan as hook.json holds it, read a step at a time.
+//!
+//! At the caps (113 steps) a TaskUpdate that completed one step parsed every step (0.55M
+//! instructions), copied them all to tell later which had changed, and freed both copies.
+//! A plan this waymark wrote, proven so by its sum (`plan_sum`, docs/state.md), is now kept
+//! as its JSON and the place of each step in it. A step is parsed when something reads it;
+//! its id, status and whether it touched files are read from its JSON lines without a
+//! parse ([`Steps::position`], [`Steps::status`], [`Steps::last_with_files`]). A step
+//! changed through `IndexMut` is written anew; the others are written back as they were
+//! read, and the whole plan as read while nothing changed.
+//!
+//! The list is shared, not copied, by a clone (every change clones the hook it read, to
+//! tell whether it changed). It is copied, a slot per step (few of them parsed), only when
+//! the clone is changed; two plans that share it, or their unchanged steps, are equal
+//! without a parse.
+
+use std::ops::{Index, IndexMut, Range};
+use std::sync::{Arc, OnceLock};
+
+use serde::{Deserialize, Serialize};
+
+use super::model::{Step, StepStatus};
+use crate::redact::Vouched;
+
+#[derive(Debug, Clone, Default)]
+pub struct Steps(Arc<Plan>);
+
+#[derive(Debug, Clone, Default)]
+struct Plan {
+    /// The JSON the plan is written as while it is unchanged: as read, or as a save made it.
+    whole: Option<Vouched>,
+    /// The JSON a plan read unparsed was read from: the steps not parsed yet are parsed
+    /// from it, and the unchanged ones written back from it.
+    source: Option<Vouched>,
+    /// A slot per step, found in `source` when first needed.
+    slots: OnceLock<Vec<Slot>>,
+}
+
+#[derive(Debug, Clone)]
+struct Slot {
+    /// Where the step stands in `source` (`None` for a step added since it was read).
+    span: Option<Range<usize>>,
+    /// What its JSON lines say of it, found with its span.
+    head: Head,
+    /// Changed (or handed out to be changed) since it was read: written from its value.
+    changed: bool,
+    step: OnceLock<Step>,
+}
+
+/// What a step's JSON says of it line by line, without a parse: where its id stands (as
+/// written, quoted), its status, and whether it lists files touched (the list is left out
+/// when empty).
+#[derive(Debug, Clone, Default)]
+struct Head {
+    id: Range<usize>,
+    status: Option<StepStatus>,
+    files: bool,
+}
+
+impl Slot {
+    fn of(step: Step) -> Slot {
+        Slot {
+            span: None,
+            head: Head::default(),
+            changed: false,
+            step: OnceLock::from(step),
+        }
+    }
+
+    /// Its place in the source while it is as read.
+    fn as_read(&self) -> Option<Range<usize>> {
+        self.span.clone().filter(|_| !self.changed)
+    }
+}
+
+impl Steps {
+    /// A plan to be parsed from `json` a step at a time as they are read: JSON this
+    /// waymark wrote, proven so by its sum, which therefore parses and is laid out as its
+    /// serializer lays it out; never `[]` (an empty plan is parsed as read).
+    pub fn unparsed(json: Vouched) -> Steps {
+        Steps(Arc::new(Plan {
+            whole: Some(json.clone()),
+            source: Some(json),
+            slots: OnceLock::new(),
+        }))
+    }
+
+    /// Keeps `json`, the plan as the file held it or as this save writes it, to be written
+    /// back whole while the plan is unchanged.
+    pub fn keep_read(&mut self, json: Vouched) {
+        Arc::make_mut(&mut self.0).whole = Some(json);
+    }
+
+    /// The JSON the plan will be written as while unchanged, if any.
+    pub fn read_json(&self) -> Option<&Vouched> {
+        self.0.whole.as_ref()
+    }
+
+    /// Whether the plan was read unparsed, as proven by its sum (what the file derived
+    /// from it, its outline and listing, holds only then).
+    pub fn read_unparsed(&self) -> bool {
+        self.0.source.is_some()
+    }
+
+    /// Whether any step has been parsed (a plan read unparsed has none until one is read).
+    pub fn is_parsed(&self) -> bool {
+        self.parsed() > 0
+    }
+
+    /// How many steps have been parsed.
+    pub fn parsed(&self) -> usize {
+        self.0.slots.get().map_or(0, |slots| {
+            slots.iter().filter(|s| s.step.get().is_some()).count()
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots().len()
+    }
+
+    /// Whether there is no step, answered without looking: a plan kept unparsed is never
+    /// empty.
+    pub fn is_empty(&self) -> bool {
+        self.0.source.is_none() && self.slots().is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> Option<&Step> {
+        let slot = self.slots().get(i)?;
+        Some(slot.step.get_or_init(|| {
+            let (json, span) = (self.source(), slot.span.clone().expect("a slot unparsed"));
+            serde_json::from_str(&json.as_str()[span])
+                .expect("a step of a plan proven to be this waymark's parses (docs/state.md)")
+        }))
+    }
+
+    pub fn iter(&self) -> Iter<'_> {
+        Iter { steps: self, i: 0 }
+    }
+
+    /// Every step's status in plan order, read without parsing the steps.
+    pub fn statuses(&self) -> impl DoubleEndedIterator<Item = StepStatus> + '_ {
+        (0..self.len()).map(|i| self.status(i))
+    }
+
+    /// The steps of `status`, in plan order (only those are parsed).
+    pub fn with_status(&self, status: StepStatus) -> impl Iterator<Item = &Step> + '_ {
+        (0..self.len())
+            .filter(move |&i| self.status(i) == status)
+            .map(|i| &self[i])
+    }
+
+    /// Step `i`'s status, from its JSON line while it is unparsed.
+    pub fn status(&self, i: usize) -> StepStatus {
+        match self.unparsed_head(i).and_then(|h| h.status) {
+            Some(status) => status,
+            None => self[i].status,
+        }
+    }
+
+    /// Where the step `id` stands, its id read from its JSON line while it is unparsed.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        let quoted = serde_json::to_string(id).expect("a string serializes");
+        (0..self.len()).find(|&i| match self.unparsed_head(i) {
+            Some(head) if !head.id.is_empty() => self.source().as_str()[head.id.clone()] == quoted,
+            _ => self[i].id == id,
+        })
+    }
+
+    /// The last step that touched files, in plan order; a step unparsed is parsed only
+    /// when its JSON lists files.
+    pub fn last_with_files(&self) -> Option<&Step> {
+        (0..self.len())
+            .rev()
+            .find(|&i| match self.unparsed_head(i) {
+                Some(head) => head.files,
+                None => !self[i].files_touched.is_empty(),
+            })
+            .map(|i| &self[i])
+    }
+
+    /// Step `i`'s status in the plan as read (`None` for a step added since, or a plan
+    /// not read unparsed), and whether the step is still as read.
+    pub fn as_read(&self, i: usize) -> (Option<StepStatus>, bool) {
+        let slot = &self.slots()[i];
+        match slot.span {
+            Some(_) => (slot.head.status, !slot.changed),
+            None => (None, false),
+        }
+    }
+
+    pub fn push(&mut self, step: Step) {
+        self.slots();
+        let plan = Arc::make_mut(&mut self.0);
+        plan.whole = None;
+        plan.slots
+            .get_mut()
+            .expect("found above")
+            .push(Slot::of(step));
+    }
+
+    /// What step `i`'s JSON says of it, while the step is neither parsed nor changed.
+    fn unparsed_head(&self, i: usize) -> Option<&Head> {
+        let slot = &self.slots()[i];
+        (slot.step.get().is_none() && slot.as_read().is_some()).then_some(&slot.head)
+    }
+
+    fn source(&self) -> &Vouched {
+        self.0
+            .source
+            .as_ref()
+            .expect("a slot with a span has a source")
+    }
+
+    fn slots(&self) -> &Vec<Slot> {
+        self.0.slots.get_or_init(|| {
+            // Unset only for a plan read unparsed (or the empty default).
+            let Some(json) = &self.0.source else {
+                return Vec::new();
+            };
+            if let Some(found) = items(json.as_str()) {
+                let slot = |(span, head)| Slot {
+                    span: Some(span),
+                    head,
+                    changed: false,
+                    step: OnceLock::new(),
+                };
+                return found.into_iter().map(slot).collect();
+            }
+            // Not laid out as this waymark lays a plan out: found by parsing it whole.
+            let (steps, spans) = json
+                .items::<Step>()
+                .expect("a plan proven to be this waymark's parses (docs/state.md)");
+            let slot = |(step, span)| Slot {
+                span: Some(span),
+                head: Head::default(),
+                changed: false,
+                step: OnceLock::from(step),
+            };
+            steps.into_iter().zip(spans).map(slot).collect()
+        })
+    }
+}
+
+/// Where each step stands in a plan's JSON as this waymark's pretty serializer writes it,
+/// and what its lines say of it: a step is an object whose braces stand alone at the start
+/// of their lines, a member a line, and nothing in a step is an object (no string holds a
+/// newline; a list's items are strings, on lines of their own). One pass over the lines,
+/// a few bytes of each. `None` for JSON laid out otherwise.
+fn items(text: &str) -> Option<Vec<(Range<usize>, Head)>> {
+    let bytes = text.as_bytes();
+    let (mut found, mut open): (Vec<_>, Option<(usize, Head)>) = (Vec::new(), None);
+    for i in crate::text::newlines(bytes) {
+        let at = i + 1 + bytes[i + 1..].iter().take_while(|&&b| b == b' ').count();
+        match (bytes.get(at), open.as_mut()) {
+            (Some(b'{'), None) => open = Some((at, Head::default())),
+            (Some(b'{'), Some(_)) => return None,
+            (Some(b'}'), _) => {
+                let (start, head) = open.take()?;
+                found.push((start..at + 1, head));
+            }
+            (Some(b'"'), Some((_, head))) => {
+                let line = &text[at..];
+                if let Some(value) = line.strip_prefix("\"id\": ") {
+                    let end = value.find('\n').unwrap_or(value.len());
+                    let end = value[..end].strip_suffix(',').map_or(end, str::len);
+                    let from = text.len() - value.len();
+                    head.id = from..from + end;
+                } else if let Some(value) = line.strip_prefix("\"status\": \"") {
+                    head.status = value.split('"').next().and_then(StepStatus::parse);
+                } else if line.starts_with("\"files_touched\": ") {
+                    head.files = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    // A plan read unparsed is never `[]`: no step found is JSON laid out otherwise.
+    (open.is_none() && !found.is_empty()).then_some(found)
+}
+
+/// The steps in plan order, each parsed as it is reached.
+pub struct Iter<'a> {
+    steps: &'a Steps,
+    i: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = &'a Step;
+    fn next(&mut self) -> Option<&'a Step> {
+        let step = self.steps.get(self.i)?;
+        self.i += 1;
+        Some(step)
+    }
+}
+
+impl<'a> IntoIterator for &'a Steps {
+    type Item = &'a Step;
+    type IntoIter = Iter<'a>;
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+impl Index<usize> for Steps {
+    type Output = Step;
+    fn index(&self, i: usize) -> &Step {
+        self.get(i).expect("a step of the plan")
+    }
+}
+
+/// The step, to be changed: it is written anew from then on.
+impl IndexMut<usize> for Steps {
+    fn index_mut(&mut self, i: usize) -> &mut Step {
+        let _ = &self[i];
+        let plan = Arc::make_mut(&mut self.0);
+        plan.whole = None;
+        let slot = &mut plan.slots.get_mut().expect("found above")[i];
+        slot.changed = true;
+        slot.step.get_mut().expect("parsed above")
+    }
+}
+
+impl From<Vec<Step>> for Steps {
+    fn from(steps: Vec<Step>) -> Steps {
+        Steps(Arc::new(Plan {
+            whole: None,
+            source: None,
+            slots: OnceLock::from(steps.into_iter().map(Slot::of).collect::<Vec<_>>()),
+        }))
+    }
+}
+
+/// Two plans are equal when their steps are: how they will be written does not count.
+impl PartialEq for Steps {
+    fn eq(&self, other: &Steps) -> bool {
+        if Arc::ptr_eq(&self.0, &other.0) {
+            return true;
+        }
+        if let (Some(a), Some(b)) = (&self.0.whole, &other.0.whole) {
+            if a.same(b) {
+                return true;
+            }
+        }
+        let same_source = match (&self.0.source, &other.0.source) {
+            (Some(a), Some(b)) => a.same(b),
+            _ => false,
+        };
+        let (a, b) = (self.slots(), other.slots());
+        a.len() == b.len()
+            && (0..a.len()).all(|i| {
+                let one_read =
+                    same_source && a[i].as_read().is_some_and(|x| Some(x) == b[i].as_read());
+                one_read || self[i] == other[i]
+            })
+    }
+}
+
+impl Serialize for Steps {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// Step `i`, written as it was read while it is unchanged.
+        struct Item<'a>(&'a Steps, usize);
+        impl Serialize for Item<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let Item(steps, i) = *self;
+                match steps.slots()[i].as_read() {
+                    Some(span) => steps
+                        .source()
+                        .serialize_part_or(s, span, |s| steps[i].serialize(s)),
+                    None => steps[i].serialize(s),
+                }
+            }
+        }
+        let all = |s: S| s.collect_seq((0..self.len()).map(|i| Item(self, i)));
+        match &self.0.whole {
+            Some(json) => json.serialize_or(s, all),
+            None => all(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Steps {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Steps, D::Error> {
+        Vec::deserialize(d).map(Steps::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::Clean;
+    use crate::task::{Hook, StepSource};
+    use std::collections::BTreeMap;
+
+    /// 40 steps: the first two completed, the third running (it touched a file), one with
+    /// a quote in its id.
+    fn plan() -> Vec<Step> {
+        let now = chrono::Utc::now();
+        let mut h = Hook::new("t", "w", 0, now);
+        for n in 1..=40 {
+            let id = if n == 9 {
+                "a\"b".to_string()
+            } else {
+                format!("s{n}")
+            };
+            h.add_step(&id, &format!("Step {n}"), "", None, StepSource::Task, now);
+        }
+        h.steps[0].status = StepStatus::Completed;
+        h.steps[1].status = StepStatus::Completed;
+        h.steps[2].status = StepStatus::InProgress;
+        h.steps[2].files_touched.push("src/a.rs".into());
+        h.steps.iter().cloned().collect()
+    }
+
+    /// `steps` as hook.json holds them: a member of an object, pretty.
+    fn json<T: Serialize + ?Sized>(steps: &T) -> Clean {
+        Clean::json_pretty(&BTreeMap::from([("steps", steps)]))
+    }
+
+    /// The plan as a save writes it, read back unparsed.
+    fn read(steps: &[Step]) -> Steps {
+        Steps::unparsed(Vouched::last_member(&json(steps), "steps").unwrap())
+    }
+
+    #[test]
+    fn a_plan_read_unparsed_tells_ids_statuses_and_files_without_a_parse() {
+        let plan = plan();
+        let steps = read(&plan);
+        assert_eq!(steps.len(), 40);
+        assert_eq!(steps.position("s7"), Some(6));
+        assert_eq!(steps.position("a\"b"), Some(8));
+        assert_eq!(steps.position("s41"), None);
+        let statuses: Vec<StepStatus> = plan.iter().map(|s| s.status).collect();
+        assert_eq!(steps.statuses().collect::<Vec<_>>(), statuses);
+        assert_eq!(
+            steps.parsed(),
+            0,
+            "ids and statuses are read from the lines"
+        );
+        assert_eq!(steps.last_with_files().map(|s| s.index), Some(2));
+        assert_eq!(
+            steps.parsed(),
+            1,
+            "only the step that lists files is parsed"
+        );
+        assert_eq!(steps.iter().cloned().collect::<Vec<_>>(), plan);
+    }
+
+    #[test]
+    fn a_changed_step_is_written_anew_and_the_others_as_read() {
+        let plan = plan();
+        let read = read(&plan);
+        let mut changed = read.clone();
+        changed[4].status = StepStatus::Completed;
+        assert_eq!(changed.parsed(), 1);
+        assert!(changed != read);
+        assert_eq!(read.as_read(4), (Some(StepStatus::Pending), true));
+        assert_eq!(changed.as_read(4), (Some(StepStatus::Pending), false));
+        assert_eq!(changed.as_read(5), (Some(StepStatus::Pending), true));
+
+        let mut expected = plan.clone();
+        expected[4].status = StepStatus::Completed;
+        assert_eq!(json(&changed).as_str(), json(&expected).as_str());
+        assert_eq!(
+            changed.parsed(),
+            1,
+            "the others are written as read, unparsed"
+        );
+        // Any other serializer (`waymark status --json`) gets the values.
+        let value = serde_json::to_value(&changed).unwrap();
+        assert_eq!(value, serde_json::to_value(&expected).unwrap());
+
+        changed.push(expected[0].clone());
+        assert_eq!(changed.len(), 41);
+        assert_eq!(changed.as_read(40), (None, false));
+        let mut undone = read.clone();
+        undone[4].status = StepStatus::Pending;
+        assert!(undone == read, "a step changed back is equal again");
+    }
+
+    #[test]
+    fn json_laid_out_otherwise_is_not_taken_line_by_line() {
+        assert!(items("[{\"id\": \"1\"}]").is_none());
+        assert!(items("[\n    {\n      {\n    }\n  ]").is_none());
+        let spaced = "[\n    {\n      \"id\": \"1\",\n      \"status\": \"failed\"\n    }\n  ]";
+        let found = items(spaced).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(&spaced[found[0].1.id.clone()], "\"1\"");
+        assert_eq!(found[0].1.status, Some(StepStatus::Failed));
+    }
+}
