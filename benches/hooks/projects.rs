@@ -563,6 +563,7 @@ impl Project {
                     &hook,
                     CheckpointTrigger::Interval,
                     &format!("Interval checkpoint ({i} min into the step)"),
+                    None,
                     head.clone(),
                     at,
                 );

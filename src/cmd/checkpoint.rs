@@ -21,7 +21,13 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
     // (this command, `--auto`) and from the PostToolUse Bash handler.
     let result = current::update(&ctx, |slot, _| {
         let hook = slot.as_mut().filter(|h| !h.state.is_terminal())?;
-        Some(current::make_checkpoint(&ctx, hook, trigger, description))
+        Some(current::make_checkpoint(
+            &ctx,
+            hook,
+            trigger,
+            description,
+            None,
+        ))
     });
     match result {
         Ok(u) => match u.value {

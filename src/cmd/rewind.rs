@@ -149,7 +149,7 @@ fn save_undo(ctx: &Ctx, target: &str, now_tree: &str) -> Result<Option<String>, 
     let description = format!("Before rewind to {target}");
     let made = current::update(ctx, |slot, _| {
         slot.as_mut().map(|h| {
-            current::make_checkpoint(ctx, h, CheckpointTrigger::PreRewind, &description).id
+            current::make_checkpoint(ctx, h, CheckpointTrigger::PreRewind, &description, None).id
         })
     })
     .map_err(|e| e.to_string())?;

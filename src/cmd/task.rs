@@ -81,6 +81,7 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
                     effects.push(Effect::Checkpoint(
                         CheckpointTrigger::StepComplete,
                         description,
+                        None,
                     ));
                 }
                 hook.finish(to, ctx.now).map_err(|e| e.to_string())?;

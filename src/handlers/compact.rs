@@ -20,6 +20,7 @@ pub fn pre(ctx: &Ctx, _event: &Event, e: &PreCompact) -> anyhow::Result<()> {
         effects.push(Effect::Checkpoint(
             CheckpointTrigger::PreCompact,
             description,
+            None,
         ));
     })?;
     Ok(())

@@ -22,6 +22,7 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
                 effects.push(Effect::Checkpoint(
                     CheckpointTrigger::StepComplete,
                     "Task completed: every step done".into(),
+                    None,
                 ));
                 hook.finish(HookState::Completed, ctx.now)?;
             }
@@ -52,7 +53,11 @@ pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<(
             }
             if ctx.config.auto_checkpoint_on_clear == Switch::On {
                 let description = "Before /clear".to_string();
-                effects.push(Effect::Checkpoint(CheckpointTrigger::Clear, description));
+                effects.push(Effect::Checkpoint(
+                    CheckpointTrigger::Clear,
+                    description,
+                    None,
+                ));
             }
         }
         super::note(hook, event, SessionStatus::Ended, ctx);

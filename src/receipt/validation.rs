@@ -95,6 +95,7 @@ pub fn record(hook: &mut Hook, sealed: Sealed, output: &str, now: DateTime<Utc>)
         vec![Effect::Checkpoint(
             CheckpointTrigger::Validation,
             description,
+            None,
         )]
     } else {
         hook.record_failure(now);

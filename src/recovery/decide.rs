@@ -123,6 +123,7 @@ mod tests {
             &c,
             CheckpointTrigger::Manual,
             "m",
+            None,
             Default::default(),
             now - CDuration::minutes(2),
         );
@@ -133,6 +134,7 @@ mod tests {
             &old,
             CheckpointTrigger::Manual,
             "m",
+            None,
             Default::default(),
             now - CDuration::minutes(20),
         );

@@ -39,10 +39,13 @@ pub fn already_checkpointed<'h>(
         .map(|c| c.checkpoint_id.as_str())
 }
 
-/// The files a checkpoint covers: the current step's, else the last step that touched any.
-pub fn files_of(hook: &Hook) -> Vec<String> {
-    match &hook.current_step {
-        Some(c) if !c.files_touched.is_empty() => c.files_touched.clone(),
+/// The files a checkpoint covers: the current step's, else those of `step` (the step it
+/// belongs to, just completed), else the last step's in plan order that touched any.
+pub fn files_of(hook: &Hook, step: Option<usize>) -> Vec<String> {
+    let step = step.map(|pos| &hook.steps[pos]);
+    match (&hook.current_step, step) {
+        (Some(c), _) if !c.files_touched.is_empty() => c.files_touched.clone(),
+        (_, Some(s)) if !s.files_touched.is_empty() => s.files_touched.clone(),
         _ => hook
             .steps
             .last_with_files()
@@ -56,20 +59,25 @@ pub fn build(
     hook: &Hook,
     trigger: CheckpointTrigger,
     description: &str,
+    step: Option<usize>,
     head: Head,
     now: DateTime<Utc>,
 ) -> StepCheckpoint {
-    // The step the checkpoint belongs to: the running one; for a step completion, the step
-    // that just completed; else the one to do next.
+    // The step the checkpoint belongs to: the running one; else `step` (the step just
+    // completed); for a step completion without it (the task finished), the step that
+    // completed last; else the one to do next.
     let just_completed = || {
         hook.completed_steps()
             .max_by_key(|s| s.completed_at)
             .map(|s| (s.name.clone(), s.index))
     };
-    let (step_name, step_index) = match &hook.current_step {
-        Some(c) => (c.step_name.clone(), c.step_index),
-        None if trigger == CheckpointTrigger::StepComplete => just_completed().unwrap_or_default(),
-        None => hook
+    let (step_name, step_index) = match (&hook.current_step, step) {
+        (Some(c), _) => (c.step_name.clone(), c.step_index),
+        (None, Some(pos)) => (hook.steps[pos].name.clone(), hook.steps[pos].index),
+        (None, None) if trigger == CheckpointTrigger::StepComplete => {
+            just_completed().unwrap_or_default()
+        }
+        (None, None) => hook
             .next_step()
             .map(|s| (s.name.clone(), s.index))
             .unwrap_or_default(),
@@ -138,6 +146,7 @@ pub fn interval_due(
                 "Interval checkpoint ({} min into the step)",
                 (now - step.started_at).num_minutes()
             ),
+            None,
         )
     })
 }
@@ -156,6 +165,7 @@ pub fn context_threshold(
         Effect::Checkpoint(
             CheckpointTrigger::ContextThreshold,
             format!("Context window at {percent}% ({tokens} tokens), past {threshold}%"),
+            None,
         )
     })
 }
@@ -172,12 +182,13 @@ pub fn vcs_effects(command: &str, stdout: &str, stderr: &str, kinds: &shell::Kin
             (None, Some(m)) => format!("Commit: {m}"),
             (None, None) => "Commit".to_string(),
         };
-        effects.push(Effect::Checkpoint(CheckpointTrigger::GitCommit, desc));
+        effects.push(Effect::Checkpoint(CheckpointTrigger::GitCommit, desc, None));
     }
     if kinds.git_push {
         effects.push(Effect::Checkpoint(
             CheckpointTrigger::GitPush,
             format!("Push: {}", crate::text::one_line(command)),
+            None,
         ));
     }
     if kinds.pr_create {
@@ -186,6 +197,7 @@ pub fn vcs_effects(command: &str, stdout: &str, stderr: &str, kinds: &shell::Kin
             CheckpointTrigger::PrCreated,
             url.map(|u| format!("PR created: {u}"))
                 .unwrap_or_else(|| "PR created".into()),
+            None,
         ));
     }
     effects
@@ -194,6 +206,42 @@ pub fn vcs_effects(command: &str, stdout: &str, stderr: &str, kinds: &shell::Kin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `step_complete` checkpoint belongs to the step completed, and covers its files,
+    /// though a step later in the plan touched files too (it was paused).
+    #[test]
+    fn a_step_completed_is_the_checkpoint_s_step_and_its_files_are_covered() {
+        use crate::task::{StepSource, StepStatus};
+        let now = Utc::now();
+        let mut h = Hook::new("t", "w", 0, now);
+        for (id, name) in [("1", "Parse"), ("2", "Test")] {
+            h.add_step(id, name, "", None, StepSource::Task, now);
+        }
+        h.set_step_status("2", StepStatus::InProgress, 3, now)
+            .unwrap();
+        h.touch_file("tests/t.rs", now);
+        h.set_step_status("1", StepStatus::InProgress, 3, now)
+            .unwrap();
+        h.touch_file("src/parse.rs", now);
+        let effects = h
+            .set_step_status("1", StepStatus::Completed, 3, now)
+            .unwrap();
+        let [Effect::Checkpoint(trigger, description, step)] = effects.as_slice() else {
+            panic!("one checkpoint: {effects:?}");
+        };
+        assert_eq!(
+            (*trigger, *step),
+            (CheckpointTrigger::StepComplete, Some(0))
+        );
+        assert_eq!(files_of(&h, *step), ["src/parse.rs"]);
+        assert_eq!(
+            files_of(&h, None),
+            ["tests/t.rs"],
+            "without it, the last in plan order"
+        );
+        let cp = build(&h, *trigger, description, *step, Head::default(), now);
+        assert_eq!((cp.step_name.as_str(), cp.step_index), ("Parse", 0));
+    }
 
     #[test]
     fn a_git_checkpoint_at_an_already_checkpointed_head_is_a_repeat() {
@@ -204,7 +252,7 @@ mod tests {
             commit: Some(c.into()),
         };
         let (commit, push) = (CheckpointTrigger::GitCommit, CheckpointTrigger::GitPush);
-        let cp = build(&h, commit, "c", at("aaa"), now);
+        let cp = build(&h, commit, "c", None, at("aaa"), now);
         let id = cp.checkpoint_id.clone();
         h.push_checkpoint(cp);
         assert_eq!(
@@ -219,7 +267,7 @@ mod tests {
         );
         assert_eq!(already_checkpointed(&h, commit, &Head::default()), None);
         // `git commit && git push`: the hooks made both before the handler sees either.
-        let cp = build(&h, push, "p", at("aaa"), now);
+        let cp = build(&h, push, "p", None, at("aaa"), now);
         let push_id = cp.checkpoint_id.clone();
         h.push_checkpoint(cp);
         assert_eq!(
@@ -231,7 +279,7 @@ mod tests {
             Some(push_id.as_str())
         );
         // Once HEAD has moved on, an older checkpoint at that commit does not count.
-        h.push_checkpoint(build(&h, commit, "c2", at("bbb"), now));
+        h.push_checkpoint(build(&h, commit, "c2", None, at("bbb"), now));
         assert_eq!(already_checkpointed(&h, push, &at("aaa")), None);
     }
 
@@ -244,6 +292,7 @@ mod tests {
                 &h,
                 CheckpointTrigger::Manual,
                 &format!("c{i}"),
+                None,
                 Head::default(),
                 now,
             );

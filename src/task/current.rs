@@ -38,8 +38,8 @@ pub fn update<R>(
         let mut effects = Vec::new();
         let value = f(slot, &mut effects);
         if let Some(hook) = slot.as_mut() {
-            for Effect::Checkpoint(trigger, description) in effects {
-                make_checkpoint(ctx, hook, trigger, &description);
+            for Effect::Checkpoint(trigger, description, step) in effects {
+                make_checkpoint(ctx, hook, trigger, &description, step);
             }
         }
         value
@@ -149,6 +149,7 @@ pub fn make_checkpoint(
     hook: &mut Hook,
     trigger: CheckpointTrigger,
     description: &str,
+    step: Option<usize>,
 ) -> Made {
     let head = crate::git::head::head(&ctx.project.root).unwrap_or_default();
     if let Some(earlier) = checkpoint::already_checkpointed(hook, trigger, &head) {
@@ -157,8 +158,8 @@ pub fn make_checkpoint(
             repeat: true,
         };
     }
-    let files = checkpoint::files_of(hook);
-    let cp = checkpoint::build(hook, trigger, description, head, ctx.now);
+    let files = checkpoint::files_of(hook, step);
+    let cp = checkpoint::build(hook, trigger, description, step, head, ctx.now);
     let id = cp.checkpoint_id.clone();
     hook.push_checkpoint(cp);
     ctx.captures.borrow_mut().push(crate::capture::Request {

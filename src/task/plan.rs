@@ -28,7 +28,10 @@ use super::outline::Outline;
 /// What the caller must do after a change.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    Checkpoint(CheckpointTrigger, String),
+    /// A checkpoint: its trigger, its description, and where the step it belongs to stands
+    /// when that is not the running one (the step a `step_complete` checkpoint completed:
+    /// named and its files covered without a search of the plan).
+    Checkpoint(CheckpointTrigger, String, Option<usize>),
 }
 
 /// The most steps a plan holds. A TodoWrite of 10,000 items (the hostile-input test) made
@@ -248,6 +251,7 @@ impl Hook {
                 Ok(vec![Effect::Checkpoint(
                     CheckpointTrigger::StepComplete,
                     format!("Step completed: {name}"),
+                    Some(pos),
                 )])
             }
             StepStatus::Failed => {
@@ -638,7 +642,7 @@ mod tests {
             .unwrap();
         assert!(matches!(
             fx[0],
-            Effect::Checkpoint(CheckpointTrigger::StepComplete, _)
+            Effect::Checkpoint(CheckpointTrigger::StepComplete, _, Some(_))
         ));
         assert_eq!(h.state, HookState::StepPending);
         h.set_step_status("2", StepStatus::InProgress, 3, t(6))

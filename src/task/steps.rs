@@ -47,14 +47,12 @@ struct Slot {
     step: OnceLock<Step>,
 }
 
-/// What a step's JSON says of it line by line, without a parse: where its id stands (as
-/// written, quoted), its status, and whether it lists files touched (the list is left out
-/// when empty).
+/// What a step's first lines say of it, without a parse: where its id stands (as
+/// written, quoted), and its status.
 #[derive(Debug, Clone, Default)]
 struct Head {
     id: Range<usize>,
     status: Option<StepStatus>,
-    files: bool,
 }
 
 impl Slot {
@@ -171,8 +169,8 @@ impl Steps {
     pub fn last_with_files(&self) -> Option<&Step> {
         (0..self.len())
             .rev()
-            .find(|&i| match self.unparsed_head(i) {
-                Some(head) => head.files,
+            .find(|&i| match self.unparsed_json(i) {
+                Some(json) => lists_files(json),
                 None => !self[i].files_touched.is_empty(),
             })
             .map(|i| &self[i])
@@ -202,6 +200,15 @@ impl Steps {
     fn unparsed_head(&self, i: usize) -> Option<&Head> {
         let slot = &self.slots()[i];
         (slot.step.get().is_none() && slot.as_read().is_some()).then_some(&slot.head)
+    }
+
+    /// Step `i`'s JSON, while the step is neither parsed nor changed.
+    fn unparsed_json(&self, i: usize) -> Option<&str> {
+        let slot = &self.slots()[i];
+        match (slot.step.get(), slot.as_read()) {
+            (None, Some(span)) => Some(&self.source().as_str()[span]),
+            _ => None,
+        }
     }
 
     fn source(&self) -> &Vouched {
@@ -269,26 +276,41 @@ fn items(text: &str) -> Option<Vec<(Range<usize>, Head)>> {
 impl Head {
     /// What `item`, a step's JSON standing at `offset` in the plan's, says of itself. Its
     /// id and status are among the members the serializer writes first, in this order:
-    /// `id`, `name`, `index`, `status` (a status not found there is parsed). A step lists
-    /// files touched only with a `[`, which a step without lists holds in a string at most.
+    /// `id`, `name`, `index`, `status` (a status not found there is parsed). Its lines are
+    /// found a byte at a time: they are short, and a searcher's setup cost more.
     fn of(item: &str, offset: usize) -> Head {
-        use memchr::arch::all::memchr::One;
-        static OPEN_LIST: LazyLock<One> = LazyLock::new(|| One::new(b'['));
         let mut head = Head::default();
-        for i in crate::text::newlines(item.as_bytes()).take(4) {
-            let line = item[i + 1..].trim_start_matches(' ');
-            if let Some(value) = line.strip_prefix("\"id\": ") {
-                let end = value.find('\n').unwrap_or(value.len());
-                let end = value[..end].strip_suffix(',').map_or(end, str::len);
-                let from = offset + item.len() - value.len();
-                head.id = from..from + end;
-            } else if let Some(value) = line.strip_prefix("\"status\": \"") {
+        let mut start = 0;
+        for _ in 0..5 {
+            let Some(len) = item.as_bytes()[start..].iter().position(|&b| b == b'\n') else {
+                break;
+            };
+            let line = &item[start..start + len];
+            let member = line.trim_start_matches(' ');
+            let at = start + (line.len() - member.len());
+            start += len + 1;
+            if let Some(value) = member.strip_prefix("\"id\": ") {
+                let value = value.strip_suffix(',').unwrap_or(value);
+                head.id = offset + at + 6..offset + at + 6 + value.len();
+            } else if let Some(value) = member.strip_prefix("\"status\": \"") {
                 head.status = value.split('"').next().and_then(StepStatus::parse);
+                break;
             }
         }
-        head.files =
-            OPEN_LIST.find(item.as_bytes()).is_some() && item.contains("\"files_touched\": [");
         head
+    }
+}
+
+/// Whether a step's JSON lists files touched. Of its lists, `files_touched` comes last,
+/// and only the times (no `[` in them) after it: a step lists files when its last `[`
+/// opens that list (a `[` in a file's name falls back to a search of the step).
+fn lists_files(item: &str) -> bool {
+    const FILES: &str = "\"files_touched\": ";
+    match item.rfind('[') {
+        None => false,
+        Some(at) if item[..at].ends_with(FILES) => true,
+        Some(at) if item[..at].ends_with("\"receipt_ids\": ") => false,
+        Some(_) => item.contains(&format!("{FILES}[")),
     }
 }
 
@@ -371,24 +393,54 @@ impl PartialEq for Steps {
 
 impl Serialize for Steps {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        /// Step `i`, written as it was read while it is unchanged.
-        struct Item<'a>(&'a Steps, usize);
-        impl Serialize for Item<'_> {
+        /// Steps still as read, one after the other in the source: written as one raw part
+        /// (the steps and the separators between them, as the serializer writes them at
+        /// this depth: one part instead of one for each of a hundred steps); or step `i`,
+        /// written from its value.
+        enum Run {
+            Read(Range<usize>),
+            Step(usize),
+        }
+        struct Part<'a>(&'a Steps, &'a Run);
+        impl Serialize for Part<'_> {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let Item(steps, i) = *self;
-                match steps.slots()[i].as_read() {
-                    Some(span) => steps
-                        .source()
-                        .serialize_part_or(s, span, |s| steps[i].serialize(s)),
-                    None => steps[i].serialize(s),
+                match self.1 {
+                    Run::Read(span) => self.0.source().serialize_part_or(s, span.clone(), |_| {
+                        unreachable!("runs are made for a serializer that writes them raw")
+                    }),
+                    Run::Step(i) => self.0[*i].serialize(s),
                 }
             }
         }
-        let all = |s: S| s.collect_seq((0..self.len()).map(|i| Item(self, i)));
+        let all = |s: S| {
+            if !Vouched::is_written_raw() {
+                return s.collect_seq(self.iter());
+            }
+            let mut runs: Vec<Run> = Vec::new();
+            for (i, slot) in self.slots().iter().enumerate() {
+                match (slot.as_read(), runs.last_mut()) {
+                    (Some(span), Some(Run::Read(run))) if self.separates(run.end..span.start) => {
+                        run.end = span.end
+                    }
+                    (Some(span), _) => runs.push(Run::Read(span)),
+                    (None, _) => runs.push(Run::Step(i)),
+                }
+            }
+            s.collect_seq(runs.iter().map(|run| Part(self, run)))
+        };
         match &self.0.whole {
             Some(json) => json.serialize_or(s, all),
             None => all(s),
         }
+    }
+}
+
+impl Steps {
+    /// Whether `between`, in the source, is only what separates two items of the list.
+    fn separates(&self, between: Range<usize>) -> bool {
+        let text = &self.source().as_str()[between];
+        text.strip_prefix(',')
+            .is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_whitespace()))
     }
 }
 
@@ -405,8 +457,9 @@ mod tests {
     use crate::task::{Hook, StepSource};
     use std::collections::BTreeMap;
 
-    /// 40 steps: the first two completed, the third running (it touched a file), one with
-    /// a quote in its id, one with braces (and a newline) in its name.
+    /// 40 steps: the first two completed, the third running (it touched a file with a `[`
+    /// in its name, and has a receipt), the tenth with a receipt, one with a quote in its
+    /// id, one with braces (and a newline) in its name.
     fn plan() -> Vec<Step> {
         let now = chrono::Utc::now();
         let mut h = Hook::new("t", "w", 0, now);
@@ -425,7 +478,9 @@ mod tests {
         h.steps[0].status = StepStatus::Completed;
         h.steps[1].status = StepStatus::Completed;
         h.steps[2].status = StepStatus::InProgress;
-        h.steps[2].files_touched.push("src/a.rs".into());
+        h.steps[2].files_touched.push("src/a[1].rs".into());
+        h.steps[2].receipt_ids.push("rcpt-2".into());
+        h.steps[9].receipt_ids.push("rcpt-9".into());
         h.steps.iter().cloned().collect()
     }
 
