@@ -326,7 +326,7 @@ fn done_row(md: &mut String, s: &Step) {
         md,
         "| {} | {} | {} | {} | ",
         s.index + 1,
-        one_line_name(&s.name).replace('|', "\\|"),
+        one_line(&s.name).replace('|', "\\|"),
         s.completed_at.map(stamp).unwrap_or_default(),
         s.attempt.max(1),
     );
@@ -352,23 +352,13 @@ fn plan_line(md: &mut String, s: &Step) {
         md,
         "- {mark} {}. {} — {}",
         s.index + 1,
-        one_line_name(&s.name),
+        one_line(&s.name),
         s.status.as_str()
     );
     if s.attempt > 0 {
         let _ = write!(md, ", attempt {}", s.attempt);
     }
     md.push('\n');
-}
-
-/// A step's name on one line: a step is one line of each section (a name with a newline
-/// broke the table, and the listing read back line by line).
-fn one_line_name(name: &str) -> std::borrow::Cow<'_, str> {
-    if name.contains(['\n', '\r']) {
-        name.replace(['\n', '\r'], " ").into()
-    } else {
-        name.into()
-    }
 }
 
 /// The listing as parts, new text run together.

@@ -56,12 +56,18 @@ struct Head {
 }
 
 impl Slot {
+    /// A step added since the plan was read (or a plan not read unparsed).
     fn of(step: Step) -> Slot {
+        Slot::read(None, Head::default(), OnceLock::from(step))
+    }
+
+    /// A step as read, at `span` of the source (parsed already or not).
+    fn read(span: Option<Range<usize>>, head: Head, step: OnceLock<Step>) -> Slot {
         Slot {
-            span: None,
-            head: Head::default(),
+            span,
+            head,
             changed: false,
-            step: OnceLock::from(step),
+            step,
         }
     }
 
@@ -149,7 +155,7 @@ impl Steps {
 
     /// Step `i`'s status, from its JSON line while it is unparsed.
     pub fn status(&self, i: usize) -> StepStatus {
-        match self.unparsed_head(i).and_then(|h| h.status) {
+        match self.unparsed_step(i).and_then(|(_, head)| head.status) {
             Some(status) => status,
             None => self[i].status,
         }
@@ -158,8 +164,10 @@ impl Steps {
     /// Where the step `id` stands, its id read from its JSON line while it is unparsed.
     pub fn position(&self, id: &str) -> Option<usize> {
         let quoted = serde_json::to_string(id).expect("a string serializes");
-        (0..self.len()).find(|&i| match self.unparsed_head(i) {
-            Some(head) if !head.id.is_empty() => self.source().as_str()[head.id.clone()] == quoted,
+        (0..self.len()).find(|&i| match self.unparsed_step(i) {
+            Some((_, head)) if !head.id.is_empty() => {
+                self.source().as_str()[head.id.clone()] == quoted
+            }
             _ => self[i].id == id,
         })
     }
@@ -169,8 +177,8 @@ impl Steps {
     pub fn last_with_files(&self) -> Option<&Step> {
         (0..self.len())
             .rev()
-            .find(|&i| match self.unparsed_json(i) {
-                Some(json) => lists_files(json),
+            .find(|&i| match self.unparsed_step(i) {
+                Some((json, _)) => lists_files(json),
                 None => !self[i].files_touched.is_empty(),
             })
             .map(|i| &self[i])
@@ -196,19 +204,12 @@ impl Steps {
             .push(Slot::of(step));
     }
 
-    /// What step `i`'s JSON says of it, while the step is neither parsed nor changed.
-    fn unparsed_head(&self, i: usize) -> Option<&Head> {
+    /// Step `i`'s JSON and what it says of the step, while the step is neither parsed
+    /// nor changed.
+    fn unparsed_step(&self, i: usize) -> Option<(&str, &Head)> {
         let slot = &self.slots()[i];
-        (slot.step.get().is_none() && slot.as_read().is_some()).then_some(&slot.head)
-    }
-
-    /// Step `i`'s JSON, while the step is neither parsed nor changed.
-    fn unparsed_json(&self, i: usize) -> Option<&str> {
-        let slot = &self.slots()[i];
-        match (slot.step.get(), slot.as_read()) {
-            (None, Some(span)) => Some(&self.source().as_str()[span]),
-            _ => None,
-        }
+        let span = slot.as_read().filter(|_| slot.step.get().is_none())?;
+        Some((&self.source().as_str()[span], &slot.head))
     }
 
     fn source(&self) -> &Vouched {
@@ -225,24 +226,14 @@ impl Steps {
                 return Vec::new();
             };
             if let Some(found) = items(json.as_str()) {
-                let slot = |(span, head)| Slot {
-                    span: Some(span),
-                    head,
-                    changed: false,
-                    step: OnceLock::new(),
-                };
+                let slot = |(span, head)| Slot::read(Some(span), head, OnceLock::new());
                 return found.into_iter().map(slot).collect();
             }
             // Not laid out as this waymark lays a plan out: found by parsing it whole.
             let (steps, spans) = json
                 .items::<Step>()
                 .expect("a plan proven to be this waymark's parses (docs/state.md)");
-            let slot = |(step, span)| Slot {
-                span: Some(span),
-                head: Head::default(),
-                changed: false,
-                step: OnceLock::from(step),
-            };
+            let slot = |(step, span)| Slot::read(Some(span), Head::default(), OnceLock::from(step));
             steps.into_iter().zip(spans).map(slot).collect()
         })
     }

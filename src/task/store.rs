@@ -236,10 +236,10 @@ fn seal_plan(project: &Project, hook: &mut Hook) -> Clean {
     }
     let before = match listing_kept(project, &hook.listed) {
         Some(listing) if kept => return listing,
-        before => before.unwrap_or_default(),
+        before => before,
     };
-    let parts = hookmd::relisting(&hook.steps, Some(before.as_str()).filter(|b| !b.is_empty()));
-    let listing = Clean::splice(&before, &parts);
+    let parts = hookmd::relisting(&hook.steps, before.as_ref().map(Clean::as_str));
+    let listing = Clean::splice(&before.unwrap_or_default(), &parts);
     hook.listed = listing.sum(LISTING);
     listing
 }
