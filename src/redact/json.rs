@@ -14,42 +14,43 @@ use super::redact;
 
 /// Text or JSON every string of which went through [`redact`]. Only this module makes one,
 /// and the store's record writers take nothing else.
+/// Held as text: a save asks a text it made for its `str` several times (to sum it, to find
+/// a member in it), and checking 30 KB of UTF-8 each time cost 57K instructions at the caps.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Clean(Vec<u8>);
+pub struct Clean(String);
 
 impl Clean {
     /// Redacted text (Markdown, a log line, an error message).
     pub fn text(text: &str) -> Clean {
-        Clean(redact(text).into_owned().into_bytes())
+        Clean(redact(text).into_owned())
     }
 
     /// `value` as one line of JSON (no newline), every string redacted.
     pub fn json<T: Serialize + ?Sized>(value: &T) -> Clean {
-        Clean(to_vec(value, CompactFormatter))
+        Clean(to_string(value, CompactFormatter))
     }
 
     /// `value` as indented JSON, every string redacted.
     pub fn json_pretty<T: Serialize + ?Sized>(value: &T) -> Clean {
-        Clean(to_vec(value, PrettyFormatter::new()))
+        Clean(to_string(value, PrettyFormatter::new()))
     }
 
     /// JSON Lines: each item on its own line, each line ending in a newline.
     pub fn json_lines<T: Serialize>(items: &[T]) -> Clean {
-        let mut out = Vec::new();
+        let mut out = String::new();
         for item in items {
-            out.extend_from_slice(&to_vec(item, CompactFormatter));
-            out.push(b'\n');
+            out.push_str(&to_string(item, CompactFormatter));
+            out.push('\n');
         }
         Clean(out)
     }
 
     pub fn as_bytes(&self) -> &[u8] {
-        &self.0
+        self.0.as_bytes()
     }
 
-    /// The content as text (it came from `&str` or from serde_json, so it is UTF-8).
     pub fn as_str(&self) -> &str {
-        std::str::from_utf8(&self.0).expect("Clean holds UTF-8")
+        &self.0
     }
 
     pub fn len(&self) -> usize {
@@ -66,9 +67,9 @@ impl Clean {
     pub fn concat(parts: &[&Clean]) -> Clean {
         // Slice by slice: collected byte by byte, HOOK.md's 9 KB at the caps cost 70K
         // instructions.
-        let mut out = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
+        let mut out = String::with_capacity(parts.iter().map(|p| p.len()).sum());
         for part in parts {
-            out.extend_from_slice(part.as_bytes());
+            out.push_str(part.as_str());
         }
         Clean(out)
     }
@@ -82,7 +83,7 @@ impl Clean {
     /// `text` read back from a file, when `sum` is its [`Clean::sum`] of the same `kind`:
     /// the text this redactor made (the sum is seeded with its fingerprint), so clean.
     pub fn proven(text: &str, sum: &str, kind: u64) -> Option<Clean> {
-        (sum == sum_of(&[text], kind)).then(|| Clean(text.as_bytes().to_vec()))
+        (sum == sum_of(&[text], kind)).then(|| Clean(text.to_string()))
     }
 
     /// `parts` one after the other: lines of `kept`, a clean text, copied as they are, and
@@ -91,25 +92,25 @@ impl Clean {
     /// caller keeps of `kept` is lines that stand for the same things as before (HOOK.md's
     /// listing: the lines of the steps a change left alone).
     pub fn splice(kept: &Clean, parts: &[Part]) -> Clean {
-        let mut out = Vec::with_capacity(kept.len() + 256);
+        let mut out = String::with_capacity(kept.len() + 256);
         let mut fresh = String::new();
         for part in parts {
             match part {
                 Part::New(text) => fresh.push_str(text),
                 Part::Kept(range) => {
-                    out.extend_from_slice(redact(&fresh).as_bytes());
+                    out.push_str(&redact(&fresh));
                     fresh.clear();
-                    out.extend_from_slice(&kept.0[range.clone()]);
+                    out.push_str(&kept.0[range.clone()]);
                 }
             }
         }
-        out.extend_from_slice(redact(&fresh).as_bytes());
+        out.push_str(&redact(&fresh));
         Clean(out)
     }
 
     /// Appends a newline (a JSONL record, a line of text).
     pub fn with_newline(mut self) -> Clean {
-        self.0.push(b'\n');
+        self.0.push('\n');
         self
     }
 }
@@ -327,15 +328,15 @@ thread_local! {
 /// `value` with every string redacted, and whether any changed: for what is signed or
 /// compared before it is stored (a receipt signs the command as it will be kept).
 pub(crate) fn scrub<T: Serialize + DeserializeOwned>(value: &T) -> (T, bool) {
-    let plain = serde_json::to_vec(value).expect("serializable");
-    let clean = to_vec(value, CompactFormatter);
+    let plain = serde_json::to_string(value).expect("serializable");
+    let clean = to_string(value, CompactFormatter);
     if clean == plain {
-        return (serde_json::from_slice(&plain).expect("round-trips"), false);
+        return (serde_json::from_str(&plain).expect("round-trips"), false);
     }
-    (serde_json::from_slice(&clean).expect("round-trips"), true)
+    (serde_json::from_str(&clean).expect("round-trips"), true)
 }
 
-fn to_vec<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> Vec<u8> {
+fn to_string<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> String {
     let mut out = Vec::with_capacity(256);
     let formatter = Redacting {
         inner,
@@ -349,7 +350,10 @@ fn to_vec<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> Vec<u8> {
     let done = value.serialize(&mut ser);
     REDACTING.set(outer);
     done.expect("serializable");
-    out
+    // SAFETY: as for `serde_json::to_string`, which converts the same way: the serializer
+    // writes only the `str`s it is given, whole (strings, and raw JSON: `Vouched` text),
+    // and ASCII (punctuation, numbers, escapes); the redactor hands it `str`s too.
+    unsafe { String::from_utf8_unchecked(out) }
 }
 
 /// A serde_json formatter that holds each string back until it is complete, redacts it,
@@ -476,7 +480,8 @@ impl<F: Formatter> Formatter for Redacting<F> {
 
     fn write_null<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
         match RAW.take() {
-            Some((vouched, part)) => w.write_all(&vouched.as_bytes()[part]),
+            // Sliced as text, so that the output stays UTF-8 (`to_string`).
+            Some((vouched, part)) => w.write_all(vouched[part].as_bytes()),
             None => self.inner.write_null(w),
         }
     }
