@@ -4,6 +4,7 @@
 
 use std::cell::Cell;
 use std::io;
+use std::ops::Range;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -75,9 +76,25 @@ impl Clean {
     }
 
     /// What a file records to prove this text is the one this redactor made
-    /// ([`Clean::proven`]); as for [`Vouched::sum`], `kind` names what it stands for.
+    /// ([`Clean::proven`]); as for [`Clean::write_sum`], `kind` names what it stands for.
     pub fn sum(&self, kind: u64) -> String {
         sum_of(&[self.as_str()], kind)
+    }
+
+    /// Writes over `at`, a placeholder as long as a sum, the sum [`Vouched::proven`] takes
+    /// of its texts at `parts`, in order: JSON this redactor has just made, whose parts
+    /// are therefore proven when read back as they stand. `kind` names the type they stand
+    /// for as this build defines it (a hash of the source that does), so that a build with
+    /// another definition never takes them unparsed.
+    pub fn write_sum<const N: usize>(
+        &mut self,
+        at: Range<usize>,
+        parts: [Range<usize>; N],
+        kind: u64,
+    ) {
+        let sum = sum_of(&parts.map(|part| &self.0[part]), kind);
+        assert_eq!(at.len(), sum.len(), "a placeholder as long as the sum");
+        self.0.replace_range(at, &sum);
     }
 
     /// `text` read back from a file, when `sum` is its [`Clean::sum`] of the same `kind`:
@@ -127,8 +144,8 @@ pub enum Part {
 /// change. Made only from JSON that is whole and this redactor's: [`Parsed::vouch`], JSON
 /// [`Vouched::parse_first`] has just parsed whole, read from a file that records this
 /// redactor's [`FINGERPRINT`](super::FINGERPRINT) (a file another version wrote goes
-/// through the rules again); [`Vouched::last_member`], JSON the redacting serializer has
-/// just made; [`Vouched::proven`], the text of one of those read back, as its sum proves.
+/// through the rules again); [`Vouched::proven`], JSON this redactor made read back, as
+/// the sum written with it proves ([`Clean::write_sum`]).
 /// Writing it is the one raw fragment the serializer takes.
 /// Shared, not copied: every change clones the hook it read (to tell whether it changed).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,7 +163,7 @@ impl Vouched {
     }
 
     /// `jsons` read back from a file that records this redactor's fingerprint (`stamp`) and
-    /// `sum` of them: the very texts a [`Vouched::sum`] of the same `kind` was taken of,
+    /// `sum` of them: the very texts a [`Clean::write_sum`] of the same `kind` was taken of,
     /// in order (the plan and its outline share one), so each is one whole JSON value this
     /// waymark made, and parses as what it stands for. Not parsed here: that is what it
     /// saves.
@@ -160,10 +177,9 @@ impl Vouched {
             .then(|| jsons.map(|json| Vouched(json.into())))
     }
 
-    /// What a file records to prove these JSON texts, in this order, are the ones this
-    /// waymark wrote ([`Vouched::proven`]). `kind` names the type they stand for as this
-    /// build defines it (a hash of the source that does), so that a build with another
-    /// definition never takes them unparsed.
+    /// The sum [`Clean::write_sum`] writes of these texts: for a test to make a file
+    /// proven by hand.
+    #[cfg(test)]
     pub fn sum(jsons: &[&Vouched], kind: u64) -> String {
         let texts: Vec<&str> = jsons.iter().map(|j| j.as_str()).collect();
         sum_of(&texts, kind)
@@ -177,6 +193,7 @@ impl Vouched {
     /// The value of `key` in `object`, pretty JSON this redactor has just made of an
     /// object whose last member `key` is (`{ …, "key": VALUE\n}`), vouched for: it passed
     /// the rules as it was made, and stands as deep as a member of hook.json does.
+    #[cfg(test)]
     pub fn last_member(object: &Clean, key: &str) -> Option<Vouched> {
         let text = object.as_str().strip_suffix("\n}")?;
         // Found from the start: a line of two spaces and a quoted key is a member of the

@@ -113,7 +113,7 @@ pub struct Hook {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub redacted_by: String,
     /// The sum of the outline's and the plan's JSON as this file holds them
-    /// ([`crate::redact::Vouched::sum`]): with the fingerprint, what lets a load leave both
+    /// ([`crate::redact::Clean::write_sum`]): with the fingerprint, what lets a load leave both
     /// unparsed until they are read.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub plan_sum: String,

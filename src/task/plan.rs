@@ -550,11 +550,12 @@ impl Hook {
             .or_else(|| self.steps.with_status(StepStatus::Pending).next())
     }
 
-    /// The plan's outline: the one read with the plan while the plan is as read (proven
-    /// by its sum), else drawn from the steps.
+    /// The plan's outline: the one read with the plan (proven by its sum) or drawn from
+    /// it by the save that wrote it, while the plan is unchanged; else drawn from the
+    /// steps.
     pub fn outline(&self) -> Cow<'_, Outline> {
         match self.outline.get() {
-            Some(o) if self.steps.read_json().is_some() => Cow::Borrowed(o),
+            Some(o) if self.steps.is_outlined() => Cow::Borrowed(o),
             _ => Cow::Owned(Outline::of(&self.steps)),
         }
     }

@@ -34,6 +34,9 @@ struct Plan {
     source: Option<Vouched>,
     /// A slot per step, found in `source` when first needed.
     slots: OnceLock<Vec<Slot>>,
+    /// The outline beside it was drawn from it, or read with it and proven with it: it
+    /// holds while the plan is unchanged ([`Steps::is_outlined`]).
+    outlined: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -88,7 +91,19 @@ impl Steps {
             whole: Some(json.clone()),
             source: Some(json),
             slots: OnceLock::new(),
+            outlined: true,
         }))
+    }
+
+    /// Says that the outline beside the plan was just drawn from it.
+    pub fn outlined(&mut self) {
+        Arc::make_mut(&mut self.0).outlined = true;
+    }
+
+    /// Whether the outline beside the plan tells it: it was read with the plan, proven by
+    /// their sum, or drawn from it, and the plan has not changed since.
+    pub fn is_outlined(&self) -> bool {
+        self.0.outlined
     }
 
     /// Keeps `json`, the plan as the file held it or as this save writes it, to be written
@@ -200,7 +215,7 @@ impl Steps {
     pub fn push(&mut self, step: Step) {
         self.slots();
         let plan = Arc::make_mut(&mut self.0);
-        plan.whole = None;
+        (plan.whole, plan.outlined) = (None, false);
         plan.slots
             .get_mut()
             .expect("found above")
@@ -343,7 +358,7 @@ impl IndexMut<usize> for Steps {
     fn index_mut(&mut self, i: usize) -> &mut Step {
         let _ = &self[i];
         let plan = Arc::make_mut(&mut self.0);
-        plan.whole = None;
+        (plan.whole, plan.outlined) = (None, false);
         let slot = &mut plan.slots.get_mut().expect("found above")[i];
         slot.changed = true;
         slot.step.get_mut().expect("parsed above")
@@ -356,6 +371,7 @@ impl From<Vec<Step>> for Steps {
             whole: None,
             source: None,
             slots: OnceLock::from(steps.into_iter().map(Slot::of).collect::<Vec<_>>()),
+            outlined: false,
         }))
     }
 }

@@ -13,6 +13,7 @@
 
 use std::fs;
 use std::io;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
@@ -148,41 +149,31 @@ fn forget_unproven_outline(hook: &mut Hook) {
 }
 
 /// A hook.json as waymark writes it, its plan read on its own: the JSON value after the
-/// top-level `"steps": ` (the first line that begins so: no JSON string holds a newline,
-/// and only the top level's members are indented by two spaces), and the rest of the file
-/// with `[]` in its place. `None` for a file laid out otherwise (by hand).
+/// top-level `"steps": `, and the rest of the file with `[]` in its place. `None` for a file
+/// laid out otherwise (by hand).
 ///
-/// The plan is the file's last member, so it ends at the `]` that closes the file's last
-/// line but one, and its outline the member before it. When the rest records this
-/// redactor and the sum of both, both are kept unparsed until something reads them
+/// When the rest records this redactor and the sum of the plan and its outline as they
+/// stand ([`members`]), both are kept unparsed until something reads them
 /// ([`Steps::unparsed`], [`PlanOutline::unparsed`]). Otherwise (an older layout, another
 /// version's file, a plan edited by hand) the plan is parsed now, ending where the parser
 /// finds its end; both parse only when that value was the plan whole, which is then
 /// vouched for to be written back as it was read ([`Vouched`]).
 fn with_written_plan(text: &str) -> Option<Hook> {
-    const OUTLINE: &[u8] = b"\n  \"outline\": ";
-    const KEY: &[u8] = b"\n  \"steps\": ";
-    // Found a line at a time (a word-at-a-time newline search, a compare per line):
-    // memchr's `memmem` asks the CPU for its features first (`text::newlines`).
-    let bytes = text.as_bytes();
-    let mut outline_at = None;
-    let at = crate::text::newlines(bytes).find(|&i| {
-        if bytes[i..].starts_with(OUTLINE) {
-            outline_at = Some(i);
-        }
-        bytes[i..].starts_with(KEY)
-    })?;
-    let start = at + KEY.len();
-    if text[start..].starts_with("[]") {
+    let Members {
+        plan_at, sealed, ..
+    } = members(text)?;
+    if text[plan_at..].starts_with("[]") {
         return None;
     }
-    let last = text.trim_end().strip_suffix('}')?.trim_end();
-    if let Some(o) = outline_at.filter(|_| last.ends_with("\n  ]") && last.len() > start) {
-        // The outline's member ends with the comma before the plan's line.
-        let outline = text[o + OUTLINE.len()..at].strip_suffix(',');
-        let (plan, after) = (&text[start..last.len()], &text[last.len()..]);
-        let rest = [&text[..o], "\n  \"steps\": []", after].concat();
-        if let (Some(outline), Ok(mut hook)) = (outline, serde_json::from_str::<Hook>(&rest)) {
+    if let Some([outline, plan]) = sealed {
+        let rest = [
+            &text[..outline.start - OUTLINE.len()],
+            "\n  \"steps\": []",
+            &text[plan.end..],
+        ]
+        .concat();
+        if let Ok(mut hook) = serde_json::from_str::<Hook>(&rest) {
+            let (outline, plan) = (&text[outline], &text[plan]);
             let proven = Vouched::proven([outline, plan], &hook.redacted_by, &hook.plan_sum, PLAN);
             if let Some([outline, plan]) = proven {
                 hook.outline = PlanOutline::unparsed(outline);
@@ -191,8 +182,8 @@ fn with_written_plan(text: &str) -> Option<Hook> {
             }
         }
     }
-    let (steps, plan) = Vouched::parse_first::<Vec<Step>>(&text[start..]).ok()?;
-    let (before, after) = (&text[..start], &text[start + plan.end()..]);
+    let (steps, plan) = Vouched::parse_first::<Vec<Step>>(&text[plan_at..]).ok()?;
+    let (before, after) = (&text[..plan_at], &text[plan_at + plan.end()..]);
     let mut hook: Hook = serde_json::from_str(&[before, "[]", after].concat()).ok()?;
     hook.steps = steps.into();
     if let Some(json) = plan.vouch(&hook.redacted_by) {
@@ -201,47 +192,98 @@ fn with_written_plan(text: &str) -> Option<Hook> {
     Some(hook)
 }
 
-/// Seals what this save writes of the plan: its JSON, its outline, the sum that proves
-/// both, and HOOK.md's listing of it, which it returns, with the listing's sum.
+/// The line that opens the outline's member, the plan's, and its sum's.
+const OUTLINE: &str = "\n  \"outline\": ";
+const STEPS: &str = "\n  \"steps\": ";
+const SUM: &str = "\n  \"plan_sum\": ";
+
+/// Where a hook.json holds its plan: [`members`].
+struct Members {
+    /// Where the plan's value starts.
+    plan_at: usize,
+    /// Where the value of `plan_sum` starts, quoted, if the file has one.
+    sum_at: Option<usize>,
+    /// Where the outline's value and the plan's stand, when both are laid out as a save
+    /// lays them out: the plan the last member, the outline the one before it.
+    sealed: Option<[Range<usize>; 2]>,
+}
+
+/// Where `text`, a hook.json as waymark writes it, holds its plan and its outline: after
+/// the first line that begins `  "steps": ` (no JSON string holds a newline, and only the
+/// top level's members are indented by two spaces), found a line at a time (a
+/// word-at-a-time newline search, a compare per line: memchr's `memmem` asks the CPU for
+/// its features first, `text::newlines`). The plan, the file's last member, ends at the
+/// `]` that closes the file's last line but one, and its outline's member ends with the
+/// comma before the plan's line. `None` for a file laid out otherwise.
+fn members(text: &str) -> Option<Members> {
+    let bytes = text.as_bytes();
+    let (mut outline_at, mut sum_at) = (None, None);
+    let at = crate::text::newlines(bytes).find(|&i| {
+        if bytes[i..].starts_with(OUTLINE.as_bytes()) {
+            outline_at = Some(i + OUTLINE.len());
+        } else if bytes[i..].starts_with(SUM.as_bytes()) {
+            sum_at = Some(i + SUM.len());
+        }
+        bytes[i..].starts_with(STEPS.as_bytes())
+    })?;
+    let plan_at = at + STEPS.len();
+    let last = text.trim_end().strip_suffix('}')?.trim_end();
+    let sealed = outline_at
+        .filter(|_| last.ends_with("\n  ]") && last.len() > plan_at && text[..at].ends_with(','))
+        .map(|o| [o..at - 1, plan_at..last.len()]);
+    Some(Members {
+        plan_at,
+        sum_at,
+        sealed,
+    })
+}
+
+/// Seals what this save writes of the plan: its outline, drawn anew for a changed plan
+/// (whose sum is then to come: [`seal_sum`]), and HOOK.md's listing of it, which it
+/// returns; true when the sum is to come.
 ///
-/// A plan as read and proven keeps the outline read with it, and its listing is taken
-/// back from HOOK.md when the listing's sum holds there. Otherwise the outline is drawn
-/// anew, and the listing rendered anew but for the lines of the steps still as read, taken
-/// from that listing when it holds (`hookmd::relisting`). The JSON is made only for a changed plan (serialized
-/// alone, as a member of an object, so that it stands as deep as in hook.json: the save
-/// writes it whole and the next load can prove it).
-fn seal_plan(project: &Project, hook: &mut Hook) -> Clean {
-    /// The member `key` of an object of its own, so that its JSON stands as deep as in
-    /// hook.json.
-    fn member<T: serde::Serialize>(key: &str, value: &T) -> Option<Vouched> {
-        let object = Clean::json_pretty(&std::collections::BTreeMap::from([(key, value)]));
-        Vouched::last_member(&object, key)
-    }
+/// A plan as read and proven keeps the outline read with it and its sum, and its listing
+/// is taken back from HOOK.md when the listing's sum holds there. Otherwise the listing is
+/// rendered anew but for the lines of the steps still as read, taken from that listing
+/// when it holds (`hookmd::relisting`).
+fn seal_plan(project: &Project, hook: &mut Hook) -> (Clean, bool) {
     // Kept: read, proven by the sum the file holds (which therefore still holds).
     let kept = hook.steps.read_json().is_some() && hook.outline.read_json().is_some();
     if !kept {
         hook.outline = PlanOutline::from(Outline::of(&hook.steps));
-        if let Some(json) = member("outline", &hook.outline) {
-            hook.outline.keep_read(json);
-        }
-        if hook.steps.read_json().is_none() {
-            if let Some(json) = member("steps", &hook.steps) {
-                hook.steps.keep_read(json);
-            }
-        }
-        hook.plan_sum = match (hook.outline.read_json(), hook.steps.read_json()) {
-            (Some(outline), Some(plan)) => Vouched::sum(&[outline, plan], PLAN),
-            _ => String::new(),
-        };
+        hook.steps.outlined();
+        hook.plan_sum = SUM_TO_COME.into();
     }
     let before = match listing_kept(project, &hook.listed) {
-        Some(listing) if kept => return listing,
+        Some(listing) if kept => return (listing, false),
         before => before,
     };
     let parts = hookmd::relisting(&hook.steps, before.as_ref().map(Clean::as_str));
     let listing = Clean::splice(&before.unwrap_or_default(), &parts);
     hook.listed = listing.sum(LISTING);
-    listing
+    (listing, !kept)
+}
+
+/// What `plan_sum` holds while hook.json is made, for [`seal_sum`] to write the sum over:
+/// as long as one, so that nothing after it moves.
+const SUM_TO_COME: &str = "0000000000000000";
+
+/// Writes into `json`, the hook.json a save has just made, the sum of its outline and its
+/// plan as they stand in it, over [`SUM_TO_COME`]: the plan is serialized once, with the
+/// file, and its sum taken of the very text written. Where they cannot be found (no save
+/// lays a file out so) the placeholder stays, which proves nothing: the plan is parsed
+/// when next read.
+fn seal_sum(json: &mut Clean) {
+    let placeholder = format!("\"{SUM_TO_COME}\"");
+    let found = members(json.as_str()).and_then(|m| match (m.sum_at, m.sealed) {
+        (Some(at), Some(parts)) if json.as_str()[at..].starts_with(&placeholder) => {
+            Some((at + 1..at + 1 + SUM_TO_COME.len(), parts))
+        }
+        _ => None,
+    });
+    if let Some((at, parts)) = found {
+        json.write_sum(at, parts, PLAN);
+    }
 }
 
 /// What the plan's sum says it is: a hash of the source that defines a step
@@ -502,8 +544,11 @@ fn save_locked(
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
     hook.redacted_by = Vouched::fingerprint();
-    let listing = seal_plan(project, hook);
-    let json = Clean::json_pretty(hook);
+    let (listing, sum_to_come) = seal_plan(project, hook);
+    let mut json = Clean::json_pretty(hook);
+    if sum_to_come {
+        seal_sum(&mut json);
+    }
     let path = hook_path(project);
     // A task is archived before hook.json says it is finished: if the archive cannot be
     // written, the task stays unfinished (and is finished at the next chance) rather than
