@@ -284,12 +284,17 @@ impl StepStatus {
 
     /// Claude Code's task statuses (`pending`, `in_progress`, `completed`, `deleted`).
     pub fn parse(s: &str) -> Option<StepStatus> {
+        StepStatus::parse_bytes(s.as_bytes())
+    }
+
+    /// [`StepStatus::parse`] of a name read as bytes (from a plan's JSON lines).
+    pub fn parse_bytes(s: &[u8]) -> Option<StepStatus> {
         match s {
-            "pending" => Some(StepStatus::Pending),
-            "in_progress" => Some(StepStatus::InProgress),
-            "completed" => Some(StepStatus::Completed),
-            "failed" => Some(StepStatus::Failed),
-            "deleted" => Some(StepStatus::Deleted),
+            b"pending" => Some(StepStatus::Pending),
+            b"in_progress" => Some(StepStatus::InProgress),
+            b"completed" => Some(StepStatus::Completed),
+            b"failed" => Some(StepStatus::Failed),
+            b"deleted" => Some(StepStatus::Deleted),
             _ => None,
         }
     }

@@ -69,8 +69,8 @@ pub struct Then<'a> {
 }
 
 impl Outline {
-    /// The outline of `steps`: their statuses tell it, and only the steps it names are
-    /// parsed (a plan read unparsed, [`Steps`]).
+    /// The outline of `steps`: their statuses tell it, and only the steps it tells more of
+    /// than their names are parsed (a plan read unparsed, [`Steps`]).
     pub fn of(steps: &Steps) -> Outline {
         let statuses: Vec<StepStatus> = steps.statuses().collect();
         let statuses = &statuses;
@@ -88,9 +88,9 @@ impl Outline {
             pending: pending
                 .iter()
                 .take(NEXT_STEPS_NAMED + 1)
-                .map(|&i| Named {
-                    id: steps[i].id.clone(),
-                    name: steps[i].name.clone(),
+                .map(|&i| {
+                    let (id, name) = steps.id_and_name(i);
+                    Named { id, name }
                 })
                 .collect(),
             pending_count: pending.len(),
