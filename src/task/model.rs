@@ -364,11 +364,6 @@ impl PlanOutline {
         }
     }
 
-    /// Keeps `json`, the outline as the serializer made it, to be written as it is.
-    pub fn keep_read(&mut self, json: Vouched) {
-        self.read = Some(json);
-    }
-
     /// The JSON the outline will be written as, if any.
     pub fn read_json(&self) -> Option<&Vouched> {
         self.read.as_ref()

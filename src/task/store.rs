@@ -210,9 +210,9 @@ struct Members {
 
 /// Where `text`, a hook.json as waymark writes it, holds its plan and its outline: after
 /// the first line that begins `  "steps": ` (no JSON string holds a newline, and only the
-/// top level's members are indented by two spaces), found a line at a time (a
-/// word-at-a-time newline search, a compare per line: memchr's `memmem` asks the CPU for
-/// its features first, `text::newlines`). The plan, the file's last member, ends at the
+/// top level's members are indented by two spaces), found a line at a time
+/// (`text::newlines`, a compare per line: memchr's `memmem` asks the CPU for its
+/// features first). The plan, the file's last member, ends at the
 /// `]` that closes the file's last line but one, and its outline's member ends with the
 /// comma before the plan's line. `None` for a file laid out otherwise.
 fn members(text: &str) -> Option<Members> {
@@ -252,7 +252,12 @@ fn seal_plan(project: &Project, hook: &mut Hook) -> (Clean, bool) {
     if !kept {
         hook.outline = PlanOutline::from(Outline::of(&hook.steps));
         hook.steps.outlined();
-        hook.plan_sum = SUM_TO_COME.into();
+        // An empty plan is written `[]` and read as such: nothing to prove.
+        hook.plan_sum = if hook.steps.is_empty() {
+            String::new()
+        } else {
+            SUM_TO_COME.into()
+        };
     }
     let before = match listing_kept(project, &hook.listed) {
         Some(listing) if kept => return (listing, false),
@@ -790,6 +795,11 @@ mod tests {
         let now = Utc::now();
         update(&p, now, |h| *h = Some(Hook::new("t1", "w", 0, now))).unwrap();
         assert!(hook_path(&p).exists());
+        let text = fs::read_to_string(hook_path(&p)).unwrap();
+        assert!(
+            !text.contains(SUM_TO_COME),
+            "an empty plan has no sum: {text}"
+        );
         assert!(p.state_file(HOOK_MD).exists());
         update(&p, now, |h| {
             h.as_mut().unwrap().last_prompt = Some("x".into())
@@ -1050,6 +1060,10 @@ mod tests {
         );
         let hook = parse(text.as_bytes()).unwrap();
         assert!(!hook.steps.is_parsed() && !hook.outline.is_parsed());
+        assert_ne!(
+            hook.plan_sum, SUM_TO_COME,
+            "the sum is written over its placeholder"
+        );
         let before = hook.clone();
         assert_eq!(hook.steps[0].name, "Parse");
         assert!(
