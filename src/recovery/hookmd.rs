@@ -26,13 +26,13 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
 const LISTING: &str = "\n## Completed Steps — DO NOT REPEAT\n";
 const AFTER_LISTING: [&str; 2] = ["\n## Validation Receipts\n", "\n## Checkpoint Timeline\n"];
 
-/// Where the listing stands in `md`, a HOOK.md as a save writes it (`None` for a
-/// file laid out otherwise). What it finds is only taken when its sum holds
+/// Where the listing stands in `bytes`, a HOOK.md as a save writes it (`None` for a
+/// file laid out otherwise), from a newline to a newline: read as bytes, so that only the
+/// listing need be checked as UTF-8. What it finds is only taken when its sum holds
 /// (`task::store`): a step named like a heading costs a render, never a wrong page.
-pub fn find_listing(md: &str) -> Option<Range<usize>> {
+pub fn find_listing(bytes: &[u8]) -> Option<Range<usize>> {
     // A line at a time, as the store finds hook.json's plan (`text::newlines`): every
     // save reads HOOK.md back, and a substring search builds its searcher for each call.
-    let bytes = md.as_bytes();
     let mut lines = crate::text::newlines(bytes);
     let start = lines.find(|&i| bytes[i..].starts_with(LISTING.as_bytes()))?;
     let end = lines.find(|&i| {
@@ -455,7 +455,7 @@ mod tests {
         assert!(md.contains("No checkpoint yet."));
         // The listing is found where it stands, whole.
         let listing = listing(&h.steps);
-        assert_eq!(&md[find_listing(&md).unwrap()], listing);
+        assert_eq!(&md[find_listing(md.as_bytes()).unwrap()], listing);
         assert!(listing.contains("## Step Plan") && listing.ends_with("— pending\n"));
     }
 }

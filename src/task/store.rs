@@ -319,8 +319,8 @@ fn listing_kept(project: &Project, listed: &str) -> Option<Clean> {
         return None;
     }
     let bytes = store::read_at_most(&project.state_file(HOOK_MD), &[], MAX_HOOK_MD).ok()??;
-    let md = std::str::from_utf8(&bytes).ok()?;
-    Clean::proven(&md[hookmd::find_listing(md)?], listed, LISTING)
+    let listing = std::str::from_utf8(&bytes[hookmd::find_listing(&bytes)?]).ok()?;
+    Clean::proven(listing, listed, LISTING)
 }
 
 /// Brings a schema-1 hook to schema 2 in memory (docs/state.md): its one session into the
@@ -868,7 +868,7 @@ mod tests {
         .unwrap();
         let md_path = p.state_file(HOOK_MD);
         let read_md = || fs::read_to_string(&md_path).unwrap();
-        let listing = |md: &str| md[hookmd::find_listing(md).unwrap()].to_string();
+        let listing = |md: &str| md[hookmd::find_listing(md.as_bytes()).unwrap()].to_string();
         let save = || {
             let saved = update(&p, now, |h| {
                 let hook = h.as_mut().unwrap();
@@ -1172,7 +1172,10 @@ mod tests {
             let md = fs::read_to_string(&md_path).unwrap();
             let (hook, _) = load(&p).unwrap();
             let whole = Clean::text(&hookmd::listing(&hook.unwrap().steps));
-            assert_eq!(&md[hookmd::find_listing(&md).unwrap()], whole.as_str());
+            assert_eq!(
+                &md[hookmd::find_listing(md.as_bytes()).unwrap()],
+                whole.as_str()
+            );
             saved.hook.unwrap().steps.parsed()
         };
         let status = |id: &'static str, to| {
