@@ -22,6 +22,10 @@ pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
     head + &listing(&hook.steps) + &tail
 }
 
+/// What To Do Now's line for the files the running step changed, which What You Were Doing
+/// lists.
+const FILES_ABOVE: &str = "Read the files this step already changed (listed under What You Were Doing) before editing them again.";
+
 /// The listing's first line, and the first lines of what may come after it.
 const LISTING: &str = "\n## Completed Steps — DO NOT REPEAT\n";
 const AFTER_LISTING: [&str; 2] = ["\n## Validation Receipts\n", "\n## Checkpoint Timeline\n"];
@@ -160,7 +164,14 @@ pub fn around(hook: &Hook, now: DateTime<Utc>) -> (String, String) {
 
     let _ = writeln!(md, "\n## What To Do Now\n");
     for (i, line) in g.todo.iter().enumerate() {
-        let _ = writeln!(md, "{}. {line}", i + 1);
+        // The files are listed under What You Were Doing, just above: once is enough (31
+        // of them took a second kilobyte of the page, and of what every save redacts).
+        let text = if line.lists_files {
+            FILES_ABOVE
+        } else {
+            &line.text
+        };
+        let _ = writeln!(md, "{}. {text}", i + 1);
     }
 
     let _ = writeln!(md, "\n## DO NOT\n");
@@ -452,6 +463,12 @@ mod tests {
         assert!(md.contains("Resume step 2 \"Implement fix\" (attempt 1 of 3)"));
         assert!(md.contains("Do not repeat step 1 \"Analyze parser\""));
         assert!(md.contains("`src/parser.rs`"));
+        assert_eq!(
+            md.matches("src/parser.rs").count(),
+            1,
+            "the running step's files are listed once: {md}"
+        );
+        assert!(md.contains(FILES_ABOVE));
         assert!(md.contains("No checkpoint yet."));
         // The listing is found where it stands, whole.
         let listing = listing(&h.steps);
