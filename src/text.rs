@@ -1,6 +1,7 @@
 //! Small text helpers shared by the renderers.
 
 use chrono::{DateTime, Utc};
+use std::sync::LazyLock;
 
 /// How far past a cut the redactor looks, so that a secret straddling the cut is seen
 /// whole (a PEM key block, the longest, is ~3 KB) while a 50 MB output is not scanned.
@@ -224,48 +225,49 @@ pub const fn fnv1a_field(h: u64, text: &str) -> u64 {
 }
 
 /// Where `bytes` holds a newline, in order (`.rev()` for newest first).
-pub fn newlines(bytes: &[u8]) -> OneIter<'static, '_> {
-    static NEWLINE: LazyLock<One> = LazyLock::new(|| searcher(b'\n'));
+pub fn newlines(bytes: &[u8]) -> search::OneIter<'static, '_> {
+    static NEWLINE: LazyLock<search::One> = LazyLock::new(|| search::one(b'\n'));
     NEWLINE.iter(bytes)
 }
 
 /// Where `bytes` holds a `}`, in order.
-pub fn closing_braces(bytes: &[u8]) -> OneIter<'static, '_> {
-    static CLOSE: LazyLock<One> = LazyLock::new(|| searcher(b'}'));
+pub fn closing_braces(bytes: &[u8]) -> search::OneIter<'static, '_> {
+    static CLOSE: LazyLock<search::One> = LazyLock::new(|| search::one(b'}'));
     CLOSE.iter(bytes)
 }
 
-// A byte is searched for with the vector instructions every CPU of the target has (SSE2
-// on x86_64, NEON on aarch64: 16 bytes a compare), else a word at a time; never with
-// memchr's default functions, whose first call in a process asks the CPU which vector
-// instructions it has (`cpuid`): under a hypervisor each `cpuid` traps to it, and `perf`
-// measured 50 µs of every hook event there, a twentieth of a Stop. A word at a time, the
-// search for a plan's 113 steps in its 23 KB cost 60K instructions.
-#[cfg(all(target_arch = "aarch64", target_feature = "neon"))]
-use memchr::arch::aarch64::neon::memchr::{One, OneIter};
-#[cfg(not(any(
-    all(target_arch = "x86_64", target_feature = "sse2"),
-    all(target_arch = "aarch64", target_feature = "neon")
-)))]
-use memchr::arch::all::memchr::{One, OneIter};
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-use memchr::arch::x86_64::sse2::memchr::{One, OneIter};
-use std::sync::LazyLock;
-
+/// A byte is searched for with the vector instructions every CPU of the target has (SSE2
+/// on x86_64, NEON on aarch64: 16 bytes a compare), else a word at a time; never with
+/// memchr's default functions, whose first call in a process asks the CPU which vector
+/// instructions it has (`cpuid`): under a hypervisor each `cpuid` traps to it, and `perf`
+/// measured 50 µs of every hook event there, a twentieth of a Stop. A word at a time, the
+/// search for a plan's 113 steps in its 23 KB cost 60K instructions.
 #[cfg(any(
     all(target_arch = "x86_64", target_feature = "sse2"),
     all(target_arch = "aarch64", target_feature = "neon")
 ))]
-fn searcher(byte: u8) -> One {
-    One::new(byte).expect("the target's baseline has the vector instructions, known when built")
+mod search {
+    #[cfg(target_arch = "aarch64")]
+    pub use memchr::arch::aarch64::neon::memchr::{One, OneIter};
+    #[cfg(target_arch = "x86_64")]
+    pub use memchr::arch::x86_64::sse2::memchr::{One, OneIter};
+
+    pub fn one(byte: u8) -> One {
+        One::new(byte).expect("the target's baseline has the vector instructions, known when built")
+    }
 }
 
+/// A word at a time, on a target whose baseline has no vector instructions.
 #[cfg(not(any(
     all(target_arch = "x86_64", target_feature = "sse2"),
     all(target_arch = "aarch64", target_feature = "neon")
 )))]
-fn searcher(byte: u8) -> One {
-    One::new(byte)
+mod search {
+    pub use memchr::arch::all::memchr::{One, OneIter};
+
+    pub fn one(byte: u8) -> One {
+        One::new(byte)
+    }
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! instructions), copied them all to tell later which had changed, and freed both copies.
 //! A plan this waymark wrote, proven so by its sum (`plan_sum`, docs/state.md), is now kept
 //! as its JSON and the place of each step in it. A step is parsed when something reads it;
-//! its id, status and whether it touched files are read from its JSON lines without a
-//! parse ([`Steps::position`], [`Steps::status`], [`Steps::last_with_files`]). A step
+//! its id, name, status and whether it touched files are read from its JSON lines without
+//! a parse ([`Steps::position`], [`Steps::id_and_name`], [`Steps::status`],
+//! [`Steps::last_with_files`]). A step
 //! changed through `IndexMut` is written anew; the others are written back as they were
 //! read, and the whole plan as read while nothing changed.
 //!
@@ -27,7 +28,7 @@ pub struct Steps(Arc<Plan>);
 
 #[derive(Debug, Clone, Default)]
 struct Plan {
-    /// The JSON the plan is written as while it is unchanged: as read, or as a save made it.
+    /// The JSON the plan is written as while it is unchanged, as the file held it.
     whole: Option<Vouched>,
     /// The JSON a plan read unparsed was read from: the steps not parsed yet are parsed
     /// from it, and the unchanged ones written back from it.
@@ -107,8 +108,8 @@ impl Steps {
         self.0.outlined
     }
 
-    /// Keeps `json`, the plan as the file held it or as this save writes it, to be written
-    /// back whole while the plan is unchanged.
+    /// Keeps `json`, the plan as the file held it, to be written back whole while the plan
+    /// is unchanged.
     pub fn keep_read(&mut self, json: Vouched) {
         Arc::make_mut(&mut self.0).whole = Some(json);
     }
@@ -227,13 +228,15 @@ impl Steps {
     }
 
     pub fn push(&mut self, step: Step) {
+        self.changing().push(Slot::of(step));
+    }
+
+    /// The slots, to be changed: the plan is no longer as read, nor its outline drawn.
+    fn changing(&mut self) -> &mut Vec<Slot> {
         self.slots();
         let plan = Arc::make_mut(&mut self.0);
         (plan.whole, plan.outlined) = (None, false);
-        plan.slots
-            .get_mut()
-            .expect("found above")
-            .push(Slot::of(step));
+        plan.slots.get_mut().expect("found above")
     }
 
     /// Step `i`'s JSON and what it says of the step, while the step is neither parsed
@@ -277,9 +280,8 @@ impl Steps {
 /// and what it says of itself ([`Head::of`]). A step is an object whose closing brace
 /// stands at the start of its line, and nothing in a step is an object: a `}` that starts
 /// a line (no string holds a newline) ends a step, whose `{` is the first after the step
-/// before. Found a `}` at a time (a word-at-a-time search, as `text::newlines`): a line at
-/// a time cost 0.2M instructions for a plan of 113 steps. `None` for JSON laid out
-/// otherwise.
+/// before. Found a `}` at a time (`text::closing_braces`): a line at a time cost 0.2M
+/// instructions for a plan of 113 steps. `None` for JSON laid out otherwise.
 fn items(text: &str) -> Option<Vec<(Range<usize>, Head)>> {
     let bytes = text.as_bytes();
     let starts_line = |at: usize| bytes[..at].iter().rev().find(|&&b| b != b' ') == Some(&b'\n');
@@ -387,9 +389,7 @@ impl Index<usize> for Steps {
 impl IndexMut<usize> for Steps {
     fn index_mut(&mut self, i: usize) -> &mut Step {
         let _ = &self[i];
-        let plan = Arc::make_mut(&mut self.0);
-        (plan.whole, plan.outlined) = (None, false);
-        let slot = &mut plan.slots.get_mut().expect("found above")[i];
+        let slot = &mut self.changing()[i];
         slot.changed = true;
         slot.step.get_mut().expect("parsed above")
     }

@@ -279,12 +279,13 @@ const SUM_TO_COME: &str = "0000000000000000";
 /// lays a file out so) the placeholder stays, which proves nothing: the plan is parsed
 /// when next read.
 fn seal_sum(json: &mut Clean) {
-    let placeholder = format!("\"{SUM_TO_COME}\"");
-    let found = members(json.as_str()).and_then(|m| match (m.sum_at, m.sealed) {
-        (Some(at), Some(parts)) if json.as_str()[at..].starts_with(&placeholder) => {
-            Some((at + 1..at + 1 + SUM_TO_COME.len(), parts))
-        }
-        _ => None,
+    let text = json.as_str();
+    let found = members(text).and_then(|m| {
+        // `sum_at` is the value's opening quote.
+        let at = m.sum_at? + 1;
+        text[at..]
+            .starts_with(SUM_TO_COME)
+            .then_some((at..at + SUM_TO_COME.len(), m.sealed?))
     });
     if let Some((at, parts)) = found {
         json.write_sum(at, parts, PLAN);
