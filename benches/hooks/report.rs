@@ -329,8 +329,8 @@ fn per_event(o: &mut String, r: &Results) {
         o,
         "| floor (reads stdin, exits), every round | {:.2} ms | {:.2} ms | {:.2} ms | 1.00× | {:.1} MiB | {} |",
         ms(f.median),
-        ms(f.median),
         ms(f.p99),
+        ms(f.median),
         mib(f.max_rss_kib),
         instr(None)
     );
