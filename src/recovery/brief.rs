@@ -411,11 +411,11 @@ mod tests {
             .unwrap()
         };
         let rewind = "`waymark rewind ckpt-0000beef` puts every file back as it was then";
-        h.recent_checkpoints = vec![checkpoint("main")];
+        *h.recent_checkpoints = vec![checkpoint("main")];
         let b = brief(&h, &Extras::default());
         assert!(b.contains(rewind));
         assert!(crate::recovery::hookmd::render(&h, Utc::now()).contains(rewind));
-        h.recent_checkpoints = vec![checkpoint("")];
+        *h.recent_checkpoints = vec![checkpoint("")];
         let b = brief(&h, &Extras::default());
         assert!(
             b.contains("Resume from the last checkpoint (ckpt-0000beef)"),

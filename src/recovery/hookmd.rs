@@ -18,37 +18,70 @@ use crate::text::{ago, one_line, stamp, truncate};
 /// (`task::store`), read whole by the tests.
 #[cfg(test)]
 pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
-    let (head, tail) = around(hook, now);
-    head + &listing(&hook.steps) + &tail
+    head(hook, now) + &block(hook) + &tail(hook)
+}
+
+/// HOOK.md's block: the listing of the plan, then the sections of the newest receipts and
+/// checkpoints. A function of the plan and of those, so that a save that leaves them alone
+/// takes it back from the HOOK.md it wrote (`task::store`), each part on its own.
+pub fn block(hook: &Hook) -> String {
+    listing(&hook.steps) + &receipts(hook) + &checkpoints(hook)
 }
 
 /// What To Do Now's line for the files the running step changed, which What You Were Doing
 /// lists.
 const FILES_ABOVE: &str = "Read the files this step already changed (listed under What You Were Doing) before editing them again.";
 
-/// The listing's first line, and the first lines of what may come after it.
+/// The first lines of the block's parts ([`block`]), and of what follows it.
 const LISTING: &str = "\n## Completed Steps — DO NOT REPEAT\n";
-const AFTER_LISTING: [&str; 2] = ["\n## Validation Receipts\n", "\n## Checkpoint Timeline\n"];
+const RECEIPTS: &str = "\n## Validation Receipts\n";
+const CHECKPOINTS: &str = "\n## Checkpoint Timeline\n";
+const TROUBLESHOOTING: &str = "\n## Troubleshooting\n";
 
-/// Where the listing stands in `bytes`, a HOOK.md as a save writes it (`None` for a
-/// file laid out otherwise), from a newline to a newline: read as bytes, so that only the
-/// listing need be checked as UTF-8. What it finds is only taken when its sum holds
-/// (`task::store`): a step named like a heading costs a render, never a wrong page.
-pub fn find_listing(bytes: &[u8]) -> Option<Range<usize>> {
+/// Where [`block`]'s parts stand in a HOOK.md: [`find_block`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    pub listing: Range<usize>,
+    /// Empty (at the listing's end) when there are no receipts.
+    pub receipts: Range<usize>,
+    pub checkpoints: Range<usize>,
+}
+
+impl Found {
+    /// The whole block.
+    pub fn block(&self) -> Range<usize> {
+        self.listing.start..self.checkpoints.end
+    }
+}
+
+/// Where the block's parts stand in `bytes`, a HOOK.md as a save writes it (`None` for a
+/// file laid out otherwise), each from a newline to a newline: read as bytes, so that only
+/// the block need be checked as UTF-8. What it finds is only taken when its sum holds
+/// (`task::store`): a name written like a heading costs a render, never a wrong page (and
+/// none can start a line: a step, a receipt and a checkpoint are each one line, which
+/// starts with `-` or `|`).
+pub fn find_block(bytes: &[u8]) -> Option<Found> {
     // A line at a time, as the store finds hook.json's plan (`text::newlines`): every
     // save reads HOOK.md back, and a substring search builds its searcher for each call.
     let mut lines = crate::text::newlines(bytes);
-    let start = lines.find(|&i| bytes[i..].starts_with(LISTING.as_bytes()))?;
-    let end = lines.find(|&i| {
-        AFTER_LISTING
-            .iter()
-            .any(|h| bytes[i..].starts_with(h.as_bytes()))
-    })?;
-    Some(start..end)
+    let at = |i: usize, heading: &str| bytes[i..].starts_with(heading.as_bytes());
+    let start = lines.find(|&i| at(i, LISTING))?;
+    let next = lines.find(|&i| at(i, RECEIPTS) || at(i, CHECKPOINTS))?;
+    let timeline = if at(next, CHECKPOINTS) {
+        next
+    } else {
+        lines.find(|&i| at(i, CHECKPOINTS))?
+    };
+    let end = lines.find(|&i| at(i, TROUBLESHOOTING))?;
+    Some(Found {
+        listing: start..next,
+        receipts: next..timeline,
+        checkpoints: timeline..end,
+    })
 }
 
-/// HOOK.md but its listing: the text before it, and the text after it.
-pub fn around(hook: &Hook, now: DateTime<Utc>) -> (String, String) {
+/// HOOK.md before its block: the task, its state, what it was doing, what to do now.
+pub fn head(hook: &Hook, now: DateTime<Utc>) -> String {
     let mut md = String::with_capacity(4096);
     let outline = hook.outline();
     let g = guidance(hook, &outline);
@@ -179,14 +212,18 @@ pub fn around(hook: &Hook, now: DateTime<Utc>) -> (String, String) {
         let _ = writeln!(md, "- {line}");
     }
 
-    let head = std::mem::take(&mut md);
+    md
+}
 
-    // Only the newest receipts and checkpoints, which hook.json keeps: a task's whole
-    // history of them is `waymark receipts` / `waymark checkpoints`, and reading its logs
-    // on every save would make a long task's every change dearer.
+/// The newest receipts' section (none without receipts). Only the newest receipts and
+/// checkpoints, which hook.json keeps: a task's whole history of them is `waymark
+/// receipts` / `waymark checkpoints`, and reading its logs on every save would make a long
+/// task's every change dearer.
+pub fn receipts(hook: &Hook) -> String {
+    let mut md = String::new();
     let recent = &hook.recent_receipts;
     if !recent.is_empty() {
-        let _ = writeln!(md, "\n## Validation Receipts\n");
+        let _ = writeln!(md, "{RECEIPTS}");
         let _ = writeln!(
             md,
             "| Receipt | Step | Command | Exit | Duration | Kind |\n|---|---|---|---|---|---|"
@@ -209,7 +246,14 @@ pub fn around(hook: &Hook, now: DateTime<Utc>) -> (String, String) {
         }
     }
 
-    let _ = writeln!(md, "\n## Checkpoint Timeline\n");
+    md
+}
+
+/// The newest checkpoints' section: of `recent_checkpoints` and `checkpoint_count`, which
+/// only a new checkpoint changes (and `recent_checkpoints` with it).
+pub fn checkpoints(hook: &Hook) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "{CHECKPOINTS}");
     let checkpoints = &hook.recent_checkpoints;
     if checkpoints.is_empty() {
         let _ = writeln!(md, "No checkpoint yet.");
@@ -221,7 +265,7 @@ pub fn around(hook: &Hook, now: DateTime<Utc>) -> (String, String) {
                 "({earlier} earlier: `waymark checkpoints` lists every one.)\n"
             );
         }
-        for c in checkpoints {
+        for c in checkpoints.iter() {
             let commit = c
                 .git_commit
                 .as_deref()
@@ -240,7 +284,13 @@ pub fn around(hook: &Hook, now: DateTime<Utc>) -> (String, String) {
         }
     }
 
-    let _ = writeln!(md, "\n## Troubleshooting\n");
+    md
+}
+
+/// HOOK.md after its block: where to look next.
+pub fn tail(hook: &Hook) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "{TROUBLESHOOTING}");
     let _ = writeln!(
         md,
         "- `waymark status` — state, step, attempt, checkpoints, receipts"
@@ -275,7 +325,7 @@ pub fn around(hook: &Hook, now: DateTime<Utc>) -> (String, String) {
         crate::text::count(hook.history_count, "event"),
         crate::task::store::sanitize(&hook.task_id)
     );
-    (head, md)
+    md
 }
 
 /// HOOK.md's listing of the plan: the Completed Steps table and the Step Plan. A function
@@ -470,9 +520,11 @@ mod tests {
         );
         assert!(md.contains(FILES_ABOVE));
         assert!(md.contains("No checkpoint yet."));
-        // The listing is found where it stands, whole.
+        // The block is found where it stands, whole, and the listing within it.
+        let found = find_block(md.as_bytes()).unwrap();
+        assert_eq!(md[found.block()], block(&h));
         let listing = listing(&h.steps);
-        assert_eq!(&md[find_listing(md.as_bytes()).unwrap()], listing);
+        assert_eq!(&md[found.listing], listing);
         assert!(listing.contains("## Step Plan") && listing.ends_with("— pending\n"));
     }
 }

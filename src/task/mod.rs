@@ -6,6 +6,7 @@
 //! - [`plan`]: what happens when steps move (attempts, the implicit step);
 //! - [`steps`]: the plan as hook.json holds it, parsed a step at a time;
 //! - [`outline`]: what recovery says of the plan besides listing it, kept beside it;
+//! - [`lazy`]: the members of hook.json parsed only when read, written back as read;
 //! - [`tools`]: Claude Code's task tools and task events, mapped onto the plan;
 //! - [`checkpoint`]: when a checkpoint is due (as [`Effect`]s) and its record;
 //! - [`session`]: which session works on the task, and whether it is mid-turn;
@@ -13,12 +14,13 @@
 //! - [`store`]: hook.json on disk (lock, .bak, schema, archive); [`retention`]: cleanup.
 //!
 //! The rule of this room: the model, the machine, the plan, its steps as read, its outline,
-//! the tools mapping and the checkpoint rules are pure (time comes in as an argument,
-//! checkpoints go out as effects); `store`, `retention` and `current` are the only files
+//! the lazy members, the tools mapping and the checkpoint rules are pure (time comes in
+//! as an argument, checkpoints go out as effects); `store`, `retention` and `current` are the only files
 //! that touch the disk.
 
 pub mod checkpoint;
 pub mod current;
+pub mod lazy;
 pub mod machine;
 pub mod model;
 pub mod outline;

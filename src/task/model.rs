@@ -6,17 +6,16 @@
 //! in the same style.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use super::lazy::Lazy;
 use super::machine::HookState;
 use super::outline::Outline;
 pub use super::steps::Steps;
 use crate::receipt::ValidationReceipt;
-use crate::redact::Vouched;
 
 /// hook.json's schema version. A file of schema 1 is read and migrated (docs/state.md); a
 /// file of a newer major version is never overwritten.
@@ -47,10 +46,6 @@ pub struct Hook {
     pub history_count: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<RecoveryContext>,
-    /// The newest checkpoints, oldest first (at most [`RECENT_CHECKPOINTS`]); every
-    /// checkpoint is a line of the task's `checkpoints.jsonl`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub recent_checkpoints: Vec<StepCheckpoint>,
     #[serde(default)]
     pub checkpoint_count: u64,
     /// How many receipts the task has: each is a line of its `receipts.jsonl`.
@@ -62,10 +57,6 @@ pub struct Hook {
     /// The bound intent as the brief shows it (see [`IntentBrief`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<IntentBrief>,
-    /// The newest receipts, oldest first (at most [`RECENT_RECEIPTS`]), as HOOK.md
-    /// shows them: saving never reads the receipts log.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub recent_receipts: Vec<ReceiptSummary>,
     /// The authenticated end of the receipt chain (docs/receipts.md): what a receipt deleted from
     /// the end of the log is caught by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,6 +113,16 @@ pub struct Hook {
     /// listing back from HOOK.md (docs/state.md).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub listed: String,
+    /// The newest checkpoints, oldest first (at most [`RECENT_CHECKPOINTS`]); every
+    /// checkpoint is a line of the task's `checkpoints.jsonl`. Written just before the
+    /// outline, always, and proven with the plan by `plan_sum`: an event that adds none
+    /// neither parses nor writes them anew unless it reads them ([`Lazy`]).
+    #[serde(default)]
+    pub recent_checkpoints: Lazy<Vec<StepCheckpoint>>,
+    /// The newest receipts, oldest first (at most [`RECENT_RECEIPTS`]), as HOOK.md
+    /// shows them: saving never reads the receipts log. Kept like `recent_checkpoints`.
+    #[serde(default)]
+    pub recent_receipts: Lazy<Vec<ReceiptSummary>>,
     /// What recovery says of the plan besides listing it ([`Outline`]), drawn from it at
     /// the save that changed it. Proven with the plan by `plan_sum`, and like it parsed
     /// only when read; read through [`Hook::outline`], which draws it anew for a plan
@@ -345,94 +346,10 @@ pub struct Step {
     pub completed_at: Option<DateTime<Utc>>,
 }
 
-/// The plan's outline as hook.json holds it. Read with a plan proven by its sum, it is
+/// The plan's outline as hook.json holds it: read with a plan proven by its sum, it is
 /// kept as its JSON, parsed when first read (a Read or an Edit never reads it) and written
 /// back as read; drawn anew, it is written from the value.
-#[derive(Debug, Clone, Default)]
-pub struct PlanOutline {
-    parsed: Arc<OnceLock<Option<Outline>>>,
-    read: Option<Vouched>,
-}
-
-impl PlanOutline {
-    /// An outline to be parsed from `json` when first read: JSON this waymark wrote,
-    /// proven so with the plan.
-    pub fn unparsed(json: Vouched) -> PlanOutline {
-        PlanOutline {
-            parsed: Arc::default(),
-            read: Some(json),
-        }
-    }
-
-    /// The JSON the outline will be written as, if any.
-    pub fn read_json(&self) -> Option<&Vouched> {
-        self.read.as_ref()
-    }
-
-    /// The outline, parsed on first need; `None` when there is none (or its JSON does
-    /// not parse, which a proven one does: it is then drawn anew).
-    pub fn get(&self) -> Option<&Outline> {
-        self.value().as_ref()
-    }
-
-    fn value(&self) -> &Option<Outline> {
-        self.parsed.get_or_init(|| {
-            let json = self.read.as_ref()?;
-            serde_json::from_str(json.as_str()).ok()
-        })
-    }
-
-    /// Whether the outline has been parsed.
-    #[cfg(test)]
-    pub fn is_parsed(&self) -> bool {
-        self.parsed.get().is_some()
-    }
-
-    fn is_unset(&self) -> bool {
-        self.read.is_none() && self.get().is_none()
-    }
-}
-
-impl From<Outline> for PlanOutline {
-    fn from(outline: Outline) -> PlanOutline {
-        PlanOutline {
-            parsed: Arc::new(OnceLock::from(Some(outline))),
-            read: None,
-        }
-    }
-}
-
-/// Two outlines are equal when their values are; one read once is equal to its clones
-/// without a parse.
-impl PartialEq for PlanOutline {
-    fn eq(&self, other: &PlanOutline) -> bool {
-        one_read((&self.parsed, &self.read), (&other.parsed, &other.read))
-            || self.get() == other.get()
-    }
-}
-
-/// Whether two values parsed lazily (their parse, and the JSON read) are one, told
-/// without parsing them: they share the parse, or were read from the one JSON text.
-fn one_read<T>(a: (&Arc<T>, &Option<Vouched>), b: (&Arc<T>, &Option<Vouched>)) -> bool {
-    Arc::ptr_eq(a.0, b.0) || matches!((a.1, b.1), (Some(x), Some(y)) if x.same(y))
-}
-
-impl Serialize for PlanOutline {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.read {
-            Some(json) => json.serialize_or(s, |s| self.value().serialize(s)),
-            None => self.value().serialize(s),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for PlanOutline {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<PlanOutline, D::Error> {
-        Ok(Option::<Outline>::deserialize(d)?
-            .map(PlanOutline::from)
-            .unwrap_or_default())
-    }
-}
+pub type PlanOutline = Lazy<Option<Outline>>;
 
 /// One append-only history entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

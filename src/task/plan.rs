@@ -57,12 +57,12 @@ impl Hook {
             steps: Steps::default(),
             history_count: 1,
             recovery: None,
-            recent_checkpoints: Vec::new(),
+            recent_checkpoints: Lazy::default(),
             checkpoint_count: 0,
             receipt_count: 0,
             receipt_head: None,
             unsynced_receipts: Vec::new(),
-            recent_receipts: Vec::new(),
+            recent_receipts: Lazy::default(),
             last_failure: None,
             intent: None,
             task_index,
@@ -554,7 +554,7 @@ impl Hook {
     /// it by the save that wrote it, while the plan is unchanged; else drawn from the
     /// steps.
     pub fn outline(&self) -> Cow<'_, Outline> {
-        match self.outline.get() {
+        match self.outline.get().as_ref() {
             Some(o) if self.steps.is_outlined() => Cow::Borrowed(o),
             _ => Cow::Owned(Outline::of(&self.steps)),
         }

@@ -20,14 +20,14 @@ use chrono::{DateTime, Utc};
 
 use super::machine::HookState;
 use super::model::{
-    Hook, Journal, PlanOutline, RECENT_CHECKPOINTS, RECENT_RECEIPTS, SCHEMA_VERSION, Step,
+    Hook, Journal, Lazy, PlanOutline, RECENT_CHECKPOINTS, RECENT_RECEIPTS, SCHEMA_VERSION, Step,
     StepCheckpoint, Steps,
 };
 use super::outline::Outline;
 use crate::project::Project;
 use crate::receipt::ValidationReceipt;
 use crate::recovery::hookmd;
-use crate::redact::{Clean, Vouched};
+use crate::redact::{Clean, Part, Vouched};
 use crate::store::{self, FileLock};
 
 pub const HOOK_JSON: &str = "hook.json";
@@ -152,12 +152,13 @@ fn forget_unproven_outline(hook: &mut Hook) {
 /// top-level `"steps": `, and the rest of the file with `[]` in its place. `None` for a file
 /// laid out otherwise (by hand).
 ///
-/// When the rest records this redactor and the sum of the plan and its outline as they
-/// stand ([`members`]), both are kept unparsed until something reads them
-/// ([`Steps::unparsed`], [`PlanOutline::unparsed`]). Otherwise (an older layout, another
-/// version's file, a plan edited by hand) the plan is parsed now, ending where the parser
-/// finds its end; both parse only when that value was the plan whole, which is then
-/// vouched for to be written back as it was read ([`Vouched`]).
+/// When the rest records this redactor and the sum of the members a save seals as they
+/// stand ([`members`]: the newest checkpoints and receipts, the outline, the plan), they
+/// are kept unparsed until something reads them ([`Steps::unparsed`], [`Lazy::unparsed`]).
+/// Otherwise (an older layout, another version's file, a member edited by hand) the plan
+/// is parsed now, ending where the parser finds its end, and the rest with it; both parse
+/// only when that value was the plan whole, which is then vouched for to be written back
+/// as it was read ([`Vouched`]).
 fn with_written_plan(text: &str) -> Option<Hook> {
     let Members {
         plan_at, sealed, ..
@@ -165,17 +166,14 @@ fn with_written_plan(text: &str) -> Option<Hook> {
     if text[plan_at..].starts_with("[]") {
         return None;
     }
-    if let Some([outline, plan]) = sealed {
-        let rest = [
-            &text[..outline.start - OUTLINE.len()],
-            "\n  \"steps\": []",
-            &text[plan.end..],
-        ]
-        .concat();
+    if let Some(Sealed { from, parts }) = sealed {
+        let rest = [&text[..from], "\n  \"steps\": []", &text[parts[3].end..]].concat();
         if let Ok(mut hook) = serde_json::from_str::<Hook>(&rest) {
-            let (outline, plan) = (&text[outline], &text[plan]);
-            let proven = Vouched::proven([outline, plan], &hook.redacted_by, &hook.plan_sum, PLAN);
-            if let Some([outline, plan]) = proven {
+            let texts = parts.map(|part| &text[part]);
+            let proven = Vouched::proven(texts, &hook.redacted_by, &hook.plan_sum, PLAN);
+            if let Some([checkpoints, receipts, outline, plan]) = proven {
+                hook.recent_checkpoints = Lazy::unparsed(checkpoints);
+                hook.recent_receipts = Lazy::unparsed(receipts);
                 hook.outline = PlanOutline::unparsed(outline);
                 hook.steps = Steps::unparsed(plan);
                 return Some(hook);
@@ -192,8 +190,14 @@ fn with_written_plan(text: &str) -> Option<Hook> {
     Some(hook)
 }
 
-/// The line that opens the outline's member, the plan's, and its sum's.
-const OUTLINE: &str = "\n  \"outline\": ";
+/// The lines that open the members a save seals with `plan_sum`, in the order it writes
+/// them, last in the file (the plan the very last), and the line of the sum.
+const SEALED: [&str; 4] = [
+    "\n  \"recent_checkpoints\": ",
+    "\n  \"recent_receipts\": ",
+    "\n  \"outline\": ",
+    STEPS,
+];
 const STEPS: &str = "\n  \"steps\": ";
 const SUM: &str = "\n  \"plan_sum\": ";
 
@@ -203,34 +207,63 @@ struct Members {
     plan_at: usize,
     /// Where the value of `plan_sum` starts, quoted, if the file has one.
     sum_at: Option<usize>,
-    /// Where the outline's value and the plan's stand, when both are laid out as a save
-    /// lays them out: the plan the last member, the outline the one before it.
-    sealed: Option<[Range<usize>; 2]>,
+    /// The sealed members, when they stand as a save lays them out.
+    sealed: Option<Sealed>,
 }
 
-/// Where `text`, a hook.json as waymark writes it, holds its plan and its outline: after
-/// the first line that begins `  "steps": ` (no JSON string holds a newline, and only the
-/// top level's members are indented by two spaces), found a line at a time
-/// (`text::newlines`, a compare per line: memchr's `memmem` asks the CPU for its
-/// features first). The plan, the file's last member, ends at the
-/// `]` that closes the file's last line but one, and its outline's member ends with the
-/// comma before the plan's line. `None` for a file laid out otherwise.
+/// The members a save seals ([`SEALED`]), one after the other.
+struct Sealed {
+    /// Where the first one's line starts: the rest of the file ends before it.
+    from: usize,
+    /// Where each one's value stands.
+    parts: [Range<usize>; 4],
+}
+
+/// Where `text`, a hook.json as waymark writes it, holds its plan and the members sealed
+/// with it: after the first line that begins `  "steps": ` (no JSON string holds a
+/// newline, and only the top level's members are indented by two spaces), found a line at
+/// a time (`text::newlines`, a compare per line: memchr's `memmem` asks the CPU for its
+/// features first). The plan, the file's last member, ends at the `]` that closes the
+/// file's last line but one, and each sealed member before it with the comma before the
+/// next one's line. `None` for a file laid out otherwise.
 fn members(text: &str) -> Option<Members> {
     let bytes = text.as_bytes();
-    let (mut outline_at, mut sum_at) = (None, None);
+    let (mut lines, mut sum_at) = ([None; 4], None);
     let at = crate::text::newlines(bytes).find(|&i| {
-        if bytes[i..].starts_with(OUTLINE.as_bytes()) {
-            outline_at = Some(i + OUTLINE.len());
-        } else if bytes[i..].starts_with(SUM.as_bytes()) {
+        if bytes[i..].starts_with(SUM.as_bytes()) {
             sum_at = Some(i + SUM.len());
         }
-        bytes[i..].starts_with(STEPS.as_bytes())
+        match SEALED
+            .iter()
+            .position(|m| bytes[i..].starts_with(m.as_bytes()))
+        {
+            Some(k) => {
+                lines[k].get_or_insert(i);
+                k == 3
+            }
+            None => false,
+        }
     })?;
     let plan_at = at + STEPS.len();
     let last = text.trim_end().strip_suffix('}')?.trim_end();
-    let sealed = outline_at
-        .filter(|_| last.ends_with("\n  ]") && last.len() > plan_at && text[..at].ends_with(','))
-        .map(|o| [o..at - 1, plan_at..last.len()]);
+    let sealed = (|| {
+        let lines = lines.map(|l| l.filter(|&l| l <= at));
+        let [a, b, c, d] = lines;
+        let lines = [a?, b?, c?, d?];
+        let laid_out = lines
+            .windows(2)
+            .all(|w| w[0] < w[1] && text[..w[1]].ends_with(','))
+            && last.ends_with("\n  ]")
+            && last.len() > plan_at;
+        laid_out.then(|| Sealed {
+            from: lines[0],
+            parts: std::array::from_fn(|k| {
+                let start = lines[k] + SEALED[k].len();
+                let end = lines.get(k + 1).map_or(last.len(), |next| next - 1);
+                start..end
+            }),
+        })
+    })();
     Some(Members {
         plan_at,
         sum_at,
@@ -238,43 +271,63 @@ fn members(text: &str) -> Option<Members> {
     })
 }
 
-/// Seals what this save writes of the plan: its outline, drawn anew for a changed plan
-/// (whose sum is then to come: [`seal_sum`]), and HOOK.md's listing of it, which it
-/// returns; true when the sum is to come.
+/// HOOK.md's block ([`hookmd::block`]) as this save writes it, sealing what it writes of
+/// the plan on the way: its outline, drawn anew for a changed plan. True when `plan_sum`
+/// is to come ([`seal_sum`]): the plan, its outline or the newest checkpoints or receipts
+/// are not as read.
 ///
-/// A plan as read and proven keeps the outline read with it and its sum, and its listing
-/// is taken back from HOOK.md when the listing's sum holds there. Otherwise the listing is
-/// rendered anew but for the lines of the steps still as read, taken from that listing
-/// when it holds (`hookmd::relisting`).
+/// The block is taken back from HOOK.md when `listed`, its sum, holds there, each part
+/// whose source is as read: the listing for a plan as read (otherwise the lines of the
+/// steps still as read, `hookmd::relisting`), the receipts' and the checkpoints' sections
+/// for those as read (`checkpoint_count` changes only with `recent_checkpoints`). The
+/// rest is rendered (and redacted).
 fn seal_plan(project: &Project, hook: &mut Hook) -> (Clean, bool) {
-    // Kept: read, proven by the sum the file holds (which therefore still holds).
-    let kept = hook.steps.read_json().is_some() && hook.outline.read_json().is_some();
-    if !kept {
-        hook.outline = PlanOutline::from(Outline::of(&hook.steps));
+    let plan_kept = hook.steps.read_json().is_some() && hook.outline.read_json().is_some();
+    let receipts_kept = hook.recent_receipts.read_json().is_some();
+    let checkpoints_kept = hook.recent_checkpoints.read_json().is_some();
+    if !plan_kept {
+        hook.outline = PlanOutline::from(Some(Outline::of(&hook.steps)));
         hook.steps.outlined();
-        // An empty plan is written `[]` and read as such: nothing to prove.
-        hook.plan_sum = if hook.steps.is_empty() {
-            String::new()
-        } else {
-            SUM_TO_COME.into()
-        };
     }
-    let before = match listing_kept(project, &hook.listed) {
-        Some(listing) if kept => return (listing, false),
-        before => before,
+    let sum_to_come = !(plan_kept && receipts_kept && checkpoints_kept);
+    // An empty plan is written `[]` and read as such: nothing to prove.
+    if hook.steps.is_empty() {
+        hook.plan_sum.clear();
+    } else if sum_to_come {
+        hook.plan_sum = SUM_TO_COME.into();
+    }
+    let (kept, found) = match block_kept(project, &hook.listed) {
+        Some((block, _)) if !sum_to_come => return (block, false),
+        Some((block, found)) => (block, Some(found)),
+        None => (Clean::default(), None),
     };
-    let parts = hookmd::relisting(&hook.steps, before.as_ref().map(Clean::as_str));
-    let listing = Clean::splice(&before.unwrap_or_default(), &parts);
-    hook.listed = listing.sum(LISTING);
-    (listing, !kept)
+    // The block starts with the listing: the listing's ranges are the block's.
+    let mut parts = match &found {
+        Some(f) if plan_kept => vec![Part::Kept(f.listing.clone())],
+        f => {
+            let listing = f.as_ref().map(|f| &kept.as_str()[f.listing.clone()]);
+            hookmd::relisting(&hook.steps, listing)
+        }
+    };
+    parts.push(match &found {
+        Some(f) if receipts_kept => Part::Kept(f.receipts.clone()),
+        _ => Part::New(hookmd::receipts(hook)),
+    });
+    parts.push(match &found {
+        Some(f) if checkpoints_kept => Part::Kept(f.checkpoints.clone()),
+        _ => Part::New(hookmd::checkpoints(hook)),
+    });
+    let block = Clean::splice(&kept, &parts);
+    hook.listed = block.sum(LISTING);
+    (block, sum_to_come && !hook.steps.is_empty())
 }
 
 /// What `plan_sum` holds while hook.json is made, for [`seal_sum`] to write the sum over:
 /// as long as one, so that nothing after it moves.
 const SUM_TO_COME: &str = "0000000000000000";
 
-/// Writes into `json`, the hook.json a save has just made, the sum of its outline and its
-/// plan as they stand in it, over [`SUM_TO_COME`]: the plan is serialized once, with the
+/// Writes into `json`, the hook.json a save has just made, the sum of the members it
+/// seals as they stand in it, over [`SUM_TO_COME`]: the plan is serialized once, with the
 /// file, and its sum taken of the very text written. Where they cannot be found (no save
 /// lays a file out so) the placeholder stays, which proves nothing: the plan is parsed
 /// when next read.
@@ -285,7 +338,7 @@ fn seal_sum(json: &mut Clean) {
         let at = m.sum_at? + 1;
         text[at..]
             .starts_with(SUM_TO_COME)
-            .then_some((at..at + SUM_TO_COME.len(), m.sealed?))
+            .then_some((at..at + SUM_TO_COME.len(), m.sealed?.parts))
     });
     if let Some((at, parts)) = found {
         json.write_sum(at, parts, PLAN);
@@ -300,7 +353,8 @@ fn seal_sum(json: &mut Clean) {
 const PLAN: u64 = {
     use crate::text::{FNV_BASIS, fnv1a};
     let model = fnv1a(FNV_BASIS, include_str!("model.rs").as_bytes());
-    let steps = fnv1a(model, include_str!("steps.rs").as_bytes());
+    let lazy = fnv1a(model, include_str!("lazy.rs").as_bytes());
+    let steps = fnv1a(lazy, include_str!("steps.rs").as_bytes());
     fnv1a(steps, include_str!("outline.rs").as_bytes())
 };
 
@@ -311,8 +365,9 @@ const LISTING: u64 = crate::text::fnv1a(
     include_str!("../recovery/hookmd.rs").as_bytes(),
 );
 
-/// HOOK.md's listing as a save wrote it, when `listed`, its sum, proves it.
-fn listing_kept(project: &Project, listed: &str) -> Option<Clean> {
+/// HOOK.md's block as a save wrote it, and where its parts stand in it, when `listed`,
+/// its sum, proves it.
+fn block_kept(project: &Project, listed: &str) -> Option<(Clean, hookmd::Found)> {
     /// A HOOK.md larger than this is not the one waymark wrote (the listing of
     /// [`MAX_STEPS`](super::MAX_STEPS) steps is a few hundred KiB): it is rendered anew.
     const MAX_HOOK_MD: u64 = 4 << 20;
@@ -320,8 +375,20 @@ fn listing_kept(project: &Project, listed: &str) -> Option<Clean> {
         return None;
     }
     let bytes = store::read_at_most(&project.state_file(HOOK_MD), &[], MAX_HOOK_MD).ok()??;
-    let listing = std::str::from_utf8(&bytes[hookmd::find_listing(&bytes)?]).ok()?;
-    Clean::proven(listing, listed, LISTING)
+    let found = hookmd::find_block(&bytes)?;
+    let whole = found.block();
+    let block = Clean::proven(
+        std::str::from_utf8(&bytes[whole.clone()]).ok()?,
+        listed,
+        LISTING,
+    )?;
+    let at = |r: &Range<usize>| r.start - whole.start..r.end - whole.start;
+    let found = hookmd::Found {
+        listing: at(&found.listing),
+        receipts: at(&found.receipts),
+        checkpoints: at(&found.checkpoints),
+    };
+    Some((block, found))
 }
 
 /// Brings a schema-1 hook to schema 2 in memory (docs/state.md): its one session into the
@@ -342,12 +409,13 @@ fn migrate(hook: &mut Hook) {
         .legacy_checkpoints
         .len()
         .saturating_sub(RECENT_CHECKPOINTS);
-    hook.recent_checkpoints = hook.legacy_checkpoints[keep..].to_vec();
+    hook.recent_checkpoints = hook.legacy_checkpoints[keep..].to_vec().into();
     let keep = hook.legacy_receipts.len().saturating_sub(RECENT_RECEIPTS);
     hook.recent_receipts = hook.legacy_receipts[keep..]
         .iter()
         .map(crate::task::ReceiptSummary::of)
-        .collect();
+        .collect::<Vec<_>>()
+        .into();
     hook.journal = Journal {
         history: std::mem::take(&mut hook.legacy_history),
         checkpoints: std::mem::take(&mut hook.legacy_checkpoints),
@@ -540,17 +608,19 @@ fn save_locked(
 ) -> Result<bool, StoreError> {
     forget_synced_receipts(project, hook);
     let unsynced = write_journal(project, hook)?;
-    // A hook saved before hook.json kept its newest receipts learns them once, here.
-    if hook.recent_receipts.is_empty() && hook.receipt_count > 0 {
+    // A hook saved before hook.json kept its newest receipts learns them once, here (a
+    // sealed file has the member: its receipts need no parse to tell).
+    let unknown = hook.recent_receipts.read_json().is_none() && hook.recent_receipts.is_empty();
+    if unknown && hook.receipt_count > 0 {
         let newest: Vec<ValidationReceipt> =
             read_log(project, &hook.task_id, RECEIPTS_LOG, Some(RECENT_RECEIPTS))?;
-        hook.recent_receipts = newest.iter().map(crate::task::ReceiptSummary::of).collect();
+        *hook.recent_receipts = newest.iter().map(crate::task::ReceiptSummary::of).collect();
     }
     hook.version = SCHEMA_VERSION.into();
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
     hook.redacted_by = Vouched::fingerprint();
-    let (listing, sum_to_come) = seal_plan(project, hook);
+    let (block, sum_to_come) = seal_plan(project, hook);
     let mut json = Clean::json_pretty(hook);
     if sum_to_come {
         seal_sum(&mut json);
@@ -559,7 +629,7 @@ fn save_locked(
     // A task is archived before hook.json says it is finished: if the archive cannot be
     // written, the task stays unfinished (and is finished at the next chance) rather than
     // finished with no copy, to be replaced by the next task (the disk test found it).
-    let md = hook_md(hook, &listing);
+    let md = hook_md(hook, &block);
     if hook.state.is_terminal() && before.is_none_or(|b| !b.state.is_terminal()) {
         archive(project, hook, &json, &md)?;
     }
@@ -728,15 +798,20 @@ pub fn read_log<T: serde::de::DeserializeOwned>(
 /// Regenerates HOOK.md from a hook (the hook alone: it keeps the newest checkpoints and
 /// receipts, so no log is read).
 pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
-    let listing = Clean::text(&hookmd::listing(&hook.steps));
-    store::write_regenerable(&project.state_file(HOOK_MD), &hook_md(hook, &listing))
+    let block = Clean::text(&hookmd::block(hook));
+    store::write_regenerable(&project.state_file(HOOK_MD), &hook_md(hook, &block))
 }
 
-/// HOOK.md for `hook`, around `listing`, its listing of the plan (redacted on its own:
-/// it starts and ends at a section heading, where no secret can straddle the seam).
-fn hook_md(hook: &Hook, listing: &Clean) -> Clean {
-    let (head, tail) = hookmd::around(hook, chrono::Utc::now());
-    Clean::concat(&[&Clean::text(&head), listing, &Clean::text(&tail)])
+/// HOOK.md for `hook`, around `block`, its listing of the plan and sections of the newest
+/// receipts and checkpoints (redacted on its own: it starts and ends at a section
+/// heading, where no secret can straddle the seam).
+fn hook_md(hook: &Hook, block: &Clean) -> Clean {
+    let head = hookmd::head(hook, chrono::Utc::now());
+    Clean::concat(&[
+        &Clean::text(&head),
+        block,
+        &Clean::text(&hookmd::tail(hook)),
+    ])
 }
 
 /// Copies a finished task's hook.json and HOOK.md into `tasks/<id>/`.
@@ -832,12 +907,11 @@ mod tests {
         .unwrap();
     }
 
-    /// The outline's JSON and the plan's, as hook.json holds them (the two last members).
-    fn plan_parts(text: &str) -> (&str, &str) {
-        let outline = text.find("\n  \"outline\": ").unwrap() + 14;
-        let steps = text.find(",\n  \"steps\": ").unwrap();
-        let end = text.trim_end().len() - 2;
-        (&text[outline..steps], &text[steps + 13..end])
+    /// The JSON of the members a save seals, as hook.json holds them: the newest
+    /// checkpoints and receipts, the outline and the plan.
+    fn sealed_parts(text: &str) -> [&str; 4] {
+        let parts = members(text).unwrap().sealed.expect("sealed").parts;
+        parts.map(|part| &text[part])
     }
 
     /// The plan's JSON from `"steps": ` to the file's closing `}` (the plan is written
@@ -869,7 +943,7 @@ mod tests {
         .unwrap();
         let md_path = p.state_file(HOOK_MD);
         let read_md = || fs::read_to_string(&md_path).unwrap();
-        let listing = |md: &str| md[hookmd::find_listing(md.as_bytes()).unwrap()].to_string();
+        let listing = |md: &str| md[hookmd::find_block(md.as_bytes()).unwrap().listing].to_string();
         let save = || {
             let saved = update(&p, now, |h| {
                 let hook = h.as_mut().unwrap();
@@ -928,6 +1002,99 @@ mod tests {
         assert!(md.contains("Start step 2 \"Test all\""), "{md}");
         assert!(md.contains("- [ ] 2. Test all — pending"), "{md}");
         assert!(!save());
+    }
+
+    /// The newest checkpoints and receipts are sealed with the plan: a save that adds
+    /// neither parses neither, writes both back byte for byte and takes HOOK.md's sections
+    /// of them back from HOOK.md; a checkpoint added writes its list and its section anew,
+    /// leaves the receipts as read, and seals the file again. Either edited by hand (in
+    /// hook.json or in HOOK.md) is parsed or rendered anew, the edit kept.
+    #[test]
+    fn the_newest_checkpoints_and_receipts_are_parsed_only_when_changed() {
+        use crate::task::{CheckpointTrigger, ReceiptSummary, checkpoint};
+        let (_d, p, now) = one_step_task();
+        let add = |description: &'static str| {
+            move |h: &mut Option<Hook>| {
+                let hook = h.as_mut().unwrap();
+                let head = crate::git::head::Head::default();
+                let cp = checkpoint::build(
+                    hook,
+                    CheckpointTrigger::Manual,
+                    description,
+                    None,
+                    head,
+                    now,
+                );
+                hook.push_checkpoint(cp);
+            }
+        };
+        update(&p, now, add("First checkpoint")).unwrap();
+        update(&p, now, |h| {
+            h.as_mut().unwrap().recent_receipts.push(ReceiptSummary {
+                receipt_id: "rcpt-1".into(),
+                step_name: "Parse".into(),
+                command: "cargo test".into(),
+                exit_code: 0,
+                duration: "1s".into(),
+                observed: true,
+                completed_at: now,
+            })
+        })
+        .unwrap();
+        let (json, md) = (hook_path(&p), p.state_file(HOOK_MD));
+        let read = |path: &Path| fs::read_to_string(path).unwrap();
+        let first = read(&json);
+        let receipt_row = "| `rcpt-1` | Parse | `cargo test` | 0 | 1s | observed |";
+
+        let prompt = |text: &str| {
+            let saved = update(&p, now, |h| {
+                h.as_mut().unwrap().last_prompt = Some(text.into())
+            });
+            saved.unwrap().hook.unwrap()
+        };
+        let hook = prompt("go");
+        assert!(!hook.recent_checkpoints.is_parsed() && !hook.recent_receipts.is_parsed());
+        let text = read(&json);
+        assert_eq!(sealed_parts(&text)[..2], sealed_parts(&first)[..2]);
+        assert!(read(&md).contains(receipt_row) && read(&md).contains("First checkpoint"));
+
+        let saved = update(&p, now, add("Second checkpoint"))
+            .unwrap()
+            .hook
+            .unwrap();
+        assert!(!saved.recent_receipts.is_parsed());
+        let text = read(&json);
+        assert_eq!(sealed_parts(&text)[1], sealed_parts(&first)[1]);
+        let hook = load(&p).unwrap().0.unwrap();
+        assert!(
+            !hook.recent_checkpoints.is_parsed(),
+            "the file is sealed again"
+        );
+        assert_eq!(hook.recent_checkpoints.len(), 2);
+        let page = read(&md);
+        assert!(
+            page.contains(receipt_row) && page.contains("Second checkpoint"),
+            "{page}"
+        );
+        let whole = hookmd::block(&hook);
+        assert_eq!(
+            &page[hookmd::find_block(page.as_bytes()).unwrap().block()],
+            whole
+        );
+
+        // Edited by hand in HOOK.md: its block is rendered anew.
+        fs::write(&md, page.replace("| observed |", "| forged |")).unwrap();
+        prompt("again");
+        assert!(read(&md).contains(receipt_row));
+        // In hook.json: the sum no longer holds, the lists are parsed, the edit is kept.
+        let edited = read(&json).replace("Second checkpoint", "Second, renamed");
+        fs::write(&json, edited).unwrap();
+        let hook = load(&p).unwrap().0.unwrap();
+        assert!(hook.recent_checkpoints.is_parsed() && hook.steps.is_parsed());
+        prompt("and again");
+        assert!(read(&md).contains("Second, renamed"));
+        let hook = load(&p).unwrap().0.unwrap();
+        assert!(!hook.recent_checkpoints.is_parsed(), "and sealed again");
     }
 
     /// A validation of the running step (its receipt waits in the step's context) saves
@@ -1080,15 +1247,18 @@ mod tests {
         assert_eq!(plan(&saved), plan(&text), "written back as read");
         // The sum holds for this build's definition of a step only.
         let hook: Hook = serde_json::from_str(&saved).unwrap();
-        let (outline, json) = plan_parts(&saved);
+        let parts = sealed_parts(&saved);
         let stamp = crate::redact::Vouched::fingerprint();
         let sum = &hook.plan_sum;
-        assert!(Vouched::proven([outline, json], &stamp, sum, PLAN).is_some());
-        assert!(Vouched::proven([outline, json], &stamp, sum, PLAN ^ 1).is_none());
+        assert!(Vouched::proven(parts, &stamp, sum, PLAN).is_some());
+        assert!(Vouched::proven(parts, &stamp, sum, PLAN ^ 1).is_none());
         // And the outline saved with it: an outline edited by hand is not taken, and is
         // drawn anew from the plan.
+        let outline = parts[2];
         let edited = outline.replace("\"step_count\": 1", "\"step_count\": 7");
-        assert!(Vouched::proven([&edited, json], &stamp, sum, PLAN).is_none());
+        let mut edited_parts = parts;
+        edited_parts[2] = &edited;
+        assert!(Vouched::proven(edited_parts, &stamp, sum, PLAN).is_none());
         fs::write(&path, saved.replace(outline, &edited)).unwrap();
         let hook = load(&p).unwrap().0.unwrap();
         assert!(hook.steps.is_parsed());
@@ -1118,15 +1288,12 @@ mod tests {
         let path = hook_path(&p);
         let text = fs::read_to_string(&path).unwrap();
         let spaced = text.replace("\"Test\"", "  \"Test\"  ");
-        let (outline, json) = plan_parts(&spaced);
         let stamp = Vouched::fingerprint();
-        let (_, parsed) = Vouched::parse_first::<Vec<Step>>(json).unwrap();
-        let (_, outline) = Vouched::parse_first::<Outline>(outline).unwrap();
-        let parts = [
-            outline.vouch(&stamp).unwrap(),
-            parsed.vouch(&stamp).unwrap(),
-        ];
-        let sum = Vouched::sum(&[&parts[0], &parts[1]], PLAN);
+        let parts = sealed_parts(&spaced).map(|json| {
+            let (_, parsed) = Vouched::parse_first::<serde_json::Value>(json).unwrap();
+            parsed.vouch(&stamp).unwrap()
+        });
+        let sum = Vouched::sum(&parts.iter().collect::<Vec<_>>(), PLAN);
         let old_sum = serde_json::from_str::<Hook>(&text).unwrap().plan_sum;
         fs::write(&path, spaced.replace(&old_sum, &sum)).unwrap();
 
@@ -1174,7 +1341,7 @@ mod tests {
             let (hook, _) = load(&p).unwrap();
             let whole = Clean::text(&hookmd::listing(&hook.unwrap().steps));
             assert_eq!(
-                &md[hookmd::find_listing(md.as_bytes()).unwrap()],
+                &md[hookmd::find_block(md.as_bytes()).unwrap().listing],
                 whole.as_str()
             );
             saved.hook.unwrap().steps.parsed()
