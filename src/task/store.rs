@@ -899,6 +899,19 @@ mod tests {
         (d, p, now)
     }
 
+    /// The summary of a passed `cargo test` of step "Parse", as HOOK.md lists it.
+    fn passed_parse(now: DateTime<Utc>) -> crate::task::ReceiptSummary {
+        crate::task::ReceiptSummary {
+            receipt_id: "rcpt-1".into(),
+            step_name: "Parse".into(),
+            command: "cargo test".into(),
+            exit_code: 0,
+            duration: "1s".into(),
+            observed: true,
+            completed_at: now,
+        }
+    }
+
     /// A save that leaves the plan as it is.
     fn change_something_else(p: &Project, now: DateTime<Utc>) {
         update(p, now, |h| {
@@ -929,7 +942,7 @@ mod tests {
     /// anew from the plan.
     #[test]
     fn a_save_that_leaves_the_plan_alone_writes_hook_md_without_parsing_it() {
-        use crate::task::{ReceiptSummary, StepSource, StepStatus};
+        use crate::task::{StepSource, StepStatus};
         let (_d, p, now) = one_step_task();
         update(&p, now, |h| {
             let hook = h.as_mut().unwrap();
@@ -973,15 +986,7 @@ mod tests {
         assert_eq!(listing(&read_md()), listing(&first));
 
         let receipt_in = update(&p, now, |h| {
-            h.as_mut().unwrap().recent_receipts.push(ReceiptSummary {
-                receipt_id: "rcpt-1".into(),
-                step_name: "Parse".into(),
-                command: "cargo test".into(),
-                exit_code: 0,
-                duration: "1s".into(),
-                observed: true,
-                completed_at: now,
-            })
+            h.as_mut().unwrap().recent_receipts.push(passed_parse(now))
         })
         .unwrap();
         assert!(
@@ -1011,7 +1016,7 @@ mod tests {
     /// hook.json or in HOOK.md) is parsed or rendered anew, the edit kept.
     #[test]
     fn the_newest_checkpoints_and_receipts_are_parsed_only_when_changed() {
-        use crate::task::{CheckpointTrigger, ReceiptSummary, checkpoint};
+        use crate::task::{CheckpointTrigger, checkpoint};
         let (_d, p, now) = one_step_task();
         let add = |description: &'static str| {
             move |h: &mut Option<Hook>| {
@@ -1030,15 +1035,7 @@ mod tests {
         };
         update(&p, now, add("First checkpoint")).unwrap();
         update(&p, now, |h| {
-            h.as_mut().unwrap().recent_receipts.push(ReceiptSummary {
-                receipt_id: "rcpt-1".into(),
-                step_name: "Parse".into(),
-                command: "cargo test".into(),
-                exit_code: 0,
-                duration: "1s".into(),
-                observed: true,
-                completed_at: now,
-            })
+            h.as_mut().unwrap().recent_receipts.push(passed_parse(now))
         })
         .unwrap();
         let (json, md) = (hook_path(&p), p.state_file(HOOK_MD));
