@@ -233,7 +233,7 @@ pub fn receipts(hook: &Hook) -> String {
                 md,
                 "| `{}` | {} | `{}` | {} | {} | {} |",
                 r.receipt_id,
-                r.step_name.replace('|', "\\|"),
+                one_line(&r.step_name).replace('|', "\\|"),
                 one_line(&truncate(&r.command, 60)).replace('|', "\\|"),
                 r.exit_code,
                 r.duration,
@@ -278,7 +278,7 @@ pub fn checkpoints(hook: &Hook) -> String {
                 c.checkpoint_id,
                 c.trigger.as_str(),
                 one_line(&truncate(&c.description, 120)),
-                c.step_name,
+                one_line(&c.step_name),
                 commit,
             );
         }
@@ -526,5 +526,41 @@ mod tests {
         let listing = listing(&h.steps);
         assert_eq!(&md[found.listing], listing);
         assert!(listing.contains("## Step Plan") && listing.ends_with("— pending\n"));
+    }
+
+    /// Every line of the block's sections is one line of its own, whatever the names it
+    /// shows hold: a name written like a heading is never taken for one, so the parts a
+    /// save takes back are the ones it rendered.
+    #[test]
+    fn a_name_like_a_heading_does_not_split_the_block() {
+        let now = Utc::now();
+        let mut h = crate::task::testing::recorded_plan(now);
+        let name = "Parse\n## Checkpoint Timeline\n## Troubleshooting\nmore";
+        h.recent_receipts.push(crate::task::ReceiptSummary {
+            receipt_id: "rcpt-1".into(),
+            step_name: name.into(),
+            command: "cargo test\n## Validation Receipts".into(),
+            exit_code: 0,
+            duration: "1s".into(),
+            observed: false,
+            completed_at: now,
+        });
+        let head = crate::git::head::Head::default();
+        let mut cp = crate::task::checkpoint::build(
+            &h,
+            crate::task::CheckpointTrigger::Manual,
+            name,
+            None,
+            head,
+            now,
+        );
+        cp.step_name = name.into();
+        h.push_checkpoint(cp);
+        let md = render(&h, now);
+        let found = find_block(md.as_bytes()).unwrap();
+        assert!(md[found.block().end..].starts_with(TROUBLESHOOTING));
+        assert_eq!(md[found.listing], listing(&h.steps));
+        assert_eq!(md[found.receipts], receipts(&h));
+        assert_eq!(md[found.checkpoints], checkpoints(&h));
     }
 }
