@@ -1094,6 +1094,48 @@ mod tests {
         assert!(!hook.recent_checkpoints.is_parsed(), "and sealed again");
     }
 
+    /// A file written before the newest checkpoints and receipts were sealed (they stood
+    /// after `recovery`, the sum over the outline and the plan alone) is read whole, loses
+    /// nothing, and is written in the sealed layout at its next save.
+    #[test]
+    fn a_file_from_before_the_seal_is_read_whole_and_sealed_at_its_next_save() {
+        use crate::task::{CheckpointTrigger, checkpoint};
+        let (_d, p, now) = one_step_task();
+        update(&p, now, |h| {
+            let hook = h.as_mut().unwrap();
+            let head = crate::git::head::Head::default();
+            let cp = checkpoint::build(hook, CheckpointTrigger::Manual, "Kept", None, head, now);
+            hook.push_checkpoint(cp);
+            hook.recent_receipts.push(passed_parse(now));
+        })
+        .unwrap();
+        let text = fs::read_to_string(hook_path(&p)).unwrap();
+        let [checkpoints, receipts, ..] = sealed_parts(&text);
+        let lines = format!(
+            "\n  \"recent_checkpoints\": {checkpoints},\n  \"recent_receipts\": {receipts},"
+        );
+        let old = text.replace(&lines, "").replace(
+            "\n  \"checkpoint_count\"",
+            &format!("{lines}\n  \"checkpoint_count\""),
+        );
+        assert_ne!(old, text);
+        assert!(
+            members(&old).unwrap().sealed.is_some(),
+            "laid out like a sealed file"
+        );
+        fs::write(hook_path(&p), &old).unwrap();
+
+        let hook = load(&p).unwrap().0.unwrap();
+        assert!(hook.steps.is_parsed(), "its sum does not hold: read whole");
+        assert_eq!(hook.recent_checkpoints[0].description, "Kept");
+        assert_eq!(hook.recent_receipts[0].receipt_id, "rcpt-1");
+        change_something_else(&p, now);
+        let saved = fs::read_to_string(hook_path(&p)).unwrap();
+        assert_eq!(sealed_parts(&saved)[..2], [checkpoints, receipts]);
+        let hook = load(&p).unwrap().0.unwrap();
+        assert!(!hook.steps.is_parsed() && !hook.recent_checkpoints.is_parsed());
+    }
+
     /// A validation of the running step (its receipt waits in the step's context) saves
     /// without parsing the plan; leaving the step links the receipt to it in the plan.
     #[test]
