@@ -100,17 +100,18 @@ pub struct Hook {
     pub unassigned_files: Vec<String>,
     pub schema_version: String,
     /// The fingerprint of the redactor that wrote this file (`redact::FINGERPRINT`): while
-    /// it is this waymark's, a plan nothing changed is written back as it was read.
+    /// it is this waymark's, what nothing changed of the sealed members is written back as
+    /// it was read.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub redacted_by: String,
-    /// The sum of the outline's and the plan's JSON as this file holds them
-    /// ([`crate::redact::Clean::write_sum`]): with the fingerprint, what lets a load leave both
-    /// unparsed until they are read.
+    /// The sum of the sealed members' JSON as this file holds them (the newest checkpoints
+    /// and receipts, the outline, the plan: [`crate::redact::Clean::write_sum`]): with the
+    /// fingerprint, what lets a load leave them unparsed until they are read.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub plan_sum: String,
-    /// The sum of HOOK.md's listing of the plan (its Completed Steps and Step Plan) as
-    /// the save that wrote it rendered it: a save that leaves the plan alone takes the
-    /// listing back from HOOK.md (docs/state.md).
+    /// The sum of HOOK.md's block (its listing of the plan, then its sections of the
+    /// newest receipts and checkpoints) as the save that wrote it rendered it: a save
+    /// takes back from HOOK.md each part whose source it left alone (docs/state.md).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub listed: String,
     /// The newest checkpoints, oldest first (at most [`RECENT_CHECKPOINTS`]); every

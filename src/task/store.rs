@@ -138,9 +138,9 @@ fn parse(bytes: &[u8]) -> Result<Hook, StoreError> {
     Ok(hook)
 }
 
-/// What a file says it derived from its plan (the outline, the listing's sum) is taken
-/// only with a plan its sum proves, one left unparsed: beside a plan edited by hand, or
-/// written by another build, it would be stale.
+/// What a file says it derived from its sealed members (the outline, the block's sum)
+/// is taken only with members their sum proves, left unparsed: beside a plan edited by
+/// hand, or written by another build, it would be stale.
 fn forget_unproven_outline(hook: &mut Hook) {
     if !hook.steps.read_unparsed() {
         hook.outline = PlanOutline::default();
@@ -358,8 +358,8 @@ const PLAN: u64 = {
     fnv1a(steps, include_str!("outline.rs").as_bytes())
 };
 
-/// The kind of the listing's sum: the source that renders it (src/recovery/hookmd.rs),
-/// from the plan alone.
+/// The kind of the block's sum (`listed`): the source that renders it
+/// (src/recovery/hookmd.rs), from the plan and the newest receipts and checkpoints alone.
 const LISTING: u64 = crate::text::fnv1a(
     crate::text::FNV_BASIS,
     include_str!("../recovery/hookmd.rs").as_bytes(),
