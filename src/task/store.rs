@@ -247,7 +247,7 @@ fn members(text: &str) -> Option<Members> {
     let plan_at = at + STEPS.len();
     let last = text.trim_end().strip_suffix('}')?.trim_end();
     let sealed = (|| {
-        let lines = lines.map(|l| l.filter(|&l| l <= at));
+        // Each found before the plan's line (the search stops there), or not at all.
         let [a, b, c, d] = lines;
         let lines = [a?, b?, c?, d?];
         let laid_out = lines
