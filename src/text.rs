@@ -24,7 +24,13 @@ fn end_of_first(s: &str, n: usize) -> usize {
 /// The first 8 characters of an id, for a person to tell ids apart (by characters: an id
 /// from an event may hold any).
 pub fn short_id(id: &str) -> &str {
-    &id[..end_of_first(id, 8)]
+    prefix(id, 8)
+}
+
+/// The first `n` characters of `s` (not bytes: a hash or an id read from a file edited
+/// by hand may hold any).
+pub fn prefix(s: &str, n: usize) -> &str {
+    &s[..end_of_first(s, n)]
 }
 
 /// Byte offset where the last `n` characters of `s` start.
@@ -274,6 +280,16 @@ mod search {
 mod tests {
     use super::*;
     use chrono::Duration;
+
+    /// A hash or an id read from a file edited by hand may hold anything: it is cut by
+    /// characters, never through one.
+    #[test]
+    fn a_prefix_is_cut_by_characters() {
+        assert_eq!(prefix("0123456789abcdef", 12), "0123456789ab");
+        assert_eq!(prefix("abc", 12), "abc");
+        assert_eq!(prefix("ééééééééééééé", 12), "éééééééééééé");
+        assert_eq!(short_id("日本語のセッションID"), "日本語のセッショ");
+    }
 
     #[test]
     fn newlines_are_found_both_ways_across_words() {

@@ -113,13 +113,13 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
         let commit = c
             .git_commit
             .as_deref()
-            .map(|h| format!(" @{}", &h[..h.len().min(10)]))
+            .map(|h| format!(" @{}", crate::text::prefix(h, 10)))
             .unwrap_or_default();
         let dirty = capture.as_ref().and_then(|k| k.git_dirty) == Some(true);
         let snapshot = capture
             .as_ref()
             .and_then(|k| k.snapshot.as_deref())
-            .map(|s| format!(" [snapshot {}]", &s[..s.len().min(10)]))
+            .map(|s| format!(" [snapshot {}]", crate::text::prefix(s, 10)))
             .unwrap_or_default();
         println!(
             "{} {} {:<17} {}{}{}{snapshot} — {}",

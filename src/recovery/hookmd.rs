@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use crate::recovery::guidance::{facts, guidance};
 use crate::redact::Part;
 use crate::task::{Hook, Step, StepStatus, Steps};
-use crate::text::{ago, one_line, stamp, truncate};
+use crate::text::{ago, one_line, prefix, stamp, truncate};
 
 /// The whole recovery file, unredacted: what a save writes, redacted in parts
 /// (`task::store`), read whole by the tests.
@@ -57,9 +57,9 @@ impl Found {
 /// Where the block's parts stand in `bytes`, a HOOK.md as a save writes it (`None` for a
 /// file laid out otherwise), each from a newline to a newline: read as bytes, so that only
 /// the block need be checked as UTF-8. What it finds is only taken when its sum holds
-/// (`task::store`): a name written like a heading costs a render, never a wrong page (and
-/// none can start a line: a step, a receipt and a checkpoint are each one line, which
-/// starts with `-` or `|`).
+/// (`task::store`), and that sum is taken of each part on its own: a heading in a name or
+/// an id (names are folded onto one line, ids written as they are) cuts the block
+/// elsewhere than its sum was taken, and costs a render, never a wrong page.
 pub fn find_block(bytes: &[u8]) -> Option<Found> {
     // A line at a time, as the store finds hook.json's plan (`text::newlines`): every
     // save reads HOOK.md back, and a substring search builds its searcher for each call.
@@ -269,7 +269,7 @@ pub fn checkpoints(hook: &Hook) -> String {
             let commit = c
                 .git_commit
                 .as_deref()
-                .map(|h| format!(" @ `{}`", &h[..h.len().min(12)]))
+                .map(|h| format!(" @ `{}`", prefix(h, 12)))
                 .unwrap_or_default();
             let _ = writeln!(
                 md,
@@ -555,8 +555,11 @@ mod tests {
             now,
         );
         cp.step_name = name.into();
+        // A commit edited by hand into anything is cut by characters, not bytes.
+        cp.git_commit = Some("ééééééééééééééé".into());
         h.push_checkpoint(cp);
         let md = render(&h, now);
+        assert!(md.contains(" @ `éééééééééééé`"), "{md}");
         let found = find_block(md.as_bytes()).unwrap();
         assert!(md[found.block().end..].starts_with(TROUBLESHOOTING));
         assert_eq!(md[found.listing], listing(&h.steps));

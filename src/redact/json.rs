@@ -75,10 +75,13 @@ impl Clean {
         Clean(out)
     }
 
-    /// What a file records to prove this text is the one this redactor made
-    /// ([`Clean::proven`]); as for [`Clean::write_sum`], `kind` names what it stands for.
-    pub fn sum(&self, kind: u64) -> String {
-        sum_of(&[self.as_str()], kind)
+    /// What a file records to prove this text is the one this redactor made, cut into
+    /// `parts` as it was made ([`Clean::proven`]): each part's length is in the sum, so the
+    /// same text cut elsewhere does not prove. As for [`Clean::write_sum`], `kind` names
+    /// what it stands for.
+    pub fn sum(&self, parts: &[Range<usize>], kind: u64) -> String {
+        let texts: Vec<&str> = parts.iter().map(|part| &self.0[part.clone()]).collect();
+        sum_of(&texts, kind)
     }
 
     /// Writes over `at`, a placeholder as long as a sum, the sum [`Vouched::proven`] takes
@@ -97,10 +100,12 @@ impl Clean {
         self.0.replace_range(at, &sum);
     }
 
-    /// `text` read back from a file, when `sum` is its [`Clean::sum`] of the same `kind`:
-    /// the text this redactor made (the sum is seeded with its fingerprint), so clean.
-    pub fn proven(text: &str, sum: &str, kind: u64) -> Option<Clean> {
-        (sum == sum_of(&[text], kind)).then(|| Clean(text.to_string()))
+    /// `text` read back from a file, when `sum` is its [`Clean::sum`] of the same `kind`,
+    /// cut into the same `parts`: the text this redactor made (the sum is seeded with its
+    /// fingerprint), so clean, and cut where it was made.
+    pub fn proven(text: &str, parts: &[Range<usize>], sum: &str, kind: u64) -> Option<Clean> {
+        let texts: Option<Vec<&str>> = parts.iter().map(|part| text.get(part.clone())).collect();
+        (sum == sum_of(&texts?, kind)).then(|| Clean(text.to_string()))
     }
 
     /// `parts` one after the other: lines of `kept`, a clean text, copied as they are, and

@@ -175,7 +175,7 @@ pub fn context_threshold(
 pub fn vcs_effects(command: &str, stdout: &str, stderr: &str, kinds: &shell::Kinds) -> Vec<Effect> {
     let mut effects = Vec::new();
     if kinds.git_commit {
-        let hash = shell::commit_hash(stdout).map(|h| h[..h.len().min(12)].to_string());
+        let hash = shell::commit_hash(stdout).map(|h| crate::text::prefix(&h, 12).to_string());
         let desc = match (hash, shell::commit_message(command)) {
             (Some(h), Some(m)) => format!("Commit {h}: {m}"),
             (Some(h), None) => format!("Commit {h}"),

@@ -276,12 +276,13 @@ fn members(text: &str) -> Option<Members> {
 /// is to come ([`seal_sum`]): the plan, its outline or the newest checkpoints or receipts
 /// are not as read.
 ///
-/// The block is taken back from HOOK.md when `listed`, its sum, holds there, each part
-/// whose source is as read: the listing for a plan as read (otherwise the lines of the
-/// steps still as read, `hookmd::relisting`), the receipts' and the checkpoints' sections
-/// for those as read (`checkpoint_count` changes only with `recent_checkpoints`). The
-/// rest is rendered (and redacted).
-fn seal_plan(project: &Project, hook: &mut Hook) -> (Clean, bool) {
+/// The block is taken back from HOOK.md when `listed`, its sum, holds there for the hook
+/// as read (`before`), each part whose source is as read: the listing for a plan as read
+/// (otherwise the lines of the steps still as read, `hookmd::relisting`), the receipts'
+/// and the checkpoints' sections for those as read. The rest is rendered (and redacted).
+/// The sum is taken of each part on its own, so that it proves where the parts were cut
+/// (an id edited by hand may hold a heading), and of `checkpoint_count` ([`block_kind`]).
+fn seal_plan(project: &Project, hook: &mut Hook, before: Option<&Hook>) -> (Clean, bool) {
     let plan_kept = hook.steps.read_json().is_some() && hook.outline.read_json().is_some();
     let receipts_kept = hook.recent_receipts.read_json().is_some();
     let checkpoints_kept = hook.recent_checkpoints.read_json().is_some();
@@ -296,29 +297,41 @@ fn seal_plan(project: &Project, hook: &mut Hook) -> (Clean, bool) {
     } else if sum_to_come {
         hook.plan_sum = SUM_TO_COME.into();
     }
-    let (kept, found) = match block_kept(project, &hook.listed) {
+    let (kept, found) = match before.and_then(|read| block_kept(project, read)) {
         Some((block, _)) if !sum_to_come => return (block, false),
         Some((block, found)) => (block, Some(found)),
         None => (Clean::default(), None),
     };
-    // The block starts with the listing: the listing's ranges are the block's.
-    let mut parts = match &found {
-        Some(f) if plan_kept => vec![Part::Kept(f.listing.clone())],
-        f => {
-            let listing = f.as_ref().map(|f| &kept.as_str()[f.listing.clone()]);
-            hookmd::relisting(&hook.steps, listing)
-        }
+    // Each part on its own: kept from the block read, or rendered (the block starts with
+    // the listing: the listing's ranges are the block's).
+    let part = |kept_range: Option<&Range<usize>>, render: &dyn Fn() -> Vec<Part>| {
+        let parts = kept_range.map_or_else(render, |r| vec![Part::Kept(r.clone())]);
+        Clean::splice(&kept, &parts)
     };
-    parts.push(match &found {
-        Some(f) if receipts_kept => Part::Kept(f.receipts.clone()),
-        _ => Part::New(hookmd::receipts(hook)),
-    });
-    parts.push(match &found {
-        Some(f) if checkpoints_kept => Part::Kept(f.checkpoints.clone()),
-        _ => Part::New(hookmd::checkpoints(hook)),
-    });
-    let block = Clean::splice(&kept, &parts);
-    hook.listed = block.sum(LISTING);
+    let listing = part(
+        found.as_ref().filter(|_| plan_kept).map(|f| &f.listing),
+        &|| {
+            let before = found.as_ref().map(|f| &kept.as_str()[f.listing.clone()]);
+            hookmd::relisting(&hook.steps, before)
+        },
+    );
+    let receipts = part(
+        found
+            .as_ref()
+            .filter(|_| receipts_kept)
+            .map(|f| &f.receipts),
+        &|| vec![Part::New(hookmd::receipts(hook))],
+    );
+    let checkpoints = part(
+        found
+            .as_ref()
+            .filter(|_| checkpoints_kept)
+            .map(|f| &f.checkpoints),
+        &|| vec![Part::New(hookmd::checkpoints(hook))],
+    );
+    let block = Clean::concat(&[&listing, &receipts, &checkpoints]);
+    let (a, b) = (listing.len(), listing.len() + receipts.len());
+    hook.listed = block.sum(&[0..a, a..b, b..block.len()], block_kind(hook));
     (block, sum_to_come && !hook.steps.is_empty())
 }
 
@@ -365,29 +378,39 @@ const LISTING: u64 = crate::text::fnv1a(
     include_str!("../recovery/hookmd.rs").as_bytes(),
 );
 
-/// HOOK.md's block as a save wrote it, and where its parts stand in it, when `listed`,
-/// its sum, proves it.
-fn block_kept(project: &Project, listed: &str) -> Option<(Clean, hookmd::Found)> {
+/// The kind of the block's sum (`listed`): [`LISTING`], and `checkpoint_count`, the one
+/// thing the block shows that hook.json holds outside its sealed members (a count edited
+/// by hand then renders the block anew).
+fn block_kind(hook: &Hook) -> u64 {
+    crate::text::fnv1a(LISTING, &hook.checkpoint_count.to_le_bytes())
+}
+
+/// HOOK.md's block as the save that wrote `read` (the hook as read) wrote it, and where
+/// its parts stand in it, when `listed`, its sum, proves it, cut into its parts where the
+/// save made them.
+fn block_kept(project: &Project, read: &Hook) -> Option<(Clean, hookmd::Found)> {
     /// A HOOK.md larger than this is not the one waymark wrote (the listing of
     /// [`MAX_STEPS`](super::MAX_STEPS) steps is a few hundred KiB): it is rendered anew.
     const MAX_HOOK_MD: u64 = 4 << 20;
-    if listed.is_empty() {
+    if read.listed.is_empty() {
         return None;
     }
     let bytes = store::read_at_most(&project.state_file(HOOK_MD), &[], MAX_HOOK_MD).ok()??;
     let found = hookmd::find_block(&bytes)?;
     let whole = found.block();
-    let block = Clean::proven(
-        std::str::from_utf8(&bytes[whole.clone()]).ok()?,
-        listed,
-        LISTING,
-    )?;
     let at = |r: &Range<usize>| r.start - whole.start..r.end - whole.start;
     let found = hookmd::Found {
         listing: at(&found.listing),
         receipts: at(&found.receipts),
         checkpoints: at(&found.checkpoints),
     };
+    let parts = [
+        found.listing.clone(),
+        found.receipts.clone(),
+        found.checkpoints.clone(),
+    ];
+    let text = std::str::from_utf8(&bytes[whole]).ok()?;
+    let block = Clean::proven(text, &parts, &read.listed, block_kind(read))?;
     Some((block, found))
 }
 
@@ -620,7 +643,7 @@ fn save_locked(
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
     hook.redacted_by = Vouched::fingerprint();
-    let (block, sum_to_come) = seal_plan(project, hook);
+    let (block, sum_to_come) = seal_plan(project, hook, before);
     let mut json = Clean::json_pretty(hook);
     if sum_to_come {
         seal_sum(&mut json);
@@ -1092,6 +1115,87 @@ mod tests {
         assert!(read(&md).contains("Second, renamed"));
         let hook = load(&p).unwrap().0.unwrap();
         assert!(!hook.recent_checkpoints.is_parsed(), "and sealed again");
+    }
+
+    /// The block's sum proves where its parts were cut: an id edited by hand to hold a
+    /// heading (an id is rendered as it is) makes HOOK.md split the block elsewhere, and
+    /// the block is then rendered anew, never taken back cut short: the receipts' rows
+    /// and the Step Plan stay on the page.
+    #[test]
+    fn a_heading_in_an_id_never_cuts_what_a_save_takes_back() {
+        use crate::task::{CheckpointTrigger, StepStatus, checkpoint};
+        let (_d, p, now) = one_step_task();
+        update(&p, now, |h| {
+            let hook = h.as_mut().unwrap();
+            hook.set_step_status("1", StepStatus::Completed, 1, now)
+                .unwrap();
+            hook.steps[0].receipt_ids.push("rcpt-9".into());
+            hook.recent_receipts.push(passed_parse(now));
+            let mut second = passed_parse(now);
+            second.receipt_id = "rcpt-2".into();
+            hook.recent_receipts.push(second);
+        })
+        .unwrap();
+        let (json, md) = (hook_path(&p), p.state_file(HOOK_MD));
+        let text = fs::read_to_string(&json).unwrap();
+        let edited = text
+            .replace("\"rcpt-2\"", "\"rcpt-2\\n## Checkpoint Timeline\\n\"")
+            .replace("\"rcpt-9\"", "\"rcpt-9\\n## Validation Receipts\\n\"");
+        assert_ne!(edited, text);
+        fs::write(&json, edited).unwrap();
+        let prompt = |text: &str| {
+            update(&p, now, |h| {
+                h.as_mut().unwrap().last_prompt = Some(text.into())
+            })
+            .unwrap()
+        };
+        prompt("sealed again, the edit kept");
+        // A checkpoint: the receipts' part would be kept, the checkpoints' rendered.
+        update(&p, now, |h| {
+            let hook = h.as_mut().unwrap();
+            let head = crate::git::head::Head::default();
+            let cp = checkpoint::build(hook, CheckpointTrigger::Manual, "cp", None, head, now);
+            hook.push_checkpoint(cp);
+        })
+        .unwrap();
+        // A receipt: the listing's part would be kept, the receipts' rendered.
+        update(&p, now, |h| {
+            h.as_mut().unwrap().recent_receipts.push(passed_parse(now))
+        })
+        .unwrap();
+        prompt("once more");
+        let page = fs::read_to_string(&md).unwrap();
+        let hook = load(&p).unwrap().0.unwrap();
+        let whole = hookmd::block(&hook);
+        assert!(page.contains(&whole), "{page}");
+        assert!(
+            page.contains("## Step Plan") && page.contains("| `rcpt-1` |"),
+            "{page}"
+        );
+    }
+
+    /// What the block shows of hook.json outside its sealed members (how many checkpoints
+    /// the task made) is in its sum: a count edited by hand renders the timeline anew.
+    #[test]
+    fn a_checkpoint_count_edited_by_hand_renders_the_timeline_anew() {
+        use crate::task::{CheckpointTrigger, checkpoint};
+        let (_d, p, now) = one_step_task();
+        update(&p, now, |h| {
+            let hook = h.as_mut().unwrap();
+            let head = crate::git::head::Head::default();
+            let cp = checkpoint::build(hook, CheckpointTrigger::Manual, "cp", None, head, now);
+            hook.push_checkpoint(cp);
+        })
+        .unwrap();
+        let path = hook_path(&p);
+        let text = fs::read_to_string(&path).unwrap();
+        let edited = text.replace("\"checkpoint_count\": 1,", "\"checkpoint_count\": 9,");
+        assert_ne!(edited, text);
+        fs::write(&path, edited).unwrap();
+        assert!(!load(&p).unwrap().0.unwrap().recent_checkpoints.is_parsed());
+        change_something_else(&p, now);
+        let page = fs::read_to_string(p.state_file(HOOK_MD)).unwrap();
+        assert!(page.contains("(8 earlier: `waymark checkpoints`"), "{page}");
     }
 
     /// A file written before the newest checkpoints and receipts were sealed (they stood
