@@ -935,6 +935,17 @@ mod tests {
         }
     }
 
+    /// A change that adds a manual checkpoint, described `description`.
+    fn add_checkpoint(now: DateTime<Utc>, description: &str) -> impl Fn(&mut Option<Hook>) {
+        move |h| {
+            let hook = h.as_mut().unwrap();
+            let head = crate::git::head::Head::default();
+            let manual = crate::task::CheckpointTrigger::Manual;
+            let cp = crate::task::checkpoint::build(hook, manual, description, None, head, now);
+            hook.push_checkpoint(cp);
+        }
+    }
+
     /// A save that leaves the plan as it is.
     fn change_something_else(p: &Project, now: DateTime<Utc>) {
         update(p, now, |h| {
@@ -1039,23 +1050,8 @@ mod tests {
     /// hook.json or in HOOK.md) is parsed or rendered anew, the edit kept.
     #[test]
     fn the_newest_checkpoints_and_receipts_are_parsed_only_when_changed() {
-        use crate::task::{CheckpointTrigger, checkpoint};
         let (_d, p, now) = one_step_task();
-        let add = |description: &'static str| {
-            move |h: &mut Option<Hook>| {
-                let hook = h.as_mut().unwrap();
-                let head = crate::git::head::Head::default();
-                let cp = checkpoint::build(
-                    hook,
-                    CheckpointTrigger::Manual,
-                    description,
-                    None,
-                    head,
-                    now,
-                );
-                hook.push_checkpoint(cp);
-            }
-        };
+        let add = |description| add_checkpoint(now, description);
         update(&p, now, add("First checkpoint")).unwrap();
         update(&p, now, |h| {
             h.as_mut().unwrap().recent_receipts.push(passed_parse(now))
@@ -1123,7 +1119,7 @@ mod tests {
     /// and the Step Plan stay on the page.
     #[test]
     fn a_heading_in_an_id_never_cuts_what_a_save_takes_back() {
-        use crate::task::{CheckpointTrigger, StepStatus, checkpoint};
+        use crate::task::StepStatus;
         let (_d, p, now) = one_step_task();
         update(&p, now, |h| {
             let hook = h.as_mut().unwrap();
@@ -1151,13 +1147,7 @@ mod tests {
         };
         prompt("sealed again, the edit kept");
         // A checkpoint: the receipts' part would be kept, the checkpoints' rendered.
-        update(&p, now, |h| {
-            let hook = h.as_mut().unwrap();
-            let head = crate::git::head::Head::default();
-            let cp = checkpoint::build(hook, CheckpointTrigger::Manual, "cp", None, head, now);
-            hook.push_checkpoint(cp);
-        })
-        .unwrap();
+        update(&p, now, add_checkpoint(now, "cp")).unwrap();
         // A receipt: the listing's part would be kept, the receipts' rendered.
         update(&p, now, |h| {
             h.as_mut().unwrap().recent_receipts.push(passed_parse(now))
@@ -1178,15 +1168,8 @@ mod tests {
     /// the task made) is in its sum: a count edited by hand renders the timeline anew.
     #[test]
     fn a_checkpoint_count_edited_by_hand_renders_the_timeline_anew() {
-        use crate::task::{CheckpointTrigger, checkpoint};
         let (_d, p, now) = one_step_task();
-        update(&p, now, |h| {
-            let hook = h.as_mut().unwrap();
-            let head = crate::git::head::Head::default();
-            let cp = checkpoint::build(hook, CheckpointTrigger::Manual, "cp", None, head, now);
-            hook.push_checkpoint(cp);
-        })
-        .unwrap();
+        update(&p, now, add_checkpoint(now, "cp")).unwrap();
         let path = hook_path(&p);
         let text = fs::read_to_string(&path).unwrap();
         let edited = text.replace("\"checkpoint_count\": 1,", "\"checkpoint_count\": 9,");
@@ -1203,14 +1186,10 @@ mod tests {
     /// nothing, and is written in the sealed layout at its next save.
     #[test]
     fn a_file_from_before_the_seal_is_read_whole_and_sealed_at_its_next_save() {
-        use crate::task::{CheckpointTrigger, checkpoint};
         let (_d, p, now) = one_step_task();
         update(&p, now, |h| {
-            let hook = h.as_mut().unwrap();
-            let head = crate::git::head::Head::default();
-            let cp = checkpoint::build(hook, CheckpointTrigger::Manual, "Kept", None, head, now);
-            hook.push_checkpoint(cp);
-            hook.recent_receipts.push(passed_parse(now));
+            add_checkpoint(now, "Kept")(h);
+            h.as_mut().unwrap().recent_receipts.push(passed_parse(now));
         })
         .unwrap();
         let text = fs::read_to_string(hook_path(&p)).unwrap();
