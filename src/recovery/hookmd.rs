@@ -52,6 +52,25 @@ impl Found {
     pub fn block(&self) -> Range<usize> {
         self.listing.start..self.checkpoints.end
     }
+
+    /// The parts, in order (what the block's sum is taken of).
+    pub fn parts(&self) -> [Range<usize>; 3] {
+        [
+            self.listing.clone(),
+            self.receipts.clone(),
+            self.checkpoints.clone(),
+        ]
+    }
+
+    /// Where the parts stand in the block itself, cut out of the page.
+    pub fn in_block(&self) -> Found {
+        let at = |r: &Range<usize>| r.start - self.listing.start..r.end - self.listing.start;
+        Found {
+            listing: at(&self.listing),
+            receipts: at(&self.receipts),
+            checkpoints: at(&self.checkpoints),
+        }
+    }
 }
 
 /// Where the block's parts stand in `bytes`, a HOOK.md as a save writes it (`None` for a

@@ -15,8 +15,8 @@
 //!
 //! The rule of this room: the model, the machine, the plan, its steps as read, its outline,
 //! the lazy members, the tools mapping and the checkpoint rules are pure (time comes in
-//! as an argument, checkpoints go out as effects); `store`, `retention` and `current` are the only files
-//! that touch the disk.
+//! as an argument, checkpoints go out as effects); `store`, `retention` and `current` are
+//! the only files that touch the disk.
 
 pub mod checkpoint;
 pub mod current;

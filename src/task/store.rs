@@ -246,24 +246,7 @@ fn members(text: &str) -> Option<Members> {
     })?;
     let plan_at = at + STEPS.len();
     let last = text.trim_end().strip_suffix('}')?.trim_end();
-    let sealed = (|| {
-        // Each found before the plan's line (the search stops there), or not at all.
-        let [a, b, c, d] = lines;
-        let lines = [a?, b?, c?, d?];
-        let laid_out = lines
-            .windows(2)
-            .all(|w| w[0] < w[1] && text[..w[1]].ends_with(','))
-            && last.ends_with("\n  ]")
-            && last.len() > plan_at;
-        laid_out.then(|| Sealed {
-            from: lines[0],
-            parts: std::array::from_fn(|k| {
-                let start = lines[k] + SEALED[k].len();
-                let end = lines.get(k + 1).map_or(last.len(), |next| next - 1);
-                start..end
-            }),
-        })
-    })();
+    let sealed = sealed(text, lines, last.len());
     Some(Members {
         plan_at,
         sum_at,
@@ -271,68 +254,107 @@ fn members(text: &str) -> Option<Members> {
     })
 }
 
-/// HOOK.md's block ([`hookmd::block`]) as this save writes it, sealing what it writes of
-/// the plan on the way: its outline, drawn anew for a changed plan. True when `plan_sum`
-/// is to come ([`seal_sum`]): the plan, its outline or the newest checkpoints or receipts
-/// are not as read.
+/// The sealed members, from the lines that open them (each found before the plan's, the
+/// last, or not at all), when they follow one another as a save writes them: each value
+/// ends with the comma before the next one's line, the plan's at `end`, the `]` that
+/// closes the file's last line but one.
+fn sealed(text: &str, lines: [Option<usize>; 4], end: usize) -> Option<Sealed> {
+    let [a, b, c, d] = lines;
+    let lines = [a?, b?, c?, d?];
+    let laid_out = lines
+        .windows(2)
+        .all(|w| w[0] < w[1] && text[..w[1]].ends_with(','))
+        && text[..end].ends_with("\n  ]")
+        && end > lines[3] + STEPS.len();
+    laid_out.then(|| Sealed {
+        from: lines[0],
+        parts: std::array::from_fn(|k| {
+            let start = lines[k] + SEALED[k].len();
+            start..lines.get(k + 1).map_or(end, |next| next - 1)
+        }),
+    })
+}
+
+/// Which of the members a save seals are as they were read (their text kept, to be
+/// written back): what neither needs sealing anew nor HOOK.md's part of it rendered.
+struct AsRead {
+    /// The plan and its outline.
+    plan: bool,
+    receipts: bool,
+    checkpoints: bool,
+}
+
+impl AsRead {
+    fn of(hook: &Hook) -> AsRead {
+        AsRead {
+            plan: hook.steps.read_json().is_some() && hook.outline.read_json().is_some(),
+            receipts: hook.recent_receipts.read_json().is_some(),
+            checkpoints: hook.recent_checkpoints.read_json().is_some(),
+        }
+    }
+
+    fn all(&self) -> bool {
+        self.plan && self.receipts && self.checkpoints
+    }
+}
+
+/// Seals what this save writes of the plan: its outline, drawn anew for a changed plan,
+/// and `plan_sum`, written as [`SUM_TO_COME`] when a sealed member is not as read. True
+/// when the sum is to come ([`seal_sum`]).
+fn seal_plan(hook: &mut Hook, as_read: &AsRead) -> bool {
+    if !as_read.plan {
+        hook.outline = PlanOutline::from(Some(Outline::of(&hook.steps)));
+        hook.steps.outlined();
+    }
+    // An empty plan is written `[]` and read as such: nothing to prove.
+    if hook.steps.is_empty() {
+        hook.plan_sum.clear();
+        return false;
+    }
+    if !as_read.all() {
+        hook.plan_sum = SUM_TO_COME.into();
+    }
+    !as_read.all()
+}
+
+/// HOOK.md's block ([`hookmd::block`]) as this save writes it, and its sum in `listed`.
 ///
-/// The block is taken back from HOOK.md when `listed`, its sum, holds there for the hook
-/// as read (`before`), each part whose source is as read: the listing for a plan as read
+/// The block is taken back from HOOK.md when `listed` holds there for the hook as read
+/// (`before`), each part whose source is as read: the listing for a plan as read
 /// (otherwise the lines of the steps still as read, `hookmd::relisting`), the receipts'
 /// and the checkpoints' sections for those as read. The rest is rendered (and redacted).
 /// The sum is taken of each part on its own, so that it proves where the parts were cut
 /// (an id edited by hand may hold a heading), and of `checkpoint_count` ([`block_kind`]).
-fn seal_plan(project: &Project, hook: &mut Hook, before: Option<&Hook>) -> (Clean, bool) {
-    let plan_kept = hook.steps.read_json().is_some() && hook.outline.read_json().is_some();
-    let receipts_kept = hook.recent_receipts.read_json().is_some();
-    let checkpoints_kept = hook.recent_checkpoints.read_json().is_some();
-    if !plan_kept {
-        hook.outline = PlanOutline::from(Some(Outline::of(&hook.steps)));
-        hook.steps.outlined();
-    }
-    let sum_to_come = !(plan_kept && receipts_kept && checkpoints_kept);
-    // An empty plan is written `[]` and read as such: nothing to prove.
-    if hook.steps.is_empty() {
-        hook.plan_sum.clear();
-    } else if sum_to_come {
-        hook.plan_sum = SUM_TO_COME.into();
-    }
+fn block(project: &Project, hook: &mut Hook, before: Option<&Hook>, as_read: &AsRead) -> Clean {
     let (kept, found) = match before.and_then(|read| block_kept(project, read)) {
-        Some((block, _)) if !sum_to_come => return (block, false),
+        Some((block, _)) if as_read.all() => return block,
         Some((block, found)) => (block, Some(found)),
         None => (Clean::default(), None),
     };
-    // Each part on its own: kept from the block read, or rendered (the block starts with
-    // the listing: the listing's ranges are the block's).
-    let part = |kept_range: Option<&Range<usize>>, render: &dyn Fn() -> Vec<Part>| {
-        let parts = kept_range.map_or_else(render, |r| vec![Part::Kept(r.clone())]);
-        Clean::splice(&kept, &parts)
+    let kept_part = |as_read: bool, part: fn(&hookmd::Found) -> &Range<usize>| {
+        let found = found.as_ref().filter(|_| as_read)?;
+        Some(vec![Part::Kept(part(found).clone())])
     };
-    let listing = part(
-        found.as_ref().filter(|_| plan_kept).map(|f| &f.listing),
-        &|| {
-            let before = found.as_ref().map(|f| &kept.as_str()[f.listing.clone()]);
-            hookmd::relisting(&hook.steps, before)
-        },
-    );
-    let receipts = part(
-        found
-            .as_ref()
-            .filter(|_| receipts_kept)
-            .map(|f| &f.receipts),
-        &|| vec![Part::New(hookmd::receipts(hook))],
-    );
-    let checkpoints = part(
-        found
-            .as_ref()
-            .filter(|_| checkpoints_kept)
-            .map(|f| &f.checkpoints),
-        &|| vec![Part::New(hookmd::checkpoints(hook))],
-    );
+    // The block starts with the listing: the listing's ranges are the block's.
+    let listing = kept_part(as_read.plan, |f| &f.listing).unwrap_or_else(|| {
+        let before = found.as_ref().map(|f| &kept.as_str()[f.listing.clone()]);
+        hookmd::relisting(&hook.steps, before)
+    });
+    let receipts = kept_part(as_read.receipts, |f| &f.receipts)
+        .unwrap_or_else(|| vec![Part::New(hookmd::receipts(hook))]);
+    let checkpoints = kept_part(as_read.checkpoints, |f| &f.checkpoints)
+        .unwrap_or_else(|| vec![Part::New(hookmd::checkpoints(hook))]);
+    let [listing, receipts, checkpoints] =
+        [listing, receipts, checkpoints].map(|parts| Clean::splice(&kept, &parts));
     let block = Clean::concat(&[&listing, &receipts, &checkpoints]);
     let (a, b) = (listing.len(), listing.len() + receipts.len());
-    hook.listed = block.sum(&[0..a, a..b, b..block.len()], block_kind(hook));
-    (block, sum_to_come && !hook.steps.is_empty())
+    let found = hookmd::Found {
+        listing: 0..a,
+        receipts: a..b,
+        checkpoints: b..block.len(),
+    };
+    hook.listed = block.sum(&found.parts(), block_kind(hook));
+    block
 }
 
 /// What `plan_sum` holds while hook.json is made, for [`seal_sum`] to write the sum over:
@@ -397,20 +419,9 @@ fn block_kept(project: &Project, read: &Hook) -> Option<(Clean, hookmd::Found)> 
     }
     let bytes = store::read_at_most(&project.state_file(HOOK_MD), &[], MAX_HOOK_MD).ok()??;
     let found = hookmd::find_block(&bytes)?;
-    let whole = found.block();
-    let at = |r: &Range<usize>| r.start - whole.start..r.end - whole.start;
-    let found = hookmd::Found {
-        listing: at(&found.listing),
-        receipts: at(&found.receipts),
-        checkpoints: at(&found.checkpoints),
-    };
-    let parts = [
-        found.listing.clone(),
-        found.receipts.clone(),
-        found.checkpoints.clone(),
-    ];
-    let text = std::str::from_utf8(&bytes[whole]).ok()?;
-    let block = Clean::proven(text, &parts, &read.listed, block_kind(read))?;
+    let text = std::str::from_utf8(&bytes[found.block()]).ok()?;
+    let found = found.in_block();
+    let block = Clean::proven(text, &found.parts(), &read.listed, block_kind(read))?;
     Some((block, found))
 }
 
@@ -643,7 +654,9 @@ fn save_locked(
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
     hook.redacted_by = Vouched::fingerprint();
-    let (block, sum_to_come) = seal_plan(project, hook, before);
+    let as_read = AsRead::of(hook);
+    let sum_to_come = seal_plan(hook, &as_read);
+    let block = block(project, hook, before, &as_read);
     let mut json = Clean::json_pretty(hook);
     if sum_to_come {
         seal_sum(&mut json);
