@@ -60,6 +60,11 @@ pub enum Command {
     /// Add, start, finish or fail a step.
     #[command(subcommand)]
     Step(cmd::task::StepCmd),
+    /// Add steps to the plan (those it does not hold yet) and print it, numbered.
+    Plan {
+        /// The steps, in order.
+        steps: Vec<String>,
+    },
     /// Run a validation command and sign a receipt of it.
     Validate(cmd::validate::ValidateArgs),
     /// List receipts with their signature status.
@@ -131,6 +136,7 @@ fn dispatch() -> ExitCode {
         Command::Checkpoints { json } => cmd::checkpoint::list(root, json),
         Command::Task(c) => cmd::task::task(root, c),
         Command::Step(c) => cmd::task::step(root, c),
+        Command::Plan { steps } => cmd::task::plan(root, steps),
         Command::Validate(args) => cmd::validate::run(root, args),
         Command::Receipts(args) => cmd::receipts::run(root, args),
         Command::Trace(args) => cmd::trace::run(root, args),

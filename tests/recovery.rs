@@ -206,8 +206,17 @@ fn auto_resume_off_and_prompt() {
 #[test]
 fn no_task_no_brief_and_no_checkpoint_is_said_plainly() {
     let p = Project::new();
+    // Nothing to resume: only how to keep a plan (the agent may have no task list).
+    let note =
+        context_of(&p.hook("SessionStart", &p.fixture("SessionStart-startup.json"))).unwrap();
+    assert!(
+        note.contains("waymark plan") && !note.contains("Resume brief"),
+        "{note}"
+    );
+    let quiet = Project::new();
+    quiet.write(".orchestration/waymark.json", r#"{"plan_note": false}"#);
     assert_eq!(
-        p.hook("SessionStart", &p.fixture("SessionStart-startup.json")),
+        quiet.hook("SessionStart", &quiet.fixture("SessionStart-startup.json")),
         ""
     );
     p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));

@@ -423,3 +423,49 @@ fn a_task_binds_to_the_in_progress_intent() {
     p.waymark().args(["task", "done"]).assert().success();
     assert!(p.path(".orchestration/tasks/INT-007/hook.json").exists());
 }
+
+/// An agent with no task-list tool (Claude Code 2.1.332's default) keeps its plan from its
+/// Bash tool: `waymark plan` adds the steps once and numbers them, `waymark step … N`
+/// moves step N, and the step is the session's that ran the command.
+#[test]
+fn an_agent_keeps_its_plan_with_waymark_plan_and_step_numbers() {
+    let p = Project::new();
+    let plan = p
+        .waymark()
+        .args(["plan", "Read the grammar", "Write the parser"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&plan.stdout);
+    assert!(plan.status.success(), "{said}");
+    assert!(
+        said.contains("Added 2 steps to the plan.")
+            && said.contains(" 1. [ ] Read the grammar")
+            && said.contains(" 2. [ ] Write the parser"),
+        "{said}"
+    );
+    p.waymark()
+        .args(["step", "start", "2"])
+        .env("CLAUDE_CODE_SESSION_ID", "agent-session-1")
+        .assert()
+        .success();
+    let again = p
+        .waymark()
+        .args(["plan", "write the parser", "Test it"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&again.stdout);
+    assert!(
+        said.contains("Added 1 step to the plan (1 already in it).")
+            && said.contains(" 2. [>] Write the parser")
+            && said.contains(" 3. [ ] Test it"),
+        "{said}"
+    );
+    let h = p.hook_json();
+    assert_eq!(h["current_step"]["step_name"], "Write the parser");
+    assert_eq!(h["sessions"][0]["session_id"], "agent-session-1");
+    assert_eq!(h["sessions"][0]["step"], "Write the parser");
+    p.waymark().args(["step", "done", "2"]).assert().success();
+    let listed = p.waymark().arg("plan").output().unwrap();
+    assert!(String::from_utf8_lossy(&listed.stdout).contains(" 2. [x] Write the parser"));
+    p.waymark().args(["step", "start", "9"]).assert().code(2);
+}

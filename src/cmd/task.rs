@@ -32,9 +32,12 @@ pub enum TaskCmd {
 
 #[derive(Debug, Subcommand)]
 pub enum StepCmd {
-    /// Add a step to the plan.
-    Add { name: String },
-    /// Start (or re-enter) a step, by id or name.
+    /// Add steps to the plan, in order.
+    Add {
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
+    /// Start (or re-enter) a step, by number (as `waymark plan` lists it), id or name.
     Start { step: String },
     /// Complete a step.
     Done { step: String },
@@ -97,18 +100,98 @@ pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
     let result = current::update(&ctx, |slot, effects| -> Result<String, String> {
         let hook = live_task(&ctx, slot);
         let (target, status) = match cmd {
-            StepCmd::Add { name } => {
-                let id = hook.next_step_id("step-");
-                hook.add_step(&id, &name, "", None, StepSource::Manual, ctx.now);
-                return Ok(format!("Added step {} \"{name}\" ({id})", hook.steps.len()));
+            StepCmd::Add { names } => {
+                let added = hook.plan(&names, StepSource::Manual, ctx.now);
+                return Ok(format!(
+                    "Added {}.\n{}",
+                    crate::text::count(added as u64, "step"),
+                    listing(hook)
+                ));
             }
             StepCmd::Start { step } => (step, StepStatus::InProgress),
             StepCmd::Done { step } => (step, StepStatus::Completed),
             StepCmd::Fail { step } => (step, StepStatus::Failed),
         };
-        apply(&ctx, hook, &target, status, effects)
+        let said = apply(&ctx, hook, &target, status, effects)?;
+        note_agent_session(hook, ctx.now);
+        Ok(said)
     });
     report(result)
+}
+
+/// `waymark plan [STEP…]`: adds the steps the plan does not hold yet, in order, and prints
+/// the plan numbered (the numbers `waymark step start|done N` take). Without steps it only
+/// prints the plan. This is how an agent with no task-list tool keeps its plan
+/// (docs/plan.md).
+pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
+    let ctx = super::ctx(root);
+    if names.is_empty() {
+        return match super::load_hook(&ctx) {
+            Ok(Some(hook)) if !hook.state.is_terminal() => {
+                println!("{}", listing(&hook));
+                ExitCode::SUCCESS
+            }
+            Ok(_) => {
+                println!("No plan yet: {PLAN_HOWTO}");
+                ExitCode::SUCCESS
+            }
+            Err(code) => code,
+        };
+    }
+    let result = current::update(&ctx, |slot, _| -> Result<String, String> {
+        let hook = live_task(&ctx, slot);
+        let added = hook.plan(&names, StepSource::Manual, ctx.now);
+        note_agent_session(hook, ctx.now);
+        let skipped = names.len() - added;
+        let already = if skipped > 0 {
+            format!(" ({skipped} already in it)")
+        } else {
+            String::new()
+        };
+        Ok(format!(
+            "Added {} to the plan{already}.\n{}",
+            crate::text::count(added as u64, "step"),
+            listing(hook)
+        ))
+    });
+    report(result)
+}
+
+/// How to keep a plan with waymark, in one line.
+pub const PLAN_HOWTO: &str = "record it with `waymark plan \"first step\" \"second step\" …`, then \
+     `waymark step start N` before step N and `waymark step done N` after it.";
+
+/// The plan numbered as `waymark step … N` takes it, with each step's status.
+fn listing(hook: &Hook) -> String {
+    let mut out = format!("Plan of task {} ({}):", hook.task_id, hook.state);
+    let live = hook
+        .steps
+        .iter()
+        .filter(|s| s.status != StepStatus::Deleted);
+    for (n, s) in live.enumerate() {
+        let mark = match s.status {
+            StepStatus::Completed => "x",
+            StepStatus::InProgress => ">",
+            StepStatus::Failed => "!",
+            _ => " ",
+        };
+        out.push_str(&format!("\n  {:>2}. [{mark}] {}", n + 1, s.name));
+    }
+    out.push_str(
+        "\nStart step N with `waymark step start N`; finish it with `waymark step done N`.",
+    );
+    out
+}
+
+/// A command the agent ran from its Bash tool (Claude Code puts `CLAUDE_CODE_SESSION_ID`
+/// in that environment): the step it moved is that session's step, as a hook event would
+/// have recorded it.
+fn note_agent_session(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
+    let session = std::env::var("CLAUDE_CODE_SESSION_ID").unwrap_or_default();
+    if !session.is_empty() {
+        hook.note_session(&session, None, crate::task::SessionStatus::Active, now);
+        hook.note_work(&session, &[]);
+    }
 }
 
 fn apply(

@@ -77,6 +77,9 @@ pub struct Config {
     pub auto_checkpoint_on_clear: Switch,
     pub auto_resume_on_start: Switch,
     pub verify_before_clear: bool,
+    /// Tell the agent at session start how to keep its plan with `waymark plan` when it
+    /// has no task-list tool (docs/plan.md).
+    pub plan_note: bool,
     pub checkpoint_threshold_percent: u8,
     pub context_window_tokens: u64,
     pub validation_commands: Vec<String>,
@@ -113,6 +116,7 @@ impl Default for Config {
             auto_checkpoint_on_clear: Switch::On,
             auto_resume_on_start: Switch::On,
             verify_before_clear: true,
+            plan_note: true,
             checkpoint_threshold_percent: 0,
             context_window_tokens: 0,
             validation_commands: Vec::new(),

@@ -138,6 +138,14 @@ pub(super) const KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "plan_note",
+        default: "true",
+        apply: |c, v| {
+            c.plan_note = boolean(v)?;
+            Ok(())
+        },
+    },
+    Key {
         name: "checkpoint_threshold_percent",
         default: "70",
         apply: |c, v| {

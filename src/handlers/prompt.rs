@@ -11,7 +11,7 @@ const MAX_PROMPT: usize = 300;
 
 pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<()> {
     current::change(ctx, Need::Create, |hook, effects| {
-        if !e.prompt.trim().is_empty() {
+        if is_request(&e.prompt) {
             hook.last_prompt = Some(truncate(&one_line(&e.prompt), MAX_PROMPT));
         }
         effects.extend(context_threshold(ctx, event, hook));
@@ -29,6 +29,14 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<
     Ok(())
 }
 
+/// Whether a prompt is something the user asked for. Claude Code 2.1.332 also submits,
+/// as prompts, the notices of background agents that finished (`<task-notification>…`):
+/// they start a turn but are not the user's request.
+fn is_request(prompt: &str) -> bool {
+    let prompt = prompt.trim_start();
+    !prompt.is_empty() && !prompt.starts_with("<task-notification>")
+}
+
 /// A `context_threshold` checkpoint when the context usage the transcript's last `usage`
 /// shows has risen past `checkpoint_threshold_percent` (once per crossing).
 pub(super) fn context_threshold(ctx: &Ctx, event: &Event, hook: &mut Hook) -> Option<Effect> {
@@ -41,4 +49,18 @@ pub(super) fn context_threshold(ctx: &Ctx, event: &Event, hook: &mut Hook) -> Op
         window,
         ctx.config.checkpoint_threshold_percent,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_request;
+
+    #[test]
+    fn a_background_agents_notice_is_not_the_users_request() {
+        assert!(is_request("fix the parser"));
+        assert!(!is_request("  \n"));
+        assert!(!is_request(
+            "<task-notification>\n<task-id>a0f3</task-id>\n<status>completed</status>"
+        ));
+    }
 }

@@ -38,6 +38,10 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
         }
     })?;
     let Some(((), hook)) = changed else {
+        // No task to resume: the agent is still told how to keep its plan.
+        if ctx.config.plan_note {
+            out.say(brief::PLAN_NOTE);
+        }
         return Ok(());
     };
     // A state directory an older waymark made is told what belongs in git here.
@@ -58,6 +62,7 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
             .working_elsewhere(&c.session_id, &live)
             .cloned()
             .collect(),
+        plan_note: ctx.config.plan_note,
     };
     let text = brief::render(
         &hook,

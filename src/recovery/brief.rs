@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
 use crate::recovery::guidance::{Todo, exhausted, facts, guidance, next_attempt};
-use crate::task::{Hook, Session};
+use crate::task::{Hook, Session, StepSource, StepStatus};
 use crate::text::{ago, one_line, truncate};
 
 /// Extra lines the caller knows and the hook does not.
@@ -31,6 +31,41 @@ pub struct Extras {
     /// The other sessions working on the task right now (live: mid-turn, their process
     /// running).
     pub elsewhere: Vec<Session>,
+    /// Tell the agent how to keep its plan with waymark (`plan_note`), when it has no plan
+    /// from Claude Code's task list.
+    pub plan_note: bool,
+}
+
+/// How an agent with no task-list tool keeps its plan (docs/plan.md): Claude Code 2.1.332
+/// offers the default model no TaskCreate, TaskUpdate or TodoWrite, and the plugin's `bin/`
+/// is on the Bash tool's PATH.
+pub const PLAN_NOTE: &str = "[waymark] Keep your plan where a crash, /clear or compaction cannot lose it. \
+If you have no task-list tool (TaskCreate, TodoWrite), record the plan from Bash as soon as you know the steps: \
+`waymark plan \"first step\" \"second step\" …`; then run `waymark step start N` before step N and \
+`waymark step done N` after it (`waymark plan` lists the numbers). The next session resumes from that plan.";
+
+/// The reminder for a plan kept with `waymark plan`.
+pub const PLAN_REMINDER: &str = "[waymark] Keep the plan current from Bash: `waymark step start N` before step N, \
+`waymark step done N` after it; `waymark plan` lists it, `waymark plan \"another step\"` adds one.";
+
+/// What a session is told about keeping its plan: the whole note while the task has no
+/// plan (or there is no task), a reminder while its plan is kept with `waymark plan`, and
+/// nothing once Claude Code's task list (or an intent) made the plan.
+pub fn plan_note(hook: Option<&Hook>) -> Option<&'static str> {
+    let Some(hook) = hook.filter(|h| !h.state.is_terminal()) else {
+        return Some(PLAN_NOTE);
+    };
+    let mut planned = hook
+        .steps
+        .iter()
+        .filter(|s| s.status != StepStatus::Deleted && s.source != StepSource::Implicit)
+        .peekable();
+    if planned.peek().is_none() {
+        return Some(PLAN_NOTE);
+    }
+    planned
+        .all(|s| s.source == StepSource::Manual)
+        .then_some(PLAN_REMINDER)
 }
 
 /// The longest a verdict line may be: the verdicts are never cut from the brief, so each
@@ -45,9 +80,13 @@ pub fn render(
     extras: &Extras,
     now: DateTime<Utc>,
 ) -> Option<String> {
+    let note = || extras.plan_note.then(|| plan_note(Some(hook))).flatten();
     match mode {
-        Switch::Off => None,
-        Switch::Prompt => Some(prompt_paragraph(hook, hook_md, now)),
+        Switch::Off => note().map(str::to_string),
+        Switch::Prompt => Some(match note() {
+            Some(n) => format!("{}\n{n}", prompt_paragraph(hook, hook_md, now)),
+            None => prompt_paragraph(hook, hook_md, now),
+        }),
         Switch::On => Some(full(hook, hook_md, max_chars, extras, now)),
     }
 }
@@ -82,12 +121,17 @@ fn full(
     extras: &Extras,
     now: DateTime<Utc>,
 ) -> String {
-    let foot = format!("Full recovery file: {}", hook_md.display());
+    let mut foot = format!("Full recovery file: {}", hook_md.display());
+    let note = extras.plan_note.then(|| plan_note(Some(hook))).flatten();
     if hook.state.is_terminal() {
+        let note = note.map(|n| format!("\n{n}")).unwrap_or_default();
         return format!(
-            "[waymark] Task {} is {}: nothing to resume. {foot}",
+            "[waymark] Task {} is {}: nothing to resume. {foot}{note}",
             hook.task_id, hook.state
         );
+    }
+    if let Some(note) = note {
+        foot = format!("{note}\n{foot}");
     }
     let busy: Vec<&str> = extras
         .elsewhere
@@ -178,9 +222,14 @@ fn full(
             } else {
                 String::new()
             };
+            let unplanned = if c.step_name == crate::task::IMPLICIT_STEP {
+                " (no plan recorded)"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 body,
-                "State: {}. Step {} of {} \"{}\", attempt {} of {}{resuming}.",
+                "State: {}. Step {} of {} \"{}\"{unplanned}, attempt {} of {}{resuming}.",
                 hook.state,
                 c.step_index + 1,
                 outline.step_count.max(c.step_index + 1),
@@ -218,7 +267,11 @@ fn full(
         );
     }
     if let Some(w) = hook.working_on() {
-        let _ = writeln!(body, "Working on: {}", one_line(&truncate(w, 200)));
+        let label = match &hook.current_step {
+            Some(c) if c.step_name == crate::task::IMPLICIT_STEP => "The user's last request",
+            _ => "Working on",
+        };
+        let _ = writeln!(body, "{label}: {}", one_line(&truncate(w, 200)));
     }
     if let Some(w) = &extras.work_changed {
         let _ = writeln!(body, "{w}");
@@ -550,6 +603,58 @@ mod tests {
             },
         );
         assert!(b.contains("session beefcafe is on the task"), "{b}");
+    }
+
+    /// On Claude Code 2.1.332 the agent has no task list: a brief with no plan says what
+    /// the user asked and how to keep a plan; a plan kept with `waymark plan` is reminded;
+    /// one from Claude Code's task list is not.
+    #[test]
+    fn without_a_task_list_the_brief_names_the_request_and_how_to_keep_a_plan() {
+        let now = Utc::now();
+        let mut h = Hook::new("t", "w", 0, now);
+        h.last_prompt = Some("add a nil-safe parser".into());
+        h.ensure_running(3, now).unwrap();
+        h.touch_file("src/parser.rs", now);
+        let with_note = Extras {
+            plan_note: true,
+            ..Extras::default()
+        };
+        let b = brief(&h, &with_note);
+        assert!(
+            b.contains("\"Session work\" (no plan recorded), attempt 1 of 3"),
+            "{b}"
+        );
+        assert!(
+            b.contains("The user's last request: add a nil-safe parser"),
+            "{b}"
+        );
+        assert!(
+            b.contains("Go on with the user's request: no plan was recorded"),
+            "{b}"
+        );
+        assert!(b.contains(PLAN_NOTE) && !b.contains("Working on:"), "{b}");
+        assert!(!brief(&h, &Extras::default()).contains(PLAN_NOTE));
+        let names: Vec<String> = ["Write the parser".to_string()].into();
+        h.plan(&names, crate::task::StepSource::Manual, now);
+        let b = brief(&h, &with_note);
+        assert!(b.contains(PLAN_REMINDER) && !b.contains(PLAN_NOTE), "{b}");
+        assert!(b.ends_with("Full recovery file: /p/HOOK.md"), "{b}");
+        let tasks = sample();
+        assert_eq!(plan_note(Some(&tasks)), None);
+        assert_eq!(plan_note(None), Some(PLAN_NOTE));
+        let off = render(
+            &h,
+            Switch::Off,
+            Path::new("/p/HOOK.md"),
+            4000,
+            &with_note,
+            now,
+        );
+        assert_eq!(
+            off.as_deref(),
+            Some(PLAN_REMINDER),
+            "the note without the brief"
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! is needed): what HOOK.md and the resume brief share. Derived from the hook alone, so both
 //! always say the same thing.
 
-use crate::task::{Hook, HookState, Outline, Step, StepStatus};
+use crate::task::{Hook, HookState, Outline, Step, StepSource, StepStatus};
 use crate::text::{ago, one_line, truncate};
 use chrono::{DateTime, Utc};
 
@@ -258,13 +258,20 @@ pub fn guidance(hook: &Hook, outline: &Outline) -> Guidance {
                         step: Some(step.name.clone()),
                         lists_files: false,
                     };
-                    todo.push(about(format!(
-                        "{verb} step {} \"{}\" (attempt {} of {}).",
-                        step.index + 1,
-                        step.name,
-                        attempt,
-                        max_attempts(hook).max(attempt)
-                    )));
+                    let of = max_attempts(hook).max(attempt);
+                    todo.push(about(if step.source == StepSource::Implicit {
+                        format!(
+                            "Go on with the user's request: no plan was recorded, so the work so far is step {} \"{}\" (attempt {attempt} of {of}).",
+                            step.index + 1,
+                            step.name,
+                        )
+                    } else {
+                        format!(
+                            "{verb} step {} \"{}\" (attempt {attempt} of {of}).",
+                            step.index + 1,
+                            step.name,
+                        )
+                    }));
                     if let Some(ctx) = hook.current_step.as_ref().filter(|c| c.step_id == step.id) {
                         if !ctx.files_touched.is_empty() {
                             todo.push(Todo {

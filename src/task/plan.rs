@@ -156,13 +156,44 @@ impl Hook {
         self.steps.position(id)
     }
 
-    /// Finds a step by id, else by name (case-insensitive).
-    pub fn find_step(&self, id_or_name: &str) -> Option<&Step> {
-        self.step(id_or_name).or_else(|| {
-            self.steps.iter().find(|s| {
-                s.status != StepStatus::Deleted && s.name.eq_ignore_ascii_case(id_or_name)
-            })
-        })
+    /// Finds a step by id, else by name (case-insensitive), else by its number in the plan
+    /// as `waymark plan` lists it (1-based, deleted steps not counted): the three ways an
+    /// agent or a person names a step.
+    pub fn find_step(&self, reference: &str) -> Option<&Step> {
+        let live = || {
+            self.steps
+                .iter()
+                .filter(|s| s.status != StepStatus::Deleted)
+        };
+        let numbered = || {
+            let n: usize = reference.parse().ok()?;
+            live().nth(n.checked_sub(1)?)
+        };
+        self.step(reference)
+            .or_else(|| live().find(|s| s.name.eq_ignore_ascii_case(reference)))
+            .or_else(numbered)
+    }
+
+    /// Adds each of `names` that the plan does not hold yet (by name, case-insensitive),
+    /// in order, as steps of `source`: planning twice adds nothing twice. Returns how many
+    /// were added (a plan at [`MAX_STEPS`] takes no more).
+    pub fn plan(&mut self, names: &[String], source: StepSource, now: DateTime<Utc>) -> usize {
+        let mut added = 0;
+        for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+            let known = self.steps.iter().any(|s| {
+                s.status != StepStatus::Deleted
+                    && s.source != StepSource::Implicit
+                    && s.name.eq_ignore_ascii_case(name)
+            });
+            if !known {
+                let id = self.next_step_id("step-");
+                if !self.add_step(&id, name, "", None, source, now) {
+                    break;
+                }
+                added += 1;
+            }
+        }
+        added
     }
 
     /// Adds a step to the plan, or updates the one with the same id. Returns false when a
@@ -283,6 +314,7 @@ impl Hook {
         trigger: &str,
         now: DateTime<Utc>,
     ) -> Result<(), TransitionError> {
+        self.fold_implicit(pos, now)?;
         let switching = self
             .current_step
             .as_ref()
@@ -392,6 +424,34 @@ impl Hook {
             self.recovery = None;
         }
         Ok(())
+    }
+
+    /// The work done before there was a plan belongs to the plan's first step entered: when
+    /// a planned step is entered while the implicit step is current, the implicit step's
+    /// files go to the unassigned files (which the step entered takes over) and the
+    /// implicit step, now empty, is deleted. Returns whether it was.
+    fn fold_implicit(
+        &mut self,
+        target: usize,
+        now: DateTime<Utc>,
+    ) -> Result<bool, TransitionError> {
+        let implicit = match &self.current_step {
+            Some(c) if c.step_name == IMPLICIT_STEP => self.step_pos(&c.step_id),
+            _ => None,
+        };
+        let Some(pos) =
+            implicit.filter(|&pos| pos != target && self.steps[pos].source == StepSource::Implicit)
+        else {
+            return Ok(false);
+        };
+        self.leave_step(pos, StepStatus::Deleted, "plan_recorded", now)?;
+        let step = &mut self.steps[pos];
+        for f in std::mem::take(&mut step.files_touched) {
+            if !self.unassigned_files.contains(&f) {
+                self.unassigned_files.push(f);
+            }
+        }
+        Ok(true)
     }
 
     /// Ends the step at `pos` with `status`; if it was the current step, the hook returns
@@ -572,8 +632,12 @@ impl Hook {
     }
 
     /// What the agent was doing: the current step's activeForm/subject, else the prompt.
+    /// Work outside any plan (the implicit step) is what the user last asked for.
     pub fn working_on(&self) -> Option<&str> {
         match &self.current_step {
+            Some(c) if c.step_name == IMPLICIT_STEP && self.last_prompt.is_some() => {
+                self.last_prompt.as_deref()
+            }
             Some(c) if !c.working_on.is_empty() => Some(&c.working_on),
             // Once there is a plan, its steps say better than the raw prompt.
             _ if !self.steps.is_empty() => None,
@@ -723,6 +787,57 @@ mod tests {
         h.touch_file("hello.txt", t(2));
         assert_eq!(h.steps[0].name, IMPLICIT_STEP);
         assert_eq!(h.steps[0].description, "write hello");
+    }
+
+    #[test]
+    fn a_step_is_found_by_id_name_or_number_in_the_plan() {
+        let mut h = Hook::new("t", "w", 0, t(0));
+        let names: Vec<String> = ["Read", "Write", "Test"].map(String::from).into();
+        assert_eq!(h.plan(&names, StepSource::Manual, t(1)), 3);
+        assert_eq!(h.find_step("step-2").unwrap().name, "Write");
+        assert_eq!(h.find_step("test").unwrap().name, "Test");
+        assert_eq!(h.find_step("1").unwrap().name, "Read");
+        h.set_step_status("step-1", StepStatus::Deleted, 3, t(2))
+            .unwrap();
+        // Numbers count the plan as `waymark plan` lists it: deleted steps are not there.
+        assert_eq!(h.find_step("1").unwrap().name, "Write");
+        assert!(h.find_step("3").is_none() && h.find_step("0").is_none());
+    }
+
+    #[test]
+    fn planning_twice_adds_nothing_twice() {
+        let mut h = Hook::new("t", "w", 0, t(0));
+        let first: Vec<String> = ["Read", "Write"].map(String::from).into();
+        let again: Vec<String> = ["write", " ", "Ship"].map(String::from).into();
+        assert_eq!(h.plan(&first, StepSource::Manual, t(1)), 2);
+        assert_eq!(h.plan(&again, StepSource::Manual, t(2)), 1);
+        let names: Vec<&str> = h.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["Read", "Write", "Ship"]);
+    }
+
+    /// Work done before the agent recorded a plan is the first planned step's: its files
+    /// are not lost, and no "Session work" step is left pending forever.
+    #[test]
+    fn the_work_before_a_plan_goes_to_the_first_step_entered() {
+        let mut h = Hook::new("t", "w", 0, t(0));
+        h.last_prompt = Some("add a parser".into());
+        assert!(h.ensure_running(3, t(1)).unwrap());
+        h.touch_file("notes.md", t(2));
+        assert_eq!(h.working_on(), Some("add a parser"));
+        let names: Vec<String> = ["Write the parser", "Test it"].map(String::from).into();
+        h.plan(&names, StepSource::Manual, t(3));
+        h.set_step_status("step-2", StepStatus::InProgress, 3, t(4))
+            .unwrap();
+        let ctx = h.current_step.as_ref().unwrap();
+        assert_eq!(ctx.step_name, "Write the parser");
+        assert_eq!(ctx.files_touched, vec!["notes.md"]);
+        assert_eq!(h.steps[0].status, StepStatus::Deleted);
+        assert!(h.steps[0].files_touched.is_empty());
+        h.set_step_status("step-2", StepStatus::Completed, 3, t(5))
+            .unwrap();
+        h.set_step_status("step-3", StepStatus::Completed, 3, t(6))
+            .unwrap();
+        assert!(h.all_steps_completed(), "the folded step is not pending");
     }
 
     #[test]

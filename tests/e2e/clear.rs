@@ -9,29 +9,25 @@ use serde_json::json;
 
 use crate::by_trigger;
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, cli};
+use crate::harness::{Binary, Sandbox, Version, cli};
 
-#[test]
-fn clear_checkpoints_and_the_cleared_session_gets_the_brief() {
-    if cli().is_none() {
+on_each_version!(clear_checkpoints_and_the_cleared_session_gets_the_brief);
+
+fn clear_checkpoints_and_the_cleared_session_gets_the_brief(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = Sandbox::new("clear", Binary::Built);
-    let api = FakeApi::start(vec![
-        Turn::tool(
-            "TaskCreate",
-            json!({"subject": "Port the CLI", "description": "to clap", "activeForm": "Porting the CLI"}),
-        ),
-        Turn::tool(
-            "TaskUpdate",
-            json!({"taskId": "1", "status": "in_progress"}),
-        ),
+    let sb = Sandbox::new("clear", Binary::Built, version);
+    let mut script = sb.plan(&["Port the CLI"]);
+    script.extend([
+        sb.start_step(1),
         Turn::tool(
             "Write",
             json!({"file_path": sb.path("cli.txt"), "content": "E2E-S4 cli\n"}),
         ),
         Turn::text("E2E-S4-FIRST"),
     ]);
+    let api = FakeApi::start(script);
     sb.run_ok(&api, &["-p", "E2E-S4-PROMPT port the cli"], "E2E-S4-FIRST");
     assert!(by_trigger(&sb.hook_json(), "clear").is_empty());
 

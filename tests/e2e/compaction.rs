@@ -4,29 +4,20 @@
 use serde_json::json;
 
 use crate::fake_api::{FakeApi, Request, SUMMARY_MARKER, Turn};
-use crate::harness::{Binary, Sandbox, cli};
+use crate::harness::{Binary, Sandbox, Version, cli};
 use crate::{by_trigger, strs};
 
 /// A session that plans two steps, starts the first and writes a file.
 fn working_session(sb: &Sandbox, tag: &str) -> Vec<Turn> {
-    vec![
-        Turn::tool(
-            "TaskCreate",
-            json!({"subject": "Refactor the module", "description": "split it", "activeForm": "Refactoring the module"}),
-        ),
-        Turn::tool(
-            "TaskCreate",
-            json!({"subject": "Document the module", "description": "docs", "activeForm": "Documenting"}),
-        ),
-        Turn::tool(
-            "TaskUpdate",
-            json!({"taskId": "1", "status": "in_progress"}),
-        ),
+    let mut turns = sb.plan(&["Refactor the module", "Document the module"]);
+    turns.extend([
+        sb.start_step(1),
         Turn::tool(
             "Write",
             json!({"file_path": sb.path("module.txt"), "content": format!("{tag} module\n")}),
         ),
-    ]
+    ]);
+    turns
 }
 
 /// The brief SessionStart(compact) gave, as it reached the model in `request`.
@@ -41,12 +32,16 @@ fn compact_brief(request: &Request, why: &str) -> String {
     brief
 }
 
-#[test]
-fn manual_compact_checkpoints_and_gives_the_brief() {
-    if cli().is_none() {
+on_each_version!(
+    manual_compact_checkpoints_and_gives_the_brief,
+    automatic_compaction_checkpoints_and_gives_the_brief,
+);
+
+fn manual_compact_checkpoints_and_gives_the_brief(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = Sandbox::new("compact", Binary::Built);
+    let sb = Sandbox::new("compact", Binary::Built, version);
     let mut script = working_session(&sb, "E2E-S3M");
     script.push(Turn::text("E2E-S3M-FIRST"));
     let api = FakeApi::start(script);
@@ -97,13 +92,14 @@ fn manual_compact_checkpoints_and_gives_the_brief() {
     }
 }
 
-#[test]
-fn automatic_compaction_checkpoints_and_gives_the_brief() {
-    if cli().is_none() {
+fn automatic_compaction_checkpoints_and_gives_the_brief(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = Sandbox::new("autocompact", Binary::Built);
+    let sb = Sandbox::new("autocompact", Binary::Built, version);
     let mut script = working_session(&sb, "E2E-S3A");
+    let too_long = format!("turn {}", script.len());
+    let retry = format!("turn {}", script.len() + 1);
     // The request after the Write is refused as too long: Claude Code compacts (PreCompact
     // auto, a summary request, SessionStart compact) and retries.
     script.push(Turn::TooLong);
@@ -113,7 +109,7 @@ fn automatic_compaction_checkpoints_and_gives_the_brief() {
     let why = sb.diagnose(&api);
 
     let answered: Vec<String> = api.requests().into_iter().map(|r| r.answered).collect();
-    let too_long = answered.iter().position(|a| a == "turn 4").unwrap();
+    let too_long = answered.iter().position(|a| *a == too_long).unwrap();
     let summary = answered.iter().position(|a| a == "compaction");
     assert!(
         summary.is_some_and(|s| s > too_long),
@@ -134,7 +130,7 @@ fn automatic_compaction_checkpoints_and_gives_the_brief() {
     let retried = api
         .requests()
         .into_iter()
-        .find(|r| r.answered == "turn 5")
+        .find(|r| r.answered == retry)
         .expect("the retried request");
     assert!(retried.text().contains(SUMMARY_MARKER), "{why}");
     let brief = compact_brief(&retried, &why);

@@ -7,36 +7,24 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, cli, kill_group, wait_for};
+use crate::harness::{Binary, Sandbox, Version, cli, kill_group, wait_for};
 use crate::{last_session, strs};
 
-#[test]
-fn crash_mid_step_then_new_session_gets_the_resume_brief() {
-    if cli().is_none() {
+on_each_version!(crash_mid_step_then_new_session_gets_the_resume_brief);
+
+fn crash_mid_step_then_new_session_gets_the_resume_brief(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = Sandbox::new("crash", Binary::Built);
+    let sb = Sandbox::new("crash", Binary::Built, version);
     // The Bash tool runs its shell in a process group of its own: it writes its pid there
     // so that the "crash" can take it down too, as a real crash of the machine would.
     let started = sb.root.join("sleeping-shell.pid");
-    let api = FakeApi::start(vec![
-        Turn::tool(
-            "TaskCreate",
-            json!({"subject": "Plan the parser", "description": "read the grammar", "activeForm": "Planning"}),
-        ),
-        Turn::tool(
-            "TaskCreate",
-            json!({"subject": "Implement the parser", "description": "write parser.txt", "activeForm": "Implementing the parser"}),
-        ),
-        Turn::tool(
-            "TaskUpdate",
-            json!({"taskId": "1", "status": "in_progress"}),
-        ),
-        Turn::tool("TaskUpdate", json!({"taskId": "1", "status": "completed"})),
-        Turn::tool(
-            "TaskUpdate",
-            json!({"taskId": "2", "status": "in_progress"}),
-        ),
+    let mut script = sb.plan(&["Plan the parser", "Implement the parser"]);
+    script.extend([
+        sb.start_step(1),
+        sb.finish_step(1),
+        sb.start_step(2),
         Turn::tool(
             "Write",
             json!({"file_path": sb.path("parser.txt"), "content": "E2E-S2 parser, half done\n"}),
@@ -51,6 +39,7 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief() {
         ),
         Turn::text("E2E-S2 never reached"),
     ]);
+    let api = FakeApi::start(script);
     let mut child = sb.spawn(&api, &["-p", "E2E-S2 build the parser"]);
     let sleeping = wait_for(Duration::from_secs(45), || Path::new(&started).exists());
     let killed = kill_group(child.id());

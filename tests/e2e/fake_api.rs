@@ -162,9 +162,15 @@ impl FakeApi {
             .collect()
     }
 
-    /// The text of the tool_result the last message of `request` carries, if any.
+    /// The text of the tool_result the last user message of `request` carries, if any.
     pub fn tool_result_text(&self, request: &Request) -> Option<String> {
-        let last = request.body.get("messages")?.as_array()?.last()?;
+        let last = request
+            .body
+            .get("messages")?
+            .as_array()?
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")?;
         let block = last
             .get("content")?
             .as_array()?
@@ -405,13 +411,22 @@ fn asks_for_summary(body: &Value) -> bool {
     else {
         return false;
     };
-    let text = message_text(last).to_lowercase();
-    text.contains("summary") && text.contains("conversation")
+    // Both releases ask to "create a detailed summary of the conversation"; a brief or a
+    // compacted conversation's first message only mentions a summary.
+    message_text(last)
+        .to_lowercase()
+        .contains("summary of the conversation")
 }
 
-/// The tool_use id answered by the last message, if it is a tool result.
+/// The tool_use id answered by the last user message, if it is a tool result. (Claude Code
+/// 2.1.332 may send a system message after it, a note about the tools.)
 fn last_tool_result(body: &Value) -> Option<String> {
-    let last = body.get("messages")?.as_array()?.last()?;
+    let last = body
+        .get("messages")?
+        .as_array()?
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")?;
     last.get("content")?
         .as_array()?
         .iter()

@@ -1,36 +1,28 @@
-//! Scenario 1: a fresh session plans three steps, starts one, writes and edits a file,
-//! commits it through Bash and asks `waymark status` through the plugin's PATH shim.
+//! Scenario 1: a fresh session plans three steps (Claude Code's task list on 2.1.197,
+//! `waymark plan` on 2.1.332), starts one, writes and edits a file, commits it through Bash
+//! and asks `waymark status` through the plugin's PATH shim.
 
 use serde_json::json;
 
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, cli, git};
+use crate::harness::{Binary, Sandbox, Version, cli, git};
 use crate::{by_trigger, last_session, strs};
 
-#[test]
-fn fresh_session_records_steps_files_commit_and_trace() {
-    if cli().is_none() {
+on_each_version!(fresh_session_records_steps_files_commit_and_trace);
+
+fn fresh_session_records_steps_files_commit_and_trace(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = Sandbox::new("fresh", Binary::Built);
+    let sb = Sandbox::new("fresh", Binary::Built, version);
     let file = sb.path("greeting.txt");
-    let api = FakeApi::start(vec![
-        Turn::tool(
-            "TaskCreate",
-            json!({"subject": "Write the greeting", "description": "create greeting.txt", "activeForm": "Writing the greeting"}),
-        ),
-        Turn::tool(
-            "TaskCreate",
-            json!({"subject": "Polish the greeting", "description": "shout it", "activeForm": "Polishing the greeting"}),
-        ),
-        Turn::tool(
-            "TaskCreate",
-            json!({"subject": "Commit the greeting", "description": "git commit", "activeForm": "Committing"}),
-        ),
-        Turn::tool(
-            "TaskUpdate",
-            json!({"taskId": "1", "status": "in_progress"}),
-        ),
+    let mut script = sb.plan(&[
+        "Write the greeting",
+        "Polish the greeting",
+        "Commit the greeting",
+    ]);
+    script.extend([
+        sb.start_step(1),
         Turn::tool(
             "Write",
             json!({"file_path": file, "content": "hello from E2E-S1-WRITE\nsecond line\n"}),
@@ -39,11 +31,8 @@ fn fresh_session_records_steps_files_commit_and_trace() {
             "Edit",
             json!({"file_path": file, "old_string": "hello", "new_string": "HELLO"}),
         ),
-        Turn::tool("TaskUpdate", json!({"taskId": "1", "status": "completed"})),
-        Turn::tool(
-            "TaskUpdate",
-            json!({"taskId": "2", "status": "in_progress"}),
-        ),
+        sb.finish_step(1),
+        sb.start_step(2),
         Turn::tool(
             "Bash",
             json!({"command": "git add greeting.txt && git commit -m 'E2E-S1-COMMIT greeting'", "description": "Commit the greeting"}),
@@ -55,6 +44,7 @@ fn fresh_session_records_steps_files_commit_and_trace() {
         ),
         Turn::text("E2E-S1-FINAL all done"),
     ]);
+    let api = FakeApi::start(script);
     sb.run_ok(
         &api,
         &["-p", "E2E-S1 write a greeting and commit it"],

@@ -1,8 +1,9 @@
 //! Running the real Claude Code CLI with waymark loaded as a plugin, in a scratch world.
 //!
-//! - [`cli`] installs the pinned `@anthropic-ai/claude-code` from npm into `<repo>/.e2e/cli`
-//!   once (guarded by a process-wide `OnceLock` and a file lock, so parallel test threads and
-//!   parallel `cargo test` runs do not race), and reuses it when it is already there.
+//! - [`cli`] installs a supported `@anthropic-ai/claude-code` ([`Version`]) from npm into
+//!   `<repo>/.e2e/cli-<version>` once (guarded by a process-wide `OnceLock` and a file lock,
+//!   so parallel test threads and parallel `cargo test` runs do not race), and reuses it
+//!   when it is already there.
 //! - [`Sandbox`] is one scenario's world: a scratch HOME, CLAUDE_CODE_TMPDIR, a real git
 //!   project and a plugin dir (a copy of the repo's `plugin/`, with `bin/waymark.bin`
 //!   linked to the waymark binary cargo built for this test run).
@@ -21,14 +22,42 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::fake_api::FakeApi;
+use crate::fake_api::{FakeApi, Turn};
 
-/// The Claude Code version the suite is written against (hook inputs in
-/// tests/fixtures/claude-code-2.1.197 were captured from it).
-pub const CLAUDE_CODE_VERSION: &str = "2.1.197";
+/// A Bash tool call.
+pub fn bash(command: &str) -> Turn {
+    Turn::tool("Bash", json!({"command": command, "description": "e2e"}))
+}
+
+/// A Claude Code release the suite runs against. Every scenario runs on each (see
+/// `on_each_version!` in main.rs); the hook inputs in `tests/fixtures/claude-code-<version>/`
+/// were captured from them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Version(pub &'static str);
+
+impl Version {
+    /// The oldest release waymark supports (June 2026): the agent has Claude Code's task
+    /// list (TaskCreate, TaskUpdate) by default.
+    pub const OLDEST: Version = Version("2.1.197");
+    /// The release users run now (24 Nov 2026): with the default model the agent has no
+    /// task list at all, and keeps its plan with `waymark plan` / `waymark step` from Bash.
+    pub const CURRENT: Version = Version("2.1.332");
+    pub const ALL: [Version; 2] = [Version::OLDEST, Version::CURRENT];
+
+    /// Whether the agent is offered TaskCreate / TaskUpdate with default settings.
+    pub fn has_task_tools(self) -> bool {
+        self == Version::OLDEST
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
 /// How long one `claude -p` run may take before it is killed.
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -51,12 +80,16 @@ impl Cli {
     }
 }
 
-/// The installed CLI, or `None` when it cannot be installed outside CI (the test then
-/// returns early after a loud message). In CI (`CI` set and not `false`/`0`) a missing
-/// CLI fails the test: the suite must never pass there by skipping.
-pub fn cli() -> Option<&'static Cli> {
-    static CLI: OnceLock<Result<Cli, String>> = OnceLock::new();
-    match CLI.get_or_init(install) {
+/// The installed CLI of `version`, or `None` when it cannot be installed outside CI (the
+/// test then returns early after a loud message). In CI (`CI` set and not `false`/`0`) a
+/// missing CLI fails the test: the suite must never pass there by skipping.
+pub fn cli(version: Version) -> Option<&'static Cli> {
+    static CLIS: [OnceLock<Result<Cli, String>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let slot = Version::ALL
+        .iter()
+        .position(|v| *v == version)
+        .expect("a supported version");
+    match CLIS[slot].get_or_init(|| install(version)) {
         Ok(c) => Some(c),
         Err(why) => {
             let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
@@ -81,11 +114,11 @@ pub fn cli() -> Option<&'static Cli> {
     }
 }
 
-/// Installs (or finds) the pinned CLI and picks the entry point that works: the native
-/// `node_modules/.bin/claude` when npm ran the package's postinstall, else
+/// Installs (or finds) the CLI of `version` and picks the entry point that works: the
+/// native `node_modules/.bin/claude` when npm ran the package's postinstall, else
 /// `node cli-wrapper.cjs` (npm 11 may hold install scripts back).
-fn install() -> Result<Cli, String> {
-    let dir = repo_root().join(".e2e").join("cli");
+fn install(version: Version) -> Result<Cli, String> {
+    let dir = repo_root().join(".e2e").join(format!("cli-{version}"));
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let lock_path = dir.parent().unwrap().join("install.lock");
     let lock = OpenOptions::new()
@@ -96,10 +129,10 @@ fn install() -> Result<Cli, String> {
         .map_err(|e| format!("cannot open {}: {e}", lock_path.display()))?;
     fs4::FileExt::lock(&lock).map_err(|e| format!("cannot lock {}: {e}", lock_path.display()))?;
 
-    if let Some(cli) = working_entry(&dir) {
+    if let Some(cli) = working_entry(&dir, version) {
         return Ok(cli);
     }
-    let spec = format!("@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}");
+    let spec = format!("@anthropic-ai/claude-code@{version}");
     eprintln!("e2e: installing {spec} into {} (npm)", dir.display());
     let out = Command::new("npm")
         .arg("install")
@@ -118,16 +151,16 @@ fn install() -> Result<Cli, String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    working_entry(&dir).ok_or_else(|| {
+    working_entry(&dir, version).ok_or_else(|| {
         format!(
             "{spec} was installed into {} but neither node_modules/.bin/claude nor \
-             `node cli-wrapper.cjs` answers `--version` with {CLAUDE_CODE_VERSION}",
+             `node cli-wrapper.cjs` answers `--version` with {version}",
             dir.display()
         )
     })
 }
 
-fn working_entry(dir: &Path) -> Option<Cli> {
+fn working_entry(dir: &Path, version: Version) -> Option<Cli> {
     let package = dir.join("node_modules/@anthropic-ai/claude-code");
     let candidates = [
         Cli {
@@ -146,8 +179,7 @@ fn working_entry(dir: &Path) -> Option<Cli> {
             .stdin(Stdio::null())
             .output()
             .is_ok_and(|o| {
-                o.status.success()
-                    && String::from_utf8_lossy(&o.stdout).contains(CLAUDE_CODE_VERSION)
+                o.status.success() && String::from_utf8_lossy(&o.stdout).contains(version.0)
             })
     })
 }
@@ -197,13 +229,15 @@ pub struct Sandbox {
     pub plugin: PathBuf,
     pub logs: PathBuf,
     pub binary: Binary,
+    /// The Claude Code release this sandbox's runs use.
+    pub version: Version,
     runs: AtomicUsize,
 }
 
 impl Sandbox {
-    pub fn new(name: &str, binary: Binary) -> Sandbox {
+    pub fn new(name: &str, binary: Binary, version: Version) -> Sandbox {
         let dir = tempfile::Builder::new()
-            .prefix(&format!("waymark-e2e-{name}-"))
+            .prefix(&format!("waymark-e2e-{name}-{version}-"))
             .tempdir()
             .expect("tempdir");
         let root = dir.path().to_path_buf();
@@ -243,6 +277,7 @@ impl Sandbox {
             plugin,
             logs,
             binary,
+            version,
             runs: AtomicUsize::new(0),
         }
     }
@@ -264,6 +299,46 @@ impl Sandbox {
     /// The absolute path of a file in the project (Write and Edit need absolute paths).
     pub fn path(&self, rel: &str) -> String {
         self.project.join(rel).to_string_lossy().into_owned()
+    }
+
+    /// The turns by which this version's agent records the plan `steps`: a TaskCreate per
+    /// step where the agent has Claude Code's task list, else one `waymark plan` from its
+    /// Bash tool (the plugin's `bin/` is on that PATH), as waymark's SessionStart note asks.
+    pub fn plan(&self, steps: &[&str]) -> Vec<Turn> {
+        if self.version.has_task_tools() {
+            return steps
+                .iter()
+                .map(|s| {
+                    Turn::tool(
+                        "TaskCreate",
+                        json!({"subject": s, "description": "e2e", "activeForm": format!("Doing: {s}")}),
+                    )
+                })
+                .collect();
+        }
+        let names: Vec<String> = steps.iter().map(|s| format!("'{s}'")).collect();
+        vec![bash(&format!("waymark plan {}", names.join(" ")))]
+    }
+
+    /// The turn that starts step `n` (1-based, in the order [`Sandbox::plan`] made them).
+    pub fn start_step(&self, n: usize) -> Turn {
+        self.step_turn(n, "in_progress", "start")
+    }
+
+    /// The turn that completes step `n`.
+    pub fn finish_step(&self, n: usize) -> Turn {
+        self.step_turn(n, "completed", "done")
+    }
+
+    fn step_turn(&self, n: usize, status: &str, verb: &str) -> Turn {
+        if self.version.has_task_tools() {
+            Turn::tool(
+                "TaskUpdate",
+                json!({"taskId": n.to_string(), "status": status}),
+            )
+        } else {
+            bash(&format!("waymark step {verb} {n}"))
+        }
     }
 
     /// The `claude` command for one run against `api`, with the scratch environment, and
@@ -320,14 +395,14 @@ impl Sandbox {
 
     /// Starts `claude` in its own process group and returns at once (see [`kill_group`]).
     pub fn spawn(&self, api: &FakeApi, args: &[&str]) -> Child {
-        let cli = cli().expect("checked by the caller");
+        let cli = cli(self.version).expect("checked by the caller");
         let (mut c, _) = self.command(cli, api, args);
         c.spawn().expect("spawn claude")
     }
 
     /// Runs `claude` to the end (killed after [`RUN_TIMEOUT`]).
     pub fn run(&self, api: &FakeApi, args: &[&str]) -> Run {
-        let cli = cli().expect("checked by the caller");
+        let cli = cli(self.version).expect("checked by the caller");
         let (mut c, debug_file) = self.command(cli, api, args);
         let n = self.runs.load(Ordering::SeqCst);
         let mut child = c.spawn().expect("spawn claude");

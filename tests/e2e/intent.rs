@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use serde_json::json;
 
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, cli, git};
+use crate::harness::{Binary, Sandbox, Version, cli, git};
 use crate::strs;
 
 const INTENTS: &str = "\
@@ -39,12 +39,13 @@ if grep -q fixed src/greeting/hello.txt 2>/dev/null; then\n\
 fi\n\
 echo 'E2E-CHECKS-FAILED: hello.txt is not fixed'; exit 1\n";
 
-#[test]
-fn intent_scope_warning_lesson_and_completion() {
-    if cli().is_none() {
+on_each_version!(intent_scope_warning_lesson_and_completion);
+
+fn intent_scope_warning_lesson_and_completion(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = Sandbox::new("intent", Binary::Built);
+    let sb = Sandbox::new("intent", Binary::Built, version);
     let orch = sb.project.join(".orchestration");
     fs::create_dir_all(&orch).unwrap();
     fs::write(orch.join("active_intents.yaml"), INTENTS).unwrap();

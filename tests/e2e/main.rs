@@ -1,6 +1,26 @@
 //! End-to-end tests: the real Claude Code CLI, waymark loaded as a plugin, a scripted fake
 //! Messages API on loopback. See docs/e2e.md.
 
+/// Makes each scenario `name(version)` a test per supported Claude Code release,
+/// `name::on_2_1_197` and `name::on_2_1_332`, so that `cargo test --test e2e name` runs
+/// it on both.
+macro_rules! on_each_version {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[test]
+                fn on_2_1_197() {
+                    super::$name(crate::harness::Version::OLDEST)
+                }
+                #[test]
+                fn on_2_1_332() {
+                    super::$name(crate::harness::Version::CURRENT)
+                }
+            }
+        )*
+    };
+}
+
 mod fake_api;
 mod harness;
 

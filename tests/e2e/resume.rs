@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, cli, git, kill_group, wait_for};
+use crate::harness::{Binary, Sandbox, Version, bash, cli, git, kill_group, wait_for};
 use crate::strs;
 
 /// The project's validation: passes once `src/fixed.txt` exists.
@@ -24,8 +24,8 @@ exit 1\n";
 
 /// A sandbox whose project validates with `./check.sh`, with `config` merged into
 /// waymark's project configuration.
-fn sandbox(name: &str, config: Value) -> Sandbox {
-    let sb = Sandbox::new(name, Binary::Built);
+fn sandbox(name: &str, config: Value, version: Version) -> Sandbox {
+    let sb = Sandbox::new(name, Binary::Built, version);
     let orch = sb.project.join(".orchestration");
     fs::create_dir_all(&orch).unwrap();
     let mut c = json!({"validation_commands": [r"(^|[;&|\s])\./check\.sh\b"]});
@@ -41,17 +41,11 @@ fn sandbox(name: &str, config: Value) -> Sandbox {
     sb
 }
 
-fn step(subject: &str) -> Vec<Turn> {
-    vec![
-        Turn::tool(
-            "TaskCreate",
-            json!({"subject": subject, "description": "e2e", "activeForm": format!("Doing: {subject}")}),
-        ),
-        Turn::tool(
-            "TaskUpdate",
-            json!({"taskId": "1", "status": "in_progress"}),
-        ),
-    ]
+/// The turns that plan one step and start it.
+fn step(sb: &Sandbox, subject: &str) -> Vec<Turn> {
+    let mut turns = sb.plan(&[subject]);
+    turns.push(sb.start_step(1));
+    turns
 }
 
 fn write(sb: &Sandbox, rel: &str, content: &str) -> Turn {
@@ -59,10 +53,6 @@ fn write(sb: &Sandbox, rel: &str, content: &str) -> Turn {
         "Write",
         json!({"file_path": sb.path(rel), "content": content}),
     )
-}
-
-fn bash(command: &str) -> Turn {
-    Turn::tool("Bash", json!({"command": command, "description": "e2e"}))
 }
 
 /// A Bash call that writes its shell's pid to `pid` and sleeps: the turn is mid-way while
@@ -146,13 +136,53 @@ fn lacks(brief: &str, needles: &[&str]) {
     }
 }
 
-#[test]
-fn a_crash_after_a_validation_that_failed_then_passed() {
-    if cli().is_none() {
+on_each_version!(
+    a_crash_with_no_plan_at_all_names_what_the_user_asked,
+    a_crash_after_a_validation_that_failed_then_passed,
+    a_crash_after_a_validation_that_is_still_failing,
+    repeated_crashes_past_max_attempts_hand_over_to_a_human,
+    an_intent_bound_task_brief_carries_the_intent,
+    two_live_sessions_in_one_project_are_not_a_crash,
+    a_subagents_writes_are_attributed_to_the_step,
+    a_push_repeated_after_a_crash_is_asked_about,
+);
+
+/// The agent recorded no plan (2.1.332's default model has no task list, and it did not
+/// use `waymark plan`): the brief still says what the user asked, the files already
+/// changed, and how to keep a plan from here on.
+fn a_crash_with_no_plan_at_all_names_what_the_user_asked(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = sandbox("failed-then-passed", json!({}));
-    let mut turns = step("Fix the parser");
+    let sb = sandbox("no-plan", json!({}), version);
+    let turns = vec![write(&sb, "src/parser.txt", "half a parser\n")];
+    let (child, pid, api) = start_then_sleep(&sb, "E2E-NP", turns);
+    let first = api.main_requests()[0].text();
+    assert!(
+        first.contains("waymark plan"),
+        "the first session was not told how to keep a plan"
+    );
+    crash(child, pid);
+    let brief = next_brief(&sb, "E2E-NP-RESUMED");
+    has(
+        &brief,
+        &[
+            "CRASH DETECTED",
+            "\"Session work\" (no plan recorded), attempt 1 of 3",
+            "The user's last request: E2E-NP go",
+            "Go on with the user's request: no plan was recorded",
+            "src/parser.txt",
+            "`waymark plan \"first step\" \"second step\" …`",
+        ],
+    );
+}
+
+fn a_crash_after_a_validation_that_failed_then_passed(version: Version) {
+    if cli(version).is_none() {
+        return;
+    }
+    let sb = sandbox("failed-then-passed", json!({}), version);
+    let mut turns = step(&sb, "Fix the parser");
     turns.extend([
         bash("./check.sh"),
         write(&sb, "src/fixed.txt", "fixed\n"),
@@ -185,13 +215,12 @@ fn a_crash_after_a_validation_that_failed_then_passed() {
     );
 }
 
-#[test]
-fn a_crash_after_a_validation_that_is_still_failing() {
-    if cli().is_none() {
+fn a_crash_after_a_validation_that_is_still_failing(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = sandbox("still-failing", json!({}));
-    let mut turns = step("Fix the parser");
+    let sb = sandbox("still-failing", json!({}), version);
+    let mut turns = step(&sb, "Fix the parser");
     turns.push(bash("./check.sh"));
     let (child, pid, _api) = start_then_sleep(&sb, "E2E-SF", turns);
     crash(child, pid);
@@ -213,13 +242,12 @@ fn a_crash_after_a_validation_that_is_still_failing() {
     );
 }
 
-#[test]
-fn repeated_crashes_past_max_attempts_hand_over_to_a_human() {
-    if cli().is_none() {
+fn repeated_crashes_past_max_attempts_hand_over_to_a_human(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = sandbox("max-attempts", json!({"max_attempts": 2}));
-    let mut turns = step("Migrate the schema");
+    let sb = sandbox("max-attempts", json!({"max_attempts": 2}), version);
+    let mut turns = step(&sb, "Migrate the schema");
     turns.push(write(&sb, "src/a.txt", "first try\n"));
     let (child, pid, _api) = start_then_sleep(&sb, "E2E-MA1", turns);
     crash(child, pid);
@@ -265,18 +293,17 @@ active_intents:
       - E2E-DONE-MARKER
 ";
 
-#[test]
-fn an_intent_bound_task_brief_carries_the_intent() {
-    if cli().is_none() {
+fn an_intent_bound_task_brief_carries_the_intent(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = sandbox("intent-brief", json!({}));
+    let sb = sandbox("intent-brief", json!({}), version);
     fs::write(
         sb.project.join(".orchestration/active_intents.yaml"),
         INTENTS,
     )
     .unwrap();
-    let mut turns = step("Write the greeting");
+    let mut turns = step(&sb, "Write the greeting");
     turns.push(write(&sb, "src/greeting/hello.txt", "hello\n"));
     turns.push(Turn::text("E2E-IB-1 done"));
     let api = FakeApi::start(turns);
@@ -302,13 +329,12 @@ fn an_intent_bound_task_brief_carries_the_intent() {
     );
 }
 
-#[test]
-fn two_live_sessions_in_one_project_are_not_a_crash() {
-    if cli().is_none() {
+fn two_live_sessions_in_one_project_are_not_a_crash(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = sandbox("parallel", json!({}));
-    let mut turns = step("Build the API");
+    let sb = sandbox("parallel", json!({}), version);
+    let mut turns = step(&sb, "Build the API");
     turns.push(write(&sb, "src/api.txt", "working\n"));
     let (first, pid, _api) = start_then_sleep(&sb, "E2E-PA", turns);
     // A second terminal, same project, while the first is mid-turn.
@@ -339,17 +365,26 @@ fn two_live_sessions_in_one_project_are_not_a_crash() {
     has(&third, &["CRASH DETECTED"]);
 }
 
-#[test]
-fn a_subagents_writes_are_attributed_to_the_step() {
-    if cli().is_none() {
+/// An Agent call for a subagent that writes docs/sub.txt, run in the foreground (2.1.332
+/// runs agents in the background unless told otherwise; 2.1.197 knows no such field).
+fn subagent(version: Version) -> Value {
+    let mut input = json!({"description": "Write the docs", "prompt": "Write docs/sub.txt", "subagent_type": "general-purpose"});
+    if version == Version::CURRENT {
+        input["run_in_background"] = json!(false);
+    }
+    input
+}
+
+fn a_subagents_writes_are_attributed_to_the_step(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = sandbox("subagent", json!({}));
-    let mut turns = step("Delegate the docs");
+    let sb = sandbox("subagent", json!({}), version);
+    let mut turns = step(&sb, "Delegate the docs");
     // Turns 3 and 4 are the subagent's own requests; the main loop goes on at 5.
     turns.push(Turn::ToolThen {
         name: "Agent".into(),
-        input: json!({"description": "Write the docs", "prompt": "Write docs/sub.txt", "subagent_type": "general-purpose"}),
+        input: subagent(version),
         then: 5,
     });
     turns.push(write(&sb, "docs/sub.txt", "from the subagent\n"));
@@ -381,12 +416,11 @@ fn a_subagents_writes_are_attributed_to_the_step() {
     );
 }
 
-#[test]
-fn a_push_repeated_after_a_crash_is_asked_about() {
-    if cli().is_none() {
+fn a_push_repeated_after_a_crash_is_asked_about(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = sandbox("repeat-push", json!({}));
+    let sb = sandbox("repeat-push", json!({}), version);
     let remote = sb.root.join("remote.git");
     git(
         &sb.root,
@@ -398,7 +432,7 @@ fn a_push_repeated_after_a_crash_is_asked_about() {
     );
     git(&sb.project, &["push", "-q", "origin", "main"]);
     let push = "git add -A && git commit -qm 'Add the feature' && git push -q origin main";
-    let mut turns = step("Ship the feature");
+    let mut turns = step(&sb, "Ship the feature");
     turns.push(write(&sb, "src/feature.txt", "feature\n"));
     turns.push(bash(push));
     let (child, pid, _api) = start_then_sleep(&sb, "E2E-RP", turns);

@@ -9,23 +9,18 @@ use serde_json::json;
 
 use crate::by_trigger;
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, cli};
+use crate::harness::{Binary, Sandbox, Version, cli};
 
-#[test]
-fn rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so() {
-    if cli().is_none() {
+on_each_version!(rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so);
+
+fn rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so(version: Version) {
+    if cli(version).is_none() {
         return;
     }
-    let sb = Sandbox::new("rewind", Binary::Built);
-    let api = FakeApi::start(vec![
-        Turn::tool(
-            "TaskCreate",
-            json!({"subject": "Write the greeting", "description": "e2e", "activeForm": "Writing"}),
-        ),
-        Turn::tool(
-            "TaskUpdate",
-            json!({"taskId": "1", "status": "in_progress"}),
-        ),
+    let sb = Sandbox::new("rewind", Binary::Built, version);
+    let mut script = sb.plan(&["Write the greeting"]);
+    script.extend([
+        sb.start_step(1),
         Turn::tool(
             "Write",
             json!({"file_path": sb.path("src/greet.txt"), "content": "hello\n"}),
@@ -34,9 +29,10 @@ fn rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so() {
             "Write",
             json!({"file_path": sb.path("src/names.txt"), "content": "ada\ngrace\n"}),
         ),
-        Turn::tool("TaskUpdate", json!({"taskId": "1", "status": "completed"})),
+        sb.finish_step(1),
         Turn::text("E2E-RW1 done"),
     ]);
+    let api = FakeApi::start(script);
     sb.run_ok(&api, &["-p", "E2E-RW1 write the greeting"], "E2E-RW1 done");
     let hook = sb.hook_json();
     let done = by_trigger(&hook, "step_complete");
