@@ -5,19 +5,25 @@ mod util;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use util::{Project, context_of, fixtures};
+use util::{Project, RELEASES, context_of, fixtures_of};
 
 #[test]
-fn every_fixture_parses_and_exits_0() {
+fn every_fixture_of_every_release_parses_and_exits_0() {
+    for release in RELEASES {
+        every_fixture_parses_and_exits_0(release);
+    }
+}
+
+fn every_fixture_parses_and_exits_0(release: &str) {
     let p = Project::new();
     let mut seen = 0;
-    for entry in std::fs::read_dir(fixtures()).unwrap() {
+    for entry in std::fs::read_dir(fixtures_of(release)).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        let text = p.fixture(&name);
+        let text = p.fixture_of(release, &name);
         let event: Value = serde_json::from_str(&text).unwrap();
         let event_name = event["hook_event_name"].as_str().unwrap().to_string();
         let out = p.run(&["hook", &event_name], text);
@@ -211,4 +217,26 @@ fn post_tool_use_prints_nothing_without_a_warning() {
         ""
     );
     assert!(context_of(&p.hook("SessionStart", &p.fixture("SessionStart-startup.json"))).is_some());
+}
+
+/// The same event twice from one Claude Code process (waymark registered by the plugin
+/// and by `waymark init`) is handled once; another tool call is not mistaken for it.
+#[test]
+fn one_event_delivered_twice_is_handled_once() {
+    let p = Project::new();
+    p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));
+    let write = p.write_event("src/a.rs", "fn a() {}\n");
+    p.hook("PostToolUse", &write);
+    p.hook("PostToolUse", &write);
+    let records = |p: &Project| {
+        p.read(".orchestration/agent_trace.jsonl")
+            .lines()
+            .filter(|l| l.contains("\"tool_name\":\"Write\""))
+            .count()
+    };
+    assert_eq!(records(&p), 1);
+    let mut other: Value = serde_json::from_str(&write).unwrap();
+    other["tool_use_id"] = "toolu_another".into();
+    p.hook("PostToolUse", &other.to_string());
+    assert_eq!(records(&p), 2);
 }

@@ -331,3 +331,84 @@ fn small_things_say_what_they_mean() {
         }
     }
 }
+
+/// The plugin registers exactly the events waymark handles, as `waymark init` does, each
+/// through the launcher (docs/events.md says why the others are not).
+#[test]
+fn the_plugin_and_init_register_the_same_events() {
+    let hooks: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin/hooks/hooks.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let mut registered: Vec<&str> = hooks["hooks"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    registered.sort();
+    let mut handled = waymark::claude::event::EVENTS.to_vec();
+    handled.sort();
+    assert_eq!(registered, handled);
+    for event in handled {
+        let command = hooks["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap();
+        assert_eq!(
+            command,
+            format!("\"${{CLAUDE_PLUGIN_ROOT}}/hooks/waymark-hook\" {event}")
+        );
+    }
+    for event in ["WorktreeCreate", "WorktreeRemove"] {
+        assert!(
+            hooks["hooks"].get(event).is_none(),
+            "{event} replaces git's own"
+        );
+    }
+}
+
+/// The plugin installed and `waymark init` run too: doctor names both registrations and
+/// says which to remove (each event is handled once anyway, docs/events.md).
+#[test]
+fn doctor_names_a_second_registration_and_which_to_remove() {
+    let p = Project::new();
+    let (_bin, path) = path_with_waymark();
+    p.waymark()
+        .env("PATH", &path)
+        .arg("init")
+        .assert()
+        .success();
+    // What `/plugin install waymark@waymark` writes in the user's settings.
+    p.write(
+        "home/.claude/settings.json",
+        r#"{"enabledPlugins": {"waymark@waymark": true}}"#,
+    );
+    let out = p
+        .waymark()
+        .env("PATH", &path)
+        .env("HOME", p.path("home"))
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("ok   the plugin waymark@waymark is enabled in")
+            && report.contains("warn waymark is registered 2 times: the plugin (enabled in")
+            && report.contains("`waymark init` in ")
+            && report.contains("keep the plugin and run `waymark init --remove` (for "),
+        "{report}"
+    );
+    p.waymark().arg("init").arg("--remove").assert().success();
+    let out = p
+        .waymark()
+        .env("PATH", &path)
+        .env("HOME", p.path("home"))
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(!report.contains("registered 2 times"), "{report}");
+}

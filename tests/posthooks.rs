@@ -47,6 +47,8 @@ active_intents:
 struct Proj {
     dir: tempfile::TempDir,
     config: tempfile::TempDir,
+    /// The inputs sent so far (see [`Proj::hook_env`]).
+    sent: std::cell::RefCell<std::collections::HashSet<String>>,
 }
 
 impl Proj {
@@ -67,6 +69,7 @@ impl Proj {
         Proj {
             dir,
             config: tempfile::tempdir().unwrap(),
+            sent: Default::default(),
         }
     }
 
@@ -110,10 +113,18 @@ impl Proj {
         self.hook_env(event, input, &[])
     }
 
+    /// Sends `input` as one new event: Claude Code gives each tool call an id of its own,
+    /// so a test that sends a call again means another call, which gets an id of its own
+    /// here (one input sent twice is one event delivered to two registrations, handled
+    /// once: tests/hook_cli.rs).
     fn hook_env(&self, event: &str, input: &Value, env: &[(&str, &str)]) -> Value {
         let mut c = self.cmd();
         for (k, v) in env {
             c.env(k, v);
+        }
+        let mut input = input.clone();
+        if !self.sent.borrow_mut().insert(input.to_string()) && input.get("tool_use_id").is_some() {
+            input["tool_use_id"] = next_tool_use_id().into();
         }
         let out = c
             .args(["hook", event])
@@ -383,6 +394,13 @@ fn the_trace_validates_against_the_agent_trace_schema() {
     assert!(!validator.is_valid(&r));
 }
 
+/// A tool use id no other call of this test run has.
+fn next_tool_use_id() -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!("toolu_test_{}", N.fetch_add(1, Ordering::SeqCst))
+}
+
 #[test]
 fn concurrent_hooks_lose_no_record() {
     let p = Proj::new();
@@ -397,11 +415,13 @@ fn concurrent_hooks_lose_no_record() {
             let cfg = p.config.path().to_path_buf();
             std::thread::spawn(move || {
                 for _ in 0..5 {
+                    let mut call: Value = serde_json::from_str(&e).unwrap();
+                    call["tool_use_id"] = next_tool_use_id().into();
                     let mut c = Command::cargo_bin("waymark").unwrap();
                     c.env("CLAUDE_PROJECT_DIR", &root)
                         .env("XDG_CONFIG_HOME", &cfg)
                         .args(["hook", "PostToolUse"])
-                        .write_stdin(e.clone())
+                        .write_stdin(call.to_string())
                         .assert()
                         .success();
                 }

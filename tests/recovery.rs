@@ -72,9 +72,16 @@ fn a_session_that_stops_mid_step_is_a_crash_and_the_brief_says_how_to_resume() {
         "{md}"
     );
 
-    // Recovery is idempotent: a second start finds the same verdict, no second transition.
-    let again =
-        context_of(&p.hook("SessionStart", &p.fixture("SessionStart-startup.json"))).unwrap();
+    // Recovery is idempotent: a second start (another Claude Code process) finds the same
+    // verdict, no second transition.
+    let second = p
+        .waymark()
+        .env("CLAUDE_PID", "4242")
+        .args(["hook", "SessionStart"])
+        .write_stdin(p.fixture("SessionStart-startup.json"))
+        .output()
+        .unwrap();
+    let again = context_of(&String::from_utf8(second.stdout).unwrap()).unwrap();
     assert!(again.contains("CRASH DETECTED"));
     let h2 = p.hook_json();
     let crashes = h2["history"]
@@ -466,4 +473,116 @@ fn a_finished_plan_completes_the_task_at_stop_and_a_new_prompt_starts_the_next()
     assert_ne!(next["task_id"], id);
     assert_eq!(next["task_index"], 1);
     assert_eq!(next["state"], "step_pending");
+}
+
+/// A fixture of Claude Code 2.1.332 sent as session `session`, in `cwd` when given.
+fn today(p: &Project, name: &str, session: &str, cwd: Option<&std::path::Path>) -> String {
+    let mut e: Value = serde_json::from_str(&p.fixture_of("2.1.332", name)).unwrap();
+    e["session_id"] = session.into();
+    if let Some(cwd) = cwd {
+        e["cwd"] = cwd.display().to_string().into();
+    }
+    e.to_string()
+}
+
+/// `event` sent by session `session`.
+fn as_session(event: &str, session: &str) -> String {
+    let mut e: Value = serde_json::from_str(event).unwrap();
+    e["session_id"] = session.into();
+    e.to_string()
+}
+
+/// Claude Code 2.1.332 ends a turn that failed on an API error with StopFailure: the
+/// session stopped, it did not crash, and the next session is told why the turn failed.
+#[test]
+fn a_turn_that_failed_on_an_api_error_is_a_stop_and_the_brief_says_why() {
+    let p = Project::new();
+    for name in ["SessionStart-startup.json", "UserPromptSubmit.json"] {
+        p.hook(
+            name.split(['-', '.']).next().unwrap(),
+            &today(&p, name, "s1", None),
+        );
+    }
+    p.hook(
+        "PostToolUse",
+        &as_session(&p.write_event("src/a.rs", "fn a() {}\n"), "s1"),
+    );
+    p.hook("StopFailure", &today(&p, "StopFailure.json", "s1", None));
+    let h = p.hook_json();
+    let session = &h["sessions"][0];
+    assert_eq!(session["status"], "idle", "{h:#}");
+    assert_eq!(session["failed_turn"]["error"], "unknown");
+    let brief = context_of(&p.hook(
+        "SessionStart",
+        &today(&p, "SessionStart-resume.json", "s1", None),
+    ))
+    .unwrap();
+    assert!(!brief.contains("CRASH DETECTED"), "{brief}");
+    assert!(
+        brief.contains("last turn ended on an API error (unknown)")
+            && brief.contains("API Error: 400 E2E injected failure")
+            && brief.contains("it did not crash"),
+        "{brief}"
+    );
+    // Its next event is a new turn: the failure is no longer news.
+    let mut next: Value =
+        serde_json::from_str(&today(&p, "UserPromptSubmit.json", "s1", None)).unwrap();
+    next["prompt_id"] = "the-next-prompt".into();
+    p.hook("UserPromptSubmit", &next.to_string());
+    assert!(p.hook_json()["sessions"][0]["failed_turn"].is_null());
+}
+
+/// A session that ended while it waited for a permission, with a subagent running, in a
+/// worktree: the next session's brief says all three.
+#[test]
+fn a_crash_while_waiting_for_a_permission_in_a_worktree_is_told() {
+    let p = Project::new();
+    let worktree = p.path(".claude/worktrees/wt1");
+    std::fs::create_dir_all(&worktree).unwrap();
+    let wt = Some(worktree.as_path());
+    p.hook(
+        "SessionStart",
+        &today(&p, "SessionStart-startup.json", "s1", wt),
+    );
+    p.hook(
+        "UserPromptSubmit",
+        &today(&p, "UserPromptSubmit.json", "s1", wt),
+    );
+    p.hook(
+        "PostToolUse",
+        &as_session(&p.write_event("src/a.rs", "fn a() {}\n"), "s1"),
+    );
+    p.hook(
+        "SubagentStart",
+        &today(&p, "SubagentStart.json", "s1", None),
+    );
+    p.hook(
+        "PermissionRequest",
+        &today(&p, "PermissionRequest.json", "s1", wt),
+    );
+    let h = p.hook_json();
+    let s = &h["sessions"][0];
+    assert_eq!(s["cwd"], ".claude/worktrees/wt1", "{h:#}");
+    assert_eq!(s["agents"], json!(["general-purpose a3ad463d"]), "{h:#}");
+    assert!(
+        s["waiting_for"]
+            .as_str()
+            .unwrap()
+            .contains("permission to run Bash `touch needs-permission.txt`"),
+        "{h:#}"
+    );
+    // Claude Code died there: the next session starts afresh.
+    let brief = context_of(&p.hook(
+        "SessionStart",
+        &today(&p, "SessionStart-startup.json", "s2", None),
+    ))
+    .unwrap();
+    for needle in [
+        "CRASH DETECTED",
+        "Session s1 was working in .claude/worktrees/wt1, not the project root",
+        "Session s1 was waiting for the user's permission to run Bash `touch needs-permission.txt` when it ended",
+        "had subagents running when it ended (general-purpose a3ad463d)",
+    ] {
+        assert!(brief.contains(needle), "lacks {needle:?}:\n{brief}");
+    }
 }

@@ -25,6 +25,10 @@ pub const EVENTS: &[&str] = &[
     "SubagentStop",
     "TaskCreated",
     "TaskCompleted",
+    "StopFailure",
+    "SubagentStart",
+    "PermissionRequest",
+    "CwdChanged",
 ];
 
 /// Fields every hook input carries.
@@ -67,6 +71,10 @@ pub enum EventKind {
     SubagentStop(Stop),
     TaskCreated(TaskEvent),
     TaskCompleted(TaskEvent),
+    StopFailure(StopFailure),
+    SubagentStart,
+    PermissionRequest(ToolCall),
+    CwdChanged(CwdChanged),
     Other(String),
 }
 
@@ -140,6 +148,25 @@ pub struct PostCompact {
 pub struct Stop {
     pub stop_hook_active: bool,
     pub last_assistant_message: String,
+}
+
+/// A turn that ended on an API error (Claude Code 2.1.332).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct StopFailure {
+    /// Its kind: `rate_limit`, `invalid_request`, `server_error`, `unknown`, …
+    pub error: String,
+    /// The API's answer, when Claude Code gives it.
+    pub error_details: Option<String>,
+    /// What Claude Code showed: `API Error: 400 …`.
+    pub last_assistant_message: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct CwdChanged {
+    pub old_cwd: String,
+    pub new_cwd: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -237,6 +264,10 @@ fn kind(name: &str, value: &mut Value) -> Result<EventKind, ParseError> {
         "SubagentStop" => EventKind::SubagentStop(field(value, "last_assistant_message")?),
         "TaskCreated" => EventKind::TaskCreated(field(value, "task_id")?),
         "TaskCompleted" => EventKind::TaskCompleted(field(value, "task_id")?),
+        "StopFailure" => EventKind::StopFailure(field(value, "error")?),
+        "SubagentStart" => EventKind::SubagentStart,
+        "PermissionRequest" => EventKind::PermissionRequest(tool(value)),
+        "CwdChanged" => EventKind::CwdChanged(field(value, "new_cwd")?),
         other => EventKind::Other(other.to_string()),
     })
 }
@@ -265,6 +296,10 @@ impl Event {
             EventKind::SubagentStop(_) => "SubagentStop",
             EventKind::TaskCreated(_) => "TaskCreated",
             EventKind::TaskCompleted(_) => "TaskCompleted",
+            EventKind::StopFailure(_) => "StopFailure",
+            EventKind::SubagentStart => "SubagentStart",
+            EventKind::PermissionRequest(_) => "PermissionRequest",
+            EventKind::CwdChanged(_) => "CwdChanged",
             EventKind::Other(name) => name,
         }
     }

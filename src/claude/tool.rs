@@ -238,6 +238,18 @@ impl ToolCall {
     }
 
     /// The Bash command, when this is a Bash call.
+    /// The call as a person names it: ``Bash `cargo test` ``, `Write /p/src/a.rs`, or the
+    /// tool's name.
+    pub fn describe(&self) -> String {
+        if let Some(command) = self.command() {
+            return format!("{} `{command}`", self.name);
+        }
+        match self.written_paths().first() {
+            Some(path) => format!("{} {path}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
     pub fn command(&self) -> Option<&str> {
         match &self.input {
             ToolInput::Bash(b) => Some(&b.command),

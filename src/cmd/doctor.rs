@@ -42,8 +42,17 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
     lines.push(key_line(&ctx));
 
     let registered = registrations(&ctx.project.root);
-    if registered.is_empty() {
-        lines.push((Mark::Warn, "hooks not found in .claude/settings.json, .claude/settings.local.json or ~/.claude/settings.json (fine when loaded as a plugin; else run `waymark init`)".into()));
+    let plugin = plugin_enabled(&ctx.project.root);
+    if let Some(file) = &plugin {
+        lines.push((
+            Mark::Ok,
+            format!("the plugin waymark@waymark is enabled in {file}"),
+        ));
+    } else if registered.is_empty() {
+        lines.push((Mark::Warn, "hooks not found in .claude/settings.json, .claude/settings.local.json or ~/.claude/settings.json, and no waymark plugin enabled there (fine with `claude --plugin-dir`; else `/plugin install waymark@waymark` or `waymark init`)".into()));
+    }
+    if let Some(line) = twice(plugin.as_deref(), &registered) {
+        lines.push((Mark::Warn, line));
     }
     for (file, commands) in registered {
         // One check per program the entries run (normally one for all events).
@@ -209,8 +218,9 @@ fn report(lines: &[(Mark, String)]) -> ExitCode {
     }
 }
 
-/// The settings files that register waymark's hooks, with the commands of its entries.
-fn registrations(root: &Path) -> Vec<(String, Vec<String>)> {
+/// The settings files Claude Code reads for a session in `root`, parsed: the project's,
+/// its local one, the user's.
+fn settings_files(root: &Path) -> Vec<(PathBuf, serde_json::Value)> {
     let mut files = vec![
         root.join(".claude/settings.json"),
         root.join(".claude/settings.local.json"),
@@ -223,11 +233,72 @@ fn registrations(root: &Path) -> Vec<(String, Vec<String>)> {
         .into_iter()
         .filter_map(|f| {
             let text = std::fs::read_to_string(&f).ok()?;
-            let settings = serde_json::from_str(&text).ok()?;
+            Some((f, serde_json::from_str(&text).ok()?))
+        })
+        .collect()
+}
+
+/// The settings files that register waymark's hooks, with the commands of its entries.
+fn registrations(root: &Path) -> Vec<(String, Vec<String>)> {
+    settings_files(root)
+        .into_iter()
+        .filter_map(|(f, settings)| {
             let commands = super::init::registered_commands(&settings);
             (!commands.is_empty()).then(|| (f.display().to_string(), commands))
         })
         .collect()
+}
+
+/// The settings file that enables the waymark plugin (`enabledPlugins`, as
+/// `/plugin install` writes it), if one does.
+fn plugin_enabled(root: &Path) -> Option<String> {
+    settings_files(root).into_iter().find_map(|(f, settings)| {
+        let enabled = settings.get("enabledPlugins")?.as_object()?;
+        enabled
+            .iter()
+            .any(|(name, on)| name.starts_with("waymark@") && on.as_bool() == Some(true))
+            .then(|| f.display().to_string())
+    })
+}
+
+/// When waymark is registered more than once (the plugin and `waymark init`, or `init` in
+/// two settings files): every event then starts a waymark process per registration. Each
+/// event is handled once anyway (`handlers::once`), but the extra processes cost each
+/// tool call; the line names them all and which to remove (the plugin is the main way).
+fn twice(plugin: Option<&str>, registered: &[(String, Vec<String>)]) -> Option<String> {
+    let mut names: Vec<String> = plugin
+        .map(|f| format!("the plugin (enabled in {f})"))
+        .into_iter()
+        .collect();
+    names.extend(
+        registered
+            .iter()
+            .map(|(f, _)| format!("`waymark init` in {f}")),
+    );
+    if names.len() < 2 {
+        return None;
+    }
+    let remove: Vec<String> = registered
+        .iter()
+        .skip(usize::from(plugin.is_none()))
+        .map(|(f, _)| {
+            let user = std::env::var_os("HOME")
+                .is_some_and(|h| Path::new(f).starts_with(Path::new(&h).join(".claude")));
+            let flag = if user { " --user" } else { "" };
+            format!("`waymark init --remove{flag}` (for {f})")
+        })
+        .collect();
+    Some(format!(
+        "waymark is registered {} times: {}. Each event is handled once, but every tool call starts a waymark process per registration: keep {} and run {}.",
+        names.len(),
+        names.join(", "),
+        if plugin.is_some() {
+            "the plugin"
+        } else {
+            "the first"
+        },
+        remove.join(" and ")
+    ))
 }
 
 /// Whether a registered hook command's program (its first word, as written) starts: the

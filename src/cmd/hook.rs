@@ -71,8 +71,13 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
         parsed.event.name(),
         ctx.config.hook_deadline,
     );
+    let Some(claim) = crate::handlers::once::claim(&ctx, parsed.event.name(), &bytes) else {
+        // Another registration of waymark's got the same event: it handles it.
+        return ExitCode::SUCCESS;
+    };
     crate::handlers::pending::apply(&mut ctx);
     let handled = run_event(&ctx, &parsed.event);
+    claim.done(&ctx);
     if handled.deferred {
         let input: Value = serde_json::from_str(&text).unwrap_or_default();
         if let Err(e) = crate::handlers::pending::keep(&ctx, parsed.event.name(), &input) {

@@ -1,12 +1,13 @@
-//! Stop, SubagentStop and SessionEnd: the ends of turns and sessions.
+//! Stop, StopFailure, SubagentStart, SubagentStop, SessionEnd and CwdChanged: turns and
+//! sessions starting, ending and moving.
 
-use crate::claude::event::{Event, SessionEnd, Stop};
+use crate::claude::event::{CwdChanged, Event, SessionEnd, Stop, StopFailure};
 use crate::config::Switch;
 use crate::context::Ctx;
 use crate::task::{
-    CheckpointTrigger, Effect, HookState, MAX_LAST_OUTPUT, Need, SessionStatus, current,
+    CheckpointTrigger, Effect, FailedTurn, HookState, MAX_LAST_OUTPUT, Need, SessionStatus, current,
 };
-use crate::text::truncate;
+use crate::text::{one_line, truncate};
 
 /// Stop: keep the last output, checkpoint a context-window crossing, complete the task
 /// when every step is done, and mark the session idle (the turn ended cleanly).
@@ -33,6 +34,9 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
             SessionStatus::Active
         };
         super::note(hook, event, status, ctx);
+        if !main {
+            hook.note_agent(&event.common.session_id, &agent(event), false);
+        }
         anyhow::Ok(())
     })?;
     changed.map(|(r, _)| r).transpose()?;
@@ -61,6 +65,63 @@ pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<(
             }
         }
         super::note(hook, event, SessionStatus::Ended, ctx);
+    })?;
+    Ok(())
+}
+
+/// StopFailure: the turn ended on an API error. The session is stopped (idle), not
+/// crashed, and the next session is told why its last turn failed.
+pub fn stop_failure(ctx: &Ctx, event: &Event, e: &StopFailure) -> anyhow::Result<()> {
+    current::change(ctx, Need::Existing, |hook, _| {
+        super::note(hook, event, SessionStatus::Idle, ctx);
+        if let Some(s) = hook.session_mut(&event.common.session_id) {
+            let message = match &e.error_details {
+                Some(details) if !details.is_empty() => details,
+                _ => &e.last_assistant_message,
+            };
+            s.failed_turn = Some(FailedTurn {
+                error: e.error.clone(),
+                message: truncate(&one_line(message), MAX_FAILED_TURN),
+                at: ctx.now,
+            });
+        }
+    })?;
+    Ok(())
+}
+
+/// How much of a failed turn's message is kept.
+const MAX_FAILED_TURN: usize = 300;
+
+/// SubagentStart: the session is working, and has a subagent running until its
+/// SubagentStop.
+pub fn subagent(ctx: &Ctx, event: &Event, started: bool) -> anyhow::Result<()> {
+    current::change(ctx, Need::Existing, |hook, _| {
+        super::note(hook, event, SessionStatus::Active, ctx);
+        hook.note_agent(&event.common.session_id, &agent(event), started);
+    })?;
+    Ok(())
+}
+
+/// A subagent as a session lists it: its type and id.
+fn agent(event: &Event) -> String {
+    let c = &event.common;
+    let kind = c.agent_type.as_deref().unwrap_or("agent");
+    match c.agent_id.as_deref() {
+        Some(id) => format!("{kind} {}", crate::text::short_id(id)),
+        None => kind.to_string(),
+    }
+}
+
+/// CwdChanged: where the session works now (every event carries its `cwd`, which
+/// [`super::note`] records; this one says so as soon as it changes).
+pub fn cwd_changed(ctx: &Ctx, event: &Event, e: &CwdChanged) -> anyhow::Result<()> {
+    current::change(ctx, Need::Existing, |hook, _| {
+        let id = &event.common.session_id;
+        let status = hook
+            .session_mut(id)
+            .map_or(SessionStatus::Active, |s| s.status);
+        super::note(hook, event, status, ctx);
+        hook.set_cwd(id, super::where_from(ctx, &e.new_cwd));
     })?;
     Ok(())
 }

@@ -7,8 +7,9 @@
 
 mod compact;
 mod lifecycle;
+pub mod once;
 pub mod pending;
-mod permission_denied;
+mod permission;
 mod post_tool_use;
 mod posthook;
 mod pre_tool_use;
@@ -46,15 +47,17 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
         EventKind::PostToolUseFailure(call, failure) => {
             post_tool_use::handle(ctx, event, call, Err(failure), &mut out)
         }
-        EventKind::PermissionDenied(call, denied) => {
-            permission_denied::handle(ctx, event, call, denied)
-        }
+        EventKind::PermissionDenied(call, denied) => permission::denied(ctx, event, call, denied),
         EventKind::PreCompact(e) => compact::pre(ctx, event, e),
         EventKind::PostCompact(e) => compact::post(ctx, event, e),
         EventKind::Stop(e) => lifecycle::stop(ctx, event, e, true),
         EventKind::SubagentStop(e) => lifecycle::stop(ctx, event, e, false),
         EventKind::TaskCreated(e) => tasks::created(ctx, event, e),
         EventKind::TaskCompleted(e) => tasks::completed(ctx, event, e),
+        EventKind::StopFailure(e) => lifecycle::stop_failure(ctx, event, e),
+        EventKind::SubagentStart => lifecycle::subagent(ctx, event, true),
+        EventKind::PermissionRequest(call) => permission::request(ctx, event, call),
+        EventKind::CwdChanged(e) => lifecycle::cwd_changed(ctx, event, e),
         EventKind::Other(_) => Ok(()),
     };
     let busy = |e: &anyhow::Error| {
@@ -92,4 +95,19 @@ fn note(
 ) {
     let c = &event.common;
     hook.note_session(&c.session_id, c.transcript_path.as_deref(), status, ctx.now);
+    // A subagent's directory (an isolated worktree) is not where its session works.
+    if let Some(cwd) = c.cwd.as_deref().filter(|_| c.agent_id.is_none()) {
+        hook.set_cwd(&c.session_id, where_from(ctx, cwd));
+    }
+}
+
+/// Where an event's working directory is, as a session records it: `None` at the project
+/// root (nearly every event: told without looking at the disk), else root-relative (a
+/// worktree under `.claude/worktrees/`, a subdirectory) or absolute.
+pub(super) fn where_from(ctx: &Ctx, cwd: &str) -> Option<String> {
+    if std::path::Path::new(cwd) == ctx.project.root {
+        return None;
+    }
+    let located = ctx.project.locate(cwd, None);
+    Some(located.display().to_string()).filter(|p| !p.is_empty())
 }

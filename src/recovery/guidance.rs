@@ -4,7 +4,7 @@
 //! always say the same thing.
 
 use crate::task::{Hook, HookState, Outline, Step, StepSource, StepStatus};
-use crate::text::{ago, one_line, truncate};
+use crate::text::{ago, one_line, short_id, truncate};
 use chrono::{DateTime, Utc};
 
 /// The instructions for the agent reading the recovery file.
@@ -176,6 +176,7 @@ pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
             done.join("; ")
         ));
     }
+    lines.extend(session_facts(hook, now));
     if let Some(i) = &hook.intent {
         let mut line = format!("Intent {} \"{}\" ({})", i.id, i.name, i.status);
         if !i.owned_scope.is_empty() {
@@ -195,6 +196,51 @@ pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
         }
         line.push('.');
         lines.push(line);
+    }
+    lines
+}
+
+/// What the sessions left that the next one must know: a last turn that failed on an API
+/// error (stopped, not crashed), and of the session that crashed (else the last one) where
+/// it worked, what it was waiting for from the user and the subagents it had running.
+fn session_facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for s in &hook.sessions {
+        if let Some(f) = &s.failed_turn {
+            lines.push(format!(
+                "Session {}'s last turn ended on an API error ({}) {} ago: {}. It stopped there, it did not crash: go on from the step below.",
+                short_id(&s.session_id),
+                f.error,
+                ago(now, f.at),
+                f.message
+            ));
+        }
+    }
+    let crashed = hook.recovery.as_ref().and_then(|r| r.session_id.as_deref());
+    let Some(s) = (match crashed {
+        Some(id) => hook.sessions.iter().find(|s| s.session_id == id),
+        None => hook.session(),
+    }) else {
+        return lines;
+    };
+    let who = format!("Session {}", short_id(&s.session_id));
+    if let Some(cwd) = &s.cwd {
+        lines.push(format!(
+            "{who} was working in {cwd}, not the project root: go on there."
+        ));
+    }
+    if crashed.is_some() {
+        if let Some(w) = &s.waiting_for {
+            lines.push(format!(
+                "{who} was waiting for the user's {w} when it ended."
+            ));
+        }
+        if !s.agents.is_empty() {
+            lines.push(format!(
+                "{who} had subagents running when it ended ({}): their work may be unfinished.",
+                s.agents.join(", ")
+            ));
+        }
     }
     lines
 }

@@ -570,6 +570,30 @@ pub struct Session {
     pub step: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
+    /// Where the session works when it is not the project root (a worktree, a
+    /// subdirectory): root-relative, or absolute outside the root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// What the session asked the user for (a permission) and was still waiting for at
+    /// its last event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
+    /// Its last turn ended on an API error (StopFailure): stopped, not crashed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_turn: Option<FailedTurn>,
+    /// The subagents it started that have not stopped (type and id), newest last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<String>,
+}
+
+/// A turn that ended on an API error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedTurn {
+    /// Claude Code's kind of error (`rate_limit`, `invalid_request`, `unknown`, …).
+    pub error: String,
+    /// What Claude Code showed for it (bounded).
+    pub message: String,
+    pub at: DateTime<Utc>,
 }
 
 /// How many of a session's files are kept for another session's brief.

@@ -25,9 +25,16 @@ impl Session {
             owner: None,
             step: None,
             files: Vec::new(),
+            cwd: None,
+            waiting_for: None,
+            failed_turn: None,
+            agents: Vec::new(),
         }
     }
 }
+
+/// How many running subagents a session keeps.
+pub const SESSION_AGENTS: usize = 8;
 
 impl Hook {
     /// The session that sent the last event.
@@ -60,7 +67,12 @@ impl Hook {
         now: DateTime<Utc>,
     ) {
         if let Some(s) = self.session_mut(id) {
-            if s.status != status || now - s.last_event_at > Duration::seconds(60) {
+            // A new event ends a wait for the user; a new turn (work again) follows a
+            // failed one, which a session start still tells.
+            let waited = s.waiting_for.take().is_some();
+            let failed = status == SessionStatus::Active && s.failed_turn.take().is_some();
+            let over = waited || failed;
+            if over || s.status != status || now - s.last_event_at > Duration::seconds(60) {
                 s.status = status;
                 s.last_event_at = now;
             }
@@ -91,6 +103,27 @@ impl Hook {
     pub fn set_owner(&mut self, id: &str, owner: Option<Owner>) {
         if let (Some(s), Some(o)) = (self.session_mut(id), owner) {
             s.owner = Some(o);
+        }
+    }
+
+    /// Records where session `id` works (`None`: the project root). No write when unchanged.
+    pub fn set_cwd(&mut self, id: &str, cwd: Option<String>) {
+        if let Some(s) = self.session_mut(id).filter(|s| s.cwd != cwd) {
+            s.cwd = cwd;
+        }
+    }
+
+    /// Records a subagent session `id` started (`agent`: its type and id), or, `started`
+    /// false, that it stopped.
+    pub fn note_agent(&mut self, id: &str, agent: &str, started: bool) {
+        let Some(s) = self.session_mut(id) else {
+            return;
+        };
+        s.agents.retain(|a| a != agent);
+        if started {
+            s.agents.push(agent.to_string());
+            let excess = s.agents.len().saturating_sub(SESSION_AGENTS);
+            s.agents.drain(..excess);
         }
     }
 

@@ -44,6 +44,9 @@ pub enum Turn {
     },
     /// HTTP 400 `prompt is too long: N tokens > M maximum`: Claude Code compacts and retries.
     TooLong,
+    /// HTTP 400 `invalid_request_error` "E2E injected failure", to this request and its
+    /// retries: the turn ends on an API error (Claude Code fires StopFailure).
+    ApiError,
 }
 
 impl Turn {
@@ -373,6 +376,15 @@ fn answer(state: &Mutex<State>, method: &str, path: &str, body: &Value) -> (Stri
             let id = format!("toolu_e2e_{:04}", st.next_id);
             st.issued.insert(id.clone(), then - 1);
             sse(&msg_id, &[Block::Tool { id, name, input }], "tool_use")
+        }
+        Turn::ApiError => {
+            // Retries get it too: the turn does end on the error.
+            st.cursor = index;
+            let body = json!({
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": "E2E injected failure"}
+            });
+            http(400, "application/json", body.to_string().as_bytes())
         }
         Turn::TooLong => {
             st.too_long_given.insert(index);

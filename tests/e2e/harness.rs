@@ -359,10 +359,11 @@ impl Sandbox {
         let n = self.runs.fetch_add(1, Ordering::SeqCst) + 1;
         let debug_file = self.logs.join(format!("run-{n}.debug.log"));
         let mut c = cli.command();
-        c.args(args)
-            .arg("--output-format")
-            .arg("json")
-            .arg("--dangerously-skip-permissions");
+        c.args(args).arg("--output-format").arg("json");
+        // A run that names its permission mode is asked for permissions as a user would be.
+        if !args.contains(&"--permission-mode") {
+            c.arg("--dangerously-skip-permissions");
+        }
         if let Some(dir) = plugin_dir {
             c.arg("--plugin-dir").arg(dir);
         }

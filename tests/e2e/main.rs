@@ -24,6 +24,7 @@ macro_rules! on_each_version {
 mod fake_api;
 mod harness;
 
+mod capture;
 mod clear;
 mod compaction;
 mod crash;

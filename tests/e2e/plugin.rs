@@ -42,6 +42,7 @@ on_each_version!(
     session_finishes_with_a_failing_waymark_binary,
     session_finishes_with_a_non_executable_waymark_binary,
     marketplace_install_copies_a_small_plugin_whose_hooks_fire,
+    registered_twice_each_event_is_handled_once,
 );
 
 fn plugin_manifests_pass_strict_validation(version: Version) {
@@ -287,4 +288,79 @@ fn marketplace_install_copies_a_small_plugin_whose_hooks_fire(version: Version) 
         "hooks still fire after uninstall"
     );
     assert_eq!(sb.read(".orchestration/agent_trace.jsonl"), before);
+}
+
+/// `waymark init` and the plugin at once: Claude Code runs both registrations for every
+/// event, and waymark handles each event once (one trace record for one Write).
+fn registered_twice_each_event_is_handled_once(version: Version) {
+    let Some(cli) = cli(version) else {
+        return;
+    };
+    let sb = Sandbox::new("twice", Binary::Built, version);
+    // One wrapper for both registrations, noting each run and whether the plugin ran it.
+    let bin = sb.root.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let ran = sb.root.join("runs");
+    let wrapper = bin.join("waymark");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$* plugin=${{CLAUDE_PLUGIN_ROOT:+yes}}\" >> '{}'\nexec '{}' \"$@\"\n",
+            ran.display(),
+            env!("CARGO_BIN_EXE_waymark")
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let plugin_bin = sb.plugin.join("bin/waymark.bin");
+    fs::remove_file(&plugin_bin).unwrap();
+    std::os::unix::fs::symlink(&wrapper, &plugin_bin).unwrap();
+    // `init` registers `waymark hook …` (the waymark on PATH) when it runs as that
+    // waymark: first as a link to the binary, then the wrapper takes its place.
+    let linked = bin.join("waymark-linked");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_waymark"), &linked).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    fs::rename(&wrapper, bin.join("waymark.wrapper")).unwrap();
+    fs::rename(&linked, &wrapper).unwrap();
+    let init = std::process::Command::new(&wrapper)
+        .arg("init")
+        .current_dir(&sb.project)
+        .env("PATH", &path)
+        .env("HOME", &sb.home)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{}", text(&init));
+    fs::rename(bin.join("waymark.wrapper"), &wrapper).unwrap();
+    let api = FakeApi::start(vec![
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("twice.txt"), "content": "once\n"}),
+        ),
+        Turn::text("E2E-TWICE done"),
+    ]);
+    let (mut c, _) = sb.command(cli, &api, &["-p", "E2E-TWICE go"]);
+    let status = c.env("PATH", &path).status().unwrap();
+    let why = sb.diagnose(&api);
+    assert!(status.success(), "{why}");
+    let runs = fs::read_to_string(&ran).unwrap_or_default();
+    assert!(
+        runs.contains("hook PostToolUse plugin=yes\n")
+            && runs.contains("hook PostToolUse plugin=\n"),
+        "both registrations ran: {runs}\n{why}"
+    );
+    let writes: Vec<Value> = sb
+        .trace()
+        .into_iter()
+        .filter(|r| r["metadata"]["waymark"]["tool_name"] == "Write")
+        .collect();
+    assert_eq!(writes.len(), 1, "{writes:#?}\n{why}");
+    assert_eq!(
+        sb.hook_json()["current_step"]["files_touched"],
+        json!(["twice.txt"]),
+        "{why}"
+    );
 }

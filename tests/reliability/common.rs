@@ -50,6 +50,17 @@ pub fn spawn_hook(mut cmd: Command, input: &[u8]) -> Child {
 }
 
 /// Runs one hook to the end.
+/// `input` as Claude Code would send it for a later event of the same kind: with a
+/// `prompt_id` of its own (the same input twice from one Claude Code process is one event
+/// delivered to two registrations of waymark's, and handled once).
+pub fn again(input: &Value) -> Value {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let mut v = input.clone();
+    v["prompt_id"] = format!("again-{}", N.fetch_add(1, Ordering::SeqCst)).into();
+    v
+}
+
 pub fn run_hook(p: &Project, event: &str, input: &Value) -> Output {
     let child = spawn_hook(hook_command(p, event), input.to_string().as_bytes());
     child.wait_with_output().unwrap()

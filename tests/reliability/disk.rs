@@ -81,8 +81,8 @@ fn a_hook_json_write_over_the_file_size_limit_exits_0_logs_and_keeps_the_old_sta
         before
     );
     assert!(tmp_leftovers(&p).is_empty(), "{:?}", tmp_leftovers(&p));
-    // With room again, the same event goes through.
-    assert_eq!(run_hook(&p, e, done).status.code(), Some(0));
+    // With room again, the same change goes through.
+    assert_eq!(run_hook(&p, e, &again(done)).status.code(), Some(0));
     let hook = p.hook_json();
     let step = hook["steps"]
         .as_array()
@@ -184,7 +184,7 @@ fn a_task_that_cannot_be_archived_stays_unfinished_until_it_can() {
     // The obstacle gone, the next Stop finishes and archives it.
     std::fs::remove_file(p.path(".orchestration/tasks")).unwrap();
     std::fs::rename(&aside, p.path(".orchestration/tasks")).unwrap();
-    assert_eq!(run_hook(&p, "Stop", &stop).status.code(), Some(0));
+    assert_eq!(run_hook(&p, "Stop", &again(&stop)).status.code(), Some(0));
     let hook = p.hook_json();
     assert_eq!(hook["state"], "completed");
     let id = hook["task_id"].as_str().unwrap();

@@ -11,8 +11,17 @@ use serde_json::Value;
 /// The directory the fixtures were recorded in.
 pub const RECORDED_ROOT: &str = "/home/dev/project";
 
+/// The Claude Code releases whose hook inputs are in `tests/fixtures/claude-code-<v>/`: the
+/// oldest supported, and the one users run now.
+pub const RELEASES: [&str; 2] = ["2.1.197", "2.1.332"];
+
+/// The fixtures of the oldest release (2.1.197).
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude-code-2.1.197")
+    fixtures_of(RELEASES[0])
+}
+
+pub fn fixtures_of(release: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/claude-code-{release}"))
 }
 
 /// A scratch project: a real git repo with an identity, and a private config dir.
@@ -54,7 +63,12 @@ impl Project {
 
     /// A fixture's JSON with the recorded project path replaced by this project's root.
     pub fn fixture(&self, name: &str) -> String {
-        let text = std::fs::read_to_string(fixtures().join(name)).unwrap();
+        self.fixture_of(RELEASES[0], name)
+    }
+
+    /// [`Project::fixture`] of another release.
+    pub fn fixture_of(&self, release: &str, name: &str) -> String {
+        let text = std::fs::read_to_string(fixtures_of(release).join(name)).unwrap();
         text.replace(RECORDED_ROOT, self.root().to_str().unwrap())
     }
 

@@ -1,0 +1,240 @@
+//! Each event once, whatever registrations fire it.
+//!
+//! A user who ran `waymark init` and also installed the plugin has waymark registered
+//! twice: Claude Code runs both commands for every event, with the same input, at the same
+//! time. Without this, every Write made two trace records (`waymark doctor` names both
+//! registrations and says which to remove). The first process to see an event records
+//! it in `.orchestration/events.seen`; a second that finds it there does nothing.
+//!
+//! The record names the process that took the event and is marked done once that process
+//! has handled it: a second process finding it taken by a process that is gone (killed
+//! before it was done) handles the event itself.
+//!
+//! An event is the same when its name, its input and the Claude Code process that sent it
+//! are: one process never sends one input twice within [`WINDOW`] (each tool call has its
+//! own id, each prompt its own `prompt_id`), while two `claude --continue` runs do send
+//! the same SessionStart. That process is `CLAUDE_PID` (Claude Code 2.1.332 sets it),
+//! else the hook's Claude Code ancestor; when neither is known, only a [`BLIND_WINDOW`]
+//! tells duplicates, which start within milliseconds of each other.
+
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use crate::context::Ctx;
+
+/// The file of recent events, one `<unix ms> <key> <pid> <taken|done>` line each.
+pub const SEEN: &str = "events.seen";
+/// How long an event is remembered when its Claude Code process is known.
+const WINDOW: Duration = Duration::from_secs(30);
+/// How long when it is not.
+const BLIND_WINDOW: Duration = Duration::from_secs(2);
+/// How many events are remembered at most.
+const KEEP: usize = 64;
+/// How long a process waits for the file before it handles the event anyway.
+const WAIT: Duration = Duration::from_millis(250);
+
+/// An event this process took, to be marked done once it is handled.
+#[derive(Debug)]
+#[must_use]
+pub struct Claim {
+    /// The key and when it was taken; `None` when nothing was recorded.
+    taken: Option<(String, i64)>,
+}
+
+impl Claim {
+    /// Marks the event handled: a duplicate arriving now has nothing left to do.
+    pub fn done(self, ctx: &Ctx) {
+        let Some((key, at)) = self.taken else {
+            return;
+        };
+        let path = ctx.project.state_file(SEEN);
+        let me = std::process::id();
+        let _ = crate::store::rewrite_small(&path, WAIT, |text| {
+            let taken = format!("{at} {key} {me} taken");
+            let changed = text.replace(&taken, &format!("{at} {key} {me} done"));
+            ((changed != text).then_some(changed), ())
+        });
+    }
+}
+
+/// The claim on `event` (its name and input `bytes`) of the Claude Code process that runs
+/// this hook, or `None` when another process took it (it is handled there). Taken when
+/// that cannot be told (the file cannot be read or locked): an event handled twice is
+/// better than one lost.
+///
+/// A project with no state directory yet is not given one here (an event that needs it
+/// makes it, with its .gitignore): its first events may run twice, which costs nothing
+/// (SessionStart says the same twice, and Claude Code shows it once; the first prompt is
+/// noted twice).
+pub fn claim(ctx: &Ctx, event: &str, bytes: &[u8]) -> Option<Claim> {
+    let untracked = Some(Claim { taken: None });
+    if !ctx.project.state_dir().is_dir() {
+        return untracked;
+    }
+    let sender = sender();
+    let window = if sender.is_empty() {
+        BLIND_WINDOW
+    } else {
+        WINDOW
+    };
+    let key = key(event, &sender, bytes);
+    let now = ctx.now.timestamp_millis();
+    match remember(ctx, &key, now, window) {
+        Ok(true) => Some(Claim {
+            taken: Some((key, now)),
+        }),
+        Ok(false) => None,
+        Err(_) => untracked,
+    }
+}
+
+/// The Claude Code process that sent the event, "" when unknown.
+fn sender() -> String {
+    match std::env::var("CLAUDE_PID") {
+        Ok(pid) if !pid.is_empty() => pid,
+        _ => crate::process::owner()
+            .map(|o| format!("{}.{}", o.pid, o.start))
+            .unwrap_or_default(),
+    }
+}
+
+/// The first 16 bytes of SHA-256 of the event's name, its sender and its input, in hex.
+fn key(event: &str, sender: &str, bytes: &[u8]) -> String {
+    let mut h = Sha256::new();
+    for part in [event.as_bytes(), sender.as_bytes(), bytes] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Records `key` at `now`, taken by this process, unless it was done or is taken by a
+/// process still running within `window`; false when it was.
+fn remember(ctx: &Ctx, key: &str, now: i64, window: Duration) -> std::io::Result<bool> {
+    let path = ctx.project.state_file(SEEN);
+    let me = std::process::id();
+    crate::store::rewrite_small(&path, WAIT, |text| {
+        let (taken, mut lines) = recent(text, key, now, window, running);
+        if taken {
+            return (None, false);
+        }
+        lines.push(format!("{now} {key} {me} taken\n"));
+        (Some(lines.concat()), true)
+    })
+}
+
+/// Whether process `pid` exists (`kill(pid, 0)`).
+fn running(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
+    let sent = unsafe { libc::kill(pid, 0) } == 0;
+    sent || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Whether `key` is among the lines of `text` younger than `window` at `now`, done or
+/// taken by a process `alive` says runs; and the young lines to keep (the newest
+/// [`KEEP`] - 1), each with its newline.
+fn recent(
+    text: &str,
+    key: &str,
+    now: i64,
+    window: Duration,
+    alive: impl Fn(u32) -> bool,
+) -> (bool, Vec<String>) {
+    let window = window.as_millis() as i64;
+    let young: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .filter(|f| f.len() == 4)
+        .filter(|f| f[0].parse::<i64>().is_ok_and(|at| now - at < window))
+        .collect();
+    let taken = young
+        .iter()
+        .any(|f| f[1] == key && (f[3] == "done" || f[2].parse().is_ok_and(&alive)));
+    let skip = young.len().saturating_sub(KEEP - 1);
+    let kept = young[skip..]
+        .iter()
+        .map(|f| format!("{}\n", f.join(" ")))
+        .collect();
+    (taken, kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_a_duplicate_within_its_window_once_done_or_while_its_taker_runs() {
+        let text = "1000 aa 7 taken\n5000 bb 7 taken\n6000 cc 9 taken\n6100 dd 9 done\n";
+        let window = Duration::from_secs(10);
+        let alive = |pid| pid == 7;
+        assert!(recent(text, "aa", 10_999, window, alive).0);
+        assert!(
+            !recent(text, "aa", 11_000, window, alive).0,
+            "past the window"
+        );
+        assert!(!recent(text, "ee", 6_000, window, alive).0);
+        assert!(
+            !recent(text, "cc", 6_500, window, alive).0,
+            "its taker was killed"
+        );
+        assert!(recent(text, "dd", 6_500, window, alive).0, "done");
+        assert_eq!(
+            recent(text, "ee", 12_000, window, alive).1,
+            ["5000 bb 7 taken\n", "6000 cc 9 taken\n", "6100 dd 9 done\n"]
+        );
+        assert!(!recent("junk\n\n12 \n12 aa 1\n", "aa", 20, window, alive).0);
+    }
+
+    #[test]
+    fn the_file_keeps_the_newest_events_only() {
+        let text: String = (0..200).map(|i| format!("{i} k{i} 1 done\n")).collect();
+        let (_, kept) = recent(&text, "x", 200, Duration::from_secs(60), |_| true);
+        assert_eq!(kept.len(), KEEP - 1);
+        assert_eq!(kept.last().unwrap(), "199 k199 1 done\n");
+    }
+
+    #[test]
+    fn a_process_is_running_until_it_is_gone() {
+        assert!(running(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!running(pid));
+    }
+
+    #[test]
+    fn the_key_tells_events_senders_and_inputs_apart() {
+        let k = key("Stop", "42", b"{}");
+        assert_eq!(k.len(), 32);
+        assert_eq!(k, key("Stop", "42", b"{}"));
+        assert_ne!(k, key("Stop", "43", b"{}"));
+        assert_ne!(k, key("SessionEnd", "42", b"{}"));
+        assert_ne!(k, key("Stop", "42", b"{ }"));
+        assert_ne!(key("ab", "c", b""), key("a", "bc", b""));
+    }
+
+    #[test]
+    fn the_second_process_with_the_same_event_does_nothing() {
+        let (_d, project) = crate::project::temp_project();
+        let ctx = Ctx::new(project);
+        crate::store::make_dir(&ctx.project.state_dir()).unwrap();
+        let first = claim(&ctx, "PostToolUse", b"{\"tool_use_id\":\"t1\"}").unwrap();
+        assert!(claim(&ctx, "PostToolUse", b"{\"tool_use_id\":\"t1\"}").is_none());
+        first.done(&ctx);
+        assert!(claim(&ctx, "PostToolUse", b"{\"tool_use_id\":\"t1\"}").is_none());
+        let seen = std::fs::read_to_string(ctx.project.state_file(SEEN)).unwrap();
+        assert!(
+            seen.ends_with(&format!(" {} done\n", std::process::id())),
+            "{seen}"
+        );
+        assert!(claim(&ctx, "PostToolUse", b"{\"tool_use_id\":\"t2\"}").is_some());
+        assert!(claim(&ctx, "PreToolUse", b"{\"tool_use_id\":\"t1\"}").is_some());
+    }
+}
