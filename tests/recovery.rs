@@ -562,8 +562,14 @@ fn a_crash_while_waiting_for_a_permission_in_a_worktree_is_told() {
     );
     let h = p.hook_json();
     let s = &h["sessions"][0];
+    let started: Value =
+        serde_json::from_str(&today(&p, "SubagentStart.json", "s1", None)).unwrap();
+    let agent = format!(
+        "general-purpose {}",
+        &started["agent_id"].as_str().unwrap()[..8]
+    );
     assert_eq!(s["cwd"], ".claude/worktrees/wt1", "{h:#}");
-    assert_eq!(s["agents"], json!(["general-purpose a3ad463d"]), "{h:#}");
+    assert_eq!(s["agents"], json!([agent]), "{h:#}");
     assert!(
         s["waiting_for"]
             .as_str()
@@ -581,7 +587,7 @@ fn a_crash_while_waiting_for_a_permission_in_a_worktree_is_told() {
         "CRASH DETECTED",
         "Session s1 was working in .claude/worktrees/wt1, not the project root",
         "Session s1 was waiting for the user's permission to run Bash `touch needs-permission.txt` when it ended",
-        "had subagents running when it ended (general-purpose a3ad463d)",
+        &format!("had subagents running when it ended ({agent})"),
     ] {
         assert!(brief.contains(needle), "lacks {needle:?}:\n{brief}");
     }

@@ -99,11 +99,12 @@ pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
     let ctx = super::ctx(root);
     let result = current::update(&ctx, |slot, effects| -> Result<String, String> {
         let hook = live_task(&ctx, slot);
+        let rewound = rewound_first(&ctx, hook);
         let (target, status) = match cmd {
             StepCmd::Add { names } => {
                 let added = hook.plan(&names, StepSource::Manual, ctx.now);
                 return Ok(format!(
-                    "Added {}.\n{}",
+                    "{rewound}Added {}.\n{}",
                     crate::text::count(added as u64, "step"),
                     listing(hook)
                 ));
@@ -114,7 +115,7 @@ pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
         };
         let said = apply(&ctx, hook, &target, status, effects)?;
         note_agent_session(hook, ctx.now);
-        Ok(said)
+        Ok(format!("{rewound}{said}"))
     });
     report(result)
 }
@@ -140,6 +141,7 @@ pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
     }
     let result = current::update(&ctx, |slot, _| -> Result<String, String> {
         let hook = live_task(&ctx, slot);
+        let rewound = rewound_first(&ctx, hook);
         let added = hook.plan(&names, StepSource::Manual, ctx.now);
         note_agent_session(hook, ctx.now);
         let skipped = names.len() - added;
@@ -149,7 +151,7 @@ pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
             String::new()
         };
         Ok(format!(
-            "Added {} to the plan{already}.\n{}",
+            "{rewound}Added {} to the plan{already}.\n{}",
             crate::text::count(added as u64, "step"),
             listing(hook)
         ))
@@ -187,11 +189,24 @@ fn listing(hook: &Hook) -> String {
 /// in that environment): the step it moved is that session's step, as a hook event would
 /// have recorded it.
 fn note_agent_session(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
-    let session = std::env::var("CLAUDE_CODE_SESSION_ID").unwrap_or_default();
-    if !session.is_empty() {
+    if let Some(session) = agent_session() {
         hook.note_session(&session, None, crate::task::SessionStatus::Active, now);
         hook.note_work(&session, &[]);
     }
+}
+
+/// The Claude Code session whose agent runs this command from its Bash tool.
+fn agent_session() -> Option<String> {
+    std::env::var("CLAUDE_CODE_SESSION_ID")
+        .ok()
+        .filter(|s| !s.is_empty())
+}
+
+/// Before the agent's first change of the plan in a turn: whether the conversation was
+/// rewound (Claude Code's /rewind), which puts the plan back first; what to tell it.
+fn rewound_first(ctx: &Ctx, hook: &mut Hook) -> String {
+    let note = agent_session().and_then(|s| crate::handlers::rewound::check(ctx, hook, &s, false));
+    note.map(|n| format!("{n}\n")).unwrap_or_default()
 }
 
 fn apply(

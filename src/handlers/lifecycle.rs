@@ -15,6 +15,8 @@ use crate::text::{one_line, truncate};
 pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()> {
     let changed = current::change(ctx, Need::Existing, |hook, effects| {
         if main {
+            // Told in the next brief: a Stop has no word for the agent.
+            super::rewound::check(ctx, hook, &event.common.session_id, true);
             if let Some(c) = hook.current_step.as_mut() {
                 c.last_output = truncate(&e.last_assistant_message, MAX_LAST_OUTPUT);
             }

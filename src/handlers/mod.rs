@@ -14,6 +14,7 @@ mod post_tool_use;
 mod posthook;
 mod pre_tool_use;
 mod prompt;
+pub mod rewound;
 mod session_start;
 mod tasks;
 

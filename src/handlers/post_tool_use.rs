@@ -62,7 +62,10 @@ pub fn handle(
     };
 
     // 1. Bookkeeping.
+    let mut rewound = None;
     let changed = current::change(ctx, need, |hook, effects| -> anyhow::Result<()> {
+        // A turn's first event tells a rewound conversation before the plan moves again.
+        rewound = super::rewound::check(ctx, hook, &event.common.session_id, false);
         let applied = tools::apply_tool(hook, call, result.ok(), ctx.config.max_attempts, ctx.now)?;
         if applied.refused > 0 {
             ctx.log(
@@ -132,6 +135,9 @@ pub fn handle(
         }
         None => None,
     };
+    if let Some(note) = rewound {
+        out.say(note);
+    }
 
     // 2. The post-hooks.
     if ctx.short_of_time() {

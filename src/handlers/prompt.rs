@@ -17,6 +17,8 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<
         effects.extend(context_threshold(ctx, event, hook));
         super::note(hook, event, SessionStatus::Active, ctx);
         let c = &event.common;
+        let (transcript, prompt) = (c.transcript_path.as_deref(), c.prompt_id.as_deref());
+        super::rewound::start_turn(ctx, hook, &c.session_id, transcript, prompt);
         // A session first seen here (its SessionStart came before the task existed) is
         // told apart from others by its process, like one seen at SessionStart.
         if hook

@@ -176,6 +176,9 @@ fn full(
     if let Some(line) = crate::recovery::guidance::rewound(hook, now) {
         verdict(line);
     }
+    if let Some(line) = crate::recovery::guidance::conversation_rewound(hook, now) {
+        verdict(line);
+    }
     for s in &extras.elsewhere {
         let on = s
             .step

@@ -108,6 +108,60 @@ pub fn rewound(hook: &Hook, now: DateTime<Utc>) -> Option<String> {
     Some(line)
 }
 
+/// Claude Code's conversation was rewound (/rewind): to when, what of the plan it undid,
+/// and the checkpoint whose `waymark rewind` puts the files back too (restoring the
+/// conversation leaves them; "restore code" restores only what Write and Edit changed).
+pub fn conversation_rewound(hook: &Hook, now: DateTime<Utc>) -> Option<String> {
+    let r = hook.conversation_rewound.as_ref()?;
+    let to = match r.to {
+        Some(t) => format!(
+            "to {} ({} before waymark noticed)",
+            crate::text::stamp(t),
+            ago(r.at, t)
+        ),
+        None => "to its start".to_string(),
+    };
+    let mut line = format!(
+        "CONVERSATION REWOUND {} ago {to} (Claude Code's /rewind): ",
+        ago(now, r.at)
+    );
+    if r.plan_unknown {
+        line.push_str("waymark has no record of the plan at that point, so it is as it was; check it (`waymark plan`).");
+    } else if r.reopened.is_empty() && r.dropped.is_empty() {
+        line.push_str("the plan had not changed since.");
+    } else {
+        line.push_str("the plan is back as it was then:");
+        if !r.reopened.is_empty() {
+            line.push_str(&format!(
+                " no longer done or started: {};",
+                quoted(&r.reopened)
+            ));
+        }
+        if !r.dropped.is_empty() {
+            line.push_str(&format!(
+                " planned after it, removed: {};",
+                quoted(&r.dropped)
+            ));
+        }
+        line.pop();
+        line.push('.');
+    }
+    match &r.checkpoint {
+        Some((id, at)) => line.push_str(&format!(
+            " Files are not rewound with the conversation: checkpoint {id} (saved {}) matches that point; `waymark diff {id}` shows what changed since, and `waymark rewind {id}` puts every file back as it was then, what Bash changed included.",
+            crate::text::stamp(*at)
+        )),
+        None => line.push_str(" Files are not rewound with the conversation, and no checkpoint predates that point: check the files the steps touched."),
+    }
+    Some(line)
+}
+
+/// `"a", "b", "c"` (at most 8, then how many more).
+fn quoted(names: &[String]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    some_of(&q, 8)
+}
+
 /// One line per thing the agent must know before it goes on, in the order it matters: the
 /// last failed validation (the task's, and the step's when it is another), the side effects
 /// the step already had, the intent.

@@ -201,7 +201,9 @@ pub fn head(hook: &Hook, now: DateTime<Utc>) -> String {
             "- **Changed since the last checkpoint's commit:** {changed}"
         );
     }
-    let rewound = crate::recovery::guidance::rewound(hook, now);
+    let rewound = crate::recovery::guidance::rewound(hook, now)
+        .into_iter()
+        .chain(crate::recovery::guidance::conversation_rewound(hook, now));
     for line in rewound.into_iter().chain(facts(hook, now)) {
         // Output lines (`  | …`) become a quoted block under their item.
         let _ = writeln!(md, "- {}", line.replace("\n  | ", "\n  > "));

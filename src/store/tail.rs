@@ -82,6 +82,17 @@ pub fn read_tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Res
 pub fn find_from_end<T>(
     path: &Path,
     max_bytes: u64,
+    f: impl FnMut(&str) -> Option<T>,
+) -> io::Result<Option<T>> {
+    find_before(path, u64::MAX, max_bytes, f)
+}
+
+/// [`find_from_end`] over the lines that end before byte `end` (the file's length when
+/// it is shorter).
+pub fn find_before<T>(
+    path: &Path,
+    end: u64,
+    max_bytes: u64,
     mut f: impl FnMut(&str) -> Option<T>,
 ) -> io::Result<Option<T>> {
     match std::fs::metadata(path) {
@@ -93,7 +104,7 @@ pub fn find_from_end<T>(
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let len = file.metadata()?.len();
+    let len = file.metadata()?.len().min(end);
     let floor = len.saturating_sub(max_bytes);
     // `pending` holds the bytes after the last newline seen so far (a line's start not
     // yet read); the very end, up to the last newline, is a torn line and is dropped.

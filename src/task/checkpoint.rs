@@ -105,6 +105,7 @@ impl Hook {
         // A rewind is news until the work goes on past it.
         if cp.trigger != CheckpointTrigger::PreRewind {
             self.rewound = None;
+            self.conversation_rewound = None;
         }
         if let Some(ctx) = self.current_step.as_mut() {
             ctx.current_checkpoint_id = Some(cp.checkpoint_id.clone());

@@ -90,6 +90,9 @@ pub struct Hook {
     /// The last `waymark rewind`, told in the brief and HOOK.md until the next checkpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rewound: Option<Rewound>,
+    /// The last rewind of Claude Code's conversation, told until the next checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation_rewound: Option<ConversationRewind>,
     /// Context-window usage last read from the transcript, in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_percent: Option<u8>,
@@ -157,6 +160,8 @@ pub struct Journal {
     pub history: Vec<HookEvent>,
     pub checkpoints: Vec<StepCheckpoint>,
     pub receipts: Vec<ValidationReceipt>,
+    /// The plan at the start of each turn (`turns.jsonl`).
+    pub turns: Vec<PlanAt>,
 }
 
 /// Everything needed to resume the current step.
@@ -584,6 +589,56 @@ pub struct Session {
     /// The subagents it started that have not stopped (type and id), newest last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<String>,
+    /// Its turn began here and has not been read from the transcript yet: whether the
+    /// turn continues the conversation or was rewound is told at its next event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<TurnMark>,
+}
+
+/// Where a turn began in the session's transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnMark {
+    /// The transcript's length when the prompt was submitted: the prompt is written after.
+    pub from: u64,
+    /// The prompt's id (`prompt_id`), which its transcript entry carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
+}
+
+/// The plan as it stood when a turn began: a line of the task's `turns.jsonl`, what a
+/// conversation rewound to before that turn puts the plan back to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanAt {
+    pub at: DateTime<Utc>,
+    pub session_id: String,
+    /// Each step's id and status, in plan order.
+    pub steps: Vec<(String, StepStatus)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<String>,
+}
+
+/// Claude Code's conversation was rewound (/rewind, `--resume-session-at`): the plan was
+/// put back as it stood then, and the checkpoint that matches that point is named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConversationRewind {
+    /// When waymark noticed it.
+    pub at: DateTime<Utc>,
+    pub session_id: String,
+    /// The time of the last entry the conversation kept (`None`: its very start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<DateTime<Utc>>,
+    /// Steps done or started after that point, no longer so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reopened: Vec<String>,
+    /// Steps planned after that point, taken out of the plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<String>,
+    /// The plan could not be put back: no record of it at that point.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plan_unknown: bool,
+    /// The newest checkpoint made at or before that point, and when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<(String, DateTime<Utc>)>,
 }
 
 /// A turn that ended on an API error.

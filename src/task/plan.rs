@@ -73,6 +73,7 @@ impl Hook {
             compact_summary: None,
             clear_note: None,
             rewound: None,
+            conversation_rewound: None,
             context_percent: None,
             unassigned_files: Vec::new(),
             schema_version: SCHEMA_VERSION.into(),
@@ -645,6 +646,69 @@ impl Hook {
         }
     }
 
+    /// The plan as it stands, for the start of a turn of `session`.
+    pub fn plan_at(&self, session: &str, now: DateTime<Utc>) -> PlanAt {
+        PlanAt {
+            at: now,
+            session_id: session.to_string(),
+            steps: (0..self.steps.len())
+                .map(|i| (self.steps.id_and_name(i).0, self.steps.status(i)))
+                .collect(),
+            current: self.current_step.as_ref().map(|c| c.step_id.clone()),
+        }
+    }
+
+    /// Puts the plan back as `then` recorded it (a conversation rewound to before the turn
+    /// it began): a step done or started since is as it was then, one planned since is
+    /// deleted, and the step current then is current again. The files steps touched stay
+    /// theirs (restoring a conversation does not restore files). Returns the names of the
+    /// steps reopened and of those taken out.
+    pub fn put_plan_back(
+        &mut self,
+        then: &PlanAt,
+        max_attempts: u32,
+        now: DateTime<Utc>,
+    ) -> Result<(Vec<String>, Vec<String>), TransitionError> {
+        let was = |id: &str| then.steps.iter().find(|(i, _)| i == id).map(|(_, s)| *s);
+        // What each step goes back to, told before anything moves.
+        let (mut reopened, mut dropped, mut back) = (Vec::new(), Vec::new(), Vec::new());
+        for pos in 0..self.steps.len() {
+            let before = was(&self.steps.id_and_name(pos).0);
+            let to = before.unwrap_or(StepStatus::Deleted);
+            let now_status = self.steps.status(pos);
+            if now_status != to && now_status != StepStatus::Deleted {
+                let name = self.steps.id_and_name(pos).1;
+                match before {
+                    Some(_) => reopened.push(name),
+                    None => dropped.push(name),
+                }
+                back.push((pos, to));
+            }
+        }
+        let current = self.current_step.as_ref().map(|c| c.step_id.clone());
+        if let Some(pos) = current.as_deref().and_then(|id| self.step_pos(id)) {
+            if then.current != current {
+                let status = was(&self.steps[pos].id).unwrap_or(StepStatus::Deleted);
+                self.leave_step(pos, status, "conversation_rewound", now)?;
+            }
+        }
+        for (pos, to) in back {
+            let step = &mut self.steps[pos];
+            step.status = to;
+            if to != StepStatus::Completed {
+                step.completed_at = None;
+            }
+        }
+        let current_then = then.current.as_deref().and_then(|id| self.step_pos(id));
+        if let Some(pos) = current_then.filter(|_| self.current_step.is_none()) {
+            if self.steps[pos].status == StepStatus::InProgress {
+                self.enter_step(pos, max_attempts, "conversation_rewound", now)?;
+            }
+        }
+        self.updated_at = now;
+        Ok((reopened, dropped))
+    }
+
     /// Ends the task (`completed`, `failed` or `abandoned`) with the matching trigger.
     pub fn finish(&mut self, to: HookState, now: DateTime<Utc>) -> Result<(), TransitionError> {
         let trigger = match to {
@@ -838,6 +902,47 @@ mod tests {
         h.set_step_status("step-3", StepStatus::Completed, 3, t(6))
             .unwrap();
         assert!(h.all_steps_completed(), "the folded step is not pending");
+    }
+
+    /// A conversation rewound to before a turn: what the turn did to the plan is undone
+    /// (a step it completed is open again, a step it planned is gone), what came before
+    /// stays, and the step current then is current again with its files.
+    #[test]
+    fn a_rewound_conversation_puts_the_plan_back_as_the_turn_found_it() {
+        let mut h = plan();
+        h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+            .unwrap();
+        h.set_step_status("1", StepStatus::Completed, 3, t(2))
+            .unwrap();
+        h.set_step_status("2", StepStatus::InProgress, 3, t(3))
+            .unwrap();
+        h.touch_file("src/a.rs", t(3));
+        let then = h.plan_at("s1", t(4));
+        // The turn the rewind takes away.
+        h.touch_file("src/b.rs", t(5));
+        h.set_step_status("2", StepStatus::Completed, 3, t(6))
+            .unwrap();
+        h.add_step("9", "Added later", "", None, StepSource::Task, t(6));
+        h.set_step_status("9", StepStatus::InProgress, 3, t(7))
+            .unwrap();
+        let (reopened, dropped) = h.put_plan_back(&then, 3, t(8)).unwrap();
+        assert_eq!(reopened, ["Implement fix"]);
+        assert_eq!(dropped, ["Added later"]);
+        assert_eq!(h.steps[0].status, StepStatus::Completed);
+        assert_eq!(h.steps[1].status, StepStatus::InProgress);
+        assert_eq!(h.steps[1].completed_at, None);
+        assert_eq!(h.step("9").unwrap().status, StepStatus::Deleted);
+        let ctx = h.current_step.as_ref().unwrap();
+        assert_eq!((ctx.step_name.as_str(), ctx.attempt), ("Implement fix", 1));
+        assert_eq!(
+            ctx.files_touched,
+            ["src/a.rs", "src/b.rs"],
+            "files stay changed"
+        );
+        assert_eq!(h.state, HookState::StepRunning);
+        // Nothing changed since: nothing to put back.
+        let now = h.plan_at("s1", t(9));
+        assert_eq!(h.put_plan_back(&now, 3, t(9)).unwrap(), (vec![], vec![]));
     }
 
     #[test]

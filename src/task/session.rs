@@ -29,6 +29,7 @@ impl Session {
             waiting_for: None,
             failed_turn: None,
             agents: Vec::new(),
+            turn: None,
         }
     }
 }

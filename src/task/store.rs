@@ -35,6 +35,8 @@ pub const HOOK_JSON: &str = "hook.json";
 pub const HISTORY_LOG: &str = "history.jsonl";
 pub const CHECKPOINTS_LOG: &str = "checkpoints.jsonl";
 pub const RECEIPTS_LOG: &str = "receipts.jsonl";
+/// The plan at the start of each turn, what a rewound conversation puts it back to.
+pub const TURNS_LOG: &str = "turns.jsonl";
 /// Beside the receipts log: the id of its last receipt known to be on disk.
 pub const RECEIPTS_SYNCED: &str = "receipts.synced";
 /// How many receipts hook.json holds for a log not yet synced before a save syncs it
@@ -454,6 +456,7 @@ fn migrate(hook: &mut Hook) {
         history: std::mem::take(&mut hook.legacy_history),
         checkpoints: std::mem::take(&mut hook.legacy_checkpoints),
         receipts: std::mem::take(&mut hook.legacy_receipts),
+        turns: Vec::new(),
     };
 }
 
@@ -700,6 +703,9 @@ fn write_journal(project: &Project, hook: &mut Hook) -> Result<bool, StoreError>
             &dir.join(CHECKPOINTS_LOG),
             &Clean::json_lines(&journal.checkpoints),
         )?;
+    }
+    if !journal.turns.is_empty() {
+        store::append_lines(&dir.join(TURNS_LOG), &Clean::json_lines(&journal.turns))?;
     }
     if !journal.receipts.is_empty() {
         let log = dir.join(RECEIPTS_LOG);

@@ -161,6 +161,76 @@ fn capture_the_hook_inputs_of_the_current_release() {
     );
 
     write_fixtures(&sb, &inputs, version);
+    rewound_transcript(&sb, cli, version);
+}
+
+/// A transcript whose conversation was rewound as the CLI writes it: two turns, then a
+/// third that goes on from the end of the first (`--resume-session-at`, the rewind of
+/// Claude Code's SDK; /rewind writes the same). Kept as `transcript-rewound.jsonl`.
+fn rewound_transcript(sb: &Sandbox, cli: &crate::harness::Cli, version: Version) {
+    let run = |script: Vec<Turn>, args: &[&str]| {
+        let api = FakeApi::start(script);
+        let (mut c, _) = sb.command(cli, &api, args);
+        let out = c.stdout(std::process::Stdio::piped()).output().unwrap();
+        let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        json["session_id"].as_str().unwrap_or_default().to_string()
+    };
+    let session = run(
+        vec![Turn::text("Capture: first turn done")],
+        &["-p", "First turn"],
+    );
+    run(
+        vec![Turn::text("Capture: second turn done")],
+        &["-p", "Second turn", "--continue"],
+    );
+    let dir = sb.home.join(".claude/projects");
+    let transcript = walk_for(&dir, &format!("{session}.jsonl")).expect("the transcript");
+    let text = fs::read_to_string(&transcript).unwrap();
+    let end_of_first = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| {
+            e["message"]["content"]
+                .to_string()
+                .contains("first turn done")
+        })
+        .and_then(|e| e["uuid"].as_str().map(str::to_string))
+        .expect("the first turn's end");
+    run(
+        vec![Turn::text("Capture: rewound turn done")],
+        &[
+            "-p",
+            "Rewound turn",
+            "--resume",
+            &session,
+            "--resume-session-at",
+            &end_of_first,
+        ],
+    );
+    let project = sb.project.to_string_lossy().into_owned();
+    let text = fs::read_to_string(&transcript)
+        .unwrap()
+        .replace(&project, "/home/dev/project")
+        .replace(&project.replace(['/', '.'], "-"), "-home-dev-project")
+        .replace(&sb.home.to_string_lossy().into_owned(), "/home/dev")
+        .replace(&sb.tmp.to_string_lossy().into_owned(), "/tmp/claude");
+    let out = repo_root().join(format!("tests/fixtures/claude-code-{version}"));
+    fs::write(out.join("transcript-rewound.jsonl"), text).unwrap();
+}
+
+/// The first file named `name` under `dir`.
+fn walk_for(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    for entry in fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(found) = walk_for(&path, name) {
+                return Some(found);
+            }
+        } else if path.file_name().is_some_and(|n| n == name) {
+            return Some(path);
+        }
+    }
+    None
 }
 
 /// A plugin that registers every event and keeps each input as `<n>-<Event>.json`.

@@ -62,6 +62,9 @@ impl Turn {
     }
 }
 
+/// The next message or tool call id, across every server of the test run.
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// The summary text given to every compaction request; tests look for it after `/compact`.
 pub const SUMMARY_MARKER: &str = "E2E-COMPACT-SUMMARY";
 
@@ -96,6 +99,20 @@ impl Request {
             };
             blocks.into_iter().find(|t| t.contains(needle))
         })
+    }
+
+    /// The first string anywhere in the body that contains `needle` (hook context lands in
+    /// text blocks, tool results or system messages, depending on the release).
+    pub fn find_string(&self, needle: &str) -> Option<String> {
+        fn walk(v: &Value, needle: &str) -> Option<String> {
+            match v {
+                Value::String(s) if s.contains(needle) => Some(s.clone()),
+                Value::Array(a) => a.iter().find_map(|v| walk(v, needle)),
+                Value::Object(o) => o.values().find_map(|v| walk(v, needle)),
+                _ => None,
+            }
+        }
+        walk(&self.body, needle)
     }
 
     /// The whole body as text, to search for strings the hooks injected anywhere in it.
@@ -327,7 +344,11 @@ fn answer(state: &Mutex<State>, method: &str, path: &str, body: &Value) -> (Stri
     }
     let mut st = state.lock().unwrap();
     st.next_id += 1;
-    let msg_id = format!("msg_e2e_{}", st.next_id);
+    // Ids unique across every server of the test run, as the real API's are: a resumed
+    // conversation holds the tool calls of several runs, and Claude Code pairs each
+    // result with its call by id.
+    let serial = NEXT_ID.fetch_add(1, Ordering::SeqCst);
+    let msg_id = format!("msg_e2e_{serial}");
     if asks_for_summary(body) {
         let text = format!(
             "<summary>{SUMMARY_MARKER}: the session created steps, edited files and committed.</summary>"
@@ -368,12 +389,12 @@ fn answer(state: &Mutex<State>, method: &str, path: &str, body: &Value) -> (Stri
     let response = match turn {
         Turn::Text(t) => sse(&msg_id, &[Block::Text(t)], "end_turn"),
         Turn::Tool { name, input } => {
-            let id = format!("toolu_e2e_{:04}", st.next_id);
+            let id = format!("toolu_e2e_{serial:04}");
             st.issued.insert(id.clone(), index);
             sse(&msg_id, &[Block::Tool { id, name, input }], "tool_use")
         }
         Turn::ToolThen { name, input, then } => {
-            let id = format!("toolu_e2e_{:04}", st.next_id);
+            let id = format!("toolu_e2e_{serial:04}");
             st.issued.insert(id.clone(), then - 1);
             sse(&msg_id, &[Block::Tool { id, name, input }], "tool_use")
         }

@@ -9,9 +9,12 @@ use serde_json::json;
 
 use crate::by_trigger;
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, Version, cli};
+use crate::harness::{Binary, Sandbox, Version, bash, cli};
 
-on_each_version!(rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so);
+on_each_version!(
+    rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so,
+    a_rewound_conversation_puts_the_plan_back_and_names_the_checkpoint,
+);
 
 fn rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so(version: Version) {
     if cli(version).is_none() {
@@ -91,4 +94,121 @@ fn rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so(ver
             .unwrap()
             .contains("FILES REWOUND")
     );
+}
+
+/// The uuid of the transcript entry of the assistant's text `text` (the end of a turn).
+fn entry_of(transcript: &str, text: &str) -> String {
+    let body = fs::read_to_string(transcript).unwrap();
+    body.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "assistant" && e["message"]["content"].to_string().contains(text))
+        .and_then(|e| e["uuid"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no entry of {text:?} in {transcript}"))
+}
+
+/// Claude Code's own /rewind ("restore conversation"), as the CLI writes it: the next
+/// prompt follows an earlier entry of the transcript (`--resume-session-at` is the same
+/// rewind, scripted). waymark notices at the turn's next event, puts the plan back as it
+/// stood then, and names the checkpoint whose `waymark rewind` undoes what Bash changed.
+fn a_rewound_conversation_puts_the_plan_back_and_names_the_checkpoint(version: Version) {
+    if cli(version).is_none() {
+        return;
+    }
+    let sb = Sandbox::new("rewound-conversation", Binary::Built, version);
+    let mut script = sb.plan(&["Write the parser", "Write the docs", "Ship it"]);
+    script.extend([
+        sb.start_step(1),
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("parser.txt"), "content": "parser v1\n"}),
+        ),
+        sb.finish_step(1),
+        sb.start_step(2),
+        Turn::text("E2E-RC1 done"),
+    ]);
+    let api = FakeApi::start(script);
+    let run = sb.run_ok(&api, &["-p", "E2E-RC1 build"], "E2E-RC1 done");
+    let session = run.json.as_ref().unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let kept = by_trigger(&sb.hook_json(), "step_complete")[0]["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // A second turn, later taken back: the docs written, the parser changed through Bash,
+    // step 2 done.
+    let api = FakeApi::start(vec![
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("docs.txt"), "content": "docs\n"}),
+        ),
+        bash("echo 'tuned by bash' >> parser.txt"),
+        sb.finish_step(2),
+        Turn::text("E2E-RC2 done"),
+    ]);
+    sb.run_ok(&api, &["-p", "E2E-RC2 docs", "--continue"], "E2E-RC2 done");
+    let before = sb.hook_json();
+    assert_eq!(
+        before["steps"][1]["status"],
+        "completed",
+        "{}",
+        sb.diagnose(&api)
+    );
+    let transcript = before["sessions"][0]["transcript_path"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // The rewind: the conversation goes on from the end of the first turn.
+    let end_of_first = entry_of(&transcript, "E2E-RC1 done");
+    let api = FakeApi::start(vec![bash("echo go on"), Turn::text("E2E-RC3 done")]);
+    sb.run_ok(
+        &api,
+        &[
+            "-p",
+            "E2E-RC3 go on",
+            "--resume",
+            &session,
+            "--resume-session-at",
+            &end_of_first,
+        ],
+        "E2E-RC3 done",
+    );
+    let why = sb.diagnose(&api);
+    let hook = sb.hook_json();
+    assert_eq!(hook["steps"][0]["status"], "completed", "{why}");
+    assert_eq!(hook["steps"][1]["status"], "in_progress", "{why}");
+    assert_eq!(hook["current_step"]["step_name"], "Write the docs", "{why}");
+    assert!(
+        hook["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["trigger"] == "conversation_rewound"),
+        "{why}"
+    );
+    // The agent is told at the turn's first tool call.
+    let told = api
+        .main_requests()
+        .iter()
+        .find_map(|r| r.find_string("CONVERSATION REWOUND"))
+        .unwrap_or_else(|| panic!("the agent was not told\n{why}"));
+    for needle in [
+        "the plan is back as it was then: no longer done or started: \"Write the docs\"",
+        &format!("checkpoint {kept}"),
+        &format!("`waymark rewind {kept}` puts every file back"),
+    ] {
+        assert!(told.contains(needle), "lacks {needle:?}:\n{told}");
+    }
+    // And that checkpoint's rewind undoes what Bash changed too.
+    let out = sb.waymark(&["rewind", &kept]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(sb.read("parser.txt"), "parser v1\n");
+    assert!(!sb.project.join("docs.txt").exists());
 }
