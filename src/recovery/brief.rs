@@ -269,12 +269,25 @@ fn full(
             "Changed since the last checkpoint's commit: {changed}."
         );
     }
+    let unplanned = hook
+        .current_step
+        .as_ref()
+        .is_some_and(|c| c.step_name == crate::task::IMPLICIT_STEP);
     if let Some(w) = hook.working_on() {
-        let label = match &hook.current_step {
-            Some(c) if c.step_name == crate::task::IMPLICIT_STEP => "The user's last request",
-            _ => "Working on",
+        let label = if unplanned {
+            "The user asked"
+        } else {
+            "Working on"
         };
         let _ = writeln!(body, "{label}: {}", one_line(&truncate(w, 200)));
+    }
+    // With no plan, the user's words are all there is: their last request too.
+    if let Some(p) = hook
+        .last_prompt
+        .as_deref()
+        .filter(|p| unplanned && hook.working_on() != Some(*p))
+    {
+        let _ = writeln!(body, "Their last request: {}", one_line(&truncate(p, 200)));
     }
     if let Some(w) = &extras.work_changed {
         let _ = writeln!(body, "{w}");
@@ -627,16 +640,17 @@ mod tests {
             b.contains("\"Session work\" (no plan recorded), attempt 1 of 3"),
             "{b}"
         );
-        assert!(
-            b.contains("The user's last request: add a nil-safe parser"),
-            "{b}"
-        );
+        assert!(b.contains("The user asked: add a nil-safe parser"), "{b}");
+        assert!(!b.contains("Their last request"), "{b}");
         assert!(
             b.contains("Go on with the user's request: no plan was recorded"),
             "{b}"
         );
         assert!(b.contains(PLAN_NOTE) && !b.contains("Working on:"), "{b}");
         assert!(!brief(&h, &Extras::default()).contains(PLAN_NOTE));
+        h.last_prompt = Some("carry on".into());
+        let b = brief(&h, &with_note);
+        assert!(b.contains("Their last request: carry on"), "{b}");
         let names: Vec<String> = ["Write the parser".to_string()].into();
         h.plan(&names, crate::task::StepSource::Manual, now);
         let b = brief(&h, &with_note);

@@ -381,10 +381,14 @@ impl Hook {
             .current_step
             .as_ref()
             .is_some_and(|c| c.step_id == step.id);
-        let working_on = step
-            .active_form
-            .clone()
-            .unwrap_or_else(|| step.name.clone());
+        // Work outside any plan is what the user asked for when it began.
+        let working_on = match (&step.active_form, step.source) {
+            (Some(form), _) => form.clone(),
+            (None, StepSource::Implicit) if !step.description.is_empty() => {
+                step.description.clone()
+            }
+            (None, _) => step.name.clone(),
+        };
         // Re-entering the same step keeps what it did so far.
         let previous = if same { self.current_step.take() } else { None };
         let ctx = StepContext {
@@ -632,13 +636,10 @@ impl Hook {
         }
     }
 
-    /// What the agent was doing: the current step's activeForm/subject, else the prompt.
-    /// Work outside any plan (the implicit step) is what the user last asked for.
+    /// What the agent was doing: the current step's activeForm/subject (for work outside
+    /// any plan, the request it began with), else the prompt.
     pub fn working_on(&self) -> Option<&str> {
         match &self.current_step {
-            Some(c) if c.step_name == IMPLICIT_STEP && self.last_prompt.is_some() => {
-                self.last_prompt.as_deref()
-            }
             Some(c) if !c.working_on.is_empty() => Some(&c.working_on),
             // Once there is a plan, its steps say better than the raw prompt.
             _ if !self.steps.is_empty() => None,
@@ -888,6 +889,12 @@ mod tests {
         assert!(h.ensure_running(3, t(1)).unwrap());
         h.touch_file("notes.md", t(2));
         assert_eq!(h.working_on(), Some("add a parser"));
+        h.last_prompt = Some("and the docs too".into());
+        assert_eq!(
+            h.working_on(),
+            Some("add a parser"),
+            "what the work began with"
+        );
         let names: Vec<String> = ["Write the parser", "Test it"].map(String::from).into();
         h.plan(&names, StepSource::Manual, t(3));
         h.set_step_status("step-2", StepStatus::InProgress, 3, t(4))

@@ -169,7 +169,7 @@ fn a_crash_with_no_plan_at_all_names_what_the_user_asked(version: Version) {
         &[
             "CRASH DETECTED",
             "\"Session work\" (no plan recorded), attempt 1 of 3",
-            "The user's last request: E2E-NP go",
+            "The user asked: E2E-NP go",
             "Go on with the user's request: no plan was recorded",
             "src/parser.txt",
             "`waymark plan \"first step\" \"second step\" …`",
