@@ -6,8 +6,16 @@
 //! branch and HEAD read from `.git`), under the hook.json lock. The capture is taken after
 //! the lock is released: inline for a command, by a forked copy of the hook for a hook
 //! ([`run`]), so that no hook waits for git or for hashing, and no other hook waits for the
-//! lock while one does. A capture that never finished (the machine went down) leaves its
-//! checkpoint without one; readers say so.
+//! lock while one does.
+//!
+//! **Exact all the same.** The capture holds `.orchestration/capture.lock` from before the
+//! hook answers until its record is written (the forked copy inherits the hook's hold).
+//! Whatever may change the project's files next waits for it first ([`settle`]): the
+//! PreToolUse of a tool that writes, UserPromptSubmit, and the commands that change or
+//! compare files. So a snapshot is the tree as it was when its checkpoint was made, not
+//! after the agent's next edit. A capture killed midway leaves its checkpoint without a
+//! record, which readers call missing, and its temporary index, which the next capture
+//! removes.
 //!
 //! The same forked copy first syncs the task's receipts log when the hook's save added a
 //! receipt to it ([`Afterwards`]): hook.json holds the receipt until then
@@ -89,7 +97,9 @@ pub fn load(project: &Project, task_id: &str, checkpoint_id: &str) -> Option<Cap
 /// task's newest `keep` go.
 pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Result<Capture> {
     use crate::git::snapshot;
-    let staged = snapshot::stage(&project.root, &request.lessons);
+    snapshot::remove_old_indexes(&project.root);
+    let staged = snapshot::stage(&project.root, &index_path(project), &request.lessons);
+    crate::faults::at("capture.staged");
     let head = staged
         .as_ref()
         .and_then(|_| crate::git::head_revision(&project.root));
@@ -167,6 +177,12 @@ pub struct Afterwards {
 /// single-threaded when it forks (its deadline is a timer signal, which the copy does not
 /// inherit). Errors in the copy are logged.
 pub fn run(project: &Project, work: &Afterwards, mode: Mode, now: DateTime<Utc>) -> io::Result<()> {
+    // Held until the captures are written: in this process, or handed to the fork.
+    let lock = if work.captures.is_empty() {
+        None
+    } else {
+        Some(exclusive(project)?)
+    };
     let take_all = || -> io::Result<()> {
         if let Some((task_id, through)) = &work.sync_receipts {
             crate::task::store::sync_receipts(project, task_id, through)?;
@@ -177,7 +193,9 @@ pub fn run(project: &Project, work: &Afterwards, mode: Mode, now: DateTime<Utc>)
         Ok(())
     };
     if mode == Mode::Inline {
-        return take_all();
+        let taken = take_all();
+        drop(lock);
+        return taken;
     }
     // SAFETY: fork in a process with one thread; the copy only takes the captures (which
     // allocate and start git: fine in the sole thread of the copy) and `_exit`s.
@@ -197,7 +215,40 @@ pub fn run(project: &Project, work: &Afterwards, mode: Mode, now: DateTime<Utc>)
             // SAFETY: ends the copy without running the exit handlers of the hook.
             unsafe { libc::_exit(code) }
         }
-        _ => Ok(()),
+        _ => {
+            if let Some(lock) = lock {
+                lock.hand_to_child();
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The lock a capture holds until its record is written (`capture.lock`).
+const LOCK: &str = "capture";
+
+/// The temporary index a snapshot of the work tree is staged in: one name, as one process
+/// at a time takes a snapshot (under [`exclusive`]); one killed midway leaves it, and the
+/// next to take the lock removes it.
+pub fn index_path(project: &Project) -> PathBuf {
+    project.state_file("capture.index")
+}
+
+/// The capture lock, for a capture or any other snapshot of the work tree (`waymark diff`,
+/// `waymark rewind`), waiting at most what the hook's deadline leaves for one in flight;
+/// a temporary index a killed snapshot left is removed.
+pub fn exclusive(project: &Project) -> io::Result<store::FileLock> {
+    let lock = store::FileLock::acquire(&project.state_file(LOCK)).map_err(io::Error::other)?;
+    let _ = std::fs::remove_file(index_path(project));
+    Ok(lock)
+}
+
+/// Waits for the capture in flight, if any: called before anything that may change the
+/// project's files (see the module's doc). Costs a lock taken and released when none is
+/// (nothing at all in a project waymark has not started in).
+pub fn settle(project: &Project) {
+    if project.state_dir().is_dir() {
+        let _ = exclusive(project);
     }
 }
 

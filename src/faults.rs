@@ -2,14 +2,16 @@
 //! builds only).
 //!
 //! `WAYMARK_TEST_FAULT=<point>[@N]:<what>[,…]` acts at the named point (the `N`th time it is
-//! reached in the process, default every time): `panic`, `sleep` (stall 30 s), or `kill`
+//! reached in the process, default every time): `panic`, `sleep` (stall 30 s), `pause`
+//! (half a second: a window for another process to act in), or `kill`
 //! (SIGKILL the process right there, as a crash or an OOM killer would). Points:
 //! `dispatch` (before any handler), `store.locked` (hook.json lock held, nothing written),
 //! `atomic.write` (temp file created, empty), `atomic.rename` (temp file written and
 //! synced, not yet renamed; for a save of hook.json, the new state written into the
 //! .bak's file), `atomic.swap` (where the file system cannot exchange two names in one
 //! step: hook.json's file given a third name, the names not yet swapped), `store.saved` (hook.json replaced, HOOK.md not yet),
-//! `append.torn` (half of an appended record written). Release builds compile this to
+//! `append.torn` (half of an appended record written), `capture.staged` (a checkpoint's
+//! capture has added the work tree to its temporary index, no tree written yet). Release builds compile this to
 //! nothing, so no environment variable can change what a shipped waymark does.
 
 /// What to do at a point.
@@ -17,6 +19,7 @@
 pub enum Fault {
     Panic,
     Sleep,
+    Pause,
     Kill,
 }
 
@@ -45,6 +48,7 @@ pub fn due(point: &str) -> Option<Fault> {
         match what {
             "panic" => Some(Fault::Panic),
             "sleep" => Some(Fault::Sleep),
+            "pause" => Some(Fault::Pause),
             "kill" => Some(Fault::Kill),
             _ => None,
         }
@@ -62,6 +66,7 @@ pub fn strike(point: &str, fault: Fault) {
     match fault {
         Fault::Panic => panic!("injected fault at {point}"),
         Fault::Sleep => std::thread::sleep(std::time::Duration::from_secs(30)),
+        Fault::Pause => std::thread::sleep(std::time::Duration::from_millis(500)),
         Fault::Kill => kill_self(),
     }
 }

@@ -250,6 +250,30 @@ impl ToolCall {
         }
     }
 
+    /// Whether running the call may change the project's files: every tool but those
+    /// known only to read or to talk (a tool unknown here may write).
+    pub fn may_change_files(&self) -> bool {
+        const READ_ONLY: &[&str] = &[
+            "Read",
+            "Glob",
+            "Grep",
+            "LS",
+            "NotebookRead",
+            "WebFetch",
+            "WebSearch",
+            "ToolSearch",
+            "TaskCreate",
+            "TaskUpdate",
+            "TaskGet",
+            "TaskList",
+            "TodoWrite",
+            "ListAgents",
+            "ExitPlanMode",
+            "ReportFindings",
+        ];
+        !READ_ONLY.contains(&self.name.as_str())
+    }
+
     pub fn command(&self) -> Option<&str> {
         match &self.input {
             ToolInput::Bash(b) => Some(&b.command),

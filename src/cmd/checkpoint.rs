@@ -144,7 +144,7 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
                     }
                 }
             }
-            None => println!("    (no capture: it was not taken, or not yet)"),
+            None => println!("    (snapshot missing: its capture was interrupted)"),
         }
     }
     ExitCode::SUCCESS

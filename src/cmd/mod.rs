@@ -52,7 +52,9 @@ pub const USAGE: u8 = 2;
 /// The context for a CLI command: `--root`, else the project around the current directory.
 /// Outside any project (no `--root`, `CLAUDE_PROJECT_DIR`, `.git` or `.orchestration`)
 /// the command says so and ends (exit 2) rather than start a task in a random directory;
-/// a project whose state paths lead outside the root is refused (exit 1).
+/// a project whose state paths lead outside the root is refused (exit 1). A checkpoint's
+/// snapshot in flight is waited for first: the command sees it, and what the command
+/// changes (a validation's own command, a rewind) comes after it.
 pub fn ctx(root: Option<PathBuf>) -> Ctx {
     let ctx = ctx_anywhere(root);
     if !ctx.project.found {
@@ -62,6 +64,7 @@ pub fn ctx(root: Option<PathBuf>) -> Ctx {
         );
         std::process::exit(USAGE.into());
     }
+    crate::capture::settle(&ctx.project);
     ctx
 }
 

@@ -60,7 +60,6 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         Ok(None) => {}
     }
     let root = &ctx.project.root;
-    let lessons = &ctx.config.agent_md;
     if crate::git::head::find_git_dir(root).is_none() {
         return super::fail(
             super::USAGE,
@@ -88,11 +87,9 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
             }
         }
     }
-    let Some(now) = snapshot::tree(root, lessons) else {
-        return super::fail(super::CHECK_FAILED, "cannot snapshot the work tree");
-    };
-    let Some(changes) = snapshot::changes(root, &found.tree, &now.tree, &paths, lessons) else {
-        return super::fail(super::CHECK_FAILED, "cannot compare with the snapshot");
+    let (changes, now) = match changes_since(&ctx, &found.tree, &paths) {
+        Ok(found) => found,
+        Err(why) => return super::fail(super::CHECK_FAILED, why),
     };
     if changes.is_empty() {
         println!(
@@ -105,7 +102,7 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
     if args.dry_run {
         return ExitCode::SUCCESS;
     }
-    let undo = match save_undo(&ctx, &found.checkpoint, &now.tree) {
+    let undo = match save_undo(&ctx, &found.checkpoint, &now) {
         Ok(u) => u,
         Err(e) => return super::fail(super::CHECK_FAILED, e),
     };
@@ -124,6 +121,20 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         );
     }
     carry_out(&ctx, &journal)
+}
+
+/// What differs between the checkpoint's `tree` and the work tree now (restricted to
+/// `paths` when given), and the work tree's tree: staged under the capture lock, so that
+/// no checkpoint's snapshot is taken meanwhile.
+fn changes_since(ctx: &Ctx, tree: &str, paths: &[String]) -> Result<(Vec<Change>, String), String> {
+    let (root, lessons) = (&ctx.project.root, &ctx.config.agent_md);
+    let _exclusive = crate::capture::exclusive(&ctx.project)
+        .map_err(|e| format!("a checkpoint's snapshot is still being taken: {e}"))?;
+    let index = crate::capture::index_path(&ctx.project);
+    let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
+    let changes = snapshot::changes(root, tree, &now.tree, paths, lessons)
+        .ok_or("cannot compare with the snapshot")?;
+    Ok((changes, now.tree.clone()))
 }
 
 fn print_plan(changes: &[Change], dry_run: bool) {
@@ -171,8 +182,13 @@ fn save_undo(ctx: &Ctx, target: &str, now_tree: &str) -> Result<Option<String>, 
 }
 
 /// Applies the journal, records the rewind in the task and the trace, removes the journal.
+/// No agent's tool call starts while the files are put back (the capture lock, which a
+/// PreToolUse waits on).
 fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
-    if let Err(e) = rewind::apply(&ctx.project, journal) {
+    let exclusive = crate::capture::exclusive(&ctx.project);
+    let applied = rewind::apply(&ctx.project, journal);
+    drop(exclusive);
+    if let Err(e) = applied {
         return super::fail(
             super::CHECK_FAILED,
             format!(

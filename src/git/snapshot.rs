@@ -63,15 +63,18 @@ pub struct Staged {
     index: TempIndex,
 }
 
-/// The work tree now, as a tree object. `None` outside git (or when git fails).
-pub fn tree(root: &Path, lessons: &str) -> Option<WorkTree> {
-    stage(root, lessons)?.write_tree(root)
+/// The work tree now, as a tree object, staged in the temporary index `index` (a path
+/// only one process at a time uses: `capture::Exclusive`). `None` outside git (or when
+/// git fails).
+pub fn tree(root: &Path, index: &Path, lessons: &str) -> Option<WorkTree> {
+    stage(root, index, lessons)?.write_tree(root)
 }
 
-/// The work tree now, added to a temporary index. `None` outside git (or when git fails).
-pub fn stage(root: &Path, lessons: &str) -> Option<Staged> {
+/// The work tree now, added to the temporary index `index`. `None` outside git (or when
+/// git fails).
+pub fn stage(root: &Path, index: &Path, lessons: &str) -> Option<Staged> {
     let git_dir = super::head::find_git_dir(root)?;
-    let index = TempIndex::new(&git_dir);
+    let index = TempIndex::new(&git_dir, index);
     // `--ignore-errors` still exits 1 after skipping an unreadable file: the tree is
     // written all the same.
     indexed(root, &index, &["add", "-A", "--ignore-errors", "--"])
@@ -451,15 +454,31 @@ pub fn read_blobs(root: &Path, blobs: &[&str]) -> io::Result<HashMap<String, Vec
     Ok(found)
 }
 
-/// A temporary index in the git directory, seeded from the real one, removed on drop.
+/// Removes the temporary indexes older waymarks left in `root`'s git directory
+/// (`waymark-index-<pid>`, one per capture killed while it took a snapshot).
+pub fn remove_old_indexes(root: &Path) {
+    let Some(git_dir) = super::head::find_git_dir(root) else {
+        return;
+    };
+    for entry in std::fs::read_dir(&git_dir).into_iter().flatten().flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with("waymark-index-")
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// A temporary index, seeded from the real one (of `git_dir`), removed on drop.
 struct TempIndex(PathBuf);
 
 impl TempIndex {
-    fn new(git_dir: &Path) -> TempIndex {
-        let path = git_dir.join(format!("waymark-index-{}", std::process::id()));
+    fn new(git_dir: &Path, path: &Path) -> TempIndex {
         // No real index yet (a fresh repository): git starts from an empty one.
-        let _ = std::fs::copy(git_dir.join("index"), &path);
-        TempIndex(path)
+        let _ = std::fs::copy(git_dir.join("index"), path);
+        TempIndex(path.to_path_buf())
     }
 }
 
@@ -478,9 +497,14 @@ mod tests {
     use super::*;
     use crate::git::test_git as git;
 
+    /// A temporary index beside the repository.
+    fn index(d: &Path) -> PathBuf {
+        d.with_extension("index")
+    }
+
     /// Whether a capture finds the work tree of `d` dirty, the way it asks.
     fn dirty(d: &Path) -> bool {
-        let staged = stage(d, "AGENT.md").unwrap();
+        let staged = stage(d, &index(d), "AGENT.md").unwrap();
         let head = crate::git::head_revision(d);
         let asked = staged.compare_with_head(d, "AGENT.md", head.as_deref());
         asked.wait(staged.write_tree(d).as_ref())
@@ -490,7 +514,7 @@ mod tests {
     fn the_work_tree_is_dirty_when_the_projects_files_differ_from_head() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        assert!(tree(d, "AGENT.md").is_none(), "not a repository");
+        assert!(tree(d, &index(d), "AGENT.md").is_none(), "not a repository");
         git(d, &["init", "-q", "-b", "main"]);
         assert!(!dirty(d), "nothing at all");
         std::fs::write(d.join("a.txt"), "a\n").unwrap();
@@ -508,13 +532,13 @@ mod tests {
                 "one",
             ],
         );
-        let clean = tree(d, "AGENT.md").unwrap().tree;
+        let clean = tree(d, &index(d), "AGENT.md").unwrap().tree;
         assert!(!dirty(d));
         // waymark's own files do not count.
         std::fs::create_dir_all(d.join(".orchestration")).unwrap();
         std::fs::write(d.join(".orchestration/hook.json"), "{}").unwrap();
         std::fs::write(d.join("AGENT.md"), "lessons\n").unwrap();
-        assert_eq!(tree(d, "AGENT.md").unwrap().tree, clean);
+        assert_eq!(tree(d, &index(d), "AGENT.md").unwrap().tree, clean);
         assert!(!dirty(d));
         std::fs::write(d.join("b.txt"), "new\n").unwrap();
         assert!(dirty(d), "an untracked file");

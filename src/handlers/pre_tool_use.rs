@@ -1,4 +1,5 @@
-//! PreToolUse: checks before a tool runs. With `scope_enforcement: "deny"`, a write
+//! PreToolUse: checks before a tool runs. A tool that may change files first waits for a
+//! checkpoint's snapshot in flight (`capture::settle`). With `scope_enforcement: "deny"`, a write
 //! outside the active intent's scope is denied and the denial becomes a governance lesson.
 //! With `repeat_guard` (`"ask"` by default), a step resumed after a crash that is about to
 //! repeat one of its side effects (a push, a pull request, a deploy) is asked about, or
@@ -14,6 +15,10 @@ use crate::governance::{enforcement, facts::Facts};
 use crate::recovery::repeat;
 
 pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> anyhow::Result<()> {
+    // A checkpoint's snapshot in flight is the tree before this call's changes.
+    if call.may_change_files() {
+        crate::capture::settle(&ctx.project);
+    }
     isolated(ctx, event.name(), "scope_enforcement", || {
         let mut facts = Facts::new(None);
         if let Some(reason) = enforcement::check(ctx, &mut facts, event, call) {

@@ -10,6 +10,8 @@ use crate::text::{one_line, truncate};
 const MAX_PROMPT: usize = 300;
 
 pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<()> {
+    // The turn's work starts after a checkpoint's snapshot in flight is taken.
+    crate::capture::settle(&ctx.project);
     current::change(ctx, Need::Create, |hook, effects| {
         if is_request(&e.prompt) {
             hook.last_prompt = Some(truncate(&one_line(&e.prompt), MAX_PROMPT));

@@ -116,6 +116,16 @@ fn wait_in_queue(file: File, lock_path: &Path, timeout: Duration) -> Result<File
     }
 }
 
+impl FileLock {
+    /// Lets the lock outlive this process's hold of it: a process that forks hands its
+    /// copy of the locked file to the child, and leaves without unlocking (an unlock would
+    /// release the child's hold too: a `flock` belongs to the open file, which both
+    /// share). The lock goes when the last of them closes it, at the child's exit.
+    pub fn hand_to_child(self) {
+        std::mem::forget(self);
+    }
+}
+
 impl Drop for FileLock {
     fn drop(&mut self) {
         let _ = FileExt::unlock(&self.file);

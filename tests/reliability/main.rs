@@ -8,6 +8,7 @@
 #[path = "../util/mod.rs"]
 mod util;
 
+mod capture;
 mod common;
 mod concurrency;
 mod crash;
