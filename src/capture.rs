@@ -17,10 +17,6 @@
 //! record, which readers call missing, and its temporary index, which the next capture
 //! removes.
 //!
-//! The same forked copy first syncs the task's receipts log when the hook's save added a
-//! receipt to it ([`Afterwards`]): hook.json holds the receipt until then
-//! (docs/receipts.md, "Durability").
-//!
 //! Living in the task's own folder, captures are archived and cleaned up with their task.
 
 use std::fs::File;
@@ -160,15 +156,7 @@ pub fn save(project: &Project, task_id: &str, capture: &Capture) -> io::Result<(
     store::write_replaceable(&path, &json)
 }
 
-/// What a hook leaves to be done after it has answered: the captures of its checkpoints,
-/// and the receipts log to sync (the task, and its last receipt) when it added to it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Afterwards {
-    pub captures: Vec<Request>,
-    pub sync_receipts: Option<(String, String)>,
-}
-
-/// Does `work` as `mode` says: the receipts first (they are proof), then the captures.
+/// Takes the `captures` as `mode` says.
 ///
 /// A detached capture is taken by a forked copy of the hook (no exec: starting a new
 /// `waymark` cost the hook more than all its own work), in a session of its own, with
@@ -176,18 +164,20 @@ pub struct Afterwards {
 /// for the hook's output to close, does not wait for the capture either. The hook is
 /// single-threaded when it forks (its deadline is a timer signal, which the copy does not
 /// inherit). Errors in the copy are logged.
-pub fn run(project: &Project, work: &Afterwards, mode: Mode, now: DateTime<Utc>) -> io::Result<()> {
+pub fn run(
+    project: &Project,
+    captures: &[Request],
+    mode: Mode,
+    now: DateTime<Utc>,
+) -> io::Result<()> {
     // Held until the captures are written: in this process, or handed to the fork.
-    let lock = if work.captures.is_empty() {
+    let lock = if captures.is_empty() {
         None
     } else {
         Some(exclusive(project)?)
     };
     let take_all = || -> io::Result<()> {
-        if let Some((task_id, through)) = &work.sync_receipts {
-            crate::task::store::sync_receipts(project, task_id, through)?;
-        }
-        for r in &work.captures {
+        for r in captures {
             take(project, r, now)?;
         }
         Ok(())
@@ -377,15 +367,14 @@ mod tests {
             )
         };
         std::fs::write(&log, format!("{}\n{}\n", line("ckpt-1"), line("ckpt-2"))).unwrap();
-        let request = |id: &str| Afterwards {
-            captures: vec![Request {
+        let request = |id: &str| {
+            vec![Request {
                 task_id: "T-1".into(),
                 checkpoint_id: id.into(),
                 files: vec!["a.rs".into()],
                 keep: 1,
                 lessons: "AGENT.md".into(),
-            }],
-            sync_receipts: None,
+            }]
         };
         run(&p, &request("ckpt-1"), Mode::Inline, Utc::now()).unwrap();
         assert!(

@@ -6,6 +6,8 @@
 //! (half a second: a window for another process to act in), or `kill`
 //! (SIGKILL the process right there, as a crash or an OOM killer would). Points:
 //! `dispatch` (before any handler), `store.locked` (hook.json lock held, nothing written),
+//! `store.logged` (the change's log lines appended, receipts synced; plan.json and
+//! hook.json not yet written),
 //! `atomic.write` (temp file created, empty), `atomic.rename` (temp file written and
 //! synced, not yet renamed; for a save of hook.json, the new state written into the
 //! .bak's file), `atomic.swap` (where the file system cannot exchange two names in one

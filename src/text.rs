@@ -1,7 +1,6 @@
 //! Small text helpers shared by the renderers.
 
 use chrono::{DateTime, Utc};
-use std::sync::LazyLock;
 
 /// How far past a cut the redactor looks, so that a secret straddling the cut is seen
 /// whole (a PEM key block, the longest, is ~3 KB) while a 50 MB output is not scanned.
@@ -91,6 +90,15 @@ pub fn ago(now: DateTime<Utc>, then: DateTime<Utc>) -> String {
     }
 }
 
+/// When `then` was, for a text read `now` (`5m ago`), or for a file read any time later
+/// (`now` `None`: `at 2026-11-26T08:42:20Z`).
+pub fn when(now: Option<DateTime<Utc>>, then: DateTime<Utc>) -> String {
+    match now {
+        Some(now) => format!("{} ago", ago(now, then)),
+        None => format!("at {}", stamp(then)),
+    }
+}
+
 /// RFC 3339 to the second, the way every file waymark writes shows times.
 pub fn stamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -170,34 +178,11 @@ pub fn new_id(prefix: &str) -> String {
 }
 
 /// The environment variables whose names start with one of `prefixes`, as UTF-8.
-///
-/// One pass over the process's environment, copying only the matches: `std::env::vars_os`
-/// copies every variable, which cost a hook event more than reading its own config files.
 pub fn env_with_prefix(prefixes: &[&str]) -> Vec<(String, String)> {
-    unsafe extern "C" {
-        static environ: *const *const std::ffi::c_char;
-    }
-    let mut out = Vec::new();
-    // SAFETY: `environ` is the NULL-terminated array of NUL-terminated strings the C
-    // runtime keeps; waymark never changes its environment, so nothing mutates it while
-    // it is read here.
-    unsafe {
-        let mut entry = environ;
-        while !entry.is_null() && !(*entry).is_null() {
-            let bytes = std::ffi::CStr::from_ptr(*entry).to_bytes();
-            entry = entry.add(1);
-            if !prefixes.iter().any(|p| bytes.starts_with(p.as_bytes())) {
-                continue;
-            }
-            let Ok(text) = std::str::from_utf8(bytes) else {
-                continue;
-            };
-            if let Some((k, v)) = text.split_once('=') {
-                out.push((k.to_string(), v.to_string()));
-            }
-        }
-    }
-    out
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| prefixes.iter().any(|p| k.starts_with(p)))
+        .collect()
 }
 
 /// The message of a caught panic (`catch_unwind`'s payload).
@@ -209,71 +194,12 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// FNV-1a's starting value and prime (64-bit).
-pub const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-pub const FNV_PRIME: u64 = 0x100_0000_01b3;
-
-/// FNV-1a of `bytes` from `h` ([`FNV_BASIS`] to begin), at compile time or run time: the
-/// fingerprints of the redactor's rules and of a source file.
-pub const fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
-    let mut i = 0;
-    while i < bytes.len() {
-        h = (h ^ bytes[i] as u64).wrapping_mul(FNV_PRIME);
-        i += 1;
-    }
-    h
-}
-
-/// [`fnv1a`] of `text` as one field of several: followed by a byte no UTF-8 text holds, so
-/// that the fields ("ab", "c") and ("a", "bc") hash apart.
-pub const fn fnv1a_field(h: u64, text: &str) -> u64 {
-    (fnv1a(h, text.as_bytes()) ^ 0xff).wrapping_mul(FNV_PRIME)
-}
-
 /// Where `bytes` holds a newline, in order (`.rev()` for newest first).
-pub fn newlines(bytes: &[u8]) -> search::OneIter<'static, '_> {
-    static NEWLINE: LazyLock<search::One> = LazyLock::new(|| search::one(b'\n'));
-    NEWLINE.iter(bytes)
-}
-
-/// Where `bytes` holds a `}`, in order.
-pub fn closing_braces(bytes: &[u8]) -> search::OneIter<'static, '_> {
-    static CLOSE: LazyLock<search::One> = LazyLock::new(|| search::one(b'}'));
-    CLOSE.iter(bytes)
-}
-
-/// A byte is searched for with the vector instructions every CPU of the target has (SSE2
-/// on x86_64, NEON on aarch64: 16 bytes a compare), else a word at a time; never with
-/// memchr's default functions, whose first call in a process asks the CPU which vector
-/// instructions it has (`cpuid`): under a hypervisor each `cpuid` traps to it, and `perf`
-/// measured 50 µs of every hook event there, a twentieth of a Stop. A word at a time, the
-/// search for a plan's 113 steps in its 23 KB cost 60K instructions.
-#[cfg(any(
-    all(target_arch = "x86_64", target_feature = "sse2"),
-    all(target_arch = "aarch64", target_feature = "neon")
-))]
-mod search {
-    #[cfg(target_arch = "aarch64")]
-    pub use memchr::arch::aarch64::neon::memchr::{One, OneIter};
-    #[cfg(target_arch = "x86_64")]
-    pub use memchr::arch::x86_64::sse2::memchr::{One, OneIter};
-
-    pub fn one(byte: u8) -> One {
-        One::new(byte).expect("the target's baseline has the vector instructions, known when built")
-    }
-}
-
-/// A word at a time, on a target whose baseline has no vector instructions.
-#[cfg(not(any(
-    all(target_arch = "x86_64", target_feature = "sse2"),
-    all(target_arch = "aarch64", target_feature = "neon")
-)))]
-mod search {
-    pub use memchr::arch::all::memchr::{One, OneIter};
-
-    pub fn one(byte: u8) -> One {
-        One::new(byte)
-    }
+pub fn newlines(bytes: &[u8]) -> impl DoubleEndedIterator<Item = usize> + '_ {
+    bytes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &b)| (b == b'\n').then_some(i))
 }
 
 #[cfg(test)]

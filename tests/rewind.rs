@@ -203,10 +203,9 @@ fn rewind_restores_every_file_exactly_and_is_undone_by_rewinding_again() {
         rewinds[0]["metadata"]["waymark"]["rewind"]["checkpoint_id"],
         id
     );
-    assert!(
-        p.read(".orchestration/HOOK.md")
-            .contains(&format!("REWOUND 0s ago to checkpoint {undo}"))
-    );
+    assert!(p.read(".orchestration/HOOK.md").contains(&format!(
+        "to checkpoint {undo}: the work after it is undone"
+    )));
     let brief = p.hook("SessionStart", &p.fixture("SessionStart-startup.json"));
     let brief = context_of(&brief).unwrap();
     assert!(

@@ -21,7 +21,7 @@ fn replaying_the_recorded_session_yields_the_expected_plan() {
     let out = p.replay_lines(&p.session_lines());
     assert_eq!(out.lines().count(), 35);
     let h = p.hook_json();
-    assert_eq!(h["schema_version"], "2.0");
+    assert_eq!(h["schema_version"], "3.0");
     assert_eq!(step(&h, "Analyze parser")["status"], "completed");
     assert_eq!(step(&h, "Implement fix")["status"], "in_progress");
     assert_eq!(step(&h, "Implement fix")["attempt"], 1);
@@ -206,14 +206,14 @@ fn a_future_schema_is_reported_and_never_overwritten() {
     p.replay_lines(&p.session_lines()[..5]);
     let text = p
         .read(".orchestration/hook.json")
-        .replace("\"schema_version\": \"2.0\"", "\"schema_version\": \"3.0\"");
+        .replace("\"schema_version\": \"3.0\"", "\"schema_version\": \"4.0\"");
     p.write(".orchestration/hook.json", &text);
     let out = p.run(
         &["hook", "UserPromptSubmit"],
         p.fixture("UserPromptSubmit.json"),
     );
     assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 3.0"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("schema version 4.0"));
     assert_eq!(p.read(".orchestration/hook.json"), text);
     p.waymark().arg("status").assert().code(1);
 }
@@ -377,10 +377,10 @@ fn a_schema_1_hook_json_is_migrated_and_nothing_is_lost() {
     let out = p.waymark().args(["status", "--json"]).output().unwrap();
     let status: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(status["task"]["state"], "step_running", "{status}");
-    // The next change moves it to schema 2.
+    // The next change moves it to schema 3.
     p.waymark().args(["step", "add", "Test"]).assert().success();
     let raw: Value = serde_json::from_str(&p.read(".orchestration/hook.json")).unwrap();
-    assert_eq!(raw["schema_version"], "2.0");
+    assert_eq!(raw["schema_version"], "3.0");
     for gone in ["history", "checkpoints", "receipts", "session"] {
         assert!(raw.get(gone).is_none(), "{gone} is still inline");
     }
@@ -468,4 +468,82 @@ fn an_agent_keeps_its_plan_with_waymark_plan_and_step_numbers() {
     let listed = p.waymark().arg("plan").output().unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains(" 2. [x] Write the parser"));
     p.waymark().args(["step", "start", "9"]).assert().code(2);
+}
+
+/// A schema-2 hook.json as the previous waymark wrote it (tests/fixtures/state/schema-2:
+/// its plan inline, the outline and sums of its sealed members, and a receipt it held
+/// until its log was synced, which a power cut took from the log) becomes schema 3 at the
+/// next change: the plan in plan.json, the bookkeeping gone, the receipt back in its log.
+#[test]
+fn a_schema_2_hook_json_is_migrated_and_nothing_is_lost() {
+    let p = Project::new();
+    let from =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/state/schema-2");
+    let task = "task-20261126-090440";
+    for f in [
+        "hook.json".to_string(),
+        format!("tasks/{task}/history.jsonl"),
+        format!("tasks/{task}/checkpoints.jsonl"),
+        format!("tasks/{task}/receipts.jsonl"),
+    ] {
+        let text = std::fs::read_to_string(from.join(&f))
+            .unwrap()
+            .replace(util::RECORDED_ROOT, p.root().to_str().unwrap());
+        p.write(&format!(".orchestration/{f}"), &text);
+    }
+    let out = p.waymark().args(["status", "--json"]).output().unwrap();
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        status["task"]["steps"].as_array().unwrap().len(),
+        3,
+        "{status}"
+    );
+    p.waymark()
+        .args(["step", "add", "Document it"])
+        .assert()
+        .success();
+    let raw: Value = serde_json::from_str(&p.read(".orchestration/hook.json")).unwrap();
+    assert_eq!(raw["schema_version"], "3.0");
+    for gone in [
+        "steps",
+        "outline",
+        "plan_sum",
+        "listed",
+        "redacted_by",
+        "unsynced_receipts",
+    ] {
+        assert!(raw.get(gone).is_none(), "{gone} is still in hook.json");
+    }
+    let h = p.hook_json();
+    let names: Vec<&str> = h["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["Analyze parser", "Implement fix", "Validate", "Document it"]
+    );
+    assert_eq!(step(&h, "Analyze parser")["status"], "completed");
+    assert_eq!(h["current_step"]["step_name"], "Implement fix");
+    // The receipt the log had lost is back, after the one it follows.
+    let ids: Vec<&str> = h["receipts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["receipt_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["rcpt-f3bf5454", "rcpt-442d0de4"]);
+    assert_eq!(h["receipt_count"], 2);
+    assert_eq!(
+        h["history"].as_array().unwrap().len() as u64,
+        h["history_count"].as_u64().unwrap()
+    );
+    assert_eq!(h["checkpoints"].as_array().unwrap().len(), 2);
+    let md = p.read(".orchestration/HOOK.md");
+    assert!(
+        md.contains("Document it") && md.contains("rcpt-442d0de4"),
+        "{md}"
+    );
 }

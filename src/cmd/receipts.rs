@@ -63,10 +63,13 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
     let signer: Option<&dyn ReceiptSigner> = loaded.as_ref().ok().map(|s| s.as_ref());
     let verdicts = verify_all(signer, &receipts);
     let count = |word: &str| verdicts.iter().filter(|v| v.as_str() == word).count();
+    let head = hook.as_ref().and_then(|h| h.receipt_head.as_ref());
+    let counted = hook.as_ref().map_or(0, |h| h.receipt_count);
     let problems = match &hook {
-        Some(h) => chain::check(&h.task_id, &receipts, h.receipt_head.as_ref(), signer),
+        Some(h) => chain::check(&h.task_id, &receipts, head, counted, signer),
         None => Vec::new(),
     };
+    let interrupted = chain::interrupted(&receipts, head, counted).map(|i| &receipts[i]);
     let unchained = receipts
         .iter()
         .filter(|r| r.sig_version < CHAINED_SINCE)
@@ -123,7 +126,8 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
                 "unsigned": count("unsigned"),
                 "no_key": count("no_key"),
             },
-            "chain": {"status": chain_status, "unchained": unchained, "problems": chain_problems},
+            "chain": {"status": chain_status, "unchained": unchained, "problems": chain_problems,
+                      "interrupted_at": interrupted.map(|r| &r.receipt_id)},
             "receipts": entries,
         }));
     } else if receipts.is_empty() {
@@ -139,6 +143,17 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
             count("no_key")
         );
         print_chain(&receipts, &problems, unchained);
+        if let Some(r) = interrupted {
+            println!(
+                "chain: interrupted write at receipt {} ({}): the log holds it, hook.json does not count it yet (a save was cut short, not tampering); the next validation counts it",
+                receipts
+                    .iter()
+                    .position(|x| x.receipt_id == r.receipt_id)
+                    .unwrap_or(0)
+                    + 1,
+                r.receipt_id
+            );
+        }
     }
 
     if args.verify && (!verdicts.iter().all(Verdict::is_valid) || !problems.is_empty()) {

@@ -119,6 +119,7 @@ fn finish(
         stderr_hash: ran.stderr_hash.clone(),
         observed: false,
     };
+    crate::task::current::count_uncounted_receipts(ctx, hook);
     let (sealed, key_error) = validation::receipt(&ctx.config, hook, step, run);
     let receipt = sealed.receipt.clone();
     let output = String::from_utf8_lossy(&ran.tail);

@@ -103,6 +103,7 @@ pub fn handle(
                 let run = validation::observed(
                     &b.command, exit_code, &b.stdout, &b.stderr, duration, ctx.now,
                 );
+                current::count_uncounted_receipts(ctx, hook);
                 let (sealed, key_error) = validation::receipt(&ctx.config, hook, None, run);
                 if let Some(e) = key_error {
                     let id = &sealed.receipt.receipt_id;

@@ -67,7 +67,7 @@ pub fn check(ctx: &Ctx, hook: &mut Hook, session: &str, last: bool) -> Option<St
     details.insert("dropped".into(), serde_json::json!(rewind.dropped));
     hook.note("conversation_rewound", details, ctx.now);
     hook.conversation_rewound = Some(rewind);
-    crate::recovery::guidance::conversation_rewound(hook, ctx.now)
+    crate::recovery::guidance::conversation_rewound(hook, Some(ctx.now))
         .map(|line| format!("[waymark] {line}"))
 }
 

@@ -161,12 +161,41 @@ impl ChainProblem {
     }
 }
 
-/// Checks the chain of `task_id`'s `receipts` (the log, in order) against `head`. The
-/// head's signature is checked when there is a `signer`. Empty when all is in order.
+/// Where a write was interrupted, if one was: the first chained receipt after the last one
+/// hook.json's head counts (or the first of all, when hook.json has counted none). A save
+/// killed between appending a receipt to its log and writing hook.json leaves it so: not a
+/// problem of the chain, which the next receipt continues after it, counting it
+/// (`Hook::count_receipts`).
+pub fn interrupted(
+    receipts: &[ValidationReceipt],
+    head: Option<&ReceiptHead>,
+    counted: u64,
+) -> Option<usize> {
+    let chained = |r: &&ValidationReceipt| r.sig_version >= CHAINED_SINCE;
+    let after = match head {
+        Some(h) => {
+            receipts
+                .iter()
+                .position(|r| chained(&r) && link(r) == h.link)?
+                + 1
+        }
+        None if counted == 0 => 0,
+        None => return None,
+    };
+    receipts[after..]
+        .iter()
+        .position(|r| chained(&r))
+        .map(|i| after + i)
+}
+
+/// Checks the chain of `task_id`'s `receipts` (the log, in order) against `head`, the
+/// head of hook.json, which counted `counted` receipts. The head's signature is checked
+/// when there is a `signer`. Empty when all is in order.
 pub fn check(
     task_id: &str,
     receipts: &[ValidationReceipt],
     head: Option<&ReceiptHead>,
+    counted: u64,
     signer: Option<&dyn ReceiptSigner>,
 ) -> Vec<ChainProblem> {
     let mut problems = Vec::new();
@@ -194,7 +223,9 @@ pub fn check(
         last = Some(i);
     }
     match head {
-        None if chained > 0 => problems.push(ChainProblem::NoHead),
+        // A head hook.json never had (no receipt counted yet) is an interrupted first
+        // write ([`interrupted`]); a head lost from a hook.json that counted receipts is not.
+        None if chained > 0 && counted > 0 => problems.push(ChainProblem::NoHead),
         None => {}
         Some(h) => {
             // The head must name a chained receipt of the log, as the count-th. Receipts
@@ -271,7 +302,8 @@ mod tests {
     }
 
     fn problems(log: &[ValidationReceipt], head: Option<&ReceiptHead>) -> Vec<ChainProblem> {
-        check("task-a", log, head, Some(&signer()))
+        let counted = head.map_or(1, |h| h.count);
+        check("task-a", log, head, counted, Some(&signer()))
     }
 
     #[test]
@@ -375,7 +407,15 @@ mod tests {
         behind.link = link(&log[0]);
         behind.seal(&signer(), "task-a");
         assert_eq!(problems(&log, Some(&behind)), vec![]);
+        assert_eq!(interrupted(&log, Some(&behind), 1), Some(1));
         assert_eq!(problems(&short, short_head.as_ref()), vec![]);
+        assert_eq!(interrupted(&short, short_head.as_ref(), 1), None);
+        // Killed before hook.json counted any receipt: interrupted, not tampered with; a
+        // hook.json that counted receipts and lost its head is another matter.
+        let none: &[ChainProblem] = &[];
+        assert_eq!(check("task-a", &short, None, 0, Some(&signer())), none);
+        assert_eq!(interrupted(&short, None, 0), Some(0));
+        assert_eq!(interrupted(&short, None, 1), None);
     }
 
     #[test]

@@ -149,6 +149,24 @@ impl Hook {
     /// current step's receipts wait in its context until the step is left
     /// ([`StepContext::leave_into`](crate::task::StepContext::leave_into)): a validation
     /// of the running step leaves the plan as it was read.
+    /// Counts receipts the task's log holds at its end and hook.json did not count (a save
+    /// killed between appending them and writing hook.json): the head follows them, so
+    /// that the next receipt is chained after the log's real end and the head and the log
+    /// agree again.
+    pub fn count_receipts(&mut self, found: &[ValidationReceipt]) {
+        for r in found {
+            self.receipt_head = Some(ReceiptHead::after(self.receipt_head.as_ref(), r));
+            self.receipt_count += 1;
+            self.recent_receipts
+                .push(crate::task::ReceiptSummary::of(r));
+        }
+        let excess = self
+            .recent_receipts
+            .len()
+            .saturating_sub(crate::task::RECENT_RECEIPTS);
+        self.recent_receipts.drain(..excess);
+    }
+
     pub fn add_receipt(&mut self, receipt: ValidationReceipt) {
         let name = receipt.step_name.as_str();
         let current = self.current_step.as_ref().map(|c| c.step_id.as_str());

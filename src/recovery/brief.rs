@@ -92,9 +92,8 @@ pub fn render(
 }
 
 fn prompt_paragraph(hook: &Hook, hook_md: &Path, now: DateTime<Utc>) -> String {
-    let outline = hook.outline();
     let step = hook
-        .next_step_in(&outline)
+        .next_step()
         .map(|s| format!("step \"{}\" (attempt {})", s.name, next_attempt(hook, s)))
         .unwrap_or_else(|| "no step in progress".into());
     let crash = if hook.recovery.is_some() {
@@ -166,17 +165,17 @@ fn full(
             r.crash_type, r.reason, r.recommended_action
         ));
     }
-    if let Some((step, used, max)) = exhausted(hook, &outline) {
+    if let Some((step, used, max)) = exhausted(hook) {
         verdict(format!(
             "HUMAN NEEDED: step {} \"{}\" has used {used} of its {max} attempts; do not resume it without the user.",
             step.index + 1,
             step.name
         ));
     }
-    if let Some(line) = crate::recovery::guidance::rewound(hook, now) {
+    if let Some(line) = crate::recovery::guidance::rewound(hook, Some(now)) {
         verdict(line);
     }
-    if let Some(line) = crate::recovery::guidance::conversation_rewound(hook, now) {
+    if let Some(line) = crate::recovery::guidance::conversation_rewound(hook, Some(now)) {
         verdict(line);
     }
     for s in &extras.elsewhere {
@@ -215,10 +214,10 @@ fn full(
     }
 
     let mut body = String::new();
-    match (&hook.current_step, hook.next_step_in(&outline)) {
+    match (&hook.current_step, hook.next_step()) {
         (Some(c), step) => {
             let next = step.map(|s| next_attempt(hook, s)).unwrap_or(c.attempt);
-            let resuming = if exhausted(hook, &outline).is_some() {
+            let resuming = if exhausted(hook).is_some() {
                 String::new()
             } else if next != c.attempt {
                 format!(" (resuming makes it attempt {next} of {})", c.max_attempts)
@@ -292,7 +291,7 @@ fn full(
     if let Some(w) = &extras.work_changed {
         let _ = writeln!(body, "{w}");
     }
-    for line in facts(hook, now) {
+    for line in facts(hook, Some(now)) {
         let _ = writeln!(body, "{line}");
     }
     let _ = writeln!(body, "What to do now:");
@@ -434,7 +433,7 @@ mod tests {
             b.contains("- step 20 \"Part 20\"") && !b.contains("Analyze parser\""),
             "{b}"
         );
-        let md = crate::recovery::hookmd::render(&h, now);
+        let md = crate::recovery::hookmd::render(&h);
         assert!(
             md.contains("Do not repeat any of the 8 steps completed before these"),
             "{md}"
@@ -480,11 +479,11 @@ mod tests {
             .unwrap()
         };
         let rewind = "`waymark rewind ckpt-0000beef` puts every file back as it was then";
-        *h.recent_checkpoints = vec![checkpoint("main")];
+        h.recent_checkpoints = vec![checkpoint("main")];
         let b = brief(&h, &Extras::default());
         assert!(b.contains(rewind));
-        assert!(crate::recovery::hookmd::render(&h, Utc::now()).contains(rewind));
-        *h.recent_checkpoints = vec![checkpoint("")];
+        assert!(crate::recovery::hookmd::render(&h).contains(rewind));
+        h.recent_checkpoints = vec![checkpoint("")];
         let b = brief(&h, &Extras::default());
         assert!(
             b.contains("Resume from the last checkpoint (ckpt-0000beef)"),

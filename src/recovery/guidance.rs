@@ -4,7 +4,7 @@
 //! always say the same thing.
 
 use crate::task::{Hook, HookState, Outline, Step, StepSource, StepStatus};
-use crate::text::{ago, one_line, short_id, truncate};
+use crate::text::{ago, one_line, short_id, truncate, when};
 use chrono::{DateTime, Utc};
 
 /// The instructions for the agent reading the recovery file.
@@ -76,8 +76,8 @@ pub fn next_attempt(hook: &Hook, step: &Step) -> u32 {
 /// The attempts the step to resume has left: `Some((step, used, max))` when the next
 /// attempt would be past `max_attempts` (after crashes, failed validations, or both), so
 /// a human must decide; in `recovering` as much as in `awaiting_human`.
-pub fn exhausted<'a>(hook: &'a Hook, outline: &'a Outline) -> Option<(&'a Step, u32, u32)> {
-    let step = hook.next_step_in(outline)?;
+pub fn exhausted(hook: &Hook) -> Option<(&Step, u32, u32)> {
+    let step = hook.next_step()?;
     let max = max_attempts(hook);
     let next = next_attempt(hook, step);
     (next > max || hook.state == HookState::AwaitingHuman).then_some((step, step.attempt, max))
@@ -88,11 +88,11 @@ fn max_attempts(hook: &Hook) -> u32 {
 }
 
 /// The last rewind, while it is news: which checkpoint, which files, how to undo it.
-pub fn rewound(hook: &Hook, now: DateTime<Utc>) -> Option<String> {
+pub fn rewound(hook: &Hook, now: Option<DateTime<Utc>>) -> Option<String> {
     let r = hook.rewound.as_ref()?;
     let mut line = format!(
-        "FILES REWOUND {} ago to checkpoint {}: the work after it is undone on disk, on purpose; go on from there.",
-        ago(now, r.at),
+        "FILES REWOUND {} to checkpoint {}: the work after it is undone on disk, on purpose; go on from there.",
+        when(now, r.at),
         r.checkpoint_id
     );
     for (what, files) in [("Restored", &r.restored), ("Deleted", &r.deleted)] {
@@ -111,7 +111,7 @@ pub fn rewound(hook: &Hook, now: DateTime<Utc>) -> Option<String> {
 /// Claude Code's conversation was rewound (/rewind): to when, what of the plan it undid,
 /// and the checkpoint whose `waymark rewind` puts the files back too (restoring the
 /// conversation leaves them; "restore code" restores only what Write and Edit changed).
-pub fn conversation_rewound(hook: &Hook, now: DateTime<Utc>) -> Option<String> {
+pub fn conversation_rewound(hook: &Hook, now: Option<DateTime<Utc>>) -> Option<String> {
     let r = hook.conversation_rewound.as_ref()?;
     let to = match r.to {
         Some(t) => format!(
@@ -122,8 +122,8 @@ pub fn conversation_rewound(hook: &Hook, now: DateTime<Utc>) -> Option<String> {
         None => "to its start".to_string(),
     };
     let mut line = format!(
-        "CONVERSATION REWOUND {} ago {to} (Claude Code's /rewind): ",
-        ago(now, r.at)
+        "CONVERSATION REWOUND {} {to} (Claude Code's /rewind): ",
+        when(now, r.at)
     );
     if r.plan_unknown {
         line.push_str("waymark has no record of the plan at that point, so it is as it was; check it (`waymark plan`).");
@@ -165,7 +165,7 @@ fn quoted(names: &[String]) -> String {
 /// One line per thing the agent must know before it goes on, in the order it matters: the
 /// last failed validation (the task's, and the step's when it is another), the side effects
 /// the step already had, the intent.
-pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
+pub fn facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
     let mut lines = Vec::new();
     let step_failure = hook
         .current_step
@@ -180,18 +180,18 @@ pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
         seen.push(&f.receipt_id);
         let after = match &f.passed_later {
             Some(p) => format!(
-                "a later run passed ({}, {} ago): the failure is fixed",
+                "a later run passed ({}, {}): the failure is fixed",
                 p.receipt_id,
-                ago(now, p.at)
+                when(now, p.at)
             ),
             None => "it has not passed since: fix what the output says, then run it again".into(),
         };
         let mut line = format!(
-            "Last failed validation (step \"{}\"): `{}` exited {} {} ago ({}); {}.",
+            "Last failed validation (step \"{}\"): `{}` exited {} {} ({}); {}.",
             f.step,
             one_line(&truncate(&f.command, 120)),
             f.exit_code,
-            ago(now, f.at),
+            when(now, f.at),
             f.receipt_id,
             after
         );
@@ -219,9 +219,9 @@ pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
                     format!("failed, exit {}", e.exit_code)
                 };
                 format!(
-                    "`{}` ({outcome}, {} ago)",
+                    "`{}` ({outcome}, {})",
                     one_line(&truncate(&e.command, 100)),
-                    ago(now, e.at)
+                    when(now, e.at)
                 )
             })
             .collect();
@@ -257,15 +257,15 @@ pub fn facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
 /// What the sessions left that the next one must know: a last turn that failed on an API
 /// error (stopped, not crashed), and of the session that crashed (else the last one) where
 /// it worked, what it was waiting for from the user and the subagents it had running.
-fn session_facts(hook: &Hook, now: DateTime<Utc>) -> Vec<String> {
+fn session_facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
     let mut lines = Vec::new();
     for s in &hook.sessions {
         if let Some(f) = &s.failed_turn {
             lines.push(format!(
-                "Session {}'s last turn ended on an API error ({}) {} ago: {}. It stopped there, it did not crash: go on from the step below.",
+                "Session {}'s last turn ended on an API error ({}) {}: {}. It stopped there, it did not crash: go on from the step below.",
                 short_id(&s.session_id),
                 f.error,
-                ago(now, f.at),
+                when(now, f.at),
                 f.message
             ));
         }
@@ -339,9 +339,9 @@ pub fn guidance(hook: &Hook, outline: &Outline) -> Guidance {
                     todo.push(format!("Check {w}: it changed since the last checkpoint.").into());
                 }
             }
-            let next = hook.next_step_in(outline);
+            let next = hook.next_step();
             match next {
-                Some(step) if exhausted(hook, outline).is_some() => {
+                Some(step) if exhausted(hook).is_some() => {
                     todo.push(format!(
                         "A human is needed: step {} \"{}\" has used {} of its {} attempts. Do not resume it: tell the user what failed (below) and ask how to go on (retry it with `waymark step start`, skip it, or change the plan).",
                         step.index + 1,

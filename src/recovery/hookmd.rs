@@ -5,102 +5,29 @@
 //! attempt that is, what not to repeat and how to check its ground.
 
 use std::fmt::Write;
-use std::ops::Range;
-
-use chrono::{DateTime, Utc};
 
 use crate::recovery::guidance::{facts, guidance};
-use crate::redact::Part;
-use crate::task::{Hook, Step, StepStatus, Steps};
-use crate::text::{ago, one_line, prefix, stamp, truncate};
+use crate::task::{Hook, Step, StepStatus};
+use crate::text::{one_line, prefix, stamp, truncate};
 
-/// The whole recovery file, unredacted: what a save writes, redacted in parts
-/// (`task::store`), read whole by the tests.
-#[cfg(test)]
-pub fn render(hook: &Hook, now: DateTime<Utc>) -> String {
-    head(hook, now) + &block(hook) + &tail(hook)
-}
-
-/// HOOK.md's block: the listing of the plan, then the sections of the newest receipts and
-/// checkpoints. A function of the plan and of those, so that a save that leaves them alone
-/// takes it back from the HOOK.md it wrote (`task::store`), each part on its own.
-pub fn block(hook: &Hook) -> String {
-    listing(&hook.steps) + &receipts(hook) + &checkpoints(hook)
+/// The whole recovery file, unredacted (the store redacts what it writes). A function of
+/// the task alone, with no "ago" in it: a file read hours later must not say "0s ago", and
+/// a page that only the task changes is rewritten only when the task does.
+pub fn render(hook: &Hook) -> String {
+    head(hook) + &listing(&hook.steps) + &receipts(hook) + &checkpoints(hook) + &tail(hook)
 }
 
 /// What To Do Now's line for the files the running step changed, which What You Were Doing
 /// lists.
 const FILES_ABOVE: &str = "Read the files this step already changed (listed under What You Were Doing) before editing them again.";
 
-/// The first lines of the block's parts ([`block`]), and of what follows it.
 const LISTING: &str = "\n## Completed Steps — DO NOT REPEAT\n";
 const RECEIPTS: &str = "\n## Validation Receipts\n";
 const CHECKPOINTS: &str = "\n## Checkpoint Timeline\n";
 const TROUBLESHOOTING: &str = "\n## Troubleshooting\n";
 
-/// Where [`block`]'s parts stand in a HOOK.md: [`find_block`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct Found {
-    pub listing: Range<usize>,
-    /// Empty (at the listing's end) when there are no receipts.
-    pub receipts: Range<usize>,
-    pub checkpoints: Range<usize>,
-}
-
-impl Found {
-    /// The whole block.
-    pub fn block(&self) -> Range<usize> {
-        self.listing.start..self.checkpoints.end
-    }
-
-    /// The parts, in order (what the block's sum is taken of).
-    pub fn parts(&self) -> [Range<usize>; 3] {
-        [
-            self.listing.clone(),
-            self.receipts.clone(),
-            self.checkpoints.clone(),
-        ]
-    }
-
-    /// Where the parts stand in the block itself, cut out of the page.
-    pub fn in_block(&self) -> Found {
-        let at = |r: &Range<usize>| r.start - self.listing.start..r.end - self.listing.start;
-        Found {
-            listing: at(&self.listing),
-            receipts: at(&self.receipts),
-            checkpoints: at(&self.checkpoints),
-        }
-    }
-}
-
-/// Where the block's parts stand in `bytes`, a HOOK.md as a save writes it (`None` for a
-/// file laid out otherwise), each from a newline to a newline: read as bytes, so that only
-/// the block need be checked as UTF-8. What it finds is only taken when its sum holds
-/// (`task::store`), and that sum is taken of each part on its own: a heading in a name or
-/// an id (names are folded onto one line, ids written as they are) cuts the block
-/// elsewhere than its sum was taken, and costs a render, never a wrong page.
-pub fn find_block(bytes: &[u8]) -> Option<Found> {
-    // A line at a time, as the store finds hook.json's plan (`text::newlines`): every
-    // save reads HOOK.md back, and a substring search builds its searcher for each call.
-    let mut lines = crate::text::newlines(bytes);
-    let at = |i: usize, heading: &str| bytes[i..].starts_with(heading.as_bytes());
-    let start = lines.find(|&i| at(i, LISTING))?;
-    let next = lines.find(|&i| at(i, RECEIPTS) || at(i, CHECKPOINTS))?;
-    let timeline = if at(next, CHECKPOINTS) {
-        next
-    } else {
-        lines.find(|&i| at(i, CHECKPOINTS))?
-    };
-    let end = lines.find(|&i| at(i, TROUBLESHOOTING))?;
-    Some(Found {
-        listing: start..next,
-        receipts: next..timeline,
-        checkpoints: timeline..end,
-    })
-}
-
-/// HOOK.md before its block: the task, its state, what it was doing, what to do now.
-pub fn head(hook: &Hook, now: DateTime<Utc>) -> String {
+/// HOOK.md's first sections: the task, its state, what it was doing, what to do now.
+fn head(hook: &Hook) -> String {
     let mut md = String::with_capacity(4096);
     let outline = hook.outline();
     let g = guidance(hook, &outline);
@@ -117,12 +44,7 @@ pub fn head(hook: &Hook, now: DateTime<Utc>) -> String {
     }
     let _ = writeln!(md, "| Workspace | {} |", hook.workspace_id);
     let _ = writeln!(md, "| Created | {} |", stamp(hook.created_at));
-    let _ = writeln!(
-        md,
-        "| Updated | {} ({} ago) |",
-        stamp(hook.updated_at),
-        ago(now, hook.updated_at)
-    );
+    let _ = writeln!(md, "| Updated | {} |", stamp(hook.updated_at));
     if let Some(s) = hook.session() {
         let _ = writeln!(md, "| Session | `{}` ({:?}) |", s.session_id, s.status);
     }
@@ -140,12 +62,7 @@ pub fn head(hook: &Hook, now: DateTime<Utc>) -> String {
                 c.step_id
             );
             let _ = writeln!(md, "- **Attempt:** {} of {}", c.attempt, c.max_attempts);
-            let _ = writeln!(
-                md,
-                "- **Step started:** {} ({} ago)",
-                stamp(c.started_at),
-                ago(now, c.started_at)
-            );
+            let _ = writeln!(md, "- **Step started:** {}", stamp(c.started_at));
         }
         None => {
             let _ = writeln!(md, "- **Step:** none running");
@@ -201,10 +118,10 @@ pub fn head(hook: &Hook, now: DateTime<Utc>) -> String {
             "- **Changed since the last checkpoint's commit:** {changed}"
         );
     }
-    let rewound = crate::recovery::guidance::rewound(hook, now)
+    let rewound = crate::recovery::guidance::rewound(hook, None)
         .into_iter()
-        .chain(crate::recovery::guidance::conversation_rewound(hook, now));
-    for line in rewound.into_iter().chain(facts(hook, now)) {
+        .chain(crate::recovery::guidance::conversation_rewound(hook, None));
+    for line in rewound.into_iter().chain(facts(hook, None)) {
         // Output lines (`  | …`) become a quoted block under their item.
         let _ = writeln!(md, "- {}", line.replace("\n  | ", "\n  > "));
     }
@@ -240,7 +157,7 @@ pub fn head(hook: &Hook, now: DateTime<Utc>) -> String {
 /// checkpoints, which hook.json keeps: a task's whole history of them is `waymark
 /// receipts` / `waymark checkpoints`, and reading its logs on every save would make a long
 /// task's every change dearer.
-pub fn receipts(hook: &Hook) -> String {
+fn receipts(hook: &Hook) -> String {
     let mut md = String::new();
     let recent = &hook.recent_receipts;
     if !recent.is_empty() {
@@ -272,7 +189,7 @@ pub fn receipts(hook: &Hook) -> String {
 
 /// The newest checkpoints' section: of `recent_checkpoints` and `checkpoint_count`, which
 /// only a new checkpoint changes (and `recent_checkpoints` with it).
-pub fn checkpoints(hook: &Hook) -> String {
+fn checkpoints(hook: &Hook) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "{CHECKPOINTS}");
     let checkpoints = &hook.recent_checkpoints;
@@ -309,7 +226,7 @@ pub fn checkpoints(hook: &Hook) -> String {
 }
 
 /// HOOK.md after its block: where to look next.
-pub fn tail(hook: &Hook) -> String {
+fn tail(hook: &Hook) -> String {
     let mut md = String::new();
     let _ = writeln!(md, "{TROUBLESHOOTING}");
     let _ = writeln!(
@@ -349,53 +266,29 @@ pub fn tail(hook: &Hook) -> String {
     md
 }
 
-/// HOOK.md's listing of the plan: the Completed Steps table and the Step Plan. A function
-/// of the steps alone, so that a save that leaves the plan alone takes it back from the
-/// HOOK.md it wrote. The table names each step's receipts by id: what each ran and how it
-/// ended is in Validation Receipts (the newest) and in `waymark receipts` (every one).
-pub fn listing(steps: &Steps) -> String {
-    match relisting(steps, None).as_slice() {
-        [Part::New(md)] => md.clone(),
-        _ => unreachable!("with nothing read back, every line is rendered"),
-    }
-}
-
-/// [`listing`] in parts: each line of a step still as read is taken from `before`, the
-/// listing of the plan as read (its sum proves it), rather than rendered, so that a change
-/// to one step of a hundred renders and redacts that step's lines alone. With no `before`,
-/// or one that does not line up with the plan as read, every line is rendered.
-pub fn relisting(steps: &Steps, before: Option<&str>) -> Vec<Part> {
-    let before = before.and_then(|text| Before::of(text, steps));
-    let mut parts = Parts::default();
-    parts.text().push_str(LISTING);
-    parts.text().push('\n');
-    let statuses: Vec<StepStatus> = steps.statuses().collect();
-    if !statuses.contains(&StepStatus::Completed) {
-        parts.text().push_str("None yet.\n");
+/// HOOK.md's listing of the plan: the Completed Steps table and the Step Plan. The table
+/// names each step's receipts by id: what each ran and how it ended is in Validation
+/// Receipts (the newest) and in `waymark receipts` (every one).
+pub fn listing(steps: &[Step]) -> String {
+    let mut md = String::with_capacity(256 + 64 * steps.len());
+    md.push_str(LISTING);
+    md.push('\n');
+    if !steps.iter().any(|s| s.status == StepStatus::Completed) {
+        md.push_str("None yet.\n");
     } else {
-        parts.text().push_str(TABLE_HEAD);
-        let mut row_read = 0..;
-        for (i, &status) in statuses.iter().enumerate() {
-            let (read, unchanged) = steps.as_read(i);
-            let row = (read == Some(StepStatus::Completed)).then(|| row_read.next());
-            match (&before, row.flatten()) {
-                _ if status != StepStatus::Completed => {}
-                (Some(b), Some(r)) if unchanged => parts.keep(b.rows[r].clone()),
-                _ => done_row(parts.text(), &steps[i]),
-            }
+        md.push_str(TABLE_HEAD);
+        for s in steps.iter().filter(|s| s.status == StepStatus::Completed) {
+            done_row(&mut md, s);
         }
     }
-    parts.text().push_str(PLAN_HEAD);
+    md.push_str(PLAN_HEAD);
     if steps.is_empty() {
-        parts.text().push_str("No steps planned.\n");
+        md.push_str("No steps planned.\n");
     }
-    for i in 0..statuses.len() {
-        match (&before, steps.as_read(i)) {
-            (Some(b), (Some(_), true)) => parts.keep(b.plan[i].clone()),
-            _ => plan_line(parts.text(), &steps[i]),
-        }
+    for s in steps {
+        plan_line(&mut md, s);
     }
-    parts.0
+    md
 }
 
 /// The Completed Steps table's head, and the Step Plan's.
@@ -443,83 +336,16 @@ fn plan_line(md: &mut String, s: &Step) {
     md.push('\n');
 }
 
-/// The listing as parts, new text run together.
-#[derive(Default)]
-struct Parts(Vec<Part>);
-
-impl Parts {
-    /// The new text at the end, to write to.
-    fn text(&mut self) -> &mut String {
-        if !matches!(self.0.last(), Some(Part::New(_))) {
-            self.0.push(Part::New(String::with_capacity(256)));
-        }
-        match self.0.last_mut() {
-            Some(Part::New(md)) => md,
-            _ => unreachable!("pushed above"),
-        }
-    }
-
-    fn keep(&mut self, line: Range<usize>) {
-        match self.0.last_mut() {
-            Some(Part::Kept(r)) if r.end == line.start => r.end = line.end,
-            _ => self.0.push(Part::Kept(line)),
-        }
-    }
-}
-
-/// A listing read back, line by line: its table's rows and its plan's lines, each a step
-/// of the plan as read (every name is one line).
-struct Before {
-    rows: Vec<Range<usize>>,
-    plan: Vec<Range<usize>>,
-}
-
-impl Before {
-    /// `text`'s lines, when they are as many as the plan as read has completed steps and
-    /// steps.
-    fn of(text: &str, steps: &Steps) -> Option<Before> {
-        let start = LISTING.len() + 1;
-        let body = text.get(start..)?;
-        let split = start + body.find(PLAN_HEAD)?;
-        let lines = |range: Range<usize>, none: &str| -> Option<Vec<Range<usize>>> {
-            let region = &text[range.clone()];
-            if region == none {
-                return Some(Vec::new());
-            }
-            let mut from = range.start;
-            let lines = crate::text::newlines(region.as_bytes()).map(|i| {
-                let line = from..range.start + i + 1;
-                from = line.end;
-                line
-            });
-            let lines: Vec<_> = lines.collect();
-            (from == range.end).then_some(lines)
-        };
-        let table = text[start..split].strip_prefix(TABLE_HEAD);
-        let rows = lines(
-            table.map_or(start, |rows| split - rows.len())..split,
-            "None yet.\n",
-        )?;
-        let plan = lines(split + PLAN_HEAD.len()..text.len(), "No steps planned.\n")?;
-        let read: Vec<Option<StepStatus>> = (0..steps.len()).map(|i| steps.as_read(i).0).collect();
-        let done = read
-            .iter()
-            .filter(|s| **s == Some(StepStatus::Completed))
-            .count();
-        let listed = read.iter().filter(|s| s.is_some()).count();
-        (rows.len() == done && plan.len() == listed).then_some(Before { rows, plan })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::Utc;
 
     #[test]
     fn stands_alone() {
         let now = Utc::now();
         let h = crate::task::testing::recorded_plan(now);
-        let md = render(&h, now);
+        let md = render(&h);
         for section in [
             "## Current State",
             "## What You Were Doing",
@@ -541,19 +367,19 @@ mod tests {
         );
         assert!(md.contains(FILES_ABOVE));
         assert!(md.contains("No checkpoint yet."));
-        // The block is found where it stands, whole, and the listing within it.
-        let found = find_block(md.as_bytes()).unwrap();
-        assert_eq!(md[found.block()], block(&h));
+        assert!(
+            !md.contains(" ago"),
+            "a file is read later than it is written: {md}"
+        );
         let listing = listing(&h.steps);
-        assert_eq!(&md[found.listing], listing);
+        assert!(md.contains(&listing));
         assert!(listing.contains("## Step Plan") && listing.ends_with("— pending\n"));
     }
 
-    /// Every line of the block's sections is one line of its own, whatever the names it
-    /// shows hold: a name written like a heading is never taken for one, so the parts a
-    /// save takes back are the ones it rendered.
+    /// Every line of the sections is one line of its own, whatever the names it shows
+    /// hold: a name written like a heading adds no heading.
     #[test]
-    fn a_name_like_a_heading_does_not_split_the_block() {
+    fn a_name_like_a_heading_stays_on_its_line() {
         let now = Utc::now();
         let mut h = crate::task::testing::recorded_plan(now);
         let name = "Parse\n## Checkpoint Timeline\n## Troubleshooting\nmore";
@@ -579,12 +405,10 @@ mod tests {
         // A commit edited by hand into anything is cut by characters, not bytes.
         cp.git_commit = Some("ééééééééééééééé".into());
         h.push_checkpoint(cp);
-        let md = render(&h, now);
+        let md = render(&h);
         assert!(md.contains(" @ `éééééééééééé`"), "{md}");
-        let found = find_block(md.as_bytes()).unwrap();
-        assert!(md[found.block().end..].starts_with(TROUBLESHOOTING));
-        assert_eq!(md[found.listing], listing(&h.steps));
-        assert_eq!(md[found.receipts], receipts(&h));
-        assert_eq!(md[found.checkpoints], checkpoints(&h));
+        for heading in [RECEIPTS, CHECKPOINTS, TROUBLESHOOTING] {
+            assert_eq!(md.matches(heading).count(), 1, "{heading}: {md}");
+        }
     }
 }

@@ -36,8 +36,8 @@ use std::sync::OnceLock;
 
 use regex_lite::Regex;
 
+pub use json::Clean;
 pub(crate) use json::scrub;
-pub use json::{Clean, Parsed, Part, Vouched};
 use rules::RULES;
 
 /// What [`redact`] puts where a secret was.
@@ -135,45 +135,6 @@ const CONFIRM: [Option<Confirm>; RULES.len()] = {
         c += 1;
     }
     confirm
-};
-
-/// Bumped whenever what [`redact`] hides changes other than through the rules table and
-/// the confirms (the window, the scanner): it is part of [`FINGERPRINT`].
-const REVISION: &str = "redactor 1";
-
-/// What this redactor is: a hash (FNV-1a) of [`REVISION`], of every rule's id, keywords,
-/// pattern and replacement, and of every confirm. hook.json records the fingerprint of the redactor
-/// that wrote it; JSON carrying the same one went through these very rules, and may be
-/// written back as it is ([`Vouched`]).
-pub const FINGERPRINT: u64 = {
-    use crate::text::{FNV_BASIS, FNV_PRIME, fnv1a_field as mix};
-    let mut h = mix(FNV_BASIS, REVISION);
-    let mut i = 0;
-    while i < RULES.len() {
-        let r = &RULES[i];
-        h = mix(mix(mix(h, r.id), r.pattern), r.replace);
-        let mut k = 0;
-        while k < r.keywords.len() {
-            h = mix(h, r.keywords[k]);
-            k += 1;
-        }
-        i += 1;
-    }
-    let mut c = 0;
-    while c < CONFIRMS.len() {
-        let (kind, n) = match CONFIRMS[c].1 {
-            Confirm::Prefix(n) => ("prefix", n),
-            Confirm::Assigned => ("assigned", 0),
-            Confirm::EnvAssigned => ("env", 0),
-            Confirm::AfterDigits => ("digits", 0),
-            Confirm::Userinfo => ("userinfo", 0),
-            Confirm::Credential(n) => ("credential", n),
-        };
-        h = mix(mix(h, CONFIRMS[c].0), kind);
-        h = (h ^ n as u64).wrapping_mul(FNV_PRIME);
-        c += 1;
-    }
-    h
 };
 
 /// `a == b` for a `const` context.

@@ -48,7 +48,9 @@ pub fn files_of(hook: &Hook, step: Option<usize>) -> Vec<String> {
         (_, Some(s)) if !s.files_touched.is_empty() => s.files_touched.clone(),
         _ => hook
             .steps
-            .last_with_files()
+            .iter()
+            .rev()
+            .find(|s| !s.files_touched.is_empty())
             .map(|s| s.files_touched.clone())
             .unwrap_or_default(),
     }
@@ -92,8 +94,6 @@ pub fn build(
         git_branch: head.branch,
         git_commit: head.commit,
         artifacts: Vec::new(),
-        legacy_dirty: None,
-        legacy_files: Vec::new(),
     }
 }
 

@@ -47,24 +47,13 @@ pub fn update<R>(
     let captures = std::mem::take(&mut *ctx.captures.borrow_mut());
     let updated = updated?;
     say_restored(ctx, &updated.note);
-    // Out of the lock: no other event waits while the files are hashed or the receipts
-    // synced.
-    let work = crate::capture::Afterwards {
-        captures,
-        sync_receipts: unsynced_receipts(&updated),
-    };
-    if work != crate::capture::Afterwards::default() {
-        if let Err(e) = crate::capture::run(&ctx.project, &work, ctx.capture, ctx.now) {
+    // Out of the lock: no other event waits while the files are hashed.
+    if !captures.is_empty() {
+        if let Err(e) = crate::capture::run(&ctx.project, &captures, ctx.capture, ctx.now) {
             ctx.log(Level::Error, "capture", &format!("after the change: {e}"));
         }
     }
     Ok(updated)
-}
-
-/// The task and last receipt of a receipts log this save appended to and did not sync.
-fn unsynced_receipts<R>(updated: &Updated<R>) -> Option<(String, String)> {
-    let last = updated.unsynced_receipt.clone()?;
-    Some((updated.hook.as_ref()?.task_id.clone(), last))
 }
 
 /// Runs `f` on the live task, started first when `need` allows and there is none.
@@ -170,6 +159,29 @@ pub fn make_checkpoint(
         lessons: ctx.config.agent_md.clone(),
     });
     Made { id, repeat: false }
+}
+
+/// Before a receipt is chained: the receipts at the end of the task's log that a save
+/// killed before it wrote hook.json left uncounted are counted, so that the new receipt
+/// follows the log's real end (`store::uncounted_receipts`).
+pub fn count_uncounted_receipts(ctx: &Ctx, hook: &mut Hook) {
+    match store::uncounted_receipts(&ctx.project, hook) {
+        Ok(found) if !found.is_empty() => {
+            let ids: Vec<&str> = found.iter().map(|r| r.receipt_id.as_str()).collect();
+            let message = format!(
+                "receipts {} were in the log but not counted in hook.json (a save was interrupted): counted now",
+                ids.join(", ")
+            );
+            ctx.log(Level::Warn, "receipts", &message);
+            hook.count_receipts(&found);
+        }
+        Ok(_) => {}
+        Err(e) => ctx.log(
+            Level::Error,
+            "receipts",
+            &format!("cannot read the log: {e}"),
+        ),
+    }
 }
 
 /// Says once that hook.json was restored from its .bak.

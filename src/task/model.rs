@@ -11,15 +11,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use super::lazy::Lazy;
 use super::machine::HookState;
-use super::outline::Outline;
-pub use super::steps::Steps;
 use crate::receipt::ValidationReceipt;
 
-/// hook.json's schema version. A file of schema 1 is read and migrated (docs/state.md); a
-/// file of a newer major version is never overwritten.
-pub const SCHEMA_VERSION: &str = "2.0";
+/// hook.json's schema version. Files of schemas 1 and 2 are read and migrated
+/// (`task::migrate`, docs/state.md); a file of a newer major version is never overwritten.
+pub const SCHEMA_VERSION: &str = "3.0";
 /// How many sessions a task remembers (the oldest that ended go first).
 pub const MAX_SESSIONS: usize = 8;
 /// `last_output` and `partial_output` are cut to this many characters.
@@ -30,7 +27,8 @@ pub const RECENT_CHECKPOINTS: usize = 5;
 /// How many of the newest receipts hook.json keeps (for HOOK.md).
 pub const RECENT_RECEIPTS: usize = RECENT_CHECKPOINTS;
 
-/// The durable state of one task: the source of truth for recovery.
+/// The durable state of one task: the source of truth for recovery. hook.json is its serde
+/// form, but for the plan, which is `plan.json`, written only when the plan changes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hook {
     pub version: String,
@@ -61,12 +59,6 @@ pub struct Hook {
     /// the end of the log is caught by.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receipt_head: Option<crate::receipt::ReceiptHead>,
-    /// The receipts appended to the task's `receipts.jsonl` since the log was last known to
-    /// be on disk, whole (docs/receipts.md, "Durability"). hook.json, which is synced,
-    /// holds them until then, so a validation syncs one file, not two: after a power cut,
-    /// the log is given back what it lost from here.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unsynced_receipts: Vec<ValidationReceipt>,
     /// Position of this task among the project's tasks: the task component of `key_path`.
     #[serde(default)]
     pub task_index: u32,
@@ -75,9 +67,6 @@ pub struct Hook {
     /// The sessions that worked on the task, oldest first (at most [`MAX_SESSIONS`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sessions: Vec<Session>,
-    /// Schema 1's one session, read to be migrated into `sessions`.
-    #[serde(default, rename = "session", skip_serializing)]
-    pub legacy_session: Option<Session>,
     /// The last prompt the user submitted (redacted, bounded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_prompt: Option<String>,
@@ -101,54 +90,26 @@ pub struct Hook {
     /// no touched file is dropped for want of a step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unassigned_files: Vec<String>,
-    pub schema_version: String,
-    /// The fingerprint of the redactor that wrote this file (`redact::FINGERPRINT`): while
-    /// it is this waymark's, what nothing changed of the sealed members is written back as
-    /// it was read.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub redacted_by: String,
-    /// The sum of the sealed members' JSON as this file holds them (the newest checkpoints
-    /// and receipts, the outline, the plan: [`crate::redact::Clean::write_sum`]): with the
-    /// fingerprint, what lets a load leave them unparsed until they are read.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub plan_sum: String,
-    /// The sum of HOOK.md's block (its listing of the plan, then its sections of the
-    /// newest receipts and checkpoints) as the save that wrote it rendered it: a save
-    /// takes back from HOOK.md each part whose source it left alone (docs/state.md).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub listed: String,
     /// The newest checkpoints, oldest first (at most [`RECENT_CHECKPOINTS`]); every
-    /// checkpoint is a line of the task's `checkpoints.jsonl`. Written just before the
-    /// outline, always, and proven with the plan by `plan_sum`: an event that adds none
-    /// neither parses nor writes them anew unless it reads them ([`Lazy`]).
+    /// checkpoint is a line of the task's `checkpoints.jsonl`.
     #[serde(default)]
-    pub recent_checkpoints: Lazy<Vec<StepCheckpoint>>,
+    pub recent_checkpoints: Vec<StepCheckpoint>,
     /// The newest receipts, oldest first (at most [`RECENT_RECEIPTS`]), as HOOK.md
-    /// shows them: saving never reads the receipts log. Kept like `recent_checkpoints`.
+    /// shows them: saving never reads the receipts log.
     #[serde(default)]
-    pub recent_receipts: Lazy<Vec<ReceiptSummary>>,
-    /// What recovery says of the plan besides listing it ([`Outline`]), drawn from it at
-    /// the save that changed it. Proven with the plan by `plan_sum`, and like it parsed
-    /// only when read; read through [`Hook::outline`], which draws it anew for a plan
-    /// changed since.
-    #[serde(default, skip_serializing_if = "PlanOutline::is_unset")]
-    pub outline: PlanOutline,
-    /// The step plan (ATLAS kept it in its task template). Written last, so that a load
-    /// finds where it ends without reading it (docs/state.md).
+    pub recent_receipts: Vec<ReceiptSummary>,
+    /// Which `plan.json` goes with this file: counted up each time a save writes the plan,
+    /// which it writes first. A plan.json of another count is from a save killed between
+    /// the two writes; its `.bak` is the one that goes with this file (`task::store`).
     #[serde(default)]
-    pub steps: Steps,
+    pub plan_version: u64,
+    pub schema_version: String,
+    /// The step plan (ATLAS kept it in its task template): `plan.json`.
+    #[serde(skip)]
+    pub steps: Vec<Step>,
     /// What this change adds to the task's logs: written by the store, before hook.json.
     #[serde(skip)]
     pub journal: Journal,
-    /// Schema 1 kept the logs inline: read to be moved into them (docs/state.md).
-    #[serde(default, rename = "history", skip_serializing)]
-    pub legacy_history: Vec<HookEvent>,
-    #[serde(default, rename = "history_archived", skip_serializing)]
-    pub legacy_history_archived: u64,
-    #[serde(default, rename = "checkpoints", skip_serializing)]
-    pub legacy_checkpoints: Vec<StepCheckpoint>,
-    #[serde(default, rename = "receipts", skip_serializing)]
-    pub legacy_receipts: Vec<ValidationReceipt>,
 }
 
 /// What a change adds to the task's append-only logs (`tasks/<id>/history.jsonl`,
@@ -291,17 +252,12 @@ impl StepStatus {
 
     /// Claude Code's task statuses (`pending`, `in_progress`, `completed`, `deleted`).
     pub fn parse(s: &str) -> Option<StepStatus> {
-        StepStatus::parse_bytes(s.as_bytes())
-    }
-
-    /// [`StepStatus::parse`] of a name read as bytes (from a plan's JSON lines).
-    pub fn parse_bytes(s: &[u8]) -> Option<StepStatus> {
         match s {
-            b"pending" => Some(StepStatus::Pending),
-            b"in_progress" => Some(StepStatus::InProgress),
-            b"completed" => Some(StepStatus::Completed),
-            b"failed" => Some(StepStatus::Failed),
-            b"deleted" => Some(StepStatus::Deleted),
+            "pending" => Some(StepStatus::Pending),
+            "in_progress" => Some(StepStatus::InProgress),
+            "completed" => Some(StepStatus::Completed),
+            "failed" => Some(StepStatus::Failed),
+            "deleted" => Some(StepStatus::Deleted),
             _ => None,
         }
     }
@@ -351,11 +307,6 @@ pub struct Step {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<DateTime<Utc>>,
 }
-
-/// The plan's outline as hook.json holds it: read with a plan proven by its sum, it is
-/// kept as its JSON, parsed when first read (a Read or an Edit never reads it) and written
-/// back as read; drawn anew, it is written from the value.
-pub type PlanOutline = Lazy<Option<Outline>>;
 
 /// One append-only history entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -489,11 +440,6 @@ pub struct StepCheckpoint {
     pub git_commit: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<String>,
-    /// Schema 1 kept the capture inline; read to be migrated into the capture record.
-    #[serde(default, rename = "git_dirty", skip_serializing)]
-    pub legacy_dirty: Option<bool>,
-    #[serde(default, rename = "files_snapshot", skip_serializing)]
-    pub legacy_files: Vec<FileSnapshot>,
 }
 
 /// A rewind: which checkpoint the files were put back to, which files, and the checkpoint

@@ -1,14 +1,8 @@
 //! The plan's outline: what recovery says of a plan besides listing it. How many steps,
-//! the one to resume, the next few, the last few done.
-//!
-//! HOOK.md and the resume brief need it at every save and every SessionStart. It is drawn
-//! from the steps when the plan changes, and kept in hook.json beside the plan, proven
-//! with it by `plan_sum` (docs/state.md). So an event that leaves a plan of a hundred
-//! steps alone does not parse it to say which step comes next.
+//! the one to resume, the next few, the last few done. HOOK.md and the resume brief draw
+//! it from the steps.
 
-use serde::{Deserialize, Serialize};
-
-use super::model::{Step, StepStatus, Steps};
+use super::model::{Step, StepStatus};
 
 /// How many of the pending steps after the one to resume are named ("Then: …"). The next
 /// few are what an agent acts on; a long plan listed in full would crowd the rest out of
@@ -19,45 +13,38 @@ pub const NEXT_STEPS_NAMED: usize = 5;
 /// DO NOT name one by one. HOOK.md's Completed Steps table lists every one.
 pub const DONE_STEPS_NAMED: usize = 10;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Outline {
     /// How many steps the plan has.
     pub step_count: usize,
     /// The first step in progress, else the first pending one: the step to resume unless
     /// the current step is another (`Hook::next_step`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next: Option<Step>,
     /// Every step that is not deleted is completed (and there is one).
-    #[serde(default)]
     pub all_completed: bool,
     /// The first pending steps: one more than [`NEXT_STEPS_NAMED`], so that the step to
     /// resume can be left out of them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<Named>,
     /// How many steps are pending.
-    #[serde(default)]
     pub pending_count: usize,
     /// The last [`DONE_STEPS_NAMED`] completed steps, in plan order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub done: Vec<Done>,
     /// How many steps are completed.
-    #[serde(default)]
     pub done_count: usize,
 }
 
 /// A step by its id and name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Named {
     pub id: String,
     pub name: String,
 }
 
 /// A completed step as the brief and DO NOT name it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Done {
     pub index: usize,
     pub name: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub receipt_ids: Vec<String>,
 }
 
@@ -69,10 +56,9 @@ pub struct Then<'a> {
 }
 
 impl Outline {
-    /// The outline of `steps`: their statuses tell it, and only the steps it tells more of
-    /// than their names are parsed (a plan read unparsed, [`Steps`]).
-    pub fn of(steps: &Steps) -> Outline {
-        let statuses: Vec<StepStatus> = steps.statuses().collect();
+    /// The outline of `steps`.
+    pub fn of(steps: &[Step]) -> Outline {
+        let statuses: Vec<StepStatus> = steps.iter().map(|s| s.status).collect();
         let statuses = &statuses;
         let with = |status| (0..statuses.len()).filter(move |&i| statuses[i] == status);
         let pending: Vec<usize> = with(StepStatus::Pending).collect();
@@ -88,9 +74,9 @@ impl Outline {
             pending: pending
                 .iter()
                 .take(NEXT_STEPS_NAMED + 1)
-                .map(|&i| {
-                    let (id, name) = steps.id_and_name(i);
-                    Named { id, name }
+                .map(|&i| Named {
+                    id: steps[i].id.clone(),
+                    name: steps[i].name.clone(),
                 })
                 .collect(),
             pending_count: pending.len(),
@@ -138,7 +124,7 @@ mod tests {
     use crate::task::StepSource;
     use chrono::Utc;
 
-    fn plan(statuses: &[StepStatus]) -> Steps {
+    fn plan(statuses: &[StepStatus]) -> Vec<Step> {
         let now = Utc::now();
         let mut h = crate::task::Hook::new("t", "w", 0, now);
         for (i, status) in statuses.iter().enumerate() {
@@ -188,6 +174,6 @@ mod tests {
         assert_eq!(o.then(None).unwrap().named, ["Part 2", "Part 3"]);
         let all = Outline::of(&plan(&[Completed, Deleted, Completed]));
         assert!(all.all_completed && all.next.is_none() && all.then(None).is_none());
-        assert!(!Outline::of(&Steps::default()).all_completed);
+        assert!(!Outline::of(&[]).all_completed);
     }
 }

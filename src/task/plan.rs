@@ -15,7 +15,6 @@
 //! - activity with no step at all starts an implicit step, so that files touched are
 //!   never lost for want of a plan.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
@@ -54,21 +53,16 @@ impl Hook {
             updated_at: now,
             state: HookState::Initializing,
             current_step: None,
-            steps: Steps::default(),
             history_count: 1,
             recovery: None,
-            recent_checkpoints: Lazy::default(),
             checkpoint_count: 0,
             receipt_count: 0,
-            receipt_head: None,
-            unsynced_receipts: Vec::new(),
-            recent_receipts: Lazy::default(),
             last_failure: None,
             intent: None,
+            receipt_head: None,
             task_index,
             intent_id: None,
             sessions: Vec::new(),
-            legacy_session: None,
             last_prompt: None,
             compact_summary: None,
             clear_note: None,
@@ -76,11 +70,11 @@ impl Hook {
             conversation_rewound: None,
             context_percent: None,
             unassigned_files: Vec::new(),
+            recent_checkpoints: Vec::new(),
+            recent_receipts: Vec::new(),
+            plan_version: 0,
             schema_version: SCHEMA_VERSION.into(),
-            redacted_by: String::new(),
-            plan_sum: String::new(),
-            listed: String::new(),
-            outline: PlanOutline::default(),
+            steps: Vec::new(),
             journal: Journal {
                 history: vec![HookEvent {
                     timestamp: now,
@@ -92,10 +86,6 @@ impl Hook {
                 }],
                 ..Journal::default()
             },
-            legacy_history: Vec::new(),
-            legacy_history_archived: 0,
-            legacy_checkpoints: Vec::new(),
-            legacy_receipts: Vec::new(),
         };
         hook.transition(HookState::StepPending, "setup_complete", now)
             .expect("initializing -> step_pending is in the table");
@@ -154,7 +144,7 @@ impl Hook {
 
     /// Where the step `id` stands in the plan.
     pub(crate) fn step_pos(&self, id: &str) -> Option<usize> {
-        self.steps.position(id)
+        self.steps.iter().position(|s| s.id == id)
     }
 
     /// Finds a step by id, else by name (case-insensitive), else by its number in the plan
@@ -515,12 +505,12 @@ impl Hook {
         let current = self.current_step.as_ref().map(|c| c.step_id.clone());
         let target = current.and_then(|id| self.step_pos(&id)).or_else(|| {
             self.steps
-                .statuses()
-                .position(|s| s == StepStatus::InProgress)
+                .iter()
+                .position(|s| s.status == StepStatus::InProgress)
         });
         let pos = match target {
             Some(pos) => pos,
-            None if self.steps.statuses().any(|s| s == StepStatus::Pending) => return Ok(false),
+            None if self.steps.iter().any(|s| s.status == StepStatus::Pending) => return Ok(false),
             None => {
                 let existing = self.steps.iter().position(|s| {
                     s.source == StepSource::Implicit && s.status != StepStatus::Completed
@@ -594,46 +584,33 @@ impl Hook {
     pub fn all_steps_completed(&self) -> bool {
         let mut live = self
             .steps
-            .statuses()
-            .filter(|&s| s != StepStatus::Deleted)
+            .iter()
+            .filter(|s| s.status != StepStatus::Deleted)
             .peekable();
-        live.peek().is_some() && live.all(|s| s == StepStatus::Completed)
+        live.peek().is_some() && live.all(|s| s.status == StepStatus::Completed)
     }
 
     /// Completed steps, in plan order.
     pub fn completed_steps(&self) -> impl Iterator<Item = &Step> {
-        self.steps.with_status(StepStatus::Completed)
+        self.steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Completed)
     }
 
     /// The step the agent should resume: the current one, else the first in progress,
     /// else the first pending.
     pub fn next_step(&self) -> Option<&Step> {
+        let first = |status| self.steps.iter().find(|s| s.status == status);
         self.current_step
             .as_ref()
             .and_then(|c| self.step(&c.step_id))
-            .or_else(|| self.steps.with_status(StepStatus::InProgress).next())
-            .or_else(|| self.steps.with_status(StepStatus::Pending).next())
+            .or_else(|| first(StepStatus::InProgress))
+            .or_else(|| first(StepStatus::Pending))
     }
 
-    /// The plan's outline: the one read with the plan (proven by its sum) or drawn from
-    /// it by the save that wrote it, while the plan is unchanged; else drawn from the
-    /// steps.
-    pub fn outline(&self) -> Cow<'_, Outline> {
-        match self.outline.get().as_ref() {
-            Some(o) if self.steps.is_outlined() => Cow::Borrowed(o),
-            _ => Cow::Owned(Outline::of(&self.steps)),
-        }
-    }
-
-    /// [`Hook::next_step`] as `outline` (this hook's) tells it: the plan is read only
-    /// when the current step is not the outline's next one.
-    pub fn next_step_in<'a>(&'a self, outline: &'a Outline) -> Option<&'a Step> {
-        match (&self.current_step, &outline.next) {
-            (Some(c), next) if next.as_ref().is_none_or(|n| n.id != c.step_id) => {
-                self.step(&c.step_id).or(next.as_ref())
-            }
-            (_, next) => next.as_ref(),
-        }
+    /// What recovery says of the plan besides listing it ([`Outline`]).
+    pub fn outline(&self) -> Outline {
+        Outline::of(&self.steps)
     }
 
     /// What the agent was doing: the current step's activeForm/subject (for work outside
@@ -653,7 +630,7 @@ impl Hook {
             at: now,
             session_id: session.to_string(),
             steps: (0..self.steps.len())
-                .map(|i| (self.steps.id_and_name(i).0, self.steps.status(i)))
+                .map(|i| (self.steps[i].id.clone(), self.steps[i].status))
                 .collect(),
             current: self.current_step.as_ref().map(|c| c.step_id.clone()),
         }
@@ -674,11 +651,11 @@ impl Hook {
         // What each step goes back to, told before anything moves.
         let (mut reopened, mut dropped, mut back) = (Vec::new(), Vec::new(), Vec::new());
         for pos in 0..self.steps.len() {
-            let before = was(&self.steps.id_and_name(pos).0);
+            let before = was(&self.steps[pos].id);
             let to = before.unwrap_or(StepStatus::Deleted);
-            let now_status = self.steps.status(pos);
+            let now_status = self.steps[pos].status;
             if now_status != to && now_status != StepStatus::Deleted {
-                let name = self.steps.id_and_name(pos).1;
+                let name = self.steps[pos].name.clone();
                 match before {
                     Some(_) => reopened.push(name),
                     None => dropped.push(name),

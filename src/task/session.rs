@@ -158,15 +158,6 @@ impl Hook {
             .iter()
             .filter(move |s| s.session_id != id && s.status == SessionStatus::Active && live(s))
     }
-
-    /// Schema 1 kept one session; schema 2 a list (docs/state.md).
-    pub(super) fn migrate_sessions(&mut self) {
-        if let Some(s) = self.legacy_session.take() {
-            if self.session_mut(&s.session_id).is_none() {
-                self.sessions.push(s);
-            }
-        }
-    }
 }
 
 #[cfg(test)]

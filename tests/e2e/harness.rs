@@ -457,7 +457,8 @@ impl Sandbox {
     /// is ignored silently by Claude Code, so its absence is the first thing to report).
     ///
     /// The task's logs are read back in: `checkpoints`, `receipts` and `history` as lists,
-    /// as if they were in the file (they are in `tasks/<id>/*.jsonl`).
+    /// as if they were in the file (they are in `tasks/<id>/*.jsonl`), and the plan
+    /// (`plan.json`) as `steps`.
     pub fn hook_json(&self) -> Value {
         let text = self.read(".orchestration/hook.json");
         assert!(
@@ -478,6 +479,12 @@ impl Sandbox {
                 .map(|l| serde_json::from_str(l).expect("a log line is JSON"))
                 .collect();
             hook[name] = Value::Array(lines);
+        }
+        // The plan is plan.json (schema 3).
+        let plan = self.read(".orchestration/plan.json");
+        if !plan.is_empty() {
+            let plan: Value = serde_json::from_str(&plan).expect("plan.json is JSON");
+            hook["steps"] = plan["steps"].clone();
         }
         hook
     }

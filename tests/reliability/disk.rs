@@ -34,7 +34,7 @@ fn hook_with_file_limit(p: &Project, event: &str, input: &Value, blocks: u64) ->
         .unwrap()
 }
 
-/// A task whose hook.json is large (a plan of 120 steps), and one running step.
+/// A task whose plan is large (120 steps), and one running step.
 fn big_task(p: &Project) -> Vec<(&'static str, Value)> {
     let lines: Vec<String> = (0..120)
         .map(|i| {
@@ -61,8 +61,9 @@ fn a_hook_json_write_over_the_file_size_limit_exits_0_logs_and_keeps_the_old_sta
     let p = Project::new();
     let events = big_task(&p);
     let before = std::fs::read(p.path(".orchestration/hook.json")).unwrap();
-    assert!(before.len() > 16 * 1024, "{}", before.len());
-    // Room for the log line, not for hook.json.
+    let plan_before = std::fs::read(p.path(".orchestration/plan.json")).unwrap();
+    assert!(plan_before.len() > 16 * 1024, "{}", plan_before.len());
+    // Room for the log line, not for the plan (the step's completion changes it).
     std::fs::remove_file(p.path(".orchestration/waymark.log")).ok();
     let (e, done) = &events[8];
     let out = hook_with_file_limit(&p, e, done, 16);
@@ -79,6 +80,10 @@ fn a_hook_json_write_over_the_file_size_limit_exits_0_logs_and_keeps_the_old_sta
     assert_eq!(
         std::fs::read(p.path(".orchestration/hook.json")).unwrap(),
         before
+    );
+    assert_eq!(
+        std::fs::read(p.path(".orchestration/plan.json")).unwrap(),
+        plan_before
     );
     assert!(tmp_leftovers(&p).is_empty(), "{:?}", tmp_leftovers(&p));
     // With room again, the same change goes through.

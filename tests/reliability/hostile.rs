@@ -96,11 +96,14 @@ fn log(s: &Sandbox) -> String {
     std::fs::read_to_string(s.root().join(".orchestration/waymark.log")).unwrap_or_default()
 }
 
+/// hook.json, with its plan (plan.json) as `steps`.
 fn hook_json(s: &Sandbox) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(s.root().join(".orchestration/hook.json")).unwrap(),
-    )
-    .unwrap()
+    let read = |f: &str| std::fs::read_to_string(s.root().join(".orchestration").join(f));
+    let mut hook: Value = serde_json::from_str(&read("hook.json").unwrap()).unwrap();
+    if let Ok(plan) = read("plan.json") {
+        hook["steps"] = serde_json::from_str::<Value>(&plan).unwrap()["steps"].clone();
+    }
+    hook
 }
 
 #[test]

@@ -137,6 +137,11 @@ impl Project {
         for name in ["checkpoints", "receipts", "history"] {
             hook[name] = Value::Array(self.log(&format!("{dir}/{name}.jsonl")));
         }
+        // The plan is plan.json (schema 3).
+        if let Ok(plan) = std::fs::read_to_string(self.path(".orchestration/plan.json")) {
+            let plan: Value = serde_json::from_str(&plan).unwrap();
+            hook["steps"] = plan["steps"].clone();
+        }
         hook
     }
 
