@@ -22,7 +22,7 @@ pub struct Ctx {
 
 impl Ctx {
     pub fn new(project: Project) -> Ctx {
-        let loaded = Config::load(&project.root);
+        let loaded = crate::config::load(&project.root);
         Ctx {
             capture: crate::capture::Mode::Inline,
             captures: Default::default(),

@@ -8,15 +8,7 @@
 //! not mistaken for it. Linux only: elsewhere there is no owner, and crash detection
 //! falls back to the session's status alone.
 
-use serde::{Deserialize, Serialize};
-
-/// A process, as recorded on a session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Owner {
-    pub pid: u32,
-    /// Start time in clock ticks since boot.
-    pub start: u64,
-}
+pub use waymark_core::task::Owner;
 
 /// Shells that stand between Claude Code and a hook.
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"];

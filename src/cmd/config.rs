@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Subcommand;
 use serde_json::{Map, Value};
 
-use crate::config::{self, Config};
+use crate::config;
 use crate::store;
 
 #[derive(Debug, Subcommand)]
@@ -34,7 +34,7 @@ pub fn run(root: Option<PathBuf>, cmd: ConfigCmd) -> ExitCode {
     let ctx = super::ctx(root);
     match cmd {
         ConfigCmd::Show { json } => {
-            let loaded = Config::load(&ctx.project.root);
+            let loaded = crate::config::load(&ctx.project.root);
             if json {
                 let map: Map<String, Value> = loaded
                     .values()
@@ -63,7 +63,7 @@ pub fn run(root: Option<PathBuf>, cmd: ConfigCmd) -> ExitCode {
         }
         ConfigCmd::Set { key, value, user } => {
             let parsed: Value = serde_json::from_str(&value).unwrap_or(Value::String(value));
-            if let Err(e) = Config::check(&key, &parsed) {
+            if let Err(e) = crate::config::check(&key, &parsed) {
                 return super::fail(super::USAGE, format!("{key}: {e}"));
             }
             let path = if user {

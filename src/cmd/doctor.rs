@@ -102,7 +102,7 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
 }
 
 fn key_line(ctx: &crate::context::Ctx) -> (Mark, String) {
-    let Some(p) = ctx.config.key_path() else {
+    let Some(p) = crate::config::key_path(&ctx.config) else {
         return (
             Mark::Warn,
             "no user config directory: set HOME or XDG_CONFIG_HOME for the signing key".into(),

@@ -120,7 +120,7 @@ fn finish(
         observed: false,
     };
     crate::task::current::count_uncounted_receipts(ctx, hook);
-    let (sealed, key_error) = validation::receipt(&ctx.config, hook, step, run);
+    let (sealed, key_error) = crate::receipt::sealed(&ctx.config, hook, step, run);
     let receipt = sealed.receipt.clone();
     let output = String::from_utf8_lossy(&ran.tail);
     effects.extend(validation::record(hook, sealed, &output, ctx.now));

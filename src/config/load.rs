@@ -9,8 +9,8 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::table::{ENV_ALIASES, KEYS, key_names};
 use super::{Config, project_config_path, user_config_dir};
+use waymark_core::config::table::{ENV_ALIASES, KEYS, key_names};
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -63,111 +63,106 @@ pub struct Loaded {
 impl Loaded {
     /// The effective raw value and its origin per key, in key order (`config show`).
     pub fn values(&self) -> BTreeMap<&'static str, (Value, Origin)> {
-        Config::merge(&self.layers, Vec::new()).1
+        merge(&self.layers, Vec::new()).1
     }
 }
 
-impl Config {
-    /// Loads the layers for a project. Never fails: problems are in `errors`.
-    pub fn load(root: &Path) -> Loaded {
-        let mut layers: Vec<(Map<String, Value>, Origin)> = Vec::new();
-        let mut errors = Vec::new();
-        let files = [
-            user_config_dir().map(|d| (d.join("config.json"), true)),
-            Some((project_config_path(root), false)),
-        ];
-        for (path, user) in files.into_iter().flatten() {
-            let shown = path.display().to_string();
-            let origin = if user {
-                Origin::User(shown)
-            } else {
-                Origin::Project(shown)
-            };
-            match read_layer(&path) {
-                Ok(Some(map)) => layers.push((map, origin)),
-                Ok(None) => {}
-                Err(message) => errors.push(ConfigError {
-                    key: "(file)".into(),
-                    origin,
-                    message,
-                }),
-            }
+/// Loads the layers for a project. Never fails: problems are in `errors`.
+pub fn load(root: &Path) -> Loaded {
+    let mut layers: Vec<(Map<String, Value>, Origin)> = Vec::new();
+    let mut errors = Vec::new();
+    let files = [
+        user_config_dir().map(|d| (d.join("config.json"), true)),
+        Some((project_config_path(root), false)),
+    ];
+    for (path, user) in files.into_iter().flatten() {
+        let shown = path.display().to_string();
+        let origin = if user {
+            Origin::User(shown)
+        } else {
+            Origin::Project(shown)
+        };
+        match read_layer(&path) {
+            Ok(Some(map)) => layers.push((map, origin)),
+            Ok(None) => {}
+            Err(message) => errors.push(ConfigError {
+                key: "(file)".into(),
+                origin,
+                message,
+            }),
         }
-        layers.push(env_layer());
-        Self::from_layers(layers, errors)
     }
+    layers.push(env_layer());
+    from_layers(layers, errors)
+}
 
-    fn from_layers(
-        mut layers: Vec<(Map<String, Value>, Origin)>,
-        errors: Vec<ConfigError>,
-    ) -> Loaded {
-        layers.retain(|(map, _)| !map.is_empty());
-        // Nothing configured (the usual case): the defaults, with no key to look up.
-        if layers.is_empty() {
-            return Loaded {
-                config: Config::default(),
-                errors,
-                layers,
-            };
-        }
-        let (config, _, errors) = Self::merge(&layers, errors);
-        Loaded {
-            config,
+fn from_layers(mut layers: Vec<(Map<String, Value>, Origin)>, errors: Vec<ConfigError>) -> Loaded {
+    layers.retain(|(map, _)| !map.is_empty());
+    // Nothing configured (the usual case): the defaults, with no key to look up.
+    if layers.is_empty() {
+        return Loaded {
+            config: Config::default(),
             errors,
             layers,
-        }
+        };
     }
+    let (config, _, errors) = merge(&layers, errors);
+    Loaded {
+        config,
+        errors,
+        layers,
+    }
+}
 
-    /// The configuration, each key's effective value and origin, and the errors.
-    #[allow(clippy::type_complexity)]
-    fn merge(
-        layers: &[(Map<String, Value>, Origin)],
-        mut errors: Vec<ConfigError>,
-    ) -> (
-        Config,
-        BTreeMap<&'static str, (Value, Origin)>,
-        Vec<ConfigError>,
-    ) {
-        let mut config = Config::default();
-        let mut values = BTreeMap::new();
-        for key in KEYS {
-            let mut effective = (key.default_value(), Origin::Default);
-            for (map, origin) in layers {
-                let Some(v) = lookup(map, key.name) else {
-                    continue;
-                };
-                let origin = match origin {
-                    Origin::Env(_) => Origin::Env(env_var_of(map, key.name)),
-                    o => o.clone(),
-                };
-                match (key.apply)(&mut config, v) {
-                    Ok(()) => effective = (v.clone(), origin),
-                    Err(message) => {
-                        errors.push(ConfigError {
-                            key: key.name.into(),
-                            origin,
-                            message,
-                        });
-                        // Re-apply what was in force before this layer.
-                        let _ = (key.apply)(&mut config, &effective.0);
-                    }
+/// The configuration, each key's effective value and origin, and the errors.
+#[allow(clippy::type_complexity)]
+fn merge(
+    layers: &[(Map<String, Value>, Origin)],
+    mut errors: Vec<ConfigError>,
+) -> (
+    Config,
+    BTreeMap<&'static str, (Value, Origin)>,
+    Vec<ConfigError>,
+) {
+    let mut config = Config::default();
+    let mut values = BTreeMap::new();
+    for key in KEYS {
+        let mut effective = (key.default_value(), Origin::Default);
+        for (map, origin) in layers {
+            let Some(v) = lookup(map, key.name) else {
+                continue;
+            };
+            let origin = match origin {
+                Origin::Env(_) => Origin::Env(env_var_of(map, key.name)),
+                o => o.clone(),
+            };
+            match (key.apply)(&mut config, v) {
+                Ok(()) => effective = (v.clone(), origin),
+                Err(message) => {
+                    errors.push(ConfigError {
+                        key: key.name.into(),
+                        origin,
+                        message,
+                    });
+                    // Re-apply what was in force before this layer.
+                    let _ = (key.apply)(&mut config, &effective.0);
                 }
             }
-            values.insert(key.name, effective);
         }
-        (config, values, errors)
+        values.insert(key.name, effective);
     }
+    (config, values, errors)
+}
 
-    /// Parses and checks one value for a key without touching any file (for `config set`).
-    pub fn check(key: &str, value: &Value) -> Result<(), String> {
-        let k = KEYS.iter().find(|k| k.name == key).ok_or_else(|| {
-            format!(
-                "unknown key `{key}`; known keys: {}",
-                key_names().collect::<Vec<_>>().join(", ")
-            )
-        })?;
-        (k.apply)(&mut Config::default(), value)
-    }
+/// Parses and checks one value for a key without touching any file (for `config set`).
+pub fn check(key: &str, value: &Value) -> Result<(), String> {
+    let k = KEYS.iter().find(|k| k.name == key).ok_or_else(|| {
+        format!(
+            "unknown key `{key}`; known keys: {}",
+            key_names().collect::<Vec<_>>().join(", ")
+        )
+    })?;
+    (k.apply)(&mut Config::default(), value)
 }
 
 /// Reads a JSON config file. `Ok(None)` when it does not exist.
@@ -192,6 +187,14 @@ fn read_layer(path: &Path) -> Result<Option<Map<String, Value>>, String> {
     }
 }
 
+/// The environment variables whose names start with one of `prefixes`, as UTF-8.
+fn env_with_prefix(prefixes: &[&str]) -> Vec<(String, String)> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| prefixes.iter().any(|p| k.starts_with(p)))
+        .collect()
+}
+
 /// Environment overrides as a layer. Values are JSON when they parse as JSON
 /// (`false`, `80`, `["a"]`), strings otherwise (`5m`, `prompt`).
 /// The environment is read in one pass, and only variables with waymark's or contextd's
@@ -199,7 +202,7 @@ fn read_layer(path: &Path) -> Result<Option<Map<String, Value>>, String> {
 fn env_layer() -> (Map<String, Value>, Origin) {
     let mut map = Map::new();
     let parse = |raw: String| serde_json::from_str(&raw).unwrap_or(Value::String(raw));
-    let ours = crate::text::env_with_prefix(&["WAYMARK_", "CONTEXTD_"]);
+    let ours = env_with_prefix(&["WAYMARK_", "CONTEXTD_"]);
     if ours.is_empty() {
         return (map, Origin::Env(String::new()));
     }
@@ -242,6 +245,13 @@ fn lookup<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn environment_by_prefix() {
+        // The test process's own environment: PATH is set, a made-up prefix matches nothing.
+        assert!(env_with_prefix(&["PATH"]).iter().any(|(k, _)| k == "PATH"));
+        assert!(env_with_prefix(&["WAYMARK_TEST_NO_SUCH_PREFIX_"]).is_empty());
+    }
     use crate::config::Switch;
     use serde_json::json;
     use std::time::Duration;
@@ -252,7 +262,7 @@ mod tests {
 
     #[test]
     fn later_layers_win_and_origins_are_kept() {
-        let l = Config::from_layers(
+        let l = from_layers(
             vec![
                 layer(
                     json!({"max_checkpoints": 10, "retention": {"failed": "1h"}}),
@@ -270,7 +280,7 @@ mod tests {
 
     #[test]
     fn a_bad_value_is_named_and_falls_back() {
-        let l = Config::from_layers(
+        let l = from_layers(
             vec![
                 layer(
                     json!({"checkpoint_threshold_percent": 60}),
@@ -318,10 +328,10 @@ mod tests {
             "WAYMARK_RETENTION_COMPLETED"
         );
         assert!(
-            Config::check("nope", &json!(1))
+            check("nope", &json!(1))
                 .unwrap_err()
                 .contains("unknown key")
         );
-        assert!(Config::check("validation_commands", &json!(["("])).is_err());
+        assert!(check("validation_commands", &json!(["("])).is_err());
     }
 }

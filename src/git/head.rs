@@ -16,14 +16,7 @@ pub fn head_revision(root: &Path) -> Option<String> {
     head(root).and_then(|h| h.commit)
 }
 
-/// Where HEAD is: the branch and the commit.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Head {
-    /// The branch HEAD names (`main`), `(detached)` when it names a commit.
-    pub branch: String,
-    /// `None` on an unborn branch, or when the files do not say.
-    pub commit: Option<String>,
-}
+pub use waymark_core::task::checkpoint::Head;
 
 /// HEAD of the repository holding `root`; `None` outside git.
 pub fn head(root: &Path) -> Option<Head> {

@@ -104,7 +104,7 @@ pub fn handle(
                     &b.command, exit_code, &b.stdout, &b.stderr, duration, ctx.now,
                 );
                 current::count_uncounted_receipts(ctx, hook);
-                let (sealed, key_error) = validation::receipt(&ctx.config, hook, None, run);
+                let (sealed, key_error) = crate::receipt::sealed(&ctx.config, hook, None, run);
                 if let Some(e) = key_error {
                     let id = &sealed.receipt.receipt_id;
                     ctx.log(

@@ -43,7 +43,10 @@ impl FileKeyManager {
 
     /// The key file and derivation of a configuration.
     pub fn from_config(config: &crate::config::Config) -> FileKeyManager {
-        FileKeyManager::new(config.key_path(), config.key_derivation.clone())
+        FileKeyManager::new(
+            crate::config::key_path(config),
+            config.key_derivation.clone(),
+        )
     }
 
     pub fn path(&self) -> Option<&Path> {

@@ -66,7 +66,7 @@ impl Clean {
 
 /// `value` with every string redacted, and whether any changed: for what is signed or
 /// compared before it is stored (a receipt signs the command as it will be kept).
-pub(crate) fn scrub<T: Serialize + DeserializeOwned>(value: &T) -> (T, bool) {
+pub fn scrub<T: Serialize + DeserializeOwned>(value: &T) -> (T, bool) {
     let plain = serde_json::to_string(value).expect("serializable");
     let clean = to_string(value, CompactFormatter);
     if clean == plain {

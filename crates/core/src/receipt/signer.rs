@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use ed25519_dalek::{Signature, Signer as _, SigningKey};
 use hmac::{KeyInit, Mac};
 
-use super::master::{self, MasterKey};
+use super::key::{self, MasterKey};
 use super::{SIG_VERSION, ValidationReceipt, signed_message};
 use crate::config::KeyDerivation;
 
@@ -63,7 +63,7 @@ pub trait ReceiptSigner {
     }
 }
 
-/// Ed25519 (RFC 8032) over keys derived from the master key (see `keys`).
+/// Ed25519 (RFC 8032) over keys derived from the master key (see `key`).
 pub struct Ed25519Signer {
     master: MasterKey,
     derivation: KeyDerivation,
@@ -91,7 +91,7 @@ impl Ed25519Signer {
 
 impl ReceiptSigner for Ed25519Signer {
     fn key_path(&self, task_index: u32) -> String {
-        master::key_path(&self.derivation, task_index)
+        key::key_path(&self.derivation, task_index)
     }
 
     fn sign_bytes(&self, key_path: &str, message: &[u8]) -> String {
@@ -118,7 +118,7 @@ impl ReceiptSigner for Ed25519Signer {
         let bytes: [u8; 64] = crate::text::unhex(signature)
             .and_then(|b| b.try_into().ok())
             .ok_or(VerifyError::MalformedSignature)?;
-        if !master::is_key_path(key_path) {
+        if !key::is_key_path(key_path) {
             return Err(VerifyError::MalformedKeyPath(key_path.to_string()));
         }
         self.signing_key(key_path)

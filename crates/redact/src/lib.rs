@@ -37,7 +37,7 @@ use std::sync::OnceLock;
 use regex_lite::Regex;
 
 pub use json::Clean;
-pub(crate) use json::scrub;
+pub use json::scrub;
 use rules::RULES;
 
 /// What [`redact`] puts where a secret was.

@@ -18,9 +18,9 @@ pub const DEFAULT_VALIDATION_COMMANDS: &[&str] = &[
     r"\b(rspec|phpunit|ctest|dotnet\s+test|mix\s+test|swift\s+test)\b",
 ];
 
-pub(super) type Apply = fn(&mut Config, &Value) -> Result<(), String>;
+pub type Apply = fn(&mut Config, &Value) -> Result<(), String>;
 
-pub(super) struct Key {
+pub struct Key {
     pub name: &'static str,
     /// The default as JSON text; empty for the one default that is a table of its own
     /// ([`DEFAULT_VALIDATION_COMMANDS`]).
@@ -40,7 +40,7 @@ impl Key {
 
 /// Every key, its default (as JSON) and how it is parsed. The single table the loader,
 /// `config show`, `config set` and the env overrides all read.
-pub(super) const KEYS: &[Key] = &[
+pub const KEYS: &[Key] = &[
     Key {
         name: "max_checkpoints",
         default: "50",
@@ -252,7 +252,7 @@ pub(super) const KEYS: &[Key] = &[
 ];
 
 /// contextd's environment variables, accepted as aliases.
-pub(super) const ENV_ALIASES: &[(&str, &str)] = &[
+pub const ENV_ALIASES: &[(&str, &str)] = &[
     (
         "CONTEXTD_AUTO_CHECKPOINT_ON_CLEAR",
         "auto_checkpoint_on_clear",

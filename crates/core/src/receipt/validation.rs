@@ -6,29 +6,37 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{KeyError, ReceiptHead, Run, ValidationReceipt, seal, sha256_hex};
+use super::{ReceiptHead, ReceiptSigner, Run, ValidationReceipt, seal, sha256_hex};
 use crate::config::Config;
 use crate::task::{CheckpointTrigger, Effect, FailedValidation, Hook, HookState, LaterPass};
 
 /// The receipt of `run` for the task's step `step` (default: the current step): the next
 /// link of the task's chain, its secrets masked, signed with the task's key, with the
-/// chain's new head. Without a usable key the receipt is kept unsigned and the error says
-/// why: a missing key never blocks a validation. Made under the task's lock, so that no
-/// other receipt can come between it and the head it follows.
+/// chain's new head. Without a signer (no usable key) the receipt is kept unsigned: a
+/// missing key never blocks a validation. Made under the task's lock, so that no other
+/// receipt can come between it and the head it follows.
 pub fn receipt(
     config: &Config,
     hook: &Hook,
     step: Option<&str>,
     run: Run,
-) -> (Sealed, Option<KeyError>) {
+    signer: Option<&dyn ReceiptSigner>,
+) -> Sealed {
     let step_name = step
         .map(str::to_string)
         .or_else(|| hook.current_step.as_ref().map(|c| c.step_name.clone()))
         .unwrap_or_default();
     let mut receipt = ValidationReceipt::new(&step_name, run);
     let head = hook.receipt_head.as_ref();
-    let (head, error) = seal(config, &mut receipt, &hook.task_id, head, hook.task_index);
-    (Sealed { receipt, head }, error)
+    let head = seal(
+        config,
+        &mut receipt,
+        &hook.task_id,
+        head,
+        hook.task_index,
+        signer,
+    );
+    Sealed { receipt, head }
 }
 
 /// A receipt made the next of its task's chain, and the head it makes.

@@ -423,7 +423,7 @@ impl ReceiptSummary {
 
 /// A recovery point: what was cheap and exact to know at once (the trigger, the step,
 /// the branch and HEAD read from `.git`). What it cost I/O to learn (the step's files, a
-/// dirty work tree) is its capture record (`crate::capture`), written after the lock.
+/// dirty work tree) is its capture record (the application's `capture`), written after the lock.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepCheckpoint {
     pub checkpoint_id: String,
@@ -514,7 +514,7 @@ pub struct Session {
     /// live even mid-turn, so another session starting meanwhile is parallel work, not
     /// the aftermath of a crash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub owner: Option<crate::process::Owner>,
+    pub owner: Option<super::session::Owner>,
     /// The step the session's last event worked on, and the files it touched there (the
     /// newest [`SESSION_FILES`]): what another session is told it is doing.
     #[serde(default, skip_serializing_if = "Option::is_none")]

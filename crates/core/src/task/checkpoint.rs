@@ -1,13 +1,22 @@
 //! Checkpoints: when the task calls for one (the triggers, as [`Effect`]s), and the record
 //! itself. Pure: HEAD is read by the caller and handed in; what it costs I/O to learn (the
-//! step's files, a dirty work tree) is the checkpoint's capture (`crate::capture`).
+//! step's files, a dirty work tree) is the checkpoint's capture (the application's `capture`).
 
 use chrono::{DateTime, Duration, Utc};
 
 use super::plan::Effect;
 use super::{CheckpointTrigger, Hook, HookState, RECENT_CHECKPOINTS, StepCheckpoint};
-use crate::git::head::Head;
 use crate::shell;
+
+/// Where HEAD is: the branch and the commit (read from the repository by the application's
+/// `git::head`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Head {
+    /// The branch HEAD names (`main`), `(detached)` when it names a commit.
+    pub branch: String,
+    /// `None` on an unborn branch, or when the files do not say.
+    pub commit: Option<String>,
+}
 
 /// The id of an earlier checkpoint that a `git_commit` / `git_push` checkpoint would
 /// repeat: one of the same trigger among the latest checkpoints made at the same HEAD.

@@ -47,7 +47,7 @@ pub fn truncate(s: &str, max: usize) -> String {
     if end_of_first(s, max) == s.len() {
         return s.to_string();
     }
-    let window = crate::redact::redact(&s[..end_of_first(s, max + CUT_MARGIN)]);
+    let window = waymark_redact::redact(&s[..end_of_first(s, max + CUT_MARGIN)]);
     let mut out = window[..end_of_first(&window, max.saturating_sub(1))].to_string();
     out.push('…');
     out
@@ -59,7 +59,7 @@ pub fn tail(s: &str, max: usize) -> String {
     if start_of_last(s, max) == 0 && end_of_first(s, max) == s.len() {
         return s.to_string();
     }
-    let window = crate::redact::redact(&s[start_of_last(s, max + CUT_MARGIN)..]);
+    let window = waymark_redact::redact(&s[start_of_last(s, max + CUT_MARGIN)..]);
     let mut out = String::from("…");
     out.push_str(&window[start_of_last(&window, max.saturating_sub(1))..]);
     out
@@ -168,21 +168,15 @@ pub fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// `<prefix>-<8 hex>`, random.
+/// `<prefix>-<8 hex>`, random: std's `RandomState` is seeded from the operating system
+/// once per thread and is a new key at each call, so ids differ within a process and
+/// across processes, and making one cannot fail.
 pub fn new_id(prefix: &str) -> String {
-    let mut b = [0u8; 4];
-    if getrandom::fill(&mut b).is_err() {
-        b = (std::process::id() ^ chrono::Utc::now().timestamp_subsec_nanos()).to_le_bytes();
-    }
-    format!("{prefix}-{:02x}{:02x}{:02x}{:02x}", b[0], b[1], b[2], b[3])
-}
-
-/// The environment variables whose names start with one of `prefixes`, as UTF-8.
-pub fn env_with_prefix(prefixes: &[&str]) -> Vec<(String, String)> {
-    std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, _)| prefixes.iter().any(|p| k.starts_with(p)))
-        .collect()
+    use std::hash::{BuildHasher, Hasher};
+    let n = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    format!("{prefix}-{:08x}", n as u32)
 }
 
 /// The message of a caught panic (`catch_unwind`'s payload).
@@ -282,13 +276,8 @@ mod tests {
         assert_eq!(unhex("abc"), None);
         assert_eq!(unhex("zz"), None);
         assert!(new_id("ckpt").starts_with("ckpt-") && new_id("ckpt").len() == 13);
-    }
-
-    #[test]
-    fn environment_by_prefix() {
-        // The test process's own environment: PATH is set, a made-up prefix matches nothing.
-        assert!(env_with_prefix(&["PATH"]).iter().any(|(k, _)| k == "PATH"));
-        assert!(env_with_prefix(&["WAYMARK_TEST_NO_SUCH_PREFIX_"]).is_empty());
+        let ids: std::collections::HashSet<String> = (0..1000).map(|_| new_id("x")).collect();
+        assert_eq!(ids.len(), 1000, "ids made in a row differ");
     }
 
     #[test]

@@ -4,8 +4,19 @@
 
 use chrono::{DateTime, Duration, Utc};
 
+use serde::{Deserialize, Serialize};
+
 use super::{Hook, MAX_SESSIONS, SESSION_FILES, Session, SessionStatus};
-use crate::process::Owner;
+
+/// A process, as recorded on a session: the Claude Code process that runs it, named by its
+/// pid and its start time (in clock ticks since boot) so that a reused pid is not taken
+/// for it. The application finds it and asks whether it still runs (`process`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub pid: u32,
+    /// Start time in clock ticks since boot.
+    pub start: u64,
+}
 
 impl Session {
     /// A session first seen `now`, in `status`, with nothing known of its work yet.

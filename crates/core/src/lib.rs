@@ -1,0 +1,10 @@
+//! waymark's core: the task and its rules, what recovery tells the next agent, the receipts
+//! and their chain, as values. No file, process, clock or environment is touched here
+//! (clippy.toml forbids them): the application (the `waymark` package) reads and writes,
+//! and hands the core what it read and the time it is.
+
+pub mod config;
+pub mod receipt;
+pub mod shell;
+pub mod task;
+pub mod text;
