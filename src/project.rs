@@ -65,30 +65,7 @@ pub struct Project {
     pub found: bool,
 }
 
-/// Where a path from an event lands.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Located {
-    /// Inside the root: the normalized root-relative path (`/`-separated).
-    Inside(String),
-    /// Outside the root (or escaping it with `..`): the normalized absolute path.
-    Outside(String),
-}
-
-impl Located {
-    /// The path as it should be recorded: root-relative inside, absolute outside.
-    pub fn display(&self) -> &str {
-        match self {
-            Located::Inside(p) | Located::Outside(p) => p,
-        }
-    }
-
-    pub fn inside(&self) -> Option<&str> {
-        match self {
-            Located::Inside(p) => Some(p),
-            Located::Outside(_) => None,
-        }
-    }
-}
+pub use waymark_core::governance::scope::Located;
 
 impl Project {
     /// Resolves the root: `$CLAUDE_PROJECT_DIR`, else the nearest ancestor of `cwd` holding

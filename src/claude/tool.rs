@@ -126,20 +126,7 @@ pub struct FileChange {
     pub structured_patch: Vec<Hunk>,
 }
 
-/// One hunk of Claude Code's `structuredPatch`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct Hunk {
-    #[serde(rename = "oldStart")]
-    pub old_start: u64,
-    #[serde(rename = "oldLines")]
-    pub old_lines: u64,
-    #[serde(rename = "newStart")]
-    pub new_start: u64,
-    #[serde(rename = "newLines")]
-    pub new_lines: u64,
-    pub lines: Vec<String>,
-}
+pub use waymark_core::trace::ranges::Hunk;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]

@@ -13,7 +13,7 @@ use crate::git::rewind::{self, Journal};
 use crate::git::snapshot::{self, Change};
 use crate::project::Located;
 use crate::task::{CheckpointTrigger, Rewound, current};
-use crate::trace::{self, Record, Waymark, kind};
+use crate::trace::{self, Waymark, kind};
 
 #[derive(Debug, clap::Args)]
 pub struct RewindArgs {
@@ -220,7 +220,7 @@ fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
         Ok(u) => u.value,
         Err(e) => return super::fail(super::CHECK_FAILED, e),
     };
-    let record = Record::new(
+    let record = trace::record(
         &ctx.project,
         ctx.now,
         Waymark {

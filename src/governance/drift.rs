@@ -1,135 +1,18 @@
-//! ScopeDrift (docs/design.md, Post-hooks: US2): how each path a mutation touched stands
-//! against the active intent's `owned_scope` and the intent map. [`judge`] is pure;
-//! [`run`], the post-hook, reads the files and acts on the findings.
+//! ScopeDrift, the post-hook (docs/design.md, Post-hooks: US2): the intent map read, each
+//! path a mutation touched judged (`waymark_core::governance::drift`, re-exported here),
+//! scope expansions added to the map, the findings recorded and the warnings told.
 
 use anyhow::Context as _;
 
 use super::facts::Facts;
-use super::intent::{Intent, IntentFile};
-use super::{intent_map, scope};
+use super::intent_map;
 use crate::claude::output::Output;
 use crate::config::ScopeEnforcement;
 use crate::context::Ctx;
 use crate::project::Located;
-use crate::trace::{self, Record, Waymark, kind};
+use crate::trace::{self, Waymark, kind};
 
-/// One observation about one path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Finding {
-    /// Outside the active intent's scope (or outside the project root, or, with several
-    /// intents in progress and none chosen, in no intent's scope).
-    OutOfScope {
-        path: String,
-        intents: Vec<String>,
-        scope: Vec<String>,
-    },
-    /// In scope, in the parent directory of a mapped scope path.
-    NearBoundary {
-        path: String,
-        intent: String,
-        beside: String,
-    },
-    /// In scope but not yet in intent_map.md: noted, and added to the map.
-    Expansion {
-        path: String,
-        intent: String,
-        name: String,
-    },
-}
-
-impl Finding {
-    /// Warnings are told to the agent; an expansion is only a note in the trace.
-    pub fn is_warning(&self) -> bool {
-        !matches!(self, Finding::Expansion { .. })
-    }
-
-    pub fn message(&self) -> String {
-        match self {
-            Finding::OutOfScope {
-                path,
-                intents,
-                scope,
-            } => {
-                let who = intents.join(", ");
-                if scope.is_empty() {
-                    format!(
-                        "Scope drift: {path} is out of scope: it is in no active intent's owned_scope ({who}). Keep to the intent's files, or choose the intent that owns it with `waymark intent use ID`."
-                    )
-                } else {
-                    format!(
-                        "Scope drift: {path} is out of scope for {who} (owned_scope: {}). Keep to the intent's files, or ask the user to widen its owned_scope in .orchestration/active_intents.yaml.",
-                        scope.join(", ")
-                    )
-                }
-            }
-            Finding::NearBoundary {
-                path,
-                intent,
-                beside,
-            } => format!(
-                "Scope drift: {path} is in scope for {intent} but near the boundary: it sits in the parent directory of scope path {beside}, where neighbouring files are out of scope."
-            ),
-            Finding::Expansion { path, intent, .. } => format!(
-                "Scope expansion: {path} matches {intent}'s scope but was not in intent_map.md; added."
-            ),
-        }
-    }
-}
-
-/// Judges every path of one event. `map_text` is intent_map.md's content ("" when absent).
-/// No intent in progress, or an active intent without `owned_scope`: nothing to judge.
-pub fn judge(
-    file: &IntentFile,
-    chosen: Option<&str>,
-    paths: &[Located],
-    map_text: &str,
-) -> Vec<Finding> {
-    let running: Vec<&Intent> = file.running().collect();
-    if running.is_empty() {
-        return Vec::new();
-    }
-    let mut out = Vec::new();
-    for loc in paths {
-        let (path, inside) = match loc {
-            Located::Inside(p) => (p.as_str(), true),
-            Located::Outside(p) => (p.as_str(), false),
-        };
-        let Some(intent) = file.active(chosen, inside.then_some(path)) else {
-            out.push(Finding::OutOfScope {
-                path: path.into(),
-                intents: running.iter().map(|i| i.id.clone()).collect(),
-                scope: Vec::new(),
-            });
-            continue;
-        };
-        if intent.owned_scope.is_empty() {
-            continue;
-        }
-        if !inside || !scope::in_scope(&intent.owned_scope, path) {
-            out.push(Finding::OutOfScope {
-                path: path.into(),
-                intents: vec![intent.id.clone()],
-                scope: intent.owned_scope.clone(),
-            });
-            continue;
-        }
-        if let Some(beside) = scope::near_boundary(&intent.owned_scope, path) {
-            out.push(Finding::NearBoundary {
-                path: path.into(),
-                intent: intent.id.clone(),
-                beside: beside.into(),
-            });
-        }
-        if !intent_map::is_mapped(map_text, &intent.id, path) {
-            out.push(Finding::Expansion {
-                path: path.into(),
-                intent: intent.id.clone(),
-                name: intent.name.clone(),
-            });
-        }
-    }
-    out
-}
+pub use waymark_core::governance::drift::*;
 
 /// The post-hook, after a mutation: judges every path; adds scope expansions to the intent
 /// map, records the findings in the trace and tells the agent the warnings.
@@ -178,97 +61,9 @@ pub fn run(
         warnings: notes,
         ..about.clone()
     };
-    trace::append(&ctx.project, Record::new(&ctx.project, ctx.now, wm))?;
+    trace::append(&ctx.project, trace::record(&ctx.project, ctx.now, wm))?;
     for f in findings.iter().filter(|f| f.is_warning()) {
         out.say(format!("waymark: {}", f.message()));
     }
     Ok(())
-}
-
-/// The intents in progress whose scopes all hold `path` (two or more is a scope conflict).
-pub fn claimants<'a>(file: &'a IntentFile, path: &str) -> Vec<&'a Intent> {
-    file.running().filter(|i| i.owns(path)).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const INTENTS: &str = r#"
-active_intents:
-  - id: INT-001
-    name: JWT auth
-    status: IN_PROGRESS
-    owned_scope: ["src/auth/**", "src/session.ts"]
-  - id: INT-002
-    name: Docs
-    status: PENDING
-    owned_scope: ["docs/**", "src/auth/README.md"]
-"#;
-
-    fn file() -> IntentFile {
-        crate::governance::intent::parse(INTENTS).unwrap()
-    }
-
-    fn inside(p: &str) -> Located {
-        Located::Inside(p.into())
-    }
-
-    #[test]
-    fn each_path_of_one_event_is_judged() {
-        let map = "## INT-001: JWT auth\n- src/auth/login.ts\n";
-        let paths = [
-            inside("src/auth/login.ts"),
-            inside("src/auth/new.ts"),
-            inside("src/session.ts"),
-            inside("src/main.ts"),
-            Located::Outside("/etc/hosts".into()),
-        ];
-        let f = judge(&file(), None, &paths, map);
-        let kinds: Vec<_> = f
-            .iter()
-            .map(|x| match x {
-                Finding::OutOfScope { path, .. } => format!("out {path}"),
-                Finding::NearBoundary { path, .. } => format!("near {path}"),
-                Finding::Expansion { path, .. } => format!("new {path}"),
-            })
-            .collect();
-        assert_eq!(
-            kinds,
-            vec![
-                "new src/auth/new.ts",
-                "near src/session.ts",
-                "new src/session.ts",
-                "out src/main.ts",
-                "out /etc/hosts",
-            ]
-        );
-        assert!(
-            f[3].message()
-                .contains("owned_scope: src/auth/**, src/session.ts")
-        );
-        assert!(f.iter().filter(|x| x.is_warning()).count() == 3);
-    }
-
-    #[test]
-    fn nothing_without_a_running_intent() {
-        let f = crate::governance::intent::parse("active_intents:\n  - id: A\n    status: DONE\n")
-            .unwrap();
-        assert!(judge(&f, None, &[inside("x")], "").is_empty());
-    }
-
-    #[test]
-    fn several_running_none_owning_the_file() {
-        let f =
-            crate::governance::intent::parse(&INTENTS.replace("PENDING", "IN_PROGRESS")).unwrap();
-        let out = judge(&f, None, &[inside("src/main.ts")], "");
-        assert!(matches!(&out[0], Finding::OutOfScope { intents, .. } if intents.len() == 2));
-        // The file both scopes hold is a conflict.
-        let c = claimants(&f, "src/auth/README.md");
-        assert_eq!(
-            c.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(),
-            vec!["INT-001", "INT-002"]
-        );
-        assert_eq!(claimants(&f, "src/auth/login.ts").len(), 1);
-    }
 }

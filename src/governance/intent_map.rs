@@ -1,104 +1,18 @@
-//! `.orchestration/intent_map.md`: which files each intent was seen changing.
-//!
-//! A Markdown section per intent (`## INT-001: name`) with one `- path` line per file.
-//! ScopeDrift reads it to tell a "scope expansion" (a file in scope that no one mapped yet)
-//! and adds the file. The user may edit it; entries may also be directories or globs
-//! (`- src/auth/`, `` - `src/auth/**` ``, as the forks write them), which cover what they match.
+//! `.orchestration/intent_map.md`, which files each intent was seen changing: its path, and
+//! a file added under the map's lock. Its text is `waymark_core::governance::intent_map`
+//! (re-exported here).
 
 use std::io;
 use std::path::PathBuf;
 
 use crate::project::Project;
 
-pub const MAP_FILE: &str = "intent_map.md";
+pub use waymark_core::governance::intent_map::*;
 
-const HEADER: &str =
-    "# Intent map\n\nFiles each intent was seen changing, kept by waymark (edit freely).\n";
+pub const MAP_FILE: &str = "intent_map.md";
 
 pub fn map_path(project: &Project) -> PathBuf {
     project.state_file(MAP_FILE)
-}
-
-/// The entries listed under intent `id`'s section.
-pub fn entries(text: &str, id: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut inside = false;
-    for line in text.lines() {
-        if let Some(h) = line.strip_prefix("## ") {
-            inside = heading_names(h, id);
-            continue;
-        }
-        if line.starts_with("# ") {
-            inside = false;
-            continue;
-        }
-        if inside {
-            if let Some(e) = entry(line) {
-                out.push(e);
-            }
-        }
-    }
-    out
-}
-
-/// True when `path` is listed for `id`, itself or under a listed directory or glob.
-pub fn is_mapped(text: &str, id: &str, path: &str) -> bool {
-    let listed = entries(text, id);
-    listed.iter().any(|e| e == path) || crate::governance::scope::in_scope(&listed, path)
-}
-
-/// The map with `path` added to `id`'s section (created at the end if missing, with the
-/// file's header if the map is empty). `None` when the path is already mapped.
-pub fn with_path(text: &str, id: &str, name: &str, path: &str) -> Option<String> {
-    if is_mapped(text, id, path) {
-        return None;
-    }
-    let line = format!("- {path}\n");
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let heading = lines
-        .iter()
-        .position(|l| l.strip_prefix("## ").is_some_and(|h| heading_names(h, id)));
-    let Some(h) = heading else {
-        let mut out = if text.trim().is_empty() {
-            HEADER.to_string()
-        } else {
-            text.to_string()
-        };
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        let title = if name.trim().is_empty() {
-            id.to_string()
-        } else {
-            format!("{id}: {}", crate::text::one_line(name))
-        };
-        out.push_str(&format!("\n## {title}\n\n{line}"));
-        return Some(out);
-    };
-    // After the section's last entry (or its heading), before the next heading.
-    let end = (h + 1..lines.len())
-        .find(|&n| lines[n].starts_with("# ") || lines[n].starts_with("## "))
-        .unwrap_or(lines.len());
-    let at = (h + 1..end)
-        .rev()
-        .find(|&n| entry(lines[n]).is_some())
-        .map(|n| n + 1)
-        .unwrap_or(h + 1);
-    let mut out = String::with_capacity(text.len() + line.len() + 1);
-    for l in &lines[..at] {
-        out.push_str(l);
-    }
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    if at == h + 1 {
-        out.push('\n');
-    }
-    out.push_str(&line);
-    for l in &lines[at..] {
-        out.push_str(l);
-    }
-    Some(out)
 }
 
 /// Adds `path` to `id`'s section under the map's lock. Returns true when it was added.
@@ -112,60 +26,10 @@ pub fn add(project: &Project, id: &str, name: &str, path: &str) -> io::Result<bo
     Ok(added.is_some())
 }
 
-/// True when a `## …` heading names intent `id` (`INT-001: name`, `INT-001 — name`,
-/// `Intent INT-001`).
-fn heading_names(heading: &str, id: &str) -> bool {
-    heading
-        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.')))
-        .any(|tok| tok == id)
-}
-
-/// The path of a `- path` / `* path` / `` - `path` — note `` line.
-fn entry(line: &str) -> Option<String> {
-    let t = line.trim_start();
-    let rest = t
-        .strip_prefix("- ")
-        .or_else(|| t.strip_prefix("* "))?
-        .trim();
-    let path = match rest.strip_prefix('`') {
-        Some(r) => r.split('`').next()?,
-        None => rest.split_whitespace().next()?,
-    };
-    let path = path.trim_start_matches("./");
-    (!path.is_empty()).then(|| path.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::fs;
-
-    #[test]
-    fn creates_sections_and_never_duplicates() {
-        let t1 = with_path("", "INT-001", "JWT auth", "src/auth/a.ts").unwrap();
-        assert!(t1.starts_with("# Intent map"));
-        assert!(t1.ends_with("## INT-001: JWT auth\n\n- src/auth/a.ts\n"));
-        assert_eq!(with_path(&t1, "INT-001", "JWT auth", "src/auth/a.ts"), None);
-        let t2 = with_path(&t1, "INT-002", "Docs", "docs/x.md").unwrap();
-        let t3 = with_path(&t2, "INT-001", "JWT auth", "src/auth/b.ts").unwrap();
-        assert_eq!(
-            entries(&t3, "INT-001"),
-            vec!["src/auth/a.ts", "src/auth/b.ts"]
-        );
-        assert_eq!(entries(&t3, "INT-002"), vec!["docs/x.md"]);
-        // The rest of the file is untouched.
-        assert_eq!(t3.replace("- src/auth/b.ts\n", ""), t2);
-    }
-
-    #[test]
-    fn the_forks_entries_cover_what_they_match() {
-        let text =
-            "# Map\n\n## INT-001 — JWT\n- `src/auth/` — auth module\n* src/middleware/jwt.ts\n";
-        assert!(is_mapped(text, "INT-001", "src/auth/login.ts"));
-        assert!(is_mapped(text, "INT-001", "src/middleware/jwt.ts"));
-        assert!(!is_mapped(text, "INT-001", "src/other.ts"));
-        assert!(!is_mapped(text, "INT-00", "src/auth/login.ts"));
-    }
 
     #[test]
     fn add_appends_under_lock() {

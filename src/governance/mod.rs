@@ -11,9 +11,9 @@
 //! - [`enforcement`]: PreToolUse's deny of out-of-scope writes (opt-in);
 //! - [`facts`]: what the post-hooks of one event read once and share.
 //!
-//! The rule of this room: judging is pure ([`drift::judge`], [`progress::evaluate`],
-//! [`brain::with_lesson`]); reading and writing the files are separate, small functions
-//! beside them, each under the file's lock.
+//! The rule of this room: judging is `waymark_core::governance` ([`drift::judge`],
+//! [`progress::evaluate`], [`brain::with_lesson`]); each module here re-exports its core
+//! counterpart and adds the reading and writing, each under the file's lock.
 
 pub mod brain;
 pub mod drift;
@@ -23,4 +23,5 @@ pub mod intent;
 pub mod intent_map;
 pub mod lessons;
 pub mod progress;
-pub mod scope;
+
+pub use waymark_core::governance::scope;

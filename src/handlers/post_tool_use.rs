@@ -25,7 +25,6 @@ use crate::receipt::validation;
 use crate::shell;
 use crate::task::{Need, SessionStatus, checkpoint, current, tools};
 use crate::text::tail;
-use crate::trace::Waymark;
 use crate::trace::tool_call::{self, Outcome};
 
 /// Output tails copied into the ledger are cut to this many characters.
@@ -157,7 +156,7 @@ pub fn handle(
         return Ok(());
     }
     let name = event.name();
-    let about = Waymark::about(event, call, hook.as_ref().map(|h| h.task_id.clone()));
+    let about = crate::trace::about(event, call, hook.as_ref().map(|h| h.task_id.clone()));
     let window = chrono::Duration::from_std(ctx.config.conflict_window).unwrap_or_default();
     let others = hook.as_ref().is_some_and(|h| {
         let me = &event.common.session_id;

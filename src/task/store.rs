@@ -30,6 +30,7 @@ use crate::receipt::ValidationReceipt;
 use crate::recovery::hookmd;
 use crate::redact::Clean;
 use crate::store::{self, FileLock};
+pub use crate::task::sanitize;
 
 pub const HOOK_JSON: &str = "hook.json";
 pub const PLAN_JSON: &str = "plan.json";
@@ -607,22 +608,6 @@ pub fn next_task_index(project: &Project, current: Option<&Hook>) -> u32 {
             })
             .unwrap_or(0),
     }
-}
-
-/// Task ids come from intents (user text): keep them to safe file names.
-pub fn sanitize(id: &str) -> String {
-    let s: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let s = s.trim_matches('.').to_string();
-    if s.is_empty() { "task".into() } else { s }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The ledger record of one tool call: a mutation with the files and line ranges it wrote,
 //! a command with its exit code and output tail, or a tool that failed.
 
-use super::{Record, Waymark, kind, ranges};
+use super::{Waymark, kind, ranges};
 use crate::claude::event::{Event, ToolFailure};
 use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
 use crate::context::Ctx;
@@ -52,7 +52,7 @@ pub fn record(
     } else if let Some(f) = t.failure {
         wm.output_tail = Some(tail(f.error.trim(), MAX_TEXT));
     }
-    let mut record = Record::new(&ctx.project, ctx.now, wm);
+    let mut record = super::record(&ctx.project, ctx.now, wm);
     if mutation && t.failure.is_none() {
         let (class, ranges) = attributed_lines(t.call, t.response);
         let waymark = &mut record.metadata.as_mut().expect("set by new").waymark;

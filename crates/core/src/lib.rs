@@ -4,7 +4,10 @@
 //! and hands the core what it read and the time it is.
 
 pub mod config;
+pub mod governance;
 pub mod receipt;
+pub mod recovery;
 pub mod shell;
 pub mod task;
 pub mod text;
+pub mod trace;

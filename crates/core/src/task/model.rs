@@ -611,3 +611,20 @@ pub enum SessionStatus {
     /// SessionEnd was received.
     Ended,
 }
+
+/// The name of a task's directory: task ids come from intents (user text), so they are
+/// kept to safe file names.
+pub fn sanitize(id: &str) -> String {
+    let s: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_matches('.').to_string();
+    if s.is_empty() { "task".into() } else { s }
+}

@@ -51,6 +51,31 @@ pub fn near_boundary<'a>(scope: &'a [String], path: &str) -> Option<&'a str> {
     })
 }
 
+/// Where a path from an event lands (the application's `project` locates it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Located {
+    /// Inside the root: the normalized root-relative path (`/`-separated).
+    Inside(String),
+    /// Outside the root (or escaping it with `..`): the normalized absolute path.
+    Outside(String),
+}
+
+impl Located {
+    /// The path as it should be recorded: root-relative inside, absolute outside.
+    pub fn display(&self) -> &str {
+        match self {
+            Located::Inside(p) | Located::Outside(p) => p,
+        }
+    }
+
+    pub fn inside(&self) -> Option<&str> {
+        match self {
+            Located::Inside(p) => Some(p),
+            Located::Outside(_) => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -261,7 +261,7 @@ fn tail(hook: &Hook) -> String {
         md,
         "- The task's history ({}), checkpoints and receipts: `.orchestration/tasks/{}/`",
         crate::text::count(hook.history_count, "event"),
-        crate::task::store::sanitize(&hook.task_id)
+        crate::task::sanitize(&hook.task_id)
     );
     md
 }
@@ -392,7 +392,7 @@ mod tests {
             observed: false,
             completed_at: now,
         });
-        let head = crate::git::head::Head::default();
+        let head = crate::task::checkpoint::Head::default();
         let mut cp = crate::task::checkpoint::build(
             &h,
             crate::task::CheckpointTrigger::Manual,

@@ -5,9 +5,23 @@
 //! replaced a file, a `structuredPatch`), Edit gives the `structuredPatch`. Only the lines
 //! the agent added are attributed: a hunk's context lines were already there.
 
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::claude::tool::Hunk;
+/// One hunk of Claude Code's `structuredPatch` (Write and Edit results).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Hunk {
+    #[serde(rename = "oldStart")]
+    pub old_start: u64,
+    #[serde(rename = "oldLines")]
+    pub old_lines: u64,
+    #[serde(rename = "newStart")]
+    pub new_start: u64,
+    #[serde(rename = "newLines")]
+    pub new_lines: u64,
+    pub lines: Vec<String>,
+}
 
 /// One attributed range, 1-based and inclusive, with the hash of its lines.
 #[derive(Debug, Clone, PartialEq, Eq)]

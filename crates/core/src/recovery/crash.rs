@@ -1,7 +1,8 @@
-//! Crash detection (docs/design.md, Crash detection) and the recovery it starts.
+//! Crash detection (docs/design.md, Crash detection) and the recovery it starts; whether a
+//! process still runs and what changed on disk are the application's (`recovery`).
 //!
 //! A session is **live** while it is mid-turn (an event since its last Stop) and the Claude
-//! Code process running it still runs (`crate::process`). A **crash** is a session left
+//! Code process running it still runs. A **crash** is a session left
 //! mid-turn whose process is gone: Claude Code was killed, or the machine went down. A
 //! session whose process cannot be known (not Linux, or state written before owners were
 //! recorded) counts as gone when it is found mid-turn, as before. While another session
@@ -14,8 +15,6 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::context::Ctx;
-use crate::process::Owner;
 use crate::task::{Hook, HookEvent, HookState, RecoveryContext, Session, SessionStatus, machine};
 
 /// Why the previous session is judged to have crashed, if it did.
@@ -77,63 +76,39 @@ pub fn detect(
     })
 }
 
-/// Whether a session is live, seen from a process that is `starting` (the Claude Code
-/// process starting a new session; `None` for a command, which starts none): its process
-/// still runs and is not that one (a process that starts a new session has left its old
-/// one).
-pub fn liveness(starting: Option<Owner>) -> impl Fn(&Session) -> bool {
-    move |s: &Session| {
-        s.owner
-            .is_some_and(|o| Some(o) != starting && crate::process::alive(&o))
-    }
+/// What the application read for a recovery context: it costs I/O, so it is read only once
+/// a crash is found.
+#[derive(Debug, Clone, Default)]
+pub struct Found {
+    /// Files of the last checkpoint changed since it was made.
+    pub file_warnings: Vec<String>,
+    /// The task's logged history, newest last (read only when the task was validating:
+    /// `waymark validate` notes its command there when it enters `step_validating`).
+    pub logged_history: Vec<HookEvent>,
+    /// What changed in the work tree since the last checkpoint, in words.
+    pub changed: Option<String>,
 }
 
-/// What changed in the work tree since the last checkpoint (its commit, else HEAD), new
-/// files counted with their lines: `2 files, +12/−3 lines (1 new)`; `None` outside git.
-/// Starts git: only crash recovery and a `/clear` ask.
-pub fn changed_since(ctx: &Ctx, hook: &Hook) -> Option<String> {
-    let since = hook.last_checkpoint().and_then(|c| c.git_commit.clone());
-    let d = crate::git::diff_stat(&ctx.project.root, since.as_deref(), &ctx.config.agent_md)?;
-    Some(d.describe())
-}
-
-/// Runs crash detection on a loaded hook for session `new_session` starting and, on a
-/// crash, moves it to `recovering` with a filled recovery context. Returns true when a
-/// crash was found now. Idempotent.
-pub fn recover(
-    ctx: &Ctx,
-    hook: &mut Hook,
-    new_session: &str,
-    live: &dyn Fn(&Session) -> bool,
-) -> bool {
-    let Some(crash) = detect(hook, ctx.now, ctx.config.stale_threshold, new_session, live) else {
-        return false;
-    };
-    let (action, reason) = super::decide::decide(hook, ctx.now);
+/// Moves a task whose last session `crash`ed to `recovering`, with a recovery context
+/// from the task and what the application `found`. Returns false when the machine refuses.
+pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime<Utc>) -> bool {
+    let (action, reason) = super::decide::decide(hook, now);
     let last_known = hook.state;
-    let warnings = hook
-        .last_checkpoint()
-        .and_then(|c| crate::capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id))
-        .map(|c| crate::capture::changed_since(&ctx.project, &c.files))
-        .unwrap_or_default();
-    // `waymark validate` notes the command in the history when it enters step_validating.
-    let validating = if last_known == HookState::StepValidating {
-        use crate::task::store::{HISTORY_LOG, read_log};
-        let logged: Vec<HookEvent> =
-            read_log(&ctx.project, &hook.task_id, HISTORY_LOG, Some(50)).unwrap_or_default();
-        logged
-            .iter()
-            .chain(&hook.journal.history)
-            .rev()
-            .find(|e| e.trigger == "validation_start")
-            .and_then(|e| e.details.get("command"))
-            .and_then(|c| c.as_str())
-            .map(str::to_string)
-    } else {
-        None
-    };
+    let validating = (last_known == HookState::StepValidating)
+        .then(|| {
+            found
+                .logged_history
+                .iter()
+                .chain(&hook.journal.history)
+                .rev()
+                .find(|e| e.trigger == "validation_start")
+                .and_then(|e| e.details.get("command"))
+                .and_then(|c| c.as_str())
+                .map(str::to_string)
+        })
+        .flatten();
     let context = RecoveryContext {
-        detected_at: ctx.now,
+        detected_at: now,
         crash_type: crash.crash_type.into(),
         last_known_state: last_known,
         was_validating: last_known == HookState::StepValidating,
@@ -146,23 +121,22 @@ pub fn recover(
         recommended_action: action.into(),
         reason: format!("{}; {}", crash.why, reason),
         last_checkpoint_id: hook.last_checkpoint().map(|c| c.checkpoint_id.clone()),
-        file_warnings: warnings,
-        session_id: crash.session_id.clone(),
-        changed: changed_since(ctx, hook),
+        file_warnings: found.file_warnings,
+        session_id: crash.session_id,
+        changed: found.changed,
     };
-    let mut details = std::collections::BTreeMap::new();
-    details.insert(
-        "crash_type".into(),
-        serde_json::Value::from(crash.crash_type),
-    );
-    details.insert("recommended_action".into(), serde_json::Value::from(action));
+    let details = std::collections::BTreeMap::from([
+        (
+            "crash_type".to_string(),
+            serde_json::Value::from(crash.crash_type),
+        ),
+        (
+            "recommended_action".to_string(),
+            serde_json::Value::from(action),
+        ),
+    ]);
     if hook
-        .transition_with(
-            HookState::Recovering,
-            machine::CRASH_DETECTED,
-            details,
-            ctx.now,
-        )
+        .transition_with(HookState::Recovering, machine::CRASH_DETECTED, details, now)
         .is_err()
     {
         return false;

@@ -11,8 +11,9 @@
 //!   (a push, a pull request, a deploy) twice.
 //!
 //! The rule of this room: everything is derived from the task (hook.json) alone, so the
-//! brief and HOOK.md always agree and are always regenerable; only `crash` reads the work
-//! tree (files changed since the last checkpoint).
+//! brief and HOOK.md always agree and are always regenerable; what crash recovery learns
+//! from the work tree (files changed since the last checkpoint) the application reads and
+//! hands in ([`crash::Found`]).
 
 pub mod brief;
 pub mod crash;
@@ -21,5 +22,5 @@ pub mod guidance;
 pub mod hookmd;
 pub mod repeat;
 
-pub use crash::{Crash, changed_since, detect, liveness, recover};
+pub use crash::{Crash, Found, detect, enter_recovery};
 pub use decide::{RECENT_CHECKPOINT, decide};

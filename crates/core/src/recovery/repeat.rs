@@ -31,7 +31,7 @@ pub fn check(hook: &Hook, command: &str) -> Option<String> {
 
 /// A command as it is kept: on one line, redacted.
 fn same_form(command: &str) -> String {
-    crate::redact::redact(&one_line(command)).into_owned()
+    waymark_redact::redact(&one_line(command)).into_owned()
 }
 
 #[cfg(test)]
@@ -72,7 +72,7 @@ mod tests {
         let cmd = "DEPLOY_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 ./deploy.sh";
         let mut h = resumed(&[]);
         // Stored as the store keeps it: redacted.
-        h.note_side_effect(&crate::redact::redact(cmd), 0, Utc::now());
+        h.note_side_effect(&waymark_redact::redact(cmd), 0, Utc::now());
         assert!(check(&h, cmd).is_some());
     }
 }

@@ -1,0 +1,296 @@
+//! The shared brain: lessons in `AGENT.md` for the next agent (docs/design.md,
+//! Post-hooks: US3).
+//!
+//! Each lesson goes under `## Lessons Learned` (the heading is added at the end of the
+//! file when missing) as
+//!
+//! ```markdown
+//! ### 2026-02-21: Verification failed: cargo test
+//! **Issue**: `cargo test` exited with code 101.
+//! **Solution**: Fix what the output shows, then run `cargo test` again …
+//! **Related Intent**: INT-001
+//! **Category**: verification-failure
+//! ```
+//!
+//! The same lesson again (same title, category and intent, whatever the date) does not get
+//! a second copy: its `**Seen**: N times` line is bumped in place. [`with_lesson`] is the
+//! file's new text; the application writes it under AGENT.md's lock (an addition at the end
+//! of the file is one append, anything else replaces the file atomically with every other
+//! byte unchanged).
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+
+use crate::text::{one_line, truncate};
+
+pub const SECTION: &str = "## Lessons Learned";
+
+/// Longest title kept (the rest is cut with `…`).
+const MAX_TITLE: usize = 120;
+/// Longest output excerpt kept in a lesson.
+const MAX_DETAIL: usize = 1500;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// A denied tool call: waymark's scope enforcement, Claude Code's permissions, a hook.
+    Governance,
+    /// Two intents claim a file, or two sessions changed it close together.
+    ScopeConflict,
+    /// A validation command failed.
+    VerificationFailure,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Governance => "governance",
+            Category::ScopeConflict => "scope-conflict",
+            Category::VerificationFailure => "verification-failure",
+        }
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lesson {
+    pub title: String,
+    pub issue: String,
+    pub solution: String,
+    pub intent: Option<String>,
+    pub category: Category,
+    /// Output to quote under the lesson (already redacted by the caller; bounded here).
+    pub detail: Option<String>,
+}
+
+/// What happened to a lesson.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    Added,
+    /// It was there already; now seen this many times.
+    Seen(u64),
+}
+
+impl Lesson {
+    fn title_line(&self) -> String {
+        truncate(&one_line(&self.title), MAX_TITLE)
+    }
+
+    fn intent_text(&self) -> String {
+        self.intent
+            .as_deref()
+            .filter(|i| !i.is_empty())
+            .map(one_line)
+            .unwrap_or_else(|| "none".into())
+    }
+
+    /// The lesson's Markdown block, ending with a newline.
+    pub fn render(&self, now: DateTime<Utc>) -> String {
+        let mut s = format!(
+            "### {}: {}\n**Issue**: {}\n**Solution**: {}\n**Related Intent**: {}\n**Category**: {}\n",
+            now.format("%Y-%m-%d"),
+            self.title_line(),
+            one_line(&self.issue),
+            one_line(&self.solution),
+            self.intent_text(),
+            self.category,
+        );
+        if let Some(d) = self
+            .detail
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+        {
+            let d = crate::text::tail(d, MAX_DETAIL);
+            let fence = if d.contains("```") { "~~~~" } else { "```" };
+            s.push_str(&format!("\n{fence}text\n{d}\n{fence}\n"));
+        }
+        s
+    }
+}
+
+/// `text` with `lesson` added or counted, and which it was.
+pub fn with_lesson(text: &str, lesson: &Lesson, now: DateTime<Utc>) -> (String, Recorded) {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    if let Some(out) = bump(&lines, lesson) {
+        return out;
+    }
+    let block = lesson.render(now);
+    let section = lines.iter().position(|l| l.trim_end() == SECTION);
+    let Some(h) = section else {
+        let mut out = text.to_string();
+        separate(&mut out);
+        out.push_str(SECTION);
+        out.push_str("\n\n");
+        out.push_str(&block);
+        return (out, Recorded::Added);
+    };
+    let end = (h + 1..lines.len())
+        .find(|&n| lines[n].starts_with("## ") || lines[n].starts_with("# "))
+        .unwrap_or(lines.len());
+    let mut out: String = lines[..end].concat();
+    separate(&mut out);
+    out.push_str(&block);
+    if end < lines.len() {
+        out.push('\n');
+        out.push_str(&lines[end..].concat());
+    }
+    (out, Recorded::Added)
+}
+
+/// Ends `out` with a blank line (unless it is empty), so a new block stands apart.
+fn separate(out: &mut String) {
+    if out.is_empty() {
+        return;
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+}
+
+/// Finds the same lesson already in the file and bumps its `**Seen**` count.
+fn bump(lines: &[&str], lesson: &Lesson) -> Option<(String, Recorded)> {
+    let title = lesson.title_line();
+    let category = format!("**Category**: {}", lesson.category);
+    let intent = format!("**Related Intent**: {}", lesson.intent_text());
+    let mut n = 0;
+    while n < lines.len() {
+        let same_title = lines[n]
+            .trim_end()
+            .strip_prefix("### ")
+            .and_then(|h| h.split_once(": "))
+            .is_some_and(|(_, t)| t == title);
+        if !same_title {
+            n += 1;
+            continue;
+        }
+        let end = (n + 1..lines.len())
+            .find(|&m| lines[m].starts_with('#'))
+            .unwrap_or(lines.len());
+        let block = &lines[n + 1..end];
+        let has = |want: &str| block.iter().any(|l| l.trim_end() == want);
+        if !(has(&category) && has(&intent)) {
+            n = end;
+            continue;
+        }
+        let mut out = String::new();
+        let seen_at = block
+            .iter()
+            .position(|l| l.starts_with("**Seen**: "))
+            .map(|i| n + 1 + i);
+        let count = match seen_at {
+            Some(i) => {
+                lines[i]
+                    .trim_end()
+                    .trim_start_matches("**Seen**: ")
+                    .trim_end_matches(" times")
+                    .parse::<u64>()
+                    .unwrap_or(1)
+                    + 1
+            }
+            None => 2,
+        };
+        let seen_line = format!("**Seen**: {count} times\n");
+        let category_at = n + 1 + block.iter().position(|l| l.trim_end() == category)?;
+        for (i, l) in lines.iter().enumerate() {
+            if Some(i) == seen_at {
+                out.push_str(&seen_line);
+                continue;
+            }
+            out.push_str(l);
+            if seen_at.is_none() && i == category_at {
+                if !l.ends_with('\n') {
+                    out.push('\n');
+                }
+                out.push_str(&seen_line);
+            }
+        }
+        return Some((out, Recorded::Seen(count)));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 2, 21, 10, 0, 0).unwrap()
+    }
+
+    fn lesson(title: &str, category: Category) -> Lesson {
+        Lesson {
+            title: title.into(),
+            issue: "it broke".into(),
+            solution: "fix it".into(),
+            intent: Some("INT-001".into()),
+            category,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn adds_the_section_then_lessons_in_it() {
+        let doc = "# Project\n\nRules for agents.\n";
+        let (t1, r) = with_lesson(doc, &lesson("one", Category::Governance), now());
+        assert_eq!(r, Recorded::Added);
+        assert!(t1.starts_with(doc));
+        assert_eq!(
+            &t1[doc.len()..],
+            "\n## Lessons Learned\n\n### 2026-02-21: one\n**Issue**: it broke\n**Solution**: fix it\n**Related Intent**: INT-001\n**Category**: governance\n"
+        );
+        let (t2, _) = with_lesson(&t1, &lesson("two", Category::ScopeConflict), now());
+        assert!(t2.starts_with(&t1));
+        assert!(t2.ends_with("**Category**: scope-conflict\n"));
+    }
+
+    #[test]
+    fn a_lesson_lands_in_its_section_before_later_ones() {
+        let doc = "# P\n\n## Lessons Learned\n\n### 2026-01-01: old\n**Category**: governance\n\n## Other\n\nkeep\n";
+        let (t, _) = with_lesson(doc, &lesson("new", Category::Governance), now());
+        let new_at = t.find("### 2026-02-21: new").unwrap();
+        assert!(new_at < t.find("## Other").unwrap());
+        assert!(t.ends_with("\n## Other\n\nkeep\n"));
+        assert!(t.starts_with(
+            "# P\n\n## Lessons Learned\n\n### 2026-01-01: old\n**Category**: governance\n\n"
+        ));
+    }
+
+    #[test]
+    fn duplicates_are_counted_not_repeated() {
+        let l = lesson(
+            "Verification failed: cargo test",
+            Category::VerificationFailure,
+        );
+        let (t1, _) = with_lesson("", &l, now());
+        let later = now() + chrono::Duration::days(3);
+        let (t2, r2) = with_lesson(&t1, &l, later);
+        assert_eq!(r2, Recorded::Seen(2));
+        assert_eq!(
+            t2,
+            t1.replace(
+                "verification-failure\n",
+                "verification-failure\n**Seen**: 2 times\n"
+            )
+        );
+        let (t3, r3) = with_lesson(&t2, &l, later);
+        assert_eq!(r3, Recorded::Seen(3));
+        assert_eq!(t3, t2.replace("2 times", "3 times"));
+        // Another intent, or another category, is another lesson.
+        let mut other = l.clone();
+        other.intent = Some("INT-002".into());
+        assert_eq!(with_lesson(&t3, &other, now()).1, Recorded::Added);
+        other.intent = l.intent.clone();
+        other.category = Category::Governance;
+        assert_eq!(with_lesson(&t3, &other, now()).1, Recorded::Added);
+    }
+}
