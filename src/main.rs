@@ -13,5 +13,5 @@ use std::ffi::{c_char, c_int};
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: c_int, _argv: *const *const c_char) -> c_int {
     // std's own exit code for a panic that reached `main`.
-    std::panic::catch_unwind(waymark::cli::run).map_or(101, |code| code.0.into())
+    std::panic::catch_unwind(waymark::cmd::cli::run).map_or(101, |code| code.0.into())
 }

@@ -3,8 +3,8 @@
 //! what crash recovery reads besides the task: whether a session's Claude Code process
 //! still runs (`process`) and what changed in the work tree (git, the last capture).
 
-use crate::context::Ctx;
-use crate::process::Owner;
+use crate::runtime::context::Ctx;
+use crate::runtime::process::Owner;
 use crate::task::{Hook, HookState, Session};
 
 pub use waymark_core::recovery::*;
@@ -16,7 +16,7 @@ pub use waymark_core::recovery::*;
 pub fn liveness(starting: Option<Owner>) -> impl Fn(&Session) -> bool {
     move |s: &Session| {
         s.owner
-            .is_some_and(|o| Some(o) != starting && crate::process::alive(&o))
+            .is_some_and(|o| Some(o) != starting && crate::runtime::process::alive(&o))
     }
 }
 
@@ -43,8 +43,8 @@ pub fn recover(
     };
     let file_warnings = hook
         .last_checkpoint()
-        .and_then(|c| crate::capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id))
-        .map(|c| crate::capture::changed_since(&ctx.project, &c.files))
+        .and_then(|c| crate::git::capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id))
+        .map(|c| crate::git::capture::changed_since(&ctx.project, &c.files))
         .unwrap_or_default();
     let logged_history = if hook.state == HookState::StepValidating {
         use crate::task::store::{HISTORY_LOG, read_log};

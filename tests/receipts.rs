@@ -434,7 +434,7 @@ fn a_validation_seen_through_the_bash_tool_gets_an_observed_receipt() {
     // The fixture says the command ran 20 ms: the receipt's times say so too.
     assert_eq!(
         r["duration"],
-        waymark::text::format_duration(std::time::Duration::from_millis(20))
+        waymark_core::text::format_duration(std::time::Duration::from_millis(20))
     );
     let t = |k: &str| chrono::DateTime::parse_from_rfc3339(r[k].as_str().unwrap()).unwrap();
     assert_eq!((t("completed_at") - t("started_at")).num_milliseconds(), 20);

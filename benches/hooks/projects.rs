@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 
 use chrono::Duration;
 use serde_json::{Value, json};
-use waymark::capture::Capture;
+use waymark::git::capture::Capture;
 use waymark::git::head::Head;
 use waymark::receipt::{Ed25519Signer, MasterKey, ReceiptSigner, Run, ValidationReceipt};
 use waymark::task::{CheckpointTrigger, FileSnapshot, Hook, HookEvent, StepSource};
@@ -400,8 +400,8 @@ impl Project {
         let Some(last) = hook.last_checkpoint() else {
             return;
         };
-        let project = waymark::project::Project::at(self.root.clone());
-        let path = waymark::capture::path(&project, &hook.task_id, &last.checkpoint_id);
+        let project = waymark::store::project::Project::at(self.root.clone());
+        let path = waymark::git::capture::path(&project, &hook.task_id, &last.checkpoint_id);
         let start = std::time::Instant::now();
         while !path.exists() && start.elapsed() < std::time::Duration::from_secs(5) {
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -556,7 +556,7 @@ impl Project {
                 branch: "main".into(),
                 commit: Some(format!("{:040x}", 0xabcdefu64)),
             };
-            let project = waymark::project::Project::at(self.root.clone());
+            let project = waymark::store::project::Project::at(self.root.clone());
             for i in 0..50 {
                 let at = now - Duration::minutes(60 - i);
                 let cp = waymark::task::checkpoint::build(
@@ -574,7 +574,7 @@ impl Project {
                     files: snapshots.clone(),
                     snapshot: None,
                 };
-                waymark::capture::save(&project, &hook.task_id, &capture).unwrap();
+                waymark::git::capture::save(&project, &hook.task_id, &capture).unwrap();
                 hook.push_checkpoint(cp);
             }
             let template = HookEvent {

@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::capture::{self, Capture};
 use crate::cmd::ExitCode;
+use crate::git::capture::{self, Capture};
 use crate::task::current::{self, Made};
 use crate::task::{CheckpointTrigger, StepCheckpoint, store};
-use crate::text::stamp;
+use waymark_core::text::stamp;
 
 pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: bool) -> ExitCode {
     let ctx = super::ctx(root);
@@ -56,7 +56,11 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
             ),
         },
         Err(e) if auto => {
-            ctx.log(crate::log::Level::Error, "checkpoint", &e.to_string());
+            ctx.log(
+                crate::runtime::log::Level::Error,
+                "checkpoint",
+                &e.to_string(),
+            );
             ExitCode::SUCCESS
         }
         Err(e) => super::fail(super::CHECK_FAILED, e),
@@ -113,13 +117,13 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
         let commit = c
             .git_commit
             .as_deref()
-            .map(|h| format!(" @{}", crate::text::prefix(h, 10)))
+            .map(|h| format!(" @{}", waymark_core::text::prefix(h, 10)))
             .unwrap_or_default();
         let dirty = capture.as_ref().and_then(|k| k.git_dirty) == Some(true);
         let snapshot = capture
             .as_ref()
             .and_then(|k| k.snapshot.as_deref())
-            .map(|s| format!(" [snapshot {}]", crate::text::prefix(s, 10)))
+            .map(|s| format!(" [snapshot {}]", waymark_core::text::prefix(s, 10)))
             .unwrap_or_default();
         println!(
             "{} {} {:<17} {}{}{}{snapshot} — {}",

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::task::retention::{self, Action};
-use crate::text::format_duration;
+use waymark_core::text::format_duration;
 
 #[derive(Debug, clap::Args)]
 pub struct CleanupArgs {

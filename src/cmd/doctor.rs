@@ -25,7 +25,7 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         Mark::Ok,
         format!("waymark {} at {exe}", env!("CARGO_PKG_VERSION")),
     ));
-    match crate::program::on_path("waymark") {
+    match crate::runtime::program::on_path("waymark") {
         Some(p) => lines.push((Mark::Ok, format!("waymark on PATH: {}", p.display()))),
         None => lines.push((
             Mark::Warn,
@@ -58,14 +58,14 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         // One check per program the entries run (normally one for all events).
         let mut programs: Vec<(&str, Vec<&String>)> = Vec::new();
         for c in &commands {
-            let program = crate::shell::first_word(c);
+            let program = waymark_core::shell::first_word(c);
             match programs.iter_mut().find(|(p, _)| *p == program) {
                 Some((_, cs)) => cs.push(c),
                 None => programs.push((program, vec![c])),
             }
         }
         for (program, commands) in programs {
-            let events = crate::text::count(commands.len() as u64, "event");
+            let events = waymark_core::text::count(commands.len() as u64, "event");
             lines.push(match starts(program) {
                 Ok(()) => (
                     Mark::Ok,
@@ -101,7 +101,7 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
     report(&lines)
 }
 
-fn key_line(ctx: &crate::context::Ctx) -> (Mark, String) {
+fn key_line(ctx: &crate::runtime::context::Ctx) -> (Mark, String) {
     let Some(p) = crate::config::key_path(&ctx.config) else {
         return (
             Mark::Warn,
@@ -130,7 +130,7 @@ fn key_line(ctx: &crate::context::Ctx) -> (Mark, String) {
 }
 
 /// The project's state: writable (asked without writing), task, intents, git hooks.
-fn project_lines(ctx: &crate::context::Ctx, lines: &mut Vec<(Mark, String)>) {
+fn project_lines(ctx: &crate::runtime::context::Ctx, lines: &mut Vec<(Mark, String)>) {
     lines.push((
         Mark::Ok,
         format!("project root {}", ctx.project.root.display()),
@@ -180,7 +180,7 @@ fn project_lines(ctx: &crate::context::Ctx, lines: &mut Vec<(Mark, String)>) {
             Mark::Ok,
             format!(
                 "{} in active_intents.yaml",
-                crate::text::count(f.active_intents.len() as u64, "intent")
+                waymark_core::text::count(f.active_intents.len() as u64, "intent")
             ),
         )),
         Ok(None) => {}

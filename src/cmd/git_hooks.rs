@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::git::hooks::{self, GitHook, GitHookError, Installed, Uninstalled};
-use crate::project::Project;
+use crate::store::project::Project;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum GitHooksCmd {

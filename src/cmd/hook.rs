@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::claude::event::{self, Event};
-use crate::context::Ctx;
 use crate::handlers::Handled;
-use crate::log::{self, Level};
-use crate::project::Project;
-use crate::redact::Clean;
+use crate::runtime::context::Ctx;
+use crate::runtime::log::{self, Level};
+use crate::store::project::Project;
+use waymark_redact::Clean;
 
 /// Inputs larger than this are not processed (a 50 MB Write is still fine).
 pub const MAX_INPUT: u64 = 64 * 1024 * 1024;
@@ -54,7 +54,7 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     };
     let project = Project::from_arg(root, parsed.event.common.cwd.as_deref().map(Path::new));
     let mut ctx = Ctx::new(project);
-    ctx.capture = crate::capture::Mode::Detached;
+    ctx.capture = crate::git::capture::Mode::Detached;
     if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
         // Not even the log may be written: say it on stderr only.
         log::say(&format!("{}: {e}", parsed.event.name()));
@@ -66,7 +66,7 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     if let Some(note) = &parsed.mismatch {
         ctx.log(Level::Warn, parsed.event.name(), note);
     }
-    crate::deadline::arm(
+    crate::runtime::deadline::arm(
         &ctx.project.state_dir(),
         parsed.event.name(),
         ctx.config.hook_deadline,
@@ -101,7 +101,7 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
 pub fn run_event(ctx: &Ctx, event: &Event) -> Handled {
     panic::catch_unwind(AssertUnwindSafe(|| crate::handlers::dispatch(ctx, event))).unwrap_or_else(
         |payload| {
-            let msg = crate::text::panic_message(payload.as_ref());
+            let msg = waymark_core::text::panic_message(payload.as_ref());
             report(
                 &ctx.project,
                 event.name(),

@@ -28,7 +28,7 @@ fn program() -> (String, Option<String>) {
     let exe = std::env::current_exe()
         .ok()
         .and_then(|p| p.canonicalize().ok());
-    let on_path = crate::program::on_path("waymark");
+    let on_path = crate::runtime::program::on_path("waymark");
     let same = match (&exe, &on_path) {
         (Some(e), Some(p)) => p.canonicalize().ok().as_ref() == Some(e),
         _ => false,
@@ -48,7 +48,7 @@ fn program() -> (String, Option<String>) {
             "waymark is not on PATH: the hooks run {path}, which stops working when that build is removed (`cargo clean`); `cargo install --path .` puts waymark on PATH, then run `waymark init` again"
         ),
     };
-    (crate::shell::quote(&path), Some(why))
+    (waymark_core::shell::quote(&path), Some(why))
 }
 
 pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
@@ -90,7 +90,7 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
                 true,
                 format!(
                     "Added waymark's hooks for {}{}",
-                    crate::text::count(added as u64, "event"),
+                    waymark_core::text::count(added as u64, "event"),
                     match repointed {
                         0 => String::new(),
                         n => format!(" and pointed {n} at `{exe}`"),
@@ -273,8 +273,8 @@ pub(crate) fn registered_commands(settings: &Value) -> Vec<String> {
 
 /// The `.orchestration` folder (with what belongs in git said, `docs/git.md`) and an
 /// intents file to fill in.
-fn skeleton(project: &crate::project::Project, lessons: &str) -> std::io::Result<()> {
-    crate::project::ensure_state_dir(project)?;
+fn skeleton(project: &crate::store::project::Project, lessons: &str) -> std::io::Result<()> {
+    crate::store::project::ensure_state_dir(project)?;
     union_merge(&project.root.join(".gitattributes"), lessons)?;
     let dir = project.state_dir();
     let intents = dir.join(crate::governance::intent::INTENTS_FILE);
@@ -352,7 +352,7 @@ mod tests {
 
     #[test]
     fn programs_and_indentation_are_read() {
-        use crate::shell::{first_word, quote};
+        use waymark_core::shell::{first_word, quote};
         assert_eq!(
             first_word("'/opt/x y/waymark' hook Stop"),
             "'/opt/x y/waymark'"

@@ -1,4 +1,5 @@
-//! One file per subcommand. Each turns arguments into calls on the domain and prints.
+//! The command line: [`cli`] parses it (clap), then one file per subcommand turns the
+//! arguments into calls on the domain and prints.
 //!
 //! The rule of this room: no domain logic here, and no reaching into `handlers` (only
 //! `hook` and `replay` hand events to `handlers::dispatch`, and `hook` applies and keeps
@@ -7,6 +8,7 @@
 
 pub mod checkpoint;
 pub mod cleanup;
+pub mod cli;
 pub mod config;
 pub mod diff;
 pub mod doctor;
@@ -25,8 +27,8 @@ pub mod validate;
 
 use std::path::PathBuf;
 
-use crate::context::Ctx;
-use crate::project::Project;
+use crate::runtime::context::Ctx;
+use crate::store::project::Project;
 
 /// How a command ends: its exit status. (std's `ExitCode` keeps its number to itself, and
 /// `main` must return one.)
@@ -64,7 +66,7 @@ pub fn ctx(root: Option<PathBuf>) -> Ctx {
         );
         std::process::exit(USAGE.into());
     }
-    crate::capture::settle(&ctx.project);
+    crate::git::capture::settle(&ctx.project);
     ctx
 }
 

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::receipt::chain::{self, CHAINED_SINCE, ChainProblem};
 use crate::receipt::{FileKeyManager, KeyError, KeyManager, ReceiptSigner, Verdict, verify_all};
-use crate::text::{one_line, truncate};
+use waymark_core::text::{one_line, truncate};
 
 #[derive(Debug, clap::Args)]
 pub struct ReceiptsArgs {
@@ -136,7 +136,7 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
         print_table(&receipts, &verdicts);
         println!(
             "\n{}: {} valid, {} INVALID, {} unsigned, {} not checked (no key)",
-            crate::text::count(receipts.len() as u64, "receipt"),
+            waymark_core::text::count(receipts.len() as u64, "receipt"),
             count("valid"),
             count("invalid"),
             count("unsigned"),
@@ -175,7 +175,7 @@ fn print_chain(
     if problems.is_empty() && chained > 0 {
         println!(
             "chain: intact ({}, authenticated head matches)",
-            crate::text::count(chained as u64, "chained receipt")
+            waymark_core::text::count(chained as u64, "chained receipt")
         );
     }
     for p in problems {

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::claude::event;
-use crate::context::Ctx;
-use crate::project::Project;
+use crate::runtime::context::Ctx;
+use crate::store::project::Project;
 
 pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
     let reader: Box<dyn BufRead> = if file == "-" {
@@ -76,10 +76,13 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
     }
     eprintln!(
         "replayed {} into {}{}",
-        crate::text::count(count as u64, "event"),
+        waymark_core::text::count(count as u64, "event"),
         root.display(),
         if bad > 0 {
-            format!(", {} skipped", crate::text::count(bad as u64, "bad line"))
+            format!(
+                ", {} skipped",
+                waymark_core::text::count(bad as u64, "bad line")
+            )
         } else {
             String::new()
         }

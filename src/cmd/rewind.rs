@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::cmd::ExitCode;
-use crate::context::Ctx;
 use crate::git::rewind::{self, Journal};
 use crate::git::snapshot::{self, Change};
-use crate::project::Located;
+use crate::runtime::context::Ctx;
+use crate::store::project::Located;
 use crate::task::{CheckpointTrigger, Rewound, current};
 use crate::trace::{self, Waymark, kind};
 
@@ -40,7 +40,7 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
             println!(
                 "Finishing the rewind to {} begun {}.",
                 journal.checkpoint_id,
-                crate::text::stamp(journal.started_at)
+                waymark_core::text::stamp(journal.started_at)
             );
             return carry_out(&ctx, &journal);
         }
@@ -128,9 +128,9 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
 /// no checkpoint's snapshot is taken meanwhile.
 fn changes_since(ctx: &Ctx, tree: &str, paths: &[String]) -> Result<(Vec<Change>, String), String> {
     let (root, lessons) = (&ctx.project.root, &ctx.config.agent_md);
-    let _exclusive = crate::capture::exclusive(&ctx.project)
+    let _exclusive = crate::git::capture::exclusive(&ctx.project)
         .map_err(|e| format!("a checkpoint's snapshot is still being taken: {e}"))?;
-    let index = crate::capture::index_path(&ctx.project);
+    let index = crate::git::capture::index_path(&ctx.project);
     let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
     let changes = snapshot::changes(root, tree, &now.tree, paths, lessons)
         .ok_or("cannot compare with the snapshot")?;
@@ -146,7 +146,7 @@ fn print_plan(changes: &[Change], dry_run: bool) {
     if dry_run {
         println!(
             "Would rewind {}:",
-            crate::text::count(changes.len() as u64, "file")
+            waymark_core::text::count(changes.len() as u64, "file")
         );
     }
     for c in changes {
@@ -185,7 +185,7 @@ fn save_undo(ctx: &Ctx, target: &str, now_tree: &str) -> Result<Option<String>, 
 /// No agent's tool call starts while the files are put back (the capture lock, which a
 /// PreToolUse waits on).
 fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
-    let exclusive = crate::capture::exclusive(&ctx.project);
+    let exclusive = crate::git::capture::exclusive(&ctx.project);
     let applied = rewind::apply(&ctx.project, journal);
     drop(exclusive);
     if let Err(e) = applied {
@@ -232,7 +232,11 @@ fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
         },
     );
     if let Err(e) = trace::append(&ctx.project, record) {
-        ctx.log(crate::log::Level::Error, "rewind", &format!("trace: {e}"));
+        ctx.log(
+            crate::runtime::log::Level::Error,
+            "rewind",
+            &format!("trace: {e}"),
+        );
     }
     if let Err(e) = rewind::finish(&ctx.project) {
         return super::fail(
@@ -243,7 +247,7 @@ fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
     let files = rewound.restored.len() + rewound.deleted.len();
     println!(
         "Rewound {} to checkpoint {}.",
-        crate::text::count(files as u64, "file"),
+        waymark_core::text::count(files as u64, "file"),
         rewound.checkpoint_id
     );
     if let Some(undo) = &rewound.undo {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::task::store;
-use crate::text::{ago, stamp};
+use waymark_core::text::{ago, stamp};
 
 pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
     let ctx = super::ctx(root);

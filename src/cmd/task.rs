@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use crate::context::Ctx;
+use crate::runtime::context::Ctx;
 use crate::task::current::{self, live_task, new_task};
 use crate::task::store::{StoreError, Updated};
 use crate::task::{CheckpointTrigger, Effect, Hook, HookState, StepSource, StepStatus};
@@ -67,7 +67,7 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
                 let msg = format!(
                     "Started task {} with {}",
                     hook.task_id,
-                    crate::text::count(hook.steps.len() as u64, "step")
+                    waymark_core::text::count(hook.steps.len() as u64, "step")
                 );
                 *slot = Some(hook);
                 Ok(msg)
@@ -105,7 +105,7 @@ pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
                 let added = hook.plan(&names, StepSource::Manual, ctx.now);
                 return Ok(format!(
                     "{rewound}Added {}.\n{}",
-                    crate::text::count(added as u64, "step"),
+                    waymark_core::text::count(added as u64, "step"),
                     listing(hook)
                 ));
             }
@@ -152,7 +152,7 @@ pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
         };
         Ok(format!(
             "{rewound}Added {} to the plan{already}.\n{}",
-            crate::text::count(added as u64, "step"),
+            waymark_core::text::count(added as u64, "step"),
             listing(hook)
         ))
     });

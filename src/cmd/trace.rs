@@ -40,7 +40,7 @@ pub fn run(root: Option<PathBuf>, args: TraceArgs) -> ExitCode {
 fn summary(v: &Verified) -> String {
     let mut out = format!(
         "{} in .orchestration/{}\n",
-        crate::text::count(v.lines, "record"),
+        waymark_core::text::count(v.lines, "record"),
         trace::TRACE_FILE
     );
     match v.chained_from {
@@ -49,7 +49,7 @@ fn summary(v: &Verified) -> String {
         Some(1) => out.push_str("chained from the first line\n"),
         Some(n) => out.push_str(&format!(
             "chained from line {n} (the {} before it {} the chain)\n",
-            crate::text::count(n - 1, "line"),
+            waymark_core::text::count(n - 1, "line"),
             if n == 2 { "predates" } else { "predate" }
         )),
     }

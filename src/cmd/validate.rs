@@ -20,8 +20,8 @@ use std::path::PathBuf;
 use chrono::Utc;
 use serde_json::Value;
 
-use crate::context::Ctx;
 use crate::receipt::{Run, ValidationReceipt, runner, validation};
+use crate::runtime::context::Ctx;
 use crate::task::{Hook, HookState, Need, current};
 
 /// The output tail a failure lesson gets, in characters.
@@ -145,7 +145,7 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
                 r.receipt_id, r.exit_code
             );
             ctx.log(
-                crate::log::Level::Warn,
+                crate::runtime::log::Level::Warn,
                 "validate",
                 &format!("{} stored unsigned: {e}", r.receipt_id),
             );
@@ -153,7 +153,7 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
     }
     if ran.exit_code != 0 {
         let text = String::from_utf8_lossy(&ran.tail);
-        let tail = crate::text::tail(text.trim(), LESSON_TAIL);
+        let tail = waymark_core::text::tail(text.trim(), LESSON_TAIL);
         let intent = done.intent_id.as_deref();
         let lesson = crate::governance::lessons::verification_failure(
             ctx,
@@ -164,7 +164,7 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
         );
         if let Err(e) = lesson {
             ctx.log(
-                crate::log::Level::Error,
+                crate::runtime::log::Level::Error,
                 "validate",
                 &format!("lesson: {e:#}"),
             );

@@ -36,5 +36,6 @@ pub fn key_path(config: &Config) -> Option<PathBuf> {
 
 /// The project config file.
 pub fn project_config_path(root: &Path) -> PathBuf {
-    root.join(crate::project::STATE_DIR).join("waymark.json")
+    root.join(crate::store::project::STATE_DIR)
+        .join("waymark.json")
 }

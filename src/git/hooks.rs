@@ -101,7 +101,7 @@ pub fn hooks_dir(root: &Path) -> Result<PathBuf, GitHookError> {
         return Ok(PathBuf::from(p));
     }
     let rel = crate::git::run(root, ["rev-parse", "--git-path", "hooks"]).ok_or_else(not_a_repo)?;
-    Ok(crate::project::normalize(&root.join(rel)))
+    Ok(crate::store::project::normalize(&root.join(rel)))
 }
 
 /// The wrapper for `hook`. `bin` is the absolute path of the waymark binary to call
@@ -110,7 +110,7 @@ pub fn hooks_dir(root: &Path) -> Result<PathBuf, GitHookError> {
 pub fn wrapper_script(hook: GitHook, bin: Option<&Path>) -> String {
     let bin = bin
         .and_then(Path::to_str)
-        .map(crate::shell::quote)
+        .map(waymark_core::shell::quote)
         .unwrap_or_else(|| "''".into());
     let name = hook.name();
     let orig = hook.orig_name();

@@ -3,12 +3,15 @@
 //! - [`head`]: the commit HEAD points at, read from `.git` itself (no process);
 //! - [`status`]: lines changed since a commit;
 //! - [`hooks`]: the post-commit and pre-push wrappers `waymark git-hooks` installs;
-//! - [`snapshot`]: the work tree saved as a commit per checkpoint, diffed and rewound.
+//! - [`snapshot`]: the work tree saved as a commit per checkpoint, diffed and rewound;
+//! - [`capture`]: a checkpoint's capture (its files' record and its snapshot), made off
+//!   the hook's answer and waited for before the next change.
 //!
 //! The rule of this room: [`command`] is the one place a `git` process is made (git found on
-//! `PATH` once, `crate::program::git`), and only checkpoint captures and commands call it,
+//! `PATH` once, `crate::runtime::program::git`), and only checkpoint captures and commands call it,
 //! so an ordinary event never pays for one.
 
+pub mod capture;
 pub mod head;
 pub mod hooks;
 pub mod rewind;
@@ -24,7 +27,7 @@ pub use status::diff_stat;
 /// `git -C root`, taking no optional lock (a `git status` of ours must not make the
 /// user's own git command fail on `index.lock`), stdin and stderr closed.
 pub fn command(root: &Path) -> Command {
-    let mut c = Command::new(crate::program::git());
+    let mut c = Command::new(crate::runtime::program::git());
     c.arg("-C")
         .arg(root)
         .env("GIT_OPTIONAL_LOCKS", "0")
@@ -38,7 +41,7 @@ pub fn command(root: &Path) -> Command {
 pub fn project_files(lessons: &str) -> Vec<String> {
     vec![
         ".".into(),
-        format!(":(exclude){}", crate::project::STATE_DIR),
+        format!(":(exclude){}", crate::store::project::STATE_DIR),
         format!(":(exclude){lessons}"),
     ]
 }

@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::snapshot::{self, Change};
-use crate::project::{Located, Project};
+use crate::store::project::{Located, Project};
 
 /// The journal of a rewind in progress, in the state directory.
 pub const JOURNAL: &str = "rewind.json";
@@ -69,7 +69,7 @@ pub fn pending(project: &Project) -> io::Result<Option<Journal>> {
 pub fn begin(project: &Project, journal: &Journal) -> io::Result<()> {
     crate::store::write_atomic(
         &project.state_file(JOURNAL),
-        &crate::redact::Clean::json_pretty(journal),
+        &waymark_redact::Clean::json_pretty(journal),
     )
 }
 
@@ -110,7 +110,7 @@ pub fn apply(project: &Project, journal: &Journal) -> io::Result<()> {
                 c.path
             )));
         };
-        crate::faults::at("rewind.file");
+        crate::runtime::faults::at("rewind.file");
         let path = root.join(&c.path);
         if c.status == 'A' {
             remove(root, &path)?;

@@ -27,7 +27,7 @@ impl DiffStat {
         };
         format!(
             "{}, +{}/−{} lines{new}",
-            crate::text::count(self.files as u64, "file"),
+            waymark_core::text::count(self.files as u64, "file"),
             self.added,
             self.deleted
         )
@@ -86,7 +86,7 @@ fn lines_of(path: &Path) -> u64 {
     if bytes.contains(&0) {
         return 0;
     }
-    let newlines = crate::text::newlines(&bytes).count() as u64;
+    let newlines = waymark_core::text::newlines(&bytes).count() as u64;
     newlines + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }
 

@@ -8,8 +8,8 @@ use super::facts::Facts;
 use super::intent_map;
 use crate::claude::output::Output;
 use crate::config::ScopeEnforcement;
-use crate::context::Ctx;
-use crate::project::Located;
+use crate::runtime::context::Ctx;
+use crate::store::project::Located;
 use crate::trace::{self, Waymark, kind};
 
 pub use waymark_core::governance::drift::*;

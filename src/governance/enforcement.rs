@@ -8,8 +8,8 @@ use super::facts::Facts;
 use crate::claude::event::Event;
 use crate::claude::tool::ToolCall;
 use crate::config::ScopeEnforcement;
-use crate::context::Ctx;
-use crate::log::Level;
+use crate::runtime::context::Ctx;
+use crate::runtime::log::Level;
 
 /// The reason to deny `call`, if it writes outside the active intent's scope. The lesson
 /// is recorded here; failing to record it does not change the verdict.

@@ -4,8 +4,8 @@
 use anyhow::Context as _;
 
 use super::intent::{self, IntentFile};
-use crate::context::Ctx;
-use crate::log::Level;
+use crate::runtime::context::Ctx;
+use crate::runtime::log::Level;
 use crate::trace;
 
 pub struct Facts {

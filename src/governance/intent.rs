@@ -7,7 +7,7 @@ use std::fs;
 use std::io;
 use std::path::PathBuf;
 
-use crate::project::Project;
+use crate::store::project::Project;
 
 pub use waymark_core::governance::intent::*;
 

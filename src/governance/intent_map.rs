@@ -5,7 +5,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::project::Project;
+use crate::store::project::Project;
 
 pub use waymark_core::governance::intent_map::*;
 

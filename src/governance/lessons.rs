@@ -11,11 +11,11 @@ use super::facts::Facts;
 use crate::claude::event::{Event, ToolFailure};
 use crate::claude::output::Output;
 use crate::claude::tool::{ToolCall, ToolInput};
-use crate::context::Ctx;
-use crate::project::Located;
-use crate::text::{one_line, truncate};
+use crate::runtime::context::Ctx;
+use crate::store::project::Located;
 use crate::trace;
 use crate::trace::tool_call::Outcome;
+use waymark_core::text::{one_line, truncate};
 
 /// The name of AGENT.md's lock, in the state directory.
 pub const LESSONS_LOCK: &str = "lessons";
@@ -212,7 +212,7 @@ fn conflicts(
         });
     if let Some((other, when)) = other {
         let ago = when
-            .map(|t| crate::text::ago(ctx.now, t))
+            .map(|t| waymark_core::text::ago(ctx.now, t))
             .unwrap_or_default();
         out.say(format!(
             "waymark: {path} was also changed {ago} ago by another session ({other}); coordinate before going on."
@@ -221,7 +221,7 @@ fn conflicts(
             title: format!("Scope conflict: {path} changed by two sessions"),
             issue: format!(
                 "Sessions {other} and {session} both changed {path} within {} of each other.",
-                crate::text::ago(ctx.now, since)
+                waymark_core::text::ago(ctx.now, since)
             ),
             solution: "Let one session own the file at a time: split the work by files or intents, and re-read the file before editing it.".into(),
             intent: active,

@@ -6,8 +6,8 @@
 use super::facts::Facts;
 use super::intent;
 use crate::claude::output::Output;
-use crate::context::Ctx;
-use crate::log::Level;
+use crate::runtime::context::Ctx;
+use crate::runtime::log::Level;
 use crate::trace::{self, Waymark, kind};
 
 pub use waymark_core::governance::progress::*;

@@ -2,9 +2,9 @@
 //! blocking compaction), and the summary kept for HOOK.md.
 
 use crate::claude::event::{Event, PostCompact, PreCompact};
-use crate::context::Ctx;
+use crate::runtime::context::Ctx;
 use crate::task::{CheckpointTrigger, Effect, Need, current};
-use crate::text::truncate;
+use waymark_core::text::truncate;
 
 /// The compaction summary is kept to this many characters.
 const MAX_SUMMARY: usize = 2000;

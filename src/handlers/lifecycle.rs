@@ -3,11 +3,11 @@
 
 use crate::claude::event::{CwdChanged, Event, SessionEnd, Stop, StopFailure};
 use crate::config::Switch;
-use crate::context::Ctx;
+use crate::runtime::context::Ctx;
 use crate::task::{
     CheckpointTrigger, Effect, FailedTurn, HookState, MAX_LAST_OUTPUT, Need, SessionStatus, current,
 };
-use crate::text::{one_line, truncate};
+use waymark_core::text::{one_line, truncate};
 
 /// Stop: keep the last output, checkpoint a context-window crossing, complete the task
 /// when every step is done, and mark the session idle (the turn ended cleanly).
@@ -109,7 +109,7 @@ fn agent(event: &Event) -> String {
     let c = &event.common;
     let kind = c.agent_type.as_deref().unwrap_or("agent");
     match c.agent_id.as_deref() {
-        Some(id) => format!("{kind} {}", crate::text::short_id(id)),
+        Some(id) => format!("{kind} {}", waymark_core::text::short_id(id)),
         None => kind.to_string(),
     }
 }

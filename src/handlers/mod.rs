@@ -20,7 +20,7 @@ mod tasks;
 
 use crate::claude::event::{Event, EventKind};
 use crate::claude::output::Output;
-use crate::context::Ctx;
+use crate::runtime::context::Ctx;
 
 /// What handling one event gave.
 #[derive(Debug, Default)]
@@ -36,7 +36,7 @@ pub struct Handled {
 pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
     let mut out = Output::default();
     crate::task::store::begin_event();
-    crate::faults::at("dispatch");
+    crate::runtime::faults::at("dispatch");
     let result = match &event.kind {
         EventKind::SessionStart(e) => session_start::handle(ctx, event, e, &mut out),
         EventKind::SessionEnd(e) => lifecycle::session_end(ctx, event, e),
@@ -76,11 +76,11 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
                 "{e:#}; the event is kept in {} for the next event",
                 pending::PENDING
             );
-            ctx.log(crate::log::Level::Warn, event.name(), &why);
+            ctx.log(crate::runtime::log::Level::Warn, event.name(), &why);
             true
         }
         Err(e) => {
-            crate::log::report(&ctx.project.state_dir(), event.name(), &format!("{e:#}"));
+            crate::runtime::log::report(&ctx.project.state_dir(), event.name(), &format!("{e:#}"));
             false
         }
     };

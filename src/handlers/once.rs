@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::context::Ctx;
+use crate::runtime::context::Ctx;
 
 /// The file of recent events, one `<unix ms> <key> <pid> <taken|done>` line each.
 pub const SEEN: &str = "events.seen";
@@ -93,7 +93,7 @@ pub fn claim(ctx: &Ctx, event: &str, bytes: &[u8]) -> Option<Claim> {
 fn sender() -> String {
     match std::env::var("CLAUDE_PID") {
         Ok(pid) if !pid.is_empty() => pid,
-        _ => crate::process::owner()
+        _ => crate::runtime::process::owner()
             .map(|o| format!("{}.{}", o.pid, o.start))
             .unwrap_or_default(),
     }
@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn the_second_process_with_the_same_event_does_nothing() {
-        let (_d, project) = crate::project::temp_project();
+        let (_d, project) = crate::store::project::temp_project();
         let ctx = Ctx::new(project);
         crate::store::make_dir(&ctx.project.state_dir()).unwrap();
         let first = claim(&ctx, "PostToolUse", b"{\"tool_use_id\":\"t1\"}").unwrap();

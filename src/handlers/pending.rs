@@ -15,10 +15,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::claude::event;
-use crate::context::Ctx;
-use crate::log::Level;
-use crate::redact::Clean;
+use crate::runtime::context::Ctx;
+use crate::runtime::log::Level;
 use crate::store::{self, FileLock};
+use waymark_redact::Clean;
 
 /// The journal's file name, in the state directory.
 pub const PENDING: &str = "pending.jsonl";

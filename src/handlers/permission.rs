@@ -4,10 +4,10 @@
 use super::posthook::isolated;
 use crate::claude::event::{Event, PermissionDenied};
 use crate::claude::tool::ToolCall;
-use crate::context::Ctx;
 use crate::governance::{facts::Facts, lessons};
+use crate::runtime::context::Ctx;
 use crate::task::{Need, SessionStatus, current};
-use crate::text::{one_line, truncate};
+use waymark_core::text::{one_line, truncate};
 
 /// PermissionRequest: the session is mid-turn, waiting for the user; if it ends there, the
 /// next session is told what it was waiting for.

@@ -17,15 +17,15 @@ use super::posthook::isolated;
 use crate::claude::event::{Event, ToolFailure};
 use crate::claude::output::Output;
 use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
-use crate::context::Ctx;
 use crate::governance::{drift, facts::Facts, lessons, progress};
-use crate::log::Level;
-use crate::project::Located;
 use crate::receipt::validation;
-use crate::shell;
+use crate::runtime::context::Ctx;
+use crate::runtime::log::Level;
+use crate::store::project::Located;
 use crate::task::{Need, SessionStatus, checkpoint, current, tools};
-use crate::text::tail;
 use crate::trace::tool_call::{self, Outcome};
+use waymark_core::shell;
+use waymark_core::text::tail;
 
 /// Output tails copied into the ledger are cut to this many characters.
 const OUTPUT_TAIL: usize = 2000;
@@ -221,7 +221,7 @@ fn located_paths(ctx: &Ctx, event: &Event, call: &ToolCall) -> Vec<Located> {
                 &format!(
                     "{}: path with a control character ignored: {:?}",
                     call.name,
-                    crate::text::truncate(p, 200)
+                    waymark_core::text::truncate(p, 200)
                 ),
             );
             continue;
@@ -234,7 +234,7 @@ fn located_paths(ctx: &Ctx, event: &Event, call: &ToolCall) -> Vec<Located> {
                 &format!(
                     "{}: {} is outside the project: not tracked as touched",
                     call.name,
-                    crate::text::truncate(abs, 300)
+                    waymark_core::text::truncate(abs, 300)
                 ),
             );
         }

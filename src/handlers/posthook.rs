@@ -3,8 +3,8 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use crate::context::Ctx;
-use crate::log::Level;
+use crate::runtime::context::Ctx;
+use crate::runtime::log::Level;
 
 /// Runs post-hook `hook` of `event`; its error or panic is logged, never returned.
 pub fn isolated(ctx: &Ctx, event: &str, hook: &str, f: impl FnOnce() -> anyhow::Result<()>) {
@@ -16,7 +16,7 @@ pub fn isolated(ctx: &Ctx, event: &str, hook: &str, f: impl FnOnce() -> anyhow::
         Ok(Ok(())) => {}
         Ok(Err(e)) => ctx.log(Level::Error, event, &format!("post-hook {hook}: {e:#}")),
         Err(payload) => {
-            let msg = crate::text::panic_message(payload.as_ref());
+            let msg = waymark_core::text::panic_message(payload.as_ref());
             ctx.log(
                 Level::Error,
                 event,

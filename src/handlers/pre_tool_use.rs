@@ -10,14 +10,14 @@ use crate::claude::event::Event;
 use crate::claude::output::{Decision, Output};
 use crate::claude::tool::{ToolCall, ToolInput};
 use crate::config::RepeatGuard;
-use crate::context::Ctx;
 use crate::governance::{enforcement, facts::Facts};
 use crate::recovery::repeat;
+use crate::runtime::context::Ctx;
 
 pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> anyhow::Result<()> {
     // A checkpoint's snapshot in flight is the tree before this call's changes.
     if call.may_change_files() {
-        crate::capture::settle(&ctx.project);
+        crate::git::capture::settle(&ctx.project);
     }
     isolated(ctx, event.name(), "scope_enforcement", || {
         let mut facts = Facts::new(None);
@@ -34,7 +34,7 @@ pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> an
     };
     // Only a command with side effects is worth reading the task for.
     let c = &ctx.config;
-    if !crate::shell::classify(&bash.command, &[], &c.side_effect_commands).side_effect {
+    if !waymark_core::shell::classify(&bash.command, &[], &c.side_effect_commands).side_effect {
         return Ok(());
     }
     isolated(ctx, event.name(), "repeat_guard", || {

@@ -2,16 +2,16 @@
 //! a rise of context usage past the threshold makes a checkpoint.
 
 use crate::claude::event::{Event, UserPromptSubmit};
-use crate::context::Ctx;
+use crate::runtime::context::Ctx;
 use crate::task::{Effect, Hook, Need, SessionStatus, checkpoint, current};
-use crate::text::{one_line, truncate};
+use waymark_core::text::{one_line, truncate};
 
 /// Prompts are kept to this many characters.
 const MAX_PROMPT: usize = 300;
 
 pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<()> {
     // The turn's work starts after a checkpoint's snapshot in flight is taken.
-    crate::capture::settle(&ctx.project);
+    crate::git::capture::settle(&ctx.project);
     current::change(ctx, Need::Create, |hook, effects| {
         if is_request(&e.prompt) {
             hook.last_prompt = Some(truncate(&one_line(&e.prompt), MAX_PROMPT));
@@ -27,7 +27,7 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<
             .session_mut(&c.session_id)
             .is_some_and(|s| s.owner.is_none())
         {
-            hook.set_owner(&c.session_id, crate::process::owner());
+            hook.set_owner(&c.session_id, crate::runtime::process::owner());
         }
     })?;
     Ok(())

@@ -13,8 +13,8 @@
 use chrono::{DateTime, Utc};
 
 use crate::claude::transcript::{self, TurnStart};
-use crate::context::Ctx;
-use crate::log::Level;
+use crate::runtime::context::Ctx;
+use crate::runtime::log::Level;
 use crate::task::{CheckpointTrigger, ConversationRewind, Hook, PlanAt, TurnMark, store};
 
 /// How many of the newest turns the plan is looked for among.

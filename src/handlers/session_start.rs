@@ -3,9 +3,9 @@
 use crate::claude::event::{Event, SessionStart};
 use crate::claude::output::Output;
 use crate::config::Switch;
-use crate::context::Ctx;
-use crate::log::Level;
 use crate::recovery::brief::{self, Extras};
+use crate::runtime::context::Ctx;
+use crate::runtime::log::Level;
 use crate::task::store::HOOK_MD;
 use crate::task::{Need, SessionStatus, current};
 
@@ -18,7 +18,7 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
     let status = fresh.then_some(SessionStatus::Idle);
     let c = &event.common;
     // The Claude Code process starting the session: what tells its sessions from others'.
-    let owner = crate::process::owner();
+    let owner = crate::runtime::process::owner();
     let live = crate::recovery::liveness(owner);
     let changed = current::change(ctx, Need::Existing, |hook, _| {
         // Detection reads how the last session left the task, so it comes first.
@@ -45,7 +45,7 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
         return Ok(());
     };
     // A state directory an older waymark made is told what belongs in git here.
-    crate::project::write_git_files(&ctx.project.state_dir());
+    crate::store::project::write_git_files(&ctx.project.state_dir());
     rebuild_hook_md_if_damaged(ctx, &hook);
     if crashed {
         let r = hook.recovery.as_ref().expect("recover sets the context");

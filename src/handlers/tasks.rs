@@ -2,7 +2,7 @@
 //! (`task::tools`, where the task tools land too).
 
 use crate::claude::event::{Event, TaskEvent};
-use crate::context::Ctx;
+use crate::runtime::context::Ctx;
 use crate::task::{Need, SessionStatus, current, tools};
 
 pub fn created(ctx: &Ctx, event: &Event, e: &TaskEvent) -> anyhow::Result<()> {

@@ -156,7 +156,7 @@ fn pump(mut from: impl Read, mut to: impl Write, tail: &Mutex<Vec<u8>>) -> Strin
             t.drain(..cut);
         }
     }
-    crate::text::hex(&hash.finalize())
+    waymark_core::text::hex(&hash.finalize())
 }
 
 /// The argv as one shell-readable line (what the receipt records as `command`): words

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::redact::Clean;
+use waymark_redact::Clean;
 
 /// Writes `content` to `path` through a temp file in the same directory: write, fsync,
 /// rename, then fsync the directory so the rename itself survives a power cut.
@@ -71,12 +71,12 @@ pub fn replace_keeping_previous(path: &Path, previous: &Path, content: &Clean) -
         }
         return write_atomic(path, content);
     };
-    crate::faults::at("atomic.write");
+    crate::runtime::faults::at("atomic.write");
     file.write_all_at(bytes, 0)?;
     file.set_len(bytes.len() as u64)?;
     file.sync_all()?;
     drop(file);
-    crate::faults::at("atomic.rename");
+    crate::runtime::faults::at("atomic.rename");
     swap_names(path, previous, &swap)
 }
 
@@ -95,7 +95,7 @@ fn swap_names(path: &Path, previous: &Path, swap: &Path) -> io::Result<()> {
 
 fn swap_through(path: &Path, previous: &Path, swap: &Path) -> io::Result<()> {
     fs::hard_link(path, swap)?;
-    crate::faults::at("atomic.swap");
+    crate::runtime::faults::at("atomic.swap");
     fs::rename(previous, path)?;
     fs::rename(swap, previous)
 }
@@ -159,13 +159,13 @@ fn replace(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
         let mut file = create_new(&tmp)?;
-        crate::faults::at("atomic.write");
+        crate::runtime::faults::at("atomic.write");
         file.write_all(bytes)?;
         if sync {
             file.sync_all()?;
         }
         drop(file);
-        crate::faults::at("atomic.rename");
+        crate::runtime::faults::at("atomic.rename");
         fs::rename(&tmp, path)?;
         if sync {
             if let Ok(d) = File::open(dir) {

@@ -1,12 +1,12 @@
 //! Making waymark's directories. The state directory is made on first use, by whichever
 //! write comes first, so this is the one place that knows it was just made: it then says
-//! what of it belongs in git ([`crate::project::GIT_FILES`], docs/git.md).
+//! what of it belongs in git ([`crate::store::project::GIT_FILES`], docs/git.md).
 
 use std::fs;
 use std::io;
 use std::path::Path;
 
-use crate::project::STATE_DIR;
+use crate::store::project::STATE_DIR;
 
 /// `create_dir_all`, and when that makes the state directory, its `.gitignore` and
 /// `.gitattributes` too (a failure to write those is not one to make the caller's write
@@ -22,7 +22,7 @@ pub fn make_dir(dir: &Path) -> io::Result<()> {
         .filter(|state| !state.exists());
     fs::create_dir_all(dir)?;
     if let Some(state) = made {
-        crate::project::write_git_files(state);
+        crate::store::project::write_git_files(state);
     }
     Ok(())
 }

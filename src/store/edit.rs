@@ -7,7 +7,7 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 
 use super::{FileLock, write_atomic};
-use crate::redact::Clean;
+use waymark_redact::Clean;
 
 /// Reads `path` ("" when missing) under the lock `lock` (a file of its own, `<lock>.lock`:
 /// a file people commit, like AGENT.md, keeps its lock in the state directory) and writes
@@ -20,7 +20,7 @@ pub fn edit_text<R>(
     lock: &Path,
     f: impl FnOnce(&str) -> Option<(String, R)>,
 ) -> io::Result<Option<R>> {
-    let _critical = crate::deadline::enter();
+    let _critical = crate::runtime::deadline::enter();
     let _lock = FileLock::acquire(lock).map_err(io::Error::other)?;
     let mut options = OpenOptions::new();
     options.read(true).append(true);

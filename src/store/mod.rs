@@ -1,4 +1,5 @@
-//! Durable file primitives: atomic replace, locked append, tail read.
+//! Where waymark's files are ([`project`]), and the durable file primitives: atomic
+//! replace, locked append, tail read.
 //!
 //! Every file waymark keeps is written through the functions of this room, so the rules of
 //! docs/design.md (rule 2, "nothing lost") live in one place: a replaced file is never
@@ -7,7 +8,7 @@
 //!
 //! The rule of this room: nothing here knows what a file holds; nothing outside it opens
 //! a file of waymark's for writing by other means; and what a record writer takes is a
-//! [`Clean`](crate::redact::Clean), so nothing reaches a file unredacted (only
+//! [`Clean`](waymark_redact::Clean), so nothing reaches a file unredacted (only
 //! [`write_verbatim`] takes plain bytes, for the user's own files).
 
 mod append;
@@ -16,6 +17,7 @@ mod dir;
 mod edit;
 mod lock;
 mod nofollow;
+pub mod project;
 mod tail;
 
 pub use append::{

@@ -3,10 +3,10 @@
 //! The trace grows without bound; every per-event read of "recent records" goes through
 //! here and costs the same with a thousand records or a million (docs/design.md rule 5).
 
-use crate::text::newlines;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
+use waymark_core::text::newlines;
 
 /// The complete lines at the end of a file, oldest first.
 #[derive(Debug, Default)]

@@ -9,8 +9,8 @@ use super::checkpoint;
 use super::plan::Effect;
 use super::store::{self, LoadNote, StoreError, Updated};
 use super::{CheckpointTrigger, Hook, StepSource};
-use crate::context::Ctx;
-use crate::log::Level;
+use crate::runtime::context::Ctx;
+use crate::runtime::log::Level;
 
 /// Whether a change may start a task when there is none (or the last one finished).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub fn update<R>(
     say_restored(ctx, &updated.note);
     // Out of the lock: no other event waits while the files are hashed.
     if !captures.is_empty() {
-        if let Err(e) = crate::capture::run(&ctx.project, &captures, ctx.capture, ctx.now) {
+        if let Err(e) = crate::git::capture::run(&ctx.project, &captures, ctx.capture, ctx.now) {
             ctx.log(Level::Error, "capture", &format!("after the change: {e}"));
         }
     }
@@ -151,13 +151,15 @@ pub fn make_checkpoint(
     let cp = checkpoint::build(hook, trigger, description, step, head, ctx.now);
     let id = cp.checkpoint_id.clone();
     hook.push_checkpoint(cp);
-    ctx.captures.borrow_mut().push(crate::capture::Request {
-        task_id: hook.task_id.clone(),
-        checkpoint_id: id.clone(),
-        files,
-        keep: ctx.config.max_checkpoints,
-        lessons: ctx.config.agent_md.clone(),
-    });
+    ctx.captures
+        .borrow_mut()
+        .push(crate::git::capture::Request {
+            task_id: hook.task_id.clone(),
+            checkpoint_id: id.clone(),
+            files,
+            keep: ctx.config.max_checkpoints,
+            lessons: ctx.config.agent_md.clone(),
+        });
     Made { id, repeat: false }
 }
 
@@ -188,6 +190,6 @@ pub fn count_uncounted_receipts(ctx: &Ctx, hook: &mut Hook) {
 fn say_restored(ctx: &Ctx, note: &LoadNote) {
     if let Some(note) = &note.restored {
         ctx.log(Level::Warn, "state", note);
-        crate::log::say(note);
+        crate::runtime::log::say(note);
     }
 }

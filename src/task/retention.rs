@@ -29,7 +29,7 @@ use super::HookState;
 use super::model::SCHEMA_VERSION;
 use super::store::{self, HOOK_JSON, Peeked, TASKS_DIR, sanitize};
 use crate::config::Retention;
-use crate::project::Project;
+use crate::store::project::Project;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CleanupError {
@@ -168,8 +168,8 @@ pub fn decide(
     d.age_seconds = Some(age.as_secs());
     d.age_from = Some(from);
     d.retention_seconds = Some(limit.as_secs());
-    let ago = crate::text::ago(now, since);
-    let limit_text = crate::text::format_duration(limit);
+    let ago = waymark_core::text::ago(now, since);
+    let limit_text = waymark_core::text::format_duration(limit);
     if age > limit {
         d.action = Action::Remove;
         d.reason = format!("{state} {ago} ago, past its retention of {limit_text}");

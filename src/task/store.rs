@@ -25,12 +25,12 @@ use serde::{Deserialize, Serialize};
 use super::machine::HookState;
 use super::migrate::{self, Migrated};
 use super::model::{Hook, SCHEMA_VERSION, Step, StepCheckpoint};
-use crate::project::Project;
 use crate::receipt::ValidationReceipt;
 use crate::recovery::hookmd;
-use crate::redact::Clean;
+use crate::store::project::Project;
 use crate::store::{self, FileLock};
 pub use crate::task::sanitize;
+use waymark_redact::Clean;
 
 pub const HOOK_JSON: &str = "hook.json";
 pub const PLAN_JSON: &str = "plan.json";
@@ -358,7 +358,7 @@ pub fn update<R>(
         }
         Err(e) => return Err(e.into()),
     };
-    crate::faults::at("store.locked");
+    crate::runtime::faults::at("store.locked");
     let Loaded {
         hook: before,
         note,
@@ -399,7 +399,7 @@ fn save(
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     write_journal(project, hook, migrated.as_ref())?;
-    crate::faults::at("store.logged");
+    crate::runtime::faults::at("store.logged");
     hook.version = SCHEMA_VERSION.into();
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
@@ -425,7 +425,7 @@ fn save(
     }
     let path = hook_path(project);
     store::replace_keeping_previous(&path, &path.with_extension("json.bak"), &json)?;
-    crate::faults::at("store.saved");
+    crate::runtime::faults::at("store.saved");
     write_hook_md_if_changed(project, &md)?;
     Ok(())
 }
@@ -483,17 +483,17 @@ fn keep_inline_capture(
     c: &migrate::InlineCapture,
 ) -> io::Result<()> {
     let id = &c.checkpoint.checkpoint_id;
-    if crate::capture::load(project, task_id, id).is_some() {
+    if crate::git::capture::load(project, task_id, id).is_some() {
         return Ok(());
     }
-    let capture = crate::capture::Capture {
+    let capture = crate::git::capture::Capture {
         checkpoint_id: id.clone(),
         captured_at: c.checkpoint.created_at,
         git_dirty: c.git_dirty,
         files: c.files.clone(),
         snapshot: None,
     };
-    crate::capture::save(project, task_id, &capture)
+    crate::git::capture::save(project, task_id, &capture)
 }
 
 /// The task's checkpoints: the newest `max` (`max_checkpoints`) of its log.
@@ -613,7 +613,7 @@ pub fn next_task_index(project: &Project, current: Option<&Hook>) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::project::temp_project as project;
+    use crate::store::project::temp_project as project;
     use crate::task::{StepSource, StepStatus};
 
     fn new_task(p: &Project, now: DateTime<Utc>) {

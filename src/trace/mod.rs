@@ -21,8 +21,8 @@ use chrono::{DateTime, Utc};
 
 use crate::claude::event::Event;
 use crate::claude::tool::ToolCall;
-use crate::project::Project;
 use crate::store;
+use crate::store::project::Project;
 
 pub use waymark_core::trace::*;
 
@@ -97,7 +97,7 @@ pub fn append(project: &Project, mut record: Record) -> io::Result<Option<String
         if let Some(m) = record.metadata.as_mut() {
             m.waymark.prev = Some(last.map(link).unwrap_or_default());
         }
-        crate::redact::Clean::json(&record)
+        waymark_redact::Clean::json(&record)
     })
 }
 
@@ -151,7 +151,7 @@ impl Recent {
 mod tests {
     use super::*;
 
-    use crate::project::temp_project as project;
+    use crate::store::project::temp_project as project;
 
     #[test]
     fn recent_reads_the_tail_and_tolerates_a_torn_line() {

@@ -4,9 +4,9 @@
 use super::{Waymark, kind, ranges};
 use crate::claude::event::{Event, ToolFailure};
 use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
-use crate::context::Ctx;
-use crate::project::Located;
-use crate::text::{tail, truncate};
+use crate::runtime::context::Ctx;
+use crate::store::project::Located;
+use waymark_core::text::{tail, truncate};
 
 /// Commands and errors copied into the ledger are cut to this many characters.
 const MAX_TEXT: usize = 2000;
@@ -77,7 +77,7 @@ pub fn record(
     }
     if let Some(torn) = super::append(&ctx.project, record)? {
         ctx.log(
-            crate::log::Level::Warn,
+            crate::runtime::log::Level::Warn,
             t.event.name(),
             &format!("the trace ended in a torn line, cut before appending: {torn}"),
         );

@@ -9,8 +9,8 @@ use std::path::Path;
 use proptest::prelude::*;
 use serde_json::Value;
 
-use waymark::context::Ctx;
-use waymark::project::Project;
+use waymark::runtime::context::Ctx;
+use waymark::store::project::Project;
 
 use crate::hostile::Sandbox;
 use crate::util::{RECORDED_ROOT, fixtures};

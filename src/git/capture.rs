@@ -27,8 +27,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::project::Project;
 use crate::store;
+use crate::store::project::Project;
 use crate::task::FileSnapshot;
 use crate::task::store::task_dir;
 
@@ -95,7 +95,7 @@ pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Res
     use crate::git::snapshot;
     snapshot::remove_old_indexes(&project.root);
     let staged = snapshot::stage(&project.root, &index_path(project), &request.lessons);
-    crate::faults::at("capture.staged");
+    crate::runtime::faults::at("capture.staged");
     let head = staged
         .as_ref()
         .and_then(|_| crate::git::head_revision(&project.root));
@@ -151,7 +151,7 @@ fn prune(project: &Project, task_id: &str, keep: usize) -> io::Result<()> {
 /// Writes a capture record (also used to keep schema 1's inline snapshots).
 pub fn save(project: &Project, task_id: &str, capture: &Capture) -> io::Result<()> {
     let path = path(project, task_id, &capture.checkpoint_id);
-    let json = crate::redact::Clean::json_pretty(capture);
+    let json = waymark_redact::Clean::json_pretty(capture);
     store::refuse_symlink(&project.state_dir().join(crate::task::store::TASKS_DIR))?;
     store::write_replaceable(&path, &json)
 }
@@ -198,7 +198,12 @@ pub fn run(
                 Err(e) => {
                     let message = format!("after the hook: {e}");
                     let dir = project.state_dir();
-                    crate::log::write(&dir, crate::log::Level::Error, "capture", &message);
+                    crate::runtime::log::write(
+                        &dir,
+                        crate::runtime::log::Level::Error,
+                        "capture",
+                        &message,
+                    );
                     1
                 }
             };
@@ -283,7 +288,7 @@ pub fn snapshot(project: &Project, rel: &str) -> FileSnapshot {
     let mod_time = meta
         .modified()
         .ok()
-        .map(|t| crate::text::stamp(DateTime::<Utc>::from(t)))
+        .map(|t| waymark_core::text::stamp(DateTime::<Utc>::from(t)))
         .unwrap_or_default();
     let sha256 = if meta.len() > MAX_HASHED_BYTES {
         "too-large".to_string()
@@ -310,7 +315,7 @@ fn hash_prefix(path: &Path) -> io::Result<String> {
         }
         h.update(&buf[..n]);
     }
-    Ok(crate::text::hex(&h.finalize()[..8]))
+    Ok(waymark_core::text::hex(&h.finalize()[..8]))
 }
 
 /// Files whose state differs from the snapshot (changed, appeared or vanished).

@@ -5,14 +5,14 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::config::{Config, ConfigError};
-use crate::log::{self, Level};
-use crate::project::Project;
+use crate::runtime::log::{self, Level};
+use crate::store::project::Project;
 
 pub struct Ctx {
     /// How checkpoint captures are taken (detached for hooks, inline for commands).
-    pub capture: crate::capture::Mode,
+    pub capture: crate::git::capture::Mode,
     /// Captures asked for during a change, taken once hook.json is saved and unlocked.
-    pub captures: std::cell::RefCell<Vec<crate::capture::Request>>,
+    pub captures: std::cell::RefCell<Vec<crate::git::capture::Request>>,
     pub project: Project,
     pub config: Config,
     /// Problems found in the configuration (already logged for hooks).
@@ -24,7 +24,7 @@ impl Ctx {
     pub fn new(project: Project) -> Ctx {
         let loaded = crate::config::load(&project.root);
         Ctx {
-            capture: crate::capture::Mode::Inline,
+            capture: crate::git::capture::Mode::Inline,
             captures: Default::default(),
             project,
             config: loaded.config,
@@ -37,7 +37,7 @@ impl Ctx {
     /// none): optional work (post-hooks, snapshots of many files) is skipped so the
     /// essential state is written in time.
     pub fn short_of_time(&self) -> bool {
-        crate::deadline::left().is_some_and(|left| left <= Duration::from_millis(300))
+        crate::runtime::deadline::left().is_some_and(|left| left <= Duration::from_millis(300))
     }
 
     pub fn log(&self, level: Level, context: &str, message: &str) {

@@ -7,7 +7,7 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-use crate::redact::Clean;
+use waymark_redact::Clean;
 
 /// When the log passes this size it is moved to `waymark.log.1` (replacing the older one).
 pub const MAX_LOG_BYTES: u64 = 512 * 1024;
@@ -41,7 +41,7 @@ pub fn line(
 ) -> String {
     let at = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     // Cut by `truncate`, which redacts first: a secret cut in two is no longer found.
-    let one_line = crate::text::truncate(&message.replace('\n', " ⏎ "), 4000);
+    let one_line = waymark_core::text::truncate(&message.replace('\n', " ⏎ "), 4000);
     format!("{at} {} [{context}] {one_line}\n", level.as_str())
 }
 
