@@ -43,8 +43,8 @@ pub fn recover(
     };
     let file_warnings = hook
         .last_checkpoint()
-        .and_then(|c| crate::git::capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id))
-        .map(|c| crate::git::capture::changed_since(&ctx.project, &c.files))
+        .and_then(|c| crate::task::capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id))
+        .map(|c| crate::task::capture::changed_since(&ctx.project, &c.files))
         .unwrap_or_default();
     let logged_history = if hook.state == HookState::StepValidating {
         use crate::task::store::{HISTORY_LOG, read_log};

@@ -14,9 +14,9 @@ use std::process::{Command, Stdio};
 
 use chrono::Duration;
 use serde_json::{Value, json};
-use waymark::git::capture::Capture;
 use waymark::git::head::Head;
 use waymark::receipt::{Ed25519Signer, MasterKey, ReceiptSigner, Run, ValidationReceipt};
+use waymark::task::capture::Capture;
 use waymark::task::{CheckpointTrigger, FileSnapshot, Hook, HookEvent, StepSource};
 
 /// Where everything lives, and the binary under test.
@@ -401,7 +401,7 @@ impl Project {
             return;
         };
         let project = waymark::store::project::Project::at(self.root.clone());
-        let path = waymark::git::capture::path(&project, &hook.task_id, &last.checkpoint_id);
+        let path = waymark::task::capture::path(&project, &hook.task_id, &last.checkpoint_id);
         let start = std::time::Instant::now();
         while !path.exists() && start.elapsed() < std::time::Duration::from_secs(5) {
             std::thread::sleep(std::time::Duration::from_millis(1));
@@ -574,7 +574,7 @@ impl Project {
                     files: snapshots.clone(),
                     snapshot: None,
                 };
-                waymark::git::capture::save(&project, &hook.task_id, &capture).unwrap();
+                waymark::task::capture::save(&project, &hook.task_id, &capture).unwrap();
                 hook.push_checkpoint(cp);
             }
             let template = HookEvent {

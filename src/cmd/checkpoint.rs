@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::cmd::ExitCode;
-use crate::git::capture::{self, Capture};
+use crate::task::capture::{self, Capture};
 use crate::task::current::{self, Made};
 use crate::task::{CheckpointTrigger, StepCheckpoint, store};
 use waymark_core::text::stamp;
@@ -57,7 +57,7 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
         },
         Err(e) if auto => {
             ctx.log(
-                crate::runtime::log::Level::Error,
+                crate::store::log::Level::Error,
                 "checkpoint",
                 &e.to_string(),
             );

@@ -29,13 +29,13 @@ pub fn run(root: Option<PathBuf>, args: DiffArgs) -> ExitCode {
     };
     // The work tree staged under the capture lock, held to the end: no checkpoint's
     // snapshot is taken meanwhile, and no tool call of an agent starts.
-    let Ok(_exclusive) = crate::git::capture::exclusive(&ctx.project) else {
+    let Ok(_exclusive) = crate::task::capture::exclusive(&ctx.project) else {
         return super::fail(
             super::CHECK_FAILED,
             "a checkpoint's snapshot is still being taken",
         );
     };
-    let index = crate::git::capture::index_path(&ctx.project);
+    let index = crate::task::capture::index_path(&ctx.project);
     let Some(now) = snapshot::tree(root, &index, lessons) else {
         return super::fail(
             super::CHECK_FAILED,

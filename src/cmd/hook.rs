@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::claude::event::{self, Event};
 use crate::handlers::Handled;
 use crate::runtime::context::Ctx;
-use crate::runtime::log::{self, Level};
+use crate::store::log::{self, Level};
 use crate::store::project::Project;
 use waymark_redact::Clean;
 
@@ -54,7 +54,7 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     };
     let project = Project::from_arg(root, parsed.event.common.cwd.as_deref().map(Path::new));
     let mut ctx = Ctx::new(project);
-    ctx.capture = crate::git::capture::Mode::Detached;
+    ctx.capture = crate::runtime::context::CaptureMode::Detached;
     if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
         // Not even the log may be written: say it on stderr only.
         log::say(&format!("{}: {e}", parsed.event.name()));
@@ -66,7 +66,7 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     if let Some(note) = &parsed.mismatch {
         ctx.log(Level::Warn, parsed.event.name(), note);
     }
-    crate::runtime::deadline::arm(
+    crate::store::deadline::arm(
         &ctx.project.state_dir(),
         parsed.event.name(),
         ctx.config.hook_deadline,
@@ -115,7 +115,7 @@ pub fn run_event(ctx: &Ctx, event: &Event) -> Handled {
 /// Logs an error and prints the one stderr line; only the line when the project is one
 /// waymark must not write into (the log would create it).
 fn report(project: &Project, context: &str, message: &str) {
-    match project.check(&crate::config::Config::default().agent_md) {
+    match project.check(&waymark_core::config::Config::default().agent_md) {
         Ok(()) => log::report(&project.state_dir(), context, message),
         Err(why) => log::say(&format!("{context}: {message} ({why})")),
     }

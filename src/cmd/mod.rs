@@ -66,7 +66,7 @@ pub fn ctx(root: Option<PathBuf>) -> Ctx {
         );
         std::process::exit(USAGE.into());
     }
-    crate::git::capture::settle(&ctx.project);
+    crate::task::capture::settle(&ctx.project);
     ctx
 }
 
@@ -92,7 +92,7 @@ pub fn ctx_unchecked(root: Option<PathBuf>) -> Ctx {
 
 /// The current task for a read-only command; a state file that cannot be read is an
 /// error (exit 1) for the caller to return.
-pub fn load_hook(ctx: &Ctx) -> Result<Option<crate::task::Hook>, ExitCode> {
+pub fn load_hook(ctx: &Ctx) -> Result<Option<waymark_core::task::Hook>, ExitCode> {
     crate::task::current::load(ctx).map_err(|e| fail(CHECK_FAILED, e))
 }
 

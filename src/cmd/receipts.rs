@@ -16,8 +16,8 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::receipt::chain::{self, CHAINED_SINCE, ChainProblem};
 use crate::receipt::{FileKeyManager, KeyError, KeyManager, ReceiptSigner, Verdict, verify_all};
+use waymark_core::receipt::chain::{self, CHAINED_SINCE, ChainProblem};
 use waymark_core::text::{one_line, truncate};
 
 #[derive(Debug, clap::Args)]
@@ -167,7 +167,7 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
 
 /// The chain's verdict under the table: intact, or each problem with its receipt.
 fn print_chain(
-    receipts: &[crate::receipt::ValidationReceipt],
+    receipts: &[waymark_core::receipt::ValidationReceipt],
     problems: &[ChainProblem],
     unchained: usize,
 ) {
@@ -213,7 +213,7 @@ fn label(v: &Verdict) -> String {
     }
 }
 
-fn print_table(receipts: &[crate::receipt::ValidationReceipt], verdicts: &[Verdict]) {
+fn print_table(receipts: &[waymark_core::receipt::ValidationReceipt], verdicts: &[Verdict]) {
     let header = [
         "RECEIPT",
         "STEP",

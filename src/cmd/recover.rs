@@ -3,10 +3,10 @@
 use crate::cmd::ExitCode;
 use std::path::PathBuf;
 
-use crate::config::Switch;
-use crate::recovery::brief::{self, Extras};
 use crate::task::current;
 use crate::task::store::{self, HOOK_MD};
+use waymark_core::config::Switch;
+use waymark_core::recovery::brief::{self, Extras};
 
 /// Runs crash detection now (idempotent) and prints the resume brief.
 pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {

@@ -128,9 +128,9 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
 /// no checkpoint's snapshot is taken meanwhile.
 fn changes_since(ctx: &Ctx, tree: &str, paths: &[String]) -> Result<(Vec<Change>, String), String> {
     let (root, lessons) = (&ctx.project.root, &ctx.config.agent_md);
-    let _exclusive = crate::git::capture::exclusive(&ctx.project)
+    let _exclusive = crate::task::capture::exclusive(&ctx.project)
         .map_err(|e| format!("a checkpoint's snapshot is still being taken: {e}"))?;
-    let index = crate::git::capture::index_path(&ctx.project);
+    let index = crate::task::capture::index_path(&ctx.project);
     let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
     let changes = snapshot::changes(root, tree, &now.tree, paths, lessons)
         .ok_or("cannot compare with the snapshot")?;
@@ -185,7 +185,7 @@ fn save_undo(ctx: &Ctx, target: &str, now_tree: &str) -> Result<Option<String>, 
 /// No agent's tool call starts while the files are put back (the capture lock, which a
 /// PreToolUse waits on).
 fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
-    let exclusive = crate::git::capture::exclusive(&ctx.project);
+    let exclusive = crate::task::capture::exclusive(&ctx.project);
     let applied = rewind::apply(&ctx.project, journal);
     drop(exclusive);
     if let Err(e) = applied {
@@ -233,7 +233,7 @@ fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
     );
     if let Err(e) = trace::append(&ctx.project, record) {
         ctx.log(
-            crate::runtime::log::Level::Error,
+            crate::store::log::Level::Error,
             "rewind",
             &format!("trace: {e}"),
         );

@@ -190,7 +190,12 @@ fn listing(hook: &Hook) -> String {
 /// have recorded it.
 fn note_agent_session(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
     if let Some(session) = agent_session() {
-        hook.note_session(&session, None, crate::task::SessionStatus::Active, now);
+        hook.note_session(
+            &session,
+            None,
+            waymark_core::task::SessionStatus::Active,
+            now,
+        );
         hook.note_work(&session, &[]);
     }
 }

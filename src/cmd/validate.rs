@@ -20,9 +20,10 @@ use std::path::PathBuf;
 use chrono::Utc;
 use serde_json::Value;
 
-use crate::receipt::{Run, ValidationReceipt, runner, validation};
+use crate::receipt::{Run, ValidationReceipt, runner};
 use crate::runtime::context::Ctx;
 use crate::task::{Hook, HookState, Need, current};
+use waymark_core::task::validation;
 
 /// The output tail a failure lesson gets, in characters.
 const LESSON_TAIL: usize = 2000;
@@ -70,7 +71,7 @@ pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
 /// last one finished (as a hook event would).
 fn update<R>(
     ctx: &Ctx,
-    f: impl FnOnce(&mut Hook, &mut Vec<crate::task::Effect>) -> R,
+    f: impl FnOnce(&mut Hook, &mut Vec<waymark_core::task::Effect>) -> R,
 ) -> anyhow::Result<R> {
     let changed = current::change(ctx, Need::Create, f)?;
     Ok(changed.expect("Need::Create always has a task").0)
@@ -99,7 +100,7 @@ struct Finished {
     intent_id: Option<String>,
 }
 
-/// Step 3: the receipt, recorded as every validation is (`receipt::validation`): out of
+/// Step 3: the receipt, recorded as every validation is (`task::validation`): out of
 /// `step_validating`, and a checkpoint on success or a new attempt on failure.
 fn finish(
     ctx: &Ctx,
@@ -107,7 +108,7 @@ fn finish(
     step: Option<&str>,
     command: &str,
     ran: &runner::Ran,
-    effects: &mut Vec<crate::task::Effect>,
+    effects: &mut Vec<waymark_core::task::Effect>,
 ) -> Finished {
     let run = Run {
         command: command.to_string(),
@@ -145,7 +146,7 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
                 r.receipt_id, r.exit_code
             );
             ctx.log(
-                crate::runtime::log::Level::Warn,
+                crate::store::log::Level::Warn,
                 "validate",
                 &format!("{} stored unsigned: {e}", r.receipt_id),
             );
@@ -164,7 +165,7 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
         );
         if let Err(e) = lesson {
             ctx.log(
-                crate::runtime::log::Level::Error,
+                crate::store::log::Level::Error,
                 "validate",
                 &format!("lesson: {e:#}"),
             );

@@ -252,9 +252,9 @@ mod tests {
         assert!(env_with_prefix(&["PATH"]).iter().any(|(k, _)| k == "PATH"));
         assert!(env_with_prefix(&["WAYMARK_TEST_NO_SUCH_PREFIX_"]).is_empty());
     }
-    use crate::config::Switch;
     use serde_json::json;
     use std::time::Duration;
+    use waymark_core::config::Switch;
 
     fn layer(v: Value, origin: Origin) -> (Map<String, Value>, Origin) {
         (v.as_object().unwrap().clone(), origin)

@@ -3,15 +3,12 @@
 //! - [`head`]: the commit HEAD points at, read from `.git` itself (no process);
 //! - [`status`]: lines changed since a commit;
 //! - [`hooks`]: the post-commit and pre-push wrappers `waymark git-hooks` installs;
-//! - [`snapshot`]: the work tree saved as a commit per checkpoint, diffed and rewound;
-//! - [`capture`]: a checkpoint's capture (its files' record and its snapshot), made off
-//!   the hook's answer and waited for before the next change.
+//! - [`snapshot`]: the work tree saved as a commit per checkpoint, diffed and rewound.
 //!
 //! The rule of this room: [`command`] is the one place a `git` process is made (git found on
 //! `PATH` once, `crate::runtime::program::git`), and only checkpoint captures and commands call it,
 //! so an ordinary event never pays for one.
 
-pub mod capture;
 pub mod head;
 pub mod hooks;
 pub mod rewind;

@@ -110,7 +110,7 @@ pub fn apply(project: &Project, journal: &Journal) -> io::Result<()> {
                 c.path
             )));
         };
-        crate::runtime::faults::at("rewind.file");
+        crate::store::faults::at("rewind.file");
         let path = root.join(&c.path);
         if c.status == 'A' {
             remove(root, &path)?;

@@ -7,10 +7,10 @@ use anyhow::Context as _;
 use super::facts::Facts;
 use super::intent_map;
 use crate::claude::output::Output;
-use crate::config::ScopeEnforcement;
 use crate::runtime::context::Ctx;
 use crate::store::project::Located;
 use crate::trace::{self, Waymark, kind};
+use waymark_core::config::ScopeEnforcement;
 
 pub use waymark_core::governance::drift::*;
 

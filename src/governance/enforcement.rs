@@ -7,9 +7,9 @@ use super::drift::{self, Finding};
 use super::facts::Facts;
 use crate::claude::event::Event;
 use crate::claude::tool::ToolCall;
-use crate::config::ScopeEnforcement;
 use crate::runtime::context::Ctx;
-use crate::runtime::log::Level;
+use crate::store::log::Level;
+use waymark_core::config::ScopeEnforcement;
 
 /// The reason to deny `call`, if it writes outside the active intent's scope. The lesson
 /// is recorded here; failing to record it does not change the verdict.

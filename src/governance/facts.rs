@@ -5,7 +5,7 @@ use anyhow::Context as _;
 
 use super::intent::{self, IntentFile};
 use crate::runtime::context::Ctx;
-use crate::runtime::log::Level;
+use crate::store::log::Level;
 use crate::trace;
 
 pub struct Facts {

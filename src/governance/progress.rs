@@ -7,7 +7,7 @@ use super::facts::Facts;
 use super::intent;
 use crate::claude::output::Output;
 use crate::runtime::context::Ctx;
-use crate::runtime::log::Level;
+use crate::store::log::Level;
 use crate::trace::{self, Waymark, kind};
 
 pub use waymark_core::governance::progress::*;
@@ -15,7 +15,7 @@ pub use waymark_core::governance::progress::*;
 /// Intent `id` as the brief and HOOK.md show it: its scope, constraints and the acceptance
 /// criteria the recent trace does not meet yet. `None` when the intent file does not hold
 /// it.
-pub fn brief(ctx: &Ctx, id: &str) -> Option<crate::task::IntentBrief> {
+pub fn brief(ctx: &Ctx, id: &str) -> Option<waymark_core::task::IntentBrief> {
     let mut facts = Facts::new(Some(id.to_string()));
     let intent = facts.intents(ctx)?.get(id)?.clone();
     // The trace is read only when there are criteria to match.

@@ -2,11 +2,11 @@
 //! sessions starting, ending and moving.
 
 use crate::claude::event::{CwdChanged, Event, SessionEnd, Stop, StopFailure};
-use crate::config::Switch;
 use crate::runtime::context::Ctx;
 use crate::task::{
     CheckpointTrigger, Effect, FailedTurn, HookState, MAX_LAST_OUTPUT, Need, SessionStatus, current,
 };
+use waymark_core::config::Switch;
 use waymark_core::text::{one_line, truncate};
 
 /// Stop: keep the last output, checkpoint a context-window crossing, complete the task

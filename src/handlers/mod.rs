@@ -36,7 +36,7 @@ pub struct Handled {
 pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
     let mut out = Output::default();
     crate::task::store::begin_event();
-    crate::runtime::faults::at("dispatch");
+    crate::store::faults::at("dispatch");
     let result = match &event.kind {
         EventKind::SessionStart(e) => session_start::handle(ctx, event, e, &mut out),
         EventKind::SessionEnd(e) => lifecycle::session_end(ctx, event, e),
@@ -76,11 +76,11 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
                 "{e:#}; the event is kept in {} for the next event",
                 pending::PENDING
             );
-            ctx.log(crate::runtime::log::Level::Warn, event.name(), &why);
+            ctx.log(crate::store::log::Level::Warn, event.name(), &why);
             true
         }
         Err(e) => {
-            crate::runtime::log::report(&ctx.project.state_dir(), event.name(), &format!("{e:#}"));
+            crate::store::log::report(&ctx.project.state_dir(), event.name(), &format!("{e:#}"));
             false
         }
     };
@@ -89,9 +89,9 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
 
 /// Records that the event's session sent it, leaving the session in `status`.
 fn note(
-    hook: &mut crate::task::Hook,
+    hook: &mut waymark_core::task::Hook,
     event: &Event,
-    status: crate::task::SessionStatus,
+    status: waymark_core::task::SessionStatus,
     ctx: &Ctx,
 ) {
     let c = &event.common;

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::claude::event;
 use crate::runtime::context::Ctx;
-use crate::runtime::log::Level;
+use crate::store::log::Level;
 use crate::store::{self, FileLock};
 use waymark_redact::Clean;
 

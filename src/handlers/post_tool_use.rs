@@ -6,7 +6,7 @@
 //!      `files_touched`, starting or re-entering a step if needed;
 //!    - Bash: `git commit`, `git push`, `gh pr create` ask for checkpoints; a validation
 //!      command gets an observed receipt and, when it passed, a `validation` checkpoint
-//!      (`receipt::validation`, the flow `waymark validate` takes too);
+//!      (`task::validation`, the flow `waymark validate` takes too);
 //!    - a step running past `checkpoint_interval` asks for an `interval` checkpoint;
 //!    - the session is marked active.
 //! 2. The post-hooks of docs/design.md, each isolated, in this order: the trace record
@@ -18,13 +18,13 @@ use crate::claude::event::{Event, ToolFailure};
 use crate::claude::output::Output;
 use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
 use crate::governance::{drift, facts::Facts, lessons, progress};
-use crate::receipt::validation;
 use crate::runtime::context::Ctx;
-use crate::runtime::log::Level;
+use crate::store::log::Level;
 use crate::store::project::Located;
 use crate::task::{Need, SessionStatus, checkpoint, current, tools};
 use crate::trace::tool_call::{self, Outcome};
 use waymark_core::shell;
+use waymark_core::task::validation;
 use waymark_core::text::tail;
 
 /// Output tails copied into the ledger are cut to this many characters.
@@ -73,7 +73,7 @@ pub fn handle(
                 &format!(
                     "{}: the plan holds at most {} steps; {} items were not added",
                     call.name,
-                    crate::task::MAX_STEPS,
+                    waymark_core::task::MAX_STEPS,
                     applied.refused
                 ),
             );

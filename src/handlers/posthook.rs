@@ -4,7 +4,7 @@
 use std::panic::{self, AssertUnwindSafe};
 
 use crate::runtime::context::Ctx;
-use crate::runtime::log::Level;
+use crate::store::log::Level;
 
 /// Runs post-hook `hook` of `event`; its error or panic is logged, never returned.
 pub fn isolated(ctx: &Ctx, event: &str, hook: &str, f: impl FnOnce() -> anyhow::Result<()>) {

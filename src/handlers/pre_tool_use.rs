@@ -9,15 +9,15 @@ use super::posthook::isolated;
 use crate::claude::event::Event;
 use crate::claude::output::{Decision, Output};
 use crate::claude::tool::{ToolCall, ToolInput};
-use crate::config::RepeatGuard;
 use crate::governance::{enforcement, facts::Facts};
-use crate::recovery::repeat;
 use crate::runtime::context::Ctx;
+use waymark_core::config::RepeatGuard;
+use waymark_core::recovery::repeat;
 
 pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> anyhow::Result<()> {
     // A checkpoint's snapshot in flight is the tree before this call's changes.
     if call.may_change_files() {
-        crate::git::capture::settle(&ctx.project);
+        crate::task::capture::settle(&ctx.project);
     }
     isolated(ctx, event.name(), "scope_enforcement", || {
         let mut facts = Facts::new(None);

@@ -11,7 +11,7 @@ const MAX_PROMPT: usize = 300;
 
 pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<()> {
     // The turn's work starts after a checkpoint's snapshot in flight is taken.
-    crate::git::capture::settle(&ctx.project);
+    crate::task::capture::settle(&ctx.project);
     current::change(ctx, Need::Create, |hook, effects| {
         if is_request(&e.prompt) {
             hook.last_prompt = Some(truncate(&one_line(&e.prompt), MAX_PROMPT));

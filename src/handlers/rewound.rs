@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 
 use crate::claude::transcript::{self, TurnStart};
 use crate::runtime::context::Ctx;
-use crate::runtime::log::Level;
+use crate::store::log::Level;
 use crate::task::{CheckpointTrigger, ConversationRewind, Hook, PlanAt, TurnMark, store};
 
 /// How many of the newest turns the plan is looked for among.
@@ -67,7 +67,7 @@ pub fn check(ctx: &Ctx, hook: &mut Hook, session: &str, last: bool) -> Option<St
     details.insert("dropped".into(), serde_json::json!(rewind.dropped));
     hook.note("conversation_rewound", details, ctx.now);
     hook.conversation_rewound = Some(rewind);
-    crate::recovery::guidance::conversation_rewound(hook, Some(ctx.now))
+    waymark_core::recovery::guidance::conversation_rewound(hook, Some(ctx.now))
         .map(|line| format!("[waymark] {line}"))
 }
 

@@ -2,12 +2,12 @@
 
 use crate::claude::event::{Event, SessionStart};
 use crate::claude::output::Output;
-use crate::config::Switch;
-use crate::recovery::brief::{self, Extras};
 use crate::runtime::context::Ctx;
-use crate::runtime::log::Level;
+use crate::store::log::Level;
 use crate::task::store::HOOK_MD;
 use crate::task::{Need, SessionStatus, current};
+use waymark_core::config::Switch;
+use waymark_core::recovery::brief::{self, Extras};
 
 pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> anyhow::Result<()> {
     let fresh = matches!(e.source.as_str(), "startup" | "resume" | "");
@@ -86,7 +86,7 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
 
 /// A deleted or damaged HOOK.md is rebuilt at the start of every session, even when
 /// hook.json did not change (and so was not saved).
-fn rebuild_hook_md_if_damaged(ctx: &Ctx, hook: &crate::task::Hook) {
+fn rebuild_hook_md_if_damaged(ctx: &Ctx, hook: &waymark_core::task::Hook) {
     if !intact(&ctx.project.state_file(HOOK_MD)) {
         if let Err(e) = crate::task::store::write_hook_md(&ctx.project, hook) {
             ctx.log(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::master::{KeyError, MasterKey, create_key, read_key};
 use super::signer::{Ed25519Signer, ReceiptSigner};
-use crate::config::KeyDerivation;
+use waymark_core::config::KeyDerivation;
 
 /// Master-key lifecycle (the `KeyManager` of docs/design.md): where the key comes from
 /// and how a signer is made from it. Business logic depends on this trait, never on the
@@ -42,7 +42,7 @@ impl FileKeyManager {
     }
 
     /// The key file and derivation of a configuration.
-    pub fn from_config(config: &crate::config::Config) -> FileKeyManager {
+    pub fn from_config(config: &waymark_core::config::Config) -> FileKeyManager {
         FileKeyManager::new(
             crate::config::key_path(config),
             config.key_derivation.clone(),
@@ -93,7 +93,7 @@ mod tests {
 
     /// The default path components, `m/44'/236'/0'/…`.
     fn derivation() -> KeyDerivation {
-        crate::config::Config::default().key_derivation
+        waymark_core::config::Config::default().key_derivation
     }
 
     fn mode(p: &Path) -> u32 {

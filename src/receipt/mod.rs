@@ -10,7 +10,7 @@ pub mod runner;
 pub use keys::{FileKeyManager, KeyManager};
 pub use waymark_core::receipt::*;
 
-use crate::config::Config;
+use waymark_core::config::Config;
 
 /// The signer of the configured master key, the key created on first use; the error says
 /// why there is none (a receipt is then kept unsigned, never refused).
@@ -20,16 +20,17 @@ pub fn signer(config: &Config) -> Result<Box<dyn ReceiptSigner>, KeyError> {
     km.new_signer()
 }
 
-/// [`validation::receipt`] signed with the configured key, and why it is unsigned when
+/// [`waymark_core::task::validation::receipt`] signed with the configured key, and why it is unsigned when
 /// there is no usable key.
 pub fn sealed(
     config: &Config,
-    hook: &crate::task::Hook,
+    hook: &waymark_core::task::Hook,
     step: Option<&str>,
     run: Run,
-) -> (validation::Sealed, Option<KeyError>) {
+) -> (waymark_core::task::validation::Sealed, Option<KeyError>) {
     let signer = signer(config);
-    let sealed = validation::receipt(config, hook, step, run, signer.as_deref().ok());
+    let sealed =
+        waymark_core::task::validation::receipt(config, hook, step, run, signer.as_deref().ok());
     (sealed, signer.err())
 }
 
@@ -54,7 +55,7 @@ mod tests {
         let now = chrono::Utc::now();
         let mut hook: Hook = testing::recorded_plan(now);
         hook.task_index = 2;
-        let run = validation::observed("cargo test", 0, "ok", "", None, now);
+        let run = waymark_core::task::validation::observed("cargo test", 0, "ok", "", None, now);
         let (first, error) = sealed(&config, &hook, None, run.clone());
         assert!(error.is_none() && first.receipt.is_signed() && !first.head.mac.is_empty());
         let mut km = FileKeyManager::from_config(&config);

@@ -229,8 +229,8 @@ mod tests {
         let (r, out, err) = capture(&["sh", "-c", "printf out; printf err >&2; exit 3"]);
         assert_eq!((out.as_slice(), err.as_slice()), (&b"out"[..], &b"err"[..]));
         assert_eq!(r.exit_code, 3);
-        assert_eq!(r.stdout_hash, crate::receipt::sha256_hex(b"out"));
-        assert_eq!(r.stderr_hash, crate::receipt::sha256_hex(b"err"));
+        assert_eq!(r.stdout_hash, waymark_core::receipt::sha256_hex(b"out"));
+        assert_eq!(r.stderr_hash, waymark_core::receipt::sha256_hex(b"err"));
         let tail = String::from_utf8(r.tail).unwrap();
         assert!(tail.contains("out") && tail.contains("err"));
         assert!(r.completed_at >= r.started_at);
@@ -250,11 +250,11 @@ mod tests {
         assert_eq!(err, vec![0u8; 300_000]);
         assert_eq!(
             r.stdout_hash,
-            crate::receipt::sha256_hex(&vec![b'a'; 300_000])
+            waymark_core::receipt::sha256_hex(&vec![b'a'; 300_000])
         );
         assert_eq!(
             r.stderr_hash,
-            crate::receipt::sha256_hex(&vec![0u8; 300_000])
+            waymark_core::receipt::sha256_hex(&vec![0u8; 300_000])
         );
         assert!(r.tail.len() <= 2 * TAIL_BYTES);
     }
@@ -266,7 +266,7 @@ mod tests {
         let (r, _, _) = capture(&["waymark-no-such-command-xyz"]);
         assert_eq!(r.exit_code, NOT_FOUND);
         assert!(r.start_error.unwrap().contains("command not found"));
-        assert_eq!(r.stdout_hash, crate::receipt::sha256_hex(b""));
+        assert_eq!(r.stdout_hash, waymark_core::receipt::sha256_hex(b""));
     }
 
     #[test]
@@ -279,9 +279,9 @@ mod tests {
         assert_eq!(r.exit_code, 0);
         assert_eq!(
             r.stdout_hash,
-            crate::receipt::sha256_hex(&vec![0u8; 200_000])
+            waymark_core::receipt::sha256_hex(&vec![0u8; 200_000])
         );
-        assert_eq!(r.stderr_hash, crate::receipt::sha256_hex(b"done\n"));
+        assert_eq!(r.stderr_hash, waymark_core::receipt::sha256_hex(b"done\n"));
     }
 
     #[test]

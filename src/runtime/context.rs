@@ -5,14 +5,37 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::config::{Config, ConfigError};
-use crate::runtime::log::{self, Level};
+use crate::store::log::{self, Level};
 use crate::store::project::Project;
+
+/// A checkpoint's capture to take: which checkpoint, and of which files
+/// (`task::capture`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureRequest {
+    pub task_id: String,
+    pub checkpoint_id: String,
+    /// Root-relative paths.
+    pub files: Vec<String>,
+    /// How many of the task's newest checkpoints keep their captures (`max_checkpoints`).
+    pub keep: usize,
+    /// The lessons file, left out of the snapshot like the state directory.
+    pub lessons: String,
+}
+
+/// How this invocation takes captures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaptureMode {
+    /// Now, in this process (commands, replay, tests of the library).
+    Inline,
+    /// By a forked copy of this process, so that the hook returns at once.
+    Detached,
+}
 
 pub struct Ctx {
     /// How checkpoint captures are taken (detached for hooks, inline for commands).
-    pub capture: crate::git::capture::Mode,
+    pub capture: CaptureMode,
     /// Captures asked for during a change, taken once hook.json is saved and unlocked.
-    pub captures: std::cell::RefCell<Vec<crate::git::capture::Request>>,
+    pub captures: std::cell::RefCell<Vec<CaptureRequest>>,
     pub project: Project,
     pub config: Config,
     /// Problems found in the configuration (already logged for hooks).
@@ -24,7 +47,7 @@ impl Ctx {
     pub fn new(project: Project) -> Ctx {
         let loaded = crate::config::load(&project.root);
         Ctx {
-            capture: crate::git::capture::Mode::Inline,
+            capture: CaptureMode::Inline,
             captures: Default::default(),
             project,
             config: loaded.config,
@@ -37,7 +60,7 @@ impl Ctx {
     /// none): optional work (post-hooks, snapshots of many files) is skipped so the
     /// essential state is written in time.
     pub fn short_of_time(&self) -> bool {
-        crate::runtime::deadline::left().is_some_and(|left| left <= Duration::from_millis(300))
+        crate::store::deadline::left().is_some_and(|left| left <= Duration::from_millis(300))
     }
 
     pub fn log(&self, level: Level, context: &str, message: &str) {

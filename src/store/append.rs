@@ -47,7 +47,7 @@ pub fn append_after(
     path: &Path,
     make: impl FnOnce(Option<&[u8]>) -> Clean,
 ) -> io::Result<Option<String>> {
-    let _critical = crate::runtime::deadline::enter();
+    let _critical = crate::store::deadline::enter();
     let (_lock, mut file, len) = open_locked(path)?;
     let torn = cut_torn_tail(&mut file, len)?;
     let len = file.seek(SeekFrom::End(0))?;
@@ -115,7 +115,7 @@ pub fn append_text(path: &Path, text: &Clean) -> io::Result<()> {
 }
 
 fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<String>> {
-    let _critical = crate::runtime::deadline::enter();
+    let _critical = crate::store::deadline::enter();
     let (_lock, mut file, len) = open_locked(path)?;
     let torn = if repair {
         cut_torn_tail(&mut file, len)?
@@ -128,9 +128,9 @@ fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<S
 
 /// The one write of an append (where the tests' "append.torn" fault tears it).
 fn write_record(file: &mut fs::File, bytes: &[u8]) -> io::Result<()> {
-    if let Some(fault) = crate::runtime::faults::due("append.torn") {
+    if let Some(fault) = crate::store::faults::due("append.torn") {
         file.write_all(&bytes[..bytes.len() / 2])?;
-        crate::runtime::faults::strike("append.torn", fault);
+        crate::store::faults::strike("append.torn", fault);
     }
     file.write_all(bytes)
 }

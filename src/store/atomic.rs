@@ -71,12 +71,12 @@ pub fn replace_keeping_previous(path: &Path, previous: &Path, content: &Clean) -
         }
         return write_atomic(path, content);
     };
-    crate::runtime::faults::at("atomic.write");
+    crate::store::faults::at("atomic.write");
     file.write_all_at(bytes, 0)?;
     file.set_len(bytes.len() as u64)?;
     file.sync_all()?;
     drop(file);
-    crate::runtime::faults::at("atomic.rename");
+    crate::store::faults::at("atomic.rename");
     swap_names(path, previous, &swap)
 }
 
@@ -95,7 +95,7 @@ fn swap_names(path: &Path, previous: &Path, swap: &Path) -> io::Result<()> {
 
 fn swap_through(path: &Path, previous: &Path, swap: &Path) -> io::Result<()> {
     fs::hard_link(path, swap)?;
-    crate::runtime::faults::at("atomic.swap");
+    crate::store::faults::at("atomic.swap");
     fs::rename(previous, path)?;
     fs::rename(swap, previous)
 }
@@ -159,13 +159,13 @@ fn replace(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
         let mut file = create_new(&tmp)?;
-        crate::runtime::faults::at("atomic.write");
+        crate::store::faults::at("atomic.write");
         file.write_all(bytes)?;
         if sync {
             file.sync_all()?;
         }
         drop(file);
-        crate::runtime::faults::at("atomic.rename");
+        crate::store::faults::at("atomic.rename");
         fs::rename(&tmp, path)?;
         if sync {
             if let Ok(d) = File::open(dir) {

@@ -20,7 +20,7 @@ pub fn edit_text<R>(
     lock: &Path,
     f: impl FnOnce(&str) -> Option<(String, R)>,
 ) -> io::Result<Option<R>> {
-    let _critical = crate::runtime::deadline::enter();
+    let _critical = crate::store::deadline::enter();
     let _lock = FileLock::acquire(lock).map_err(io::Error::other)?;
     let mut options = OpenOptions::new();
     options.read(true).append(true);

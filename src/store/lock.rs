@@ -33,9 +33,9 @@ pub struct FileLock {
 
 impl FileLock {
     /// Locks `<path>.lock`, waiting up to [`LOCK_TIMEOUT`], and in a hook never past what
-    /// its deadline leaves ([`crate::runtime::deadline::lock_wait`]).
+    /// its deadline leaves ([`crate::store::deadline::lock_wait`]).
     pub fn acquire(path: &Path) -> Result<FileLock, LockError> {
-        Self::acquire_with(path, crate::runtime::deadline::lock_wait(LOCK_TIMEOUT))
+        Self::acquire_with(path, crate::store::deadline::lock_wait(LOCK_TIMEOUT))
     }
 
     /// Locks `<path>.lock` if nobody holds it; `None` when somebody does.

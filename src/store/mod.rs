@@ -13,9 +13,12 @@
 
 mod append;
 mod atomic;
+pub mod deadline;
 mod dir;
 mod edit;
+pub mod faults;
 mod lock;
+pub mod log;
 mod nofollow;
 pub mod project;
 mod tail;

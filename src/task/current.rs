@@ -10,7 +10,7 @@ use super::plan::Effect;
 use super::store::{self, LoadNote, StoreError, Updated};
 use super::{CheckpointTrigger, Hook, StepSource};
 use crate::runtime::context::Ctx;
-use crate::runtime::log::Level;
+use crate::store::log::Level;
 
 /// Whether a change may start a task when there is none (or the last one finished).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,7 @@ pub fn update<R>(
     say_restored(ctx, &updated.note);
     // Out of the lock: no other event waits while the files are hashed.
     if !captures.is_empty() {
-        if let Err(e) = crate::git::capture::run(&ctx.project, &captures, ctx.capture, ctx.now) {
+        if let Err(e) = crate::task::capture::run(&ctx.project, &captures, ctx.capture, ctx.now) {
             ctx.log(Level::Error, "capture", &format!("after the change: {e}"));
         }
     }
@@ -153,7 +153,7 @@ pub fn make_checkpoint(
     hook.push_checkpoint(cp);
     ctx.captures
         .borrow_mut()
-        .push(crate::git::capture::Request {
+        .push(crate::runtime::context::CaptureRequest {
             task_id: hook.task_id.clone(),
             checkpoint_id: id.clone(),
             files,
@@ -190,6 +190,6 @@ pub fn count_uncounted_receipts(ctx: &Ctx, hook: &mut Hook) {
 fn say_restored(ctx: &Ctx, note: &LoadNote) {
     if let Some(note) = &note.restored {
         ctx.log(Level::Warn, "state", note);
-        crate::runtime::log::say(note);
+        crate::store::log::say(note);
     }
 }

@@ -28,8 +28,8 @@ use serde::Serialize;
 use super::HookState;
 use super::model::SCHEMA_VERSION;
 use super::store::{self, HOOK_JSON, Peeked, TASKS_DIR, sanitize};
-use crate::config::Retention;
 use crate::store::project::Project;
+use waymark_core::config::Retention;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CleanupError {

@@ -25,11 +25,11 @@ use serde::{Deserialize, Serialize};
 use super::machine::HookState;
 use super::migrate::{self, Migrated};
 use super::model::{Hook, SCHEMA_VERSION, Step, StepCheckpoint};
-use crate::receipt::ValidationReceipt;
-use crate::recovery::hookmd;
 use crate::store::project::Project;
 use crate::store::{self, FileLock};
-pub use crate::task::sanitize;
+use waymark_core::receipt::ValidationReceipt;
+use waymark_core::recovery::hookmd;
+pub use waymark_core::task::sanitize;
 use waymark_redact::Clean;
 
 pub const HOOK_JSON: &str = "hook.json";
@@ -358,7 +358,7 @@ pub fn update<R>(
         }
         Err(e) => return Err(e.into()),
     };
-    crate::runtime::faults::at("store.locked");
+    crate::store::faults::at("store.locked");
     let Loaded {
         hook: before,
         note,
@@ -399,7 +399,7 @@ fn save(
     now: DateTime<Utc>,
 ) -> Result<(), StoreError> {
     write_journal(project, hook, migrated.as_ref())?;
-    crate::runtime::faults::at("store.logged");
+    crate::store::faults::at("store.logged");
     hook.version = SCHEMA_VERSION.into();
     hook.schema_version = SCHEMA_VERSION.into();
     hook.updated_at = hook.updated_at.max(now);
@@ -425,7 +425,7 @@ fn save(
     }
     let path = hook_path(project);
     store::replace_keeping_previous(&path, &path.with_extension("json.bak"), &json)?;
-    crate::runtime::faults::at("store.saved");
+    crate::store::faults::at("store.saved");
     write_hook_md_if_changed(project, &md)?;
     Ok(())
 }
@@ -464,7 +464,7 @@ fn write_journal(
         let log = dir.join(RECEIPTS_LOG);
         store::append_after(&log, |last| {
             let last = last.and_then(|l| serde_json::from_slice(l).ok());
-            let lost = crate::receipt::chain::unlogged(given_back, last.as_ref());
+            let lost = waymark_core::receipt::chain::unlogged(given_back, last.as_ref());
             Clean::json_lines(&lost.iter().chain(&journal.receipts).collect::<Vec<_>>())
         })?;
         store::sync_appended(&log)?;
@@ -483,17 +483,17 @@ fn keep_inline_capture(
     c: &migrate::InlineCapture,
 ) -> io::Result<()> {
     let id = &c.checkpoint.checkpoint_id;
-    if crate::git::capture::load(project, task_id, id).is_some() {
+    if crate::task::capture::load(project, task_id, id).is_some() {
         return Ok(());
     }
-    let capture = crate::git::capture::Capture {
+    let capture = crate::task::capture::Capture {
         checkpoint_id: id.clone(),
         captured_at: c.checkpoint.created_at,
         git_dirty: c.git_dirty,
         files: c.files.clone(),
         snapshot: None,
     };
-    crate::git::capture::save(project, task_id, &capture)
+    crate::task::capture::save(project, task_id, &capture)
 }
 
 /// The task's checkpoints: the newest `max` (`max_checkpoints`) of its log.
@@ -520,7 +520,7 @@ pub fn uncounted_receipts(project: &Project, hook: &Hook) -> io::Result<Vec<Vali
     let counted = |r: &ValidationReceipt| {
         hook.receipt_head
             .as_ref()
-            .is_some_and(|h| crate::receipt::chain::link(r) == h.link)
+            .is_some_and(|h| waymark_core::receipt::chain::link(r) == h.link)
     };
     Ok(match tail.iter().rposition(counted) {
         Some(i) => tail[i + 1..].to_vec(),
@@ -528,7 +528,7 @@ pub fn uncounted_receipts(project: &Project, hook: &Hook) -> io::Result<Vec<Vali
         None => Vec::new(),
     }
     .into_iter()
-    .filter(|r| r.sig_version >= crate::receipt::chain::CHAINED_SINCE)
+    .filter(|r| r.sig_version >= waymark_core::receipt::chain::CHAINED_SINCE)
     .collect())
 }
 

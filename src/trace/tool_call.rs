@@ -77,7 +77,7 @@ pub fn record(
     }
     if let Some(torn) = super::append(&ctx.project, record)? {
         ctx.log(
-            crate::runtime::log::Level::Warn,
+            crate::store::log::Level::Warn,
             t.event.name(),
             &format!("the trace ended in a torn line, cut before appending: {torn}"),
         );

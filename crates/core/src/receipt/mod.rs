@@ -18,7 +18,6 @@
 pub mod chain;
 pub mod key;
 pub mod signer;
-pub mod validation;
 
 use std::time::Duration;
 

@@ -19,6 +19,7 @@ pub mod plan;
 pub mod session;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod validation;
 
 pub use machine::HookState;
 pub use model::*;

@@ -29,8 +29,8 @@ use sha2::{Digest, Sha256};
 
 use crate::store;
 use crate::store::project::Project;
-use crate::task::FileSnapshot;
 use crate::task::store::task_dir;
+use waymark_core::task::FileSnapshot;
 
 /// Files larger than this are snapshotted by size and time only (hash `"too-large"`).
 const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;
@@ -53,27 +53,7 @@ pub struct Capture {
     pub snapshot: Option<String>,
 }
 
-/// A capture to take: which checkpoint, and of which files.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
-    pub task_id: String,
-    pub checkpoint_id: String,
-    /// Root-relative paths.
-    pub files: Vec<String>,
-    /// How many of the task's newest checkpoints keep their captures (`max_checkpoints`).
-    pub keep: usize,
-    /// The lessons file, left out of the snapshot like the state directory.
-    pub lessons: String,
-}
-
-/// How captures are taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Now, in this process (commands, replay, tests of the library).
-    Inline,
-    /// By a forked copy of this process, so that the hook returns at once.
-    Detached,
-}
+use crate::runtime::context::{CaptureMode, CaptureRequest};
 
 /// `.orchestration/tasks/<task>/checkpoints/<checkpoint>.json`.
 pub fn path(project: &Project, task_id: &str, checkpoint_id: &str) -> PathBuf {
@@ -91,11 +71,15 @@ pub fn load(project: &Project, task_id: &str, checkpoint_id: &str) -> Option<Cap
 
 /// Takes the capture and writes its record; the captures of checkpoints older than the
 /// task's newest `keep` go.
-pub fn take(project: &Project, request: &Request, now: DateTime<Utc>) -> io::Result<Capture> {
+pub fn take(
+    project: &Project,
+    request: &CaptureRequest,
+    now: DateTime<Utc>,
+) -> io::Result<Capture> {
     use crate::git::snapshot;
     snapshot::remove_old_indexes(&project.root);
     let staged = snapshot::stage(&project.root, &index_path(project), &request.lessons);
-    crate::runtime::faults::at("capture.staged");
+    crate::store::faults::at("capture.staged");
     let head = staged
         .as_ref()
         .and_then(|_| crate::git::head_revision(&project.root));
@@ -166,8 +150,8 @@ pub fn save(project: &Project, task_id: &str, capture: &Capture) -> io::Result<(
 /// inherit). Errors in the copy are logged.
 pub fn run(
     project: &Project,
-    captures: &[Request],
-    mode: Mode,
+    captures: &[CaptureRequest],
+    mode: CaptureMode,
     now: DateTime<Utc>,
 ) -> io::Result<()> {
     // Held until the captures are written: in this process, or handed to the fork.
@@ -182,7 +166,7 @@ pub fn run(
         }
         Ok(())
     };
-    if mode == Mode::Inline {
+    if mode == CaptureMode::Inline {
         let taken = take_all();
         drop(lock);
         return taken;
@@ -198,9 +182,9 @@ pub fn run(
                 Err(e) => {
                     let message = format!("after the hook: {e}");
                     let dir = project.state_dir();
-                    crate::runtime::log::write(
+                    crate::store::log::write(
                         &dir,
-                        crate::runtime::log::Level::Error,
+                        crate::store::log::Level::Error,
                         "capture",
                         &message,
                     );
@@ -373,7 +357,7 @@ mod tests {
         };
         std::fs::write(&log, format!("{}\n{}\n", line("ckpt-1"), line("ckpt-2"))).unwrap();
         let request = |id: &str| {
-            vec![Request {
+            vec![CaptureRequest {
                 task_id: "T-1".into(),
                 checkpoint_id: id.into(),
                 files: vec!["a.rs".into()],
@@ -381,12 +365,12 @@ mod tests {
                 lessons: "AGENT.md".into(),
             }]
         };
-        run(&p, &request("ckpt-1"), Mode::Inline, Utc::now()).unwrap();
+        run(&p, &request("ckpt-1"), CaptureMode::Inline, Utc::now()).unwrap();
         assert!(
             load(&p, "T-1", "ckpt-1").is_none(),
             "not among the newest kept"
         );
-        run(&p, &request("ckpt-2"), Mode::Inline, Utc::now()).unwrap();
+        run(&p, &request("ckpt-2"), CaptureMode::Inline, Utc::now()).unwrap();
         let c = load(&p, "T-1", "ckpt-2").unwrap();
         assert_eq!(c.files[0].size, 1);
         assert_eq!(c.git_dirty, None, "not a git work tree");

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{ReceiptHead, ReceiptSigner, Run, ValidationReceipt, seal, sha256_hex};
+use super::{CheckpointTrigger, Effect, FailedValidation, Hook, HookState, LaterPass};
 use crate::config::Config;
-use crate::task::{CheckpointTrigger, Effect, FailedValidation, Hook, HookState, LaterPass};
+use crate::receipt::{ReceiptHead, ReceiptSigner, Run, ValidationReceipt, seal, sha256_hex};
 
 /// The receipt of `run` for the task's step `step` (default: the current step): the next
 /// link of the task's chain, its secrets masked, signed with the task's key, with the

@@ -90,11 +90,11 @@ pub fn arm(state_dir: &Path, event: &str, deadline: Duration) {
     let at = chrono::Utc::now() + chrono::Duration::from_std(deadline).unwrap_or_default();
     let lines = |what: &str| {
         let message = format!("deadline of {deadline:?} reached: {what}");
-        let log = crate::runtime::log::line(crate::runtime::log::Level::Error, event, &message, at);
+        let log = crate::store::log::line(crate::store::log::Level::Error, event, &message, at);
         let stderr = format!("waymark: {event}: deadline reached; state written so far is kept\n");
         (log.into_bytes(), stderr.into_bytes())
     };
-    let log = state_dir.join(crate::runtime::log::LOG_FILE);
+    let log = state_dir.join(crate::store::log::LOG_FILE);
     let armed = Armed {
         started: Instant::now(),
         deadline,
