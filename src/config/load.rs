@@ -142,7 +142,7 @@ fn merge(
                     errors.push(ConfigError {
                         key: key.name.into(),
                         origin,
-                        message,
+                        message: message.to_string(),
                     });
                     // Re-apply what was in force before this layer.
                     let _ = (key.apply)(&mut config, &effective.0);
@@ -155,14 +155,14 @@ fn merge(
 }
 
 /// Parses and checks one value for a key without touching any file (for `config set`).
-pub fn check(key: &str, value: &Value) -> Result<(), String> {
+pub fn check(key: &str, value: &Value) -> anyhow::Result<()> {
     let k = KEYS.iter().find(|k| k.name == key).ok_or_else(|| {
-        format!(
+        anyhow::anyhow!(
             "unknown key `{key}`; known keys: {}",
             key_names().collect::<Vec<_>>().join(", ")
         )
     })?;
-    (k.apply)(&mut Config::default(), value)
+    Ok((k.apply)(&mut Config::default(), value)?)
 }
 
 /// Reads a JSON config file. `Ok(None)` when it does not exist.
@@ -330,6 +330,7 @@ mod tests {
         assert!(
             check("nope", &json!(1))
                 .unwrap_err()
+                .to_string()
                 .contains("unknown key")
         );
         assert!(check("validation_commands", &json!(["("])).is_err());

@@ -45,7 +45,7 @@ pub fn load(project: &Project) -> Result<Option<IntentFile>, IntentError> {
     };
     parse(&text)
         .map(Some)
-        .map_err(|message| IntentError::Malformed { path, message })
+        .map_err(|Malformed(message)| IntentError::Malformed { path, message })
 }
 
 /// Why an intent's status could not be changed.
@@ -89,7 +89,7 @@ pub fn set_status(
         source,
     })?;
     let edited = edit_status(&text, id, to).map_err(|e| match e {
-        EditError::Malformed(message) => StatusError::Intent(IntentError::Malformed {
+        EditError::Malformed(Malformed(message)) => StatusError::Intent(IntentError::Malformed {
             path: path.clone(),
             message,
         }),

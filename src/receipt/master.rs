@@ -60,10 +60,7 @@ pub(super) fn read_key(path: &Path) -> Result<MasterKey, KeyError> {
     f.take(4096)
         .read_to_string(&mut text)
         .map_err(io_err(path))?;
-    MasterKey::from_file_text(&text).map_err(|why| KeyError::Malformed {
-        path: path.to_path_buf(),
-        why,
-    })
+    MasterKey::from_file_text(&text, path)
 }
 
 /// Creates the key file (and its directory, mode 0700). When another process created it

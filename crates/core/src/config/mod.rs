@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use table::{DEFAULT_VALIDATION_COMMANDS, key_names};
-pub use value::parse_duration;
+pub use value::{BadValue, parse_duration};
 
 /// `true`, `false` or `"prompt"`: contextd's three-way switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

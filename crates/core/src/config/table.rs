@@ -18,7 +18,7 @@ pub const DEFAULT_VALIDATION_COMMANDS: &[&str] = &[
     r"\b(rspec|phpunit|ctest|dotnet\s+test|mix\s+test|swift\s+test)\b",
 ];
 
-pub type Apply = fn(&mut Config, &Value) -> Result<(), String>;
+pub type Apply = fn(&mut Config, &Value) -> Result<(), BadValue>;
 
 pub struct Key {
     pub name: &'static str,

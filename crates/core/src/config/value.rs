@@ -7,74 +7,83 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::table::DEFAULT_VALIDATION_COMMANDS;
+
+/// Why a configuration value was refused: what was expected, in words a user can act on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadValue(pub String);
 use super::{RepeatGuard, ScopeEnforcement, Switch};
 
-pub(super) fn uint(v: &Value, min: u64, max: u64) -> Result<u64, String> {
+pub(super) fn uint(v: &Value, min: u64, max: u64) -> Result<u64, BadValue> {
     let n = match v {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
-    .ok_or_else(|| format!("expected a whole number, got {v}"))?;
+    .ok_or_else(|| BadValue(format!("expected a whole number, got {v}")))?;
     if n < min || n > max {
-        return Err(format!("{n} is out of range {min}–{max}"));
+        return Err(BadValue(format!("{n} is out of range {min}–{max}")));
     }
     Ok(n)
 }
 
-pub(super) fn boolean(v: &Value) -> Result<bool, String> {
+pub(super) fn boolean(v: &Value) -> Result<bool, BadValue> {
     match v {
         Value::Bool(b) => Ok(*b),
         Value::String(s) if s == "true" => Ok(true),
         Value::String(s) if s == "false" => Ok(false),
-        _ => Err(format!("expected true or false, got {v}")),
+        _ => Err(BadValue(format!("expected true or false, got {v}"))),
     }
 }
 
-pub(super) fn switch(v: &Value) -> Result<Switch, String> {
+pub(super) fn switch(v: &Value) -> Result<Switch, BadValue> {
     match v {
         Value::String(s) if s == "prompt" => Ok(Switch::Prompt),
         other => boolean(other)
             .map(|b| if b { Switch::On } else { Switch::Off })
-            .map_err(|_| format!("expected true, false or \"prompt\", got {v}")),
+            .map_err(|_| BadValue(format!("expected true, false or \"prompt\", got {v}"))),
     }
 }
 
-pub(super) fn enforcement(v: &Value) -> Result<ScopeEnforcement, String> {
+pub(super) fn enforcement(v: &Value) -> Result<ScopeEnforcement, BadValue> {
     match v.as_str() {
         Some("off") => Ok(ScopeEnforcement::Off),
         Some("warn") => Ok(ScopeEnforcement::Warn),
         Some("deny") => Ok(ScopeEnforcement::Deny),
-        _ => Err(format!("expected \"off\", \"warn\" or \"deny\", got {v}")),
+        _ => Err(BadValue(format!(
+            "expected \"off\", \"warn\" or \"deny\", got {v}"
+        ))),
     }
 }
 
-pub(super) fn repeat_guard(v: &Value) -> Result<RepeatGuard, String> {
+pub(super) fn repeat_guard(v: &Value) -> Result<RepeatGuard, BadValue> {
     match v.as_str() {
         Some("off") => Ok(RepeatGuard::Off),
         Some("ask") => Ok(RepeatGuard::Ask),
         Some("deny") => Ok(RepeatGuard::Deny),
-        _ => Err(format!("expected \"off\", \"ask\" or \"deny\", got {v}")),
+        _ => Err(BadValue(format!(
+            "expected \"off\", \"ask\" or \"deny\", got {v}"
+        ))),
     }
 }
 
 /// A list of regexes (an empty list is none).
-pub(super) fn regexes(v: &Value) -> Result<Vec<String>, String> {
+pub(super) fn regexes(v: &Value) -> Result<Vec<String>, BadValue> {
     match v {
         Value::Null => Ok(Vec::new()),
         Value::Array(_) if v.as_array().is_some_and(Vec::is_empty) => Ok(Vec::new()),
         Value::Array(_) => patterns(v),
-        _ => Err(format!("expected a list of regexes, got {v}")),
+        _ => Err(BadValue(format!("expected a list of regexes, got {v}"))),
     }
 }
 
-pub(super) fn string(v: &Value) -> Result<String, String> {
+pub(super) fn string(v: &Value) -> Result<String, BadValue> {
     v.as_str()
         .map(str::to_string)
-        .ok_or_else(|| format!("expected a string, got {v}"))
+        .ok_or_else(|| BadValue(format!("expected a string, got {v}")))
 }
 
-pub(super) fn relative_file(v: &Value) -> Result<String, String> {
+pub(super) fn relative_file(v: &Value) -> Result<String, BadValue> {
     let s = string(v)?;
     let p = Path::new(&s);
     if s.is_empty()
@@ -82,12 +91,14 @@ pub(super) fn relative_file(v: &Value) -> Result<String, String> {
         || p.components()
             .any(|c| matches!(c, std::path::Component::ParentDir))
     {
-        return Err(format!("expected a file name inside the project, got {v}"));
+        return Err(BadValue(format!(
+            "expected a file name inside the project, got {v}"
+        )));
     }
     Ok(s)
 }
 
-pub(super) fn patterns(v: &Value) -> Result<Vec<String>, String> {
+pub(super) fn patterns(v: &Value) -> Result<Vec<String>, BadValue> {
     match v {
         Value::Null => Ok(DEFAULT_VALIDATION_COMMANDS
             .iter()
@@ -102,41 +113,47 @@ pub(super) fn patterns(v: &Value) -> Result<Vec<String>, String> {
             .map(|item| {
                 let s = item
                     .as_str()
-                    .ok_or_else(|| format!("expected regex strings, got {item}"))?;
+                    .ok_or_else(|| BadValue(format!("expected regex strings, got {item}")))?;
                 // The defaults are known to compile (a test says so): every event loads
                 // them, and compiling nine regexes would be most of its work.
                 if !DEFAULT_VALIDATION_COMMANDS.contains(&s) {
-                    regex::Regex::new(s).map_err(|e| format!("bad regex {s:?}: {e}"))?;
+                    regex::Regex::new(s).map_err(|e| BadValue(format!("bad regex {s:?}: {e}")))?;
                 }
                 Ok(s.to_string())
             })
             .collect(),
-        _ => Err(format!("expected a list of regexes, got {v}")),
+        _ => Err(BadValue(format!("expected a list of regexes, got {v}"))),
     }
 }
 
-pub(super) fn duration(v: &Value) -> Result<Duration, String> {
+pub(super) fn duration(v: &Value) -> Result<Duration, BadValue> {
     match v {
         Value::String(s) => parse_duration(s),
         // A bare number could mean seconds or minutes: the unit is asked for, not guessed.
-        Value::Number(n) => Err(format!(
+        Value::Number(n) => Err(BadValue(format!(
             "{n} has no unit: write \"{n}s\", \"{n}m\" or \"{n}h\""
-        )),
-        _ => Err(format!("expected a duration such as \"5m\", got {v}")),
+        ))),
+        _ => Err(BadValue(format!(
+            "expected a duration such as \"5m\", got {v}"
+        ))),
     }
 }
 
 /// Parses `"5m"`, `"720h"`, `"1h30m"`, `"250ms"`, `"2s"`, `"7d"`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let bad = || format!("expected a duration such as \"5m\" or \"720h\", got {s:?}");
+pub fn parse_duration(s: &str) -> Result<Duration, BadValue> {
+    let bad = || {
+        BadValue(format!(
+            "expected a duration such as \"5m\" or \"720h\", got {s:?}"
+        ))
+    };
     let s = s.trim();
     if s.is_empty() {
         return Err(bad());
     }
     if s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
-        return Err(format!(
+        return Err(BadValue(format!(
             "{s:?} has no unit: write \"{s}s\", \"{s}m\" or \"{s}h\""
-        ));
+        )));
     }
     let mut total = Duration::ZERO;
     let mut rest = s;
@@ -187,8 +204,8 @@ mod tests {
         assert!(parse_duration("5 minutes").is_err());
         assert!(parse_duration("m").is_err());
         // No unit: an error that says which to write, as a string or a number.
-        let e = parse_duration("30").unwrap_err();
+        let e = parse_duration("30").unwrap_err().to_string();
         assert!(e.contains("has no unit") && e.contains("\"30s\""), "{e}");
-        assert!(duration(&json!(30)).unwrap_err().contains("\"30m\""));
+        assert!(duration(&json!(30)).unwrap_err().0.contains("\"30m\""));
     }
 }

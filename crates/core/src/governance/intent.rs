@@ -173,11 +173,17 @@ impl<'de> Deserialize<'de> for IntentFile {
     }
 }
 
-pub fn parse(text: &str) -> Result<IntentFile, String> {
+/// Why an intents file could not be read as one: the YAML parser's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Malformed(pub String);
+
+/// The intents `text` holds (none in an empty file).
+pub fn parse(text: &str) -> Result<IntentFile, Malformed> {
     if text.trim().is_empty() {
         return Ok(IntentFile::default());
     }
-    serde_saphyr::from_str::<IntentFile>(text).map_err(|e| e.to_string())
+    serde_saphyr::from_str::<IntentFile>(text).map_err(|e| Malformed(e.to_string()))
 }
 
 impl Intent {
@@ -283,8 +289,8 @@ pub struct Change {
 /// Why an intent's status line cannot be changed in place.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EditError {
-    #[error("{0}")]
-    Malformed(String),
+    #[error(transparent)]
+    Malformed(#[from] Malformed),
     #[error("intent {0} has no `status:` line waymark can change in place")]
     NoStatusLine(String),
     #[error("changing the status line of {0} would change more than its status")]
@@ -302,7 +308,7 @@ pub fn edit_status(
     id: &str,
     to: impl FnOnce(&IntentFile, &Intent) -> Option<String>,
 ) -> Result<Option<(String, Change)>, EditError> {
-    let before = parse(text).map_err(EditError::Malformed)?;
+    let before = parse(text)?;
     let Some(current) = before.get(id) else {
         return Ok(None);
     };
@@ -526,7 +532,7 @@ active_intents:
         assert!(parse("just a string").is_err());
         assert!(parse("- id: A\n  owned_scope: {a: 1}\n").is_err());
         let both = parse("active_intents: []\nintents: []\n").unwrap_err();
-        assert!(both.contains("keep one"), "{both}");
+        assert!(both.0.contains("keep one"), "{both}");
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! derivation).
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
@@ -86,12 +86,17 @@ impl MasterKey {
         s
     }
 
-    /// The key in a key file's text, or what is wrong with it.
-    pub fn from_file_text(text: &str) -> Result<MasterKey, String> {
-        let bytes = crate::text::unhex(text.trim()).ok_or("not hex")?;
+    /// The key in the text of the key file at `path` (named in the error), or what is
+    /// wrong with it.
+    pub fn from_file_text(text: &str, path: &Path) -> Result<MasterKey, KeyError> {
+        let malformed = |why: String| KeyError::Malformed {
+            path: path.to_path_buf(),
+            why,
+        };
+        let bytes = crate::text::unhex(text.trim()).ok_or_else(|| malformed("not hex".into()))?;
         let arr: [u8; 32] = bytes
             .try_into()
-            .map_err(|b: Vec<u8>| format!("{} bytes, expected 32", b.len()))?;
+            .map_err(|b: Vec<u8>| malformed(format!("{} bytes, expected 32", b.len())))?;
         Ok(MasterKey(arr))
     }
 }
