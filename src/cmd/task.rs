@@ -47,13 +47,14 @@ pub enum StepCmd {
 
 pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
     let ctx = super::ctx(root);
-    let result = current::update(&ctx, |slot, effects| -> Result<String, String> {
+    let result = current::update(&ctx, |slot, effects| -> anyhow::Result<String> {
         match cmd {
             TaskCmd::Start { id, steps } => {
                 if let Some(h) = slot.as_ref().filter(|h| !h.state.is_terminal()) {
-                    return Err(format!(
+                    return Err(anyhow::anyhow!(
                         "task {} is still {}: finish it (`waymark task done|fail|abandon`) first",
-                        h.task_id, h.state
+                        h.task_id,
+                        h.state
                     ));
                 }
                 let mut hook = new_task(&ctx, slot.as_ref());
@@ -87,7 +88,7 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
                         None,
                     ));
                 }
-                hook.finish(to, ctx.now).map_err(|e| e.to_string())?;
+                hook.finish(to, ctx.now)?;
                 Ok(format!("Task {} is {}", hook.task_id, hook.state))
             }
         }
@@ -97,7 +98,7 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
 
 pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
     let ctx = super::ctx(root);
-    let result = current::update(&ctx, |slot, effects| -> Result<String, String> {
+    let result = current::update(&ctx, |slot, effects| -> anyhow::Result<String> {
         let hook = live_task(&ctx, slot);
         let rewound = rewound_first(&ctx, hook);
         let (target, status) = match cmd {
@@ -139,7 +140,7 @@ pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
             Err(code) => code,
         };
     }
-    let result = current::update(&ctx, |slot, _| -> Result<String, String> {
+    let result = current::update(&ctx, |slot, _| -> anyhow::Result<String> {
         let hook = live_task(&ctx, slot);
         let rewound = rewound_first(&ctx, hook);
         let added = hook.plan(&names, StepSource::Manual, ctx.now);
@@ -220,14 +221,12 @@ fn apply(
     target: &str,
     status: StepStatus,
     effects: &mut Vec<Effect>,
-) -> Result<String, String> {
+) -> anyhow::Result<String> {
     let id = hook
         .find_step(target)
         .map(|s| s.id.clone())
-        .ok_or_else(|| format!("no step `{target}` (see `waymark status`)"))?;
-    let made = hook
-        .set_step_status(&id, status, ctx.config.max_attempts, ctx.now)
-        .map_err(|e| e.to_string())?;
+        .ok_or_else(|| anyhow::anyhow!("no step `{target}` (see `waymark status`)"))?;
+    let made = hook.set_step_status(&id, status, ctx.config.max_attempts, ctx.now)?;
     effects.extend(made);
     let step = hook.step(&id).expect("exists");
     Ok(format!(
@@ -239,18 +238,21 @@ fn apply(
     ))
 }
 
-fn live(slot: &mut Option<Hook>) -> Result<&mut Hook, String> {
+fn live(slot: &mut Option<Hook>) -> anyhow::Result<&mut Hook> {
     match slot.as_mut() {
         Some(h) if !h.state.is_terminal() => Ok(h),
-        Some(h) => Err(format!(
+        Some(h) => Err(anyhow::anyhow!(
             "task {} is {}: start a new one with `waymark task start`",
-            h.task_id, h.state
+            h.task_id,
+            h.state
         )),
-        None => Err("no task (start one with `waymark task start`)".into()),
+        None => Err(anyhow::anyhow!(
+            "no task (start one with `waymark task start`)"
+        )),
     }
 }
 
-fn report(result: Result<Updated<Result<String, String>>, StoreError>) -> ExitCode {
+fn report(result: Result<Updated<anyhow::Result<String>>, StoreError>) -> ExitCode {
     match result {
         Ok(u) => match u.value {
             Ok(msg) => {

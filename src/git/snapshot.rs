@@ -281,7 +281,7 @@ pub struct Found {
 }
 
 /// Finds the snapshot of checkpoint `wanted`; the error says why there is none.
-pub fn find(root: &Path, wanted: &str) -> Result<Found, String> {
+pub fn find(root: &Path, wanted: &str) -> anyhow::Result<Found> {
     let all = list(root);
     let exact: Vec<_> = all
         .iter()
@@ -297,13 +297,13 @@ pub fn find(root: &Path, wanted: &str) -> Result<Found, String> {
     let (task, checkpoint, name) = match matches.as_slice() {
         [one] => *one,
         [] => {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "no snapshot of checkpoint {wanted}: `waymark checkpoints` lists them; a checkpoint taken outside git, by a waymark before rewind, or past max_checkpoints has none"
             ));
         }
         many => {
             let names: Vec<&str> = many.iter().map(|(_, c, _)| c.as_str()).collect();
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "{wanted} names several checkpoints ({}): give more of the id",
                 names.join(", ")
             ));
@@ -318,7 +318,7 @@ pub fn find(root: &Path, wanted: &str) -> Result<Found, String> {
             &format!("{name}^{{tree}}"),
         ],
     )
-    .ok_or_else(|| format!("cannot read the tree of {name}"))?;
+    .ok_or_else(|| anyhow::anyhow!("cannot read the tree of {name}"))?;
     Ok(Found {
         task: task.clone(),
         checkpoint: checkpoint.clone(),
