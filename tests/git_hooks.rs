@@ -197,19 +197,7 @@ fn a_foreign_hook_is_chained_and_restored_byte_identical() {
     let r = w.repo("r");
     let hooks = r.join(".git/hooks");
     let log = w.path("foreign.log");
-    // Odd bytes (no final newline) and an odd mode, to see both come back exactly.
-    let post = format!(
-        "#!/bin/sh\n# someone's hook\nprintf 'post-commit args=%s:%s stdin=' \"$#\" \"$*\" >> '{}'\ncat >> '{}'\necho >> '{}'",
-        log.display(),
-        log.display(),
-        log.display()
-    );
-    let pre = format!(
-        "#!/bin/sh\nprintf 'pre-push args=%s|%s\\n' \"$1\" \"$2\" >> '{l}'\ncat >> '{l}'\nexit 0\n",
-        l = log.display()
-    );
-    write_hook(&hooks.join("post-commit"), &post, 0o750);
-    write_hook(&hooks.join("pre-push"), &pre, 0o700);
+    let (post, pre) = foreign_hooks(&hooks, &log);
 
     let out = w.install(&r);
     assert!(out.contains("post-commit.waymark-orig"), "{out}");
@@ -230,31 +218,61 @@ fn a_foreign_hook_is_chained_and_restored_byte_identical() {
         with_trigger(&r, "git_commit")[0]["git_commit"],
         head.as_str()
     );
+    a_push_runs_both_pre_push_hooks(&w, &r, &log, &head);
+    uninstall_restores_the_foreign_hooks(&w, &r, &post, &pre);
+}
 
-    // pre-push: the foreign hook gets the remote name, URL and git's ref lines on stdin.
+/// Writes someone's post-commit and pre-push hooks into `hooks`, each noting its arguments
+/// and stdin in `log`, with odd bytes (no final newline) and odd modes, to see both come
+/// back exactly; returns their texts.
+fn foreign_hooks(hooks: &Path, log: &Path) -> (String, String) {
+    let post = format!(
+        "#!/bin/sh\n# someone's hook\nprintf 'post-commit args=%s:%s stdin=' \"$#\" \"$*\" >> '{}'\ncat >> '{}'\necho >> '{}'",
+        log.display(),
+        log.display(),
+        log.display()
+    );
+    let pre = format!(
+        "#!/bin/sh\nprintf 'pre-push args=%s|%s\\n' \"$1\" \"$2\" >> '{l}'\ncat >> '{l}'\nexit 0\n",
+        l = log.display()
+    );
+    write_hook(&hooks.join("post-commit"), &post, 0o750);
+    write_hook(&hooks.join("pre-push"), &pre, 0o700);
+    (post, pre)
+}
+
+/// Pushes `r` to a new remote; checks that the foreign pre-push hook got the remote name,
+/// URL and git's ref lines on stdin (in `log`), and that waymark checkpointed the push of
+/// `head`.
+fn a_push_runs_both_pre_push_hooks(w: &World, r: &Path, log: &Path, head: &str) {
     let bare = w.path("remote.git");
     w.git_ok(w.dir.path(), &["init", "-q", "--bare", "remote.git"]);
-    w.git_ok(&r, &["remote", "add", "origin", bare.to_str().unwrap()]);
-    fs::write(&log, "").unwrap();
-    w.git_ok(&r, &["push", "-q", "origin", "main"]);
+    w.git_ok(r, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    fs::write(log, "").unwrap();
+    w.git_ok(r, &["push", "-q", "origin", "main"]);
     assert_eq!(
-        fs::read_to_string(&log).unwrap(),
+        fs::read_to_string(log).unwrap(),
         format!(
             "pre-push args=origin|{}\nrefs/heads/main {head} refs/heads/main {}\n",
             bare.display(),
             "0".repeat(40)
         )
     );
-    let pushes = with_trigger(&r, "git_push");
+    let pushes = with_trigger(r, "git_push");
     assert_eq!(pushes.len(), 1, "{pushes:?}");
-    assert_eq!(pushes[0]["git_commit"], head.as_str());
+    assert_eq!(pushes[0]["git_commit"], head);
     let desc = pushes[0]["description"].as_str().unwrap();
     assert!(
         desc.starts_with("Push to origin (") && desc.ends_with("main -> main"),
         "{desc}"
     );
+}
 
-    w.waymark(&r)
+/// Uninstalls; checks that the foreign hooks `post` and `pre` are back byte for byte and
+/// mode for mode, the saved copies gone, and status sees only them.
+fn uninstall_restores_the_foreign_hooks(w: &World, r: &Path, post: &str, pre: &str) {
+    let hooks = r.join(".git/hooks");
+    w.waymark(r)
         .args(["git-hooks", "uninstall"])
         .assert()
         .success()
@@ -267,7 +285,7 @@ fn a_foreign_hook_is_chained_and_restored_byte_identical() {
     assert_eq!(mode(&hooks.join("pre-push")), 0o700);
     assert!(!hooks.join("post-commit.waymark-orig").exists());
     assert!(!hooks.join("pre-push.waymark-orig").exists());
-    w.waymark(&r)
+    w.waymark(r)
         .args(["git-hooks", "status"])
         .assert()
         .success()

@@ -409,22 +409,60 @@ fn bash_event(env: &Env, fixture: &str, command: &str, stdout: &str) -> String {
     e.to_string()
 }
 
-#[test]
-fn a_validation_seen_through_the_bash_tool_gets_an_observed_receipt() {
-    let env = Env::new();
-    let stdout = "test result: ok. 12 passed; 0 failed";
+/// Runs `waymark hook <event>` on the captured `<event>-Bash.json`, with `command` and
+/// `stdout`, asserting success.
+fn observe(env: &Env, event: &str, command: &str, stdout: &str) {
     env.waymark()
-        .args(["hook", "PostToolUse"])
+        .args(["hook", event])
         .env("CLAUDE_PROJECT_DIR", &env.project)
         .write_stdin(bash_event(
-            &env,
-            "PostToolUse-Bash.json",
-            "cargo test",
+            env,
+            &format!("{event}-Bash.json"),
+            command,
             stdout,
         ))
         .assert()
         .success();
-    let hook = env.hook();
+}
+
+#[test]
+fn a_validation_seen_through_the_bash_tool_gets_an_observed_receipt() {
+    let env = Env::new();
+    let stdout = "test result: ok. 12 passed; 0 failed";
+    observe(&env, "PostToolUse", "cargo test", stdout);
+    the_receipt_is_observed_signed_and_checkpointed(&env.hook(), stdout);
+
+    // A failed one (PostToolUseFailure) is observed with its exit code.
+    observe(&env, "PostToolUseFailure", "cargo test", "");
+    let r = &env.hook()["receipts"][1];
+    assert_eq!(r["observed"], true);
+    assert_eq!(r["exit_code"], 3);
+
+    let out = env
+        .waymark()
+        .args(["receipts", "--verify", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["summary"]["valid"], 2);
+    assert_eq!(v["receipts"][0]["observed"], true);
+
+    // `waymark validate` run through Bash makes its own receipt: no observed twin.
+    observe(
+        &env,
+        "PostToolUse",
+        "waymark validate -- cargo test",
+        stdout,
+    );
+    assert_eq!(env.hook()["receipts"].as_array().unwrap().len(), 2);
+}
+
+/// Checks the first receipt of `hook`: observed, `cargo test` with exit code 0, its
+/// output's hashes, the fixture's 20 ms in its times, signed, and a validation checkpoint.
+fn the_receipt_is_observed_signed_and_checkpointed(hook: &Value, stdout: &str) {
     let r = &hook["receipts"][0];
     assert_eq!(r["observed"], true);
     assert_eq!(r["command"], "cargo test");
@@ -443,48 +481,6 @@ fn a_validation_seen_through_the_bash_tool_gets_an_observed_receipt() {
         hook["checkpoints"].as_array().unwrap().last().unwrap()["trigger"],
         "validation"
     );
-
-    // A failed one (PostToolUseFailure) is observed with its exit code.
-    env.waymark()
-        .args(["hook", "PostToolUseFailure"])
-        .env("CLAUDE_PROJECT_DIR", &env.project)
-        .write_stdin(bash_event(
-            &env,
-            "PostToolUseFailure-Bash.json",
-            "cargo test",
-            "",
-        ))
-        .assert()
-        .success();
-    let r = &env.hook()["receipts"][1];
-    assert_eq!(r["observed"], true);
-    assert_eq!(r["exit_code"], 3);
-
-    let out = env
-        .waymark()
-        .args(["receipts", "--verify", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(v["summary"]["valid"], 2);
-    assert_eq!(v["receipts"][0]["observed"], true);
-
-    // `waymark validate` run through Bash makes its own receipt: no observed twin.
-    env.waymark()
-        .args(["hook", "PostToolUse"])
-        .env("CLAUDE_PROJECT_DIR", &env.project)
-        .write_stdin(bash_event(
-            &env,
-            "PostToolUse-Bash.json",
-            "waymark validate -- cargo test",
-            stdout,
-        ))
-        .assert()
-        .success();
-    assert_eq!(env.hook()["receipts"].as_array().unwrap().len(), 2);
 }
 
 #[test]

@@ -131,27 +131,7 @@ fn rewind_restores_every_file_exactly_and_is_undone_by_rewinding_again() {
     p.write("AGENT.md", "# lessons stay\n");
     let after = files(p.root());
     assert_ne!(before, after);
-
-    // The diff names what changed; a dry run changes nothing.
-    let diff = p.run(&["diff", &id, "--stat"], "");
-    let stat = String::from_utf8_lossy(&diff.stdout);
-    for f in [
-        "src/lib.rs",
-        "notes.txt",
-        "src/new/mod.rs",
-        "docs/gone.md",
-        "lib-link",
-    ] {
-        assert!(stat.contains(f), "{f} in {stat}");
-    }
-    assert!(
-        !stat.contains("AGENT.md") && !stat.contains("target/"),
-        "{stat}"
-    );
-    let dry = p.run(&["rewind", &id, "--dry-run"], "");
-    assert!(dry.status.success());
-    assert!(String::from_utf8_lossy(&dry.stdout).contains("delete   src/new/mod.rs"));
-    assert_eq!(files(p.root()), after);
+    the_diff_names_the_changes_and_a_dry_run_changes_nothing(&p, &id, &after);
 
     let out = p.run(&["rewind", &id], "");
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -176,8 +156,40 @@ fn rewind_restores_every_file_exactly_and_is_undone_by_rewinding_again() {
     let out = p.run(&["rewind", &undo], "");
     assert!(out.status.success());
     assert_eq!(files(p.root()), after);
+    the_rewinds_are_recorded(&p, &id, &undo);
+}
 
-    // Recorded: the history, the trace, HOOK.md, and the next brief.
+/// Checks that `waymark diff <id>` names what changed since checkpoint `id` (not AGENT.md
+/// nor ignored files), and that a dry run says what it would do and leaves `after` as is.
+fn the_diff_names_the_changes_and_a_dry_run_changes_nothing(
+    p: &Project,
+    id: &str,
+    after: &BTreeMap<String, String>,
+) {
+    let diff = p.run(&["diff", id, "--stat"], "");
+    let stat = String::from_utf8_lossy(&diff.stdout);
+    for f in [
+        "src/lib.rs",
+        "notes.txt",
+        "src/new/mod.rs",
+        "docs/gone.md",
+        "lib-link",
+    ] {
+        assert!(stat.contains(f), "{f} in {stat}");
+    }
+    assert!(
+        !stat.contains("AGENT.md") && !stat.contains("target/"),
+        "{stat}"
+    );
+    let dry = p.run(&["rewind", id, "--dry-run"], "");
+    assert!(dry.status.success());
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("delete   src/new/mod.rs"));
+    assert_eq!(&files(p.root()), after);
+}
+
+/// Checks that the rewind to `id` and its undo (to `undo`) are recorded: the history, the
+/// pre-rewind checkpoints, the trace, HOOK.md, and the next brief.
+fn the_rewinds_are_recorded(p: &Project, id: &str, undo: &str) {
     let hook = p.hook_json();
     assert!(
         hook["history"]
@@ -209,7 +221,7 @@ fn rewind_restores_every_file_exactly_and_is_undone_by_rewinding_again() {
     let brief = p.hook("SessionStart", &p.fixture("SessionStart-startup.json"));
     let brief = context_of(&brief).unwrap();
     assert!(
-        brief.contains("FILES REWOUND") && brief.contains(&undo),
+        brief.contains("FILES REWOUND") && brief.contains(undo),
         "{brief}"
     );
 }

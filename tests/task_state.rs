@@ -477,20 +477,8 @@ fn an_agent_keeps_its_plan_with_waymark_plan_and_step_numbers() {
 #[test]
 fn a_schema_2_hook_json_is_migrated_and_nothing_is_lost() {
     let p = Project::new();
-    let from =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/state/schema-2");
     let task = "task-20261126-090440";
-    for f in [
-        "hook.json".to_string(),
-        format!("tasks/{task}/history.jsonl"),
-        format!("tasks/{task}/checkpoints.jsonl"),
-        format!("tasks/{task}/receipts.jsonl"),
-    ] {
-        let text = std::fs::read_to_string(from.join(&f))
-            .unwrap()
-            .replace(util::RECORDED_ROOT, p.root().to_str().unwrap());
-        p.write(&format!(".orchestration/{f}"), &text);
-    }
+    copy_the_schema_2_state(&p, task);
     let out = p.waymark().args(["status", "--json"]).output().unwrap();
     let status: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
@@ -514,6 +502,31 @@ fn a_schema_2_hook_json_is_migrated_and_nothing_is_lost() {
     ] {
         assert!(raw.get(gone).is_none(), "{gone} is still in hook.json");
     }
+    nothing_of_the_schema_2_state_is_lost(&p);
+}
+
+/// Copies tests/fixtures/state/schema-2 (hook.json and the logs of `task`) into `p`'s
+/// state directory, pointed at `p`.
+fn copy_the_schema_2_state(p: &Project, task: &str) {
+    let from =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/state/schema-2");
+    for f in [
+        "hook.json".to_string(),
+        format!("tasks/{task}/history.jsonl"),
+        format!("tasks/{task}/checkpoints.jsonl"),
+        format!("tasks/{task}/receipts.jsonl"),
+    ] {
+        let text = std::fs::read_to_string(from.join(&f))
+            .unwrap()
+            .replace(util::RECORDED_ROOT, p.root().to_str().unwrap());
+        p.write(&format!(".orchestration/{f}"), &text);
+    }
+}
+
+/// Checks that the migrated state holds the plan with the added step, the running step,
+/// the receipt the log had lost (back after the one it follows), the history and the
+/// checkpoints, and that HOOK.md names them.
+fn nothing_of_the_schema_2_state_is_lost(p: &Project) {
     let h = p.hook_json();
     let names: Vec<&str> = h["steps"]
         .as_array()

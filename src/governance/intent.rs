@@ -168,121 +168,86 @@ active_intents:
         assert_eq!(fs::read_to_string(intents_path(&project)).unwrap(), text);
     }
 
+    /// The intent fixtures: (file, the intent in progress, its name, intents in the file,
+    /// completed word in the file's spelling).
+    const SHAPES: [(&str, &str, &str, usize, &str); 10] = [
+        (
+            "01-forks-quoted.yaml",
+            "INT-001",
+            "JWT Authentication Migration",
+            2,
+            "COMPLETED",
+        ),
+        (
+            "02-top-level-list.yaml",
+            "AUTH-2",
+            "Session expiry",
+            2,
+            "DONE",
+        ),
+        (
+            "03-lowercase.yaml",
+            "feat-search",
+            "Full-text search",
+            3,
+            "completed",
+        ),
+        (
+            "04-title.yaml",
+            "I-10",
+            "Migrate the CLI to clap 4",
+            2,
+            "completed",
+        ),
+        (
+            "05-status-history.yaml",
+            "INT-7",
+            "Nil-safe parser",
+            2,
+            "COMPLETED",
+        ),
+        (
+            "06-comments-flow.yaml",
+            "ST-1",
+            "Write-ahead log",
+            2,
+            "COMPLETED",
+        ),
+        ("07-numeric-ids.yaml", "2", "Billing page", 3, "Done"),
+        (
+            "08-single-string.yaml",
+            "PARSE-2",
+            "Streaming parser",
+            2,
+            "completed",
+        ),
+        (
+            "09-mixed-case.yaml",
+            "UX-4",
+            "Keyboard shortcuts",
+            2,
+            "Completed",
+        ),
+        (
+            "10-extra-top-level.yaml",
+            "LS-3",
+            "Idempotent payments API",
+            2,
+            "COMPLETED",
+        ),
+    ];
+
     /// Ten shapes of intent file as projects write them: each parses, its one intent in
     /// progress is found, and completing it changes only that intent's status line, in the
     /// file's own spelling.
     #[test]
     fn real_world_shapes_parse_and_complete_in_their_own_convention() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/intents");
-        // (file, the intent in progress, its name, intents in the file, completed word)
-        let cases = [
-            (
-                "01-forks-quoted.yaml",
-                "INT-001",
-                "JWT Authentication Migration",
-                2,
-                "COMPLETED",
-            ),
-            (
-                "02-top-level-list.yaml",
-                "AUTH-2",
-                "Session expiry",
-                2,
-                "DONE",
-            ),
-            (
-                "03-lowercase.yaml",
-                "feat-search",
-                "Full-text search",
-                3,
-                "completed",
-            ),
-            (
-                "04-title.yaml",
-                "I-10",
-                "Migrate the CLI to clap 4",
-                2,
-                "completed",
-            ),
-            (
-                "05-status-history.yaml",
-                "INT-7",
-                "Nil-safe parser",
-                2,
-                "COMPLETED",
-            ),
-            (
-                "06-comments-flow.yaml",
-                "ST-1",
-                "Write-ahead log",
-                2,
-                "COMPLETED",
-            ),
-            ("07-numeric-ids.yaml", "2", "Billing page", 3, "Done"),
-            (
-                "08-single-string.yaml",
-                "PARSE-2",
-                "Streaming parser",
-                2,
-                "completed",
-            ),
-            (
-                "09-mixed-case.yaml",
-                "UX-4",
-                "Keyboard shortcuts",
-                2,
-                "Completed",
-            ),
-            (
-                "10-extra-top-level.yaml",
-                "LS-3",
-                "Idempotent payments API",
-                2,
-                "COMPLETED",
-            ),
-        ];
         let mut seen = 0;
-        for (name, id, title, count, word) in cases {
+        for (name, id, title, count, word) in SHAPES {
             let text = fs::read_to_string(format!("{dir}/{name}")).unwrap();
-            let file = parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(file.active_intents.len(), count, "{name}");
-            assert_eq!(file.running().count(), 1, "{name}");
-            let active = file.active(None, None).unwrap();
-            assert_eq!(
-                (active.id.as_str(), active.name.as_str()),
-                (id, title),
-                "{name}"
-            );
-            assert!(!active.owned_scope.is_empty(), "{name}");
-
-            let (_tmp, project) = project_with(&text);
-            let change = complete(&project, id)
-                .unwrap_or_else(|e| panic!("{name}: {e}"))
-                .unwrap_or_else(|| panic!("{name}: not completed"));
-            assert_eq!(change.from, active.status, "{name}");
-            assert_eq!(change.to, word, "{name}");
-            let after = fs::read_to_string(intents_path(&project)).unwrap();
-            let (old, new): (Vec<_>, Vec<_>) = (
-                text.split_inclusive('\n').collect(),
-                after.split_inclusive('\n').collect(),
-            );
-            assert_eq!(old.len(), new.len(), "{name}");
-            let changed: Vec<_> = (0..old.len()).filter(|&n| old[n] != new[n]).collect();
-            assert_eq!(changed.len(), 1, "{name}: {after}");
-            let n = changed[0];
-            assert!(
-                old[n].trim_start().starts_with("status:"),
-                "{name}: {}",
-                old[n]
-            );
-            assert_eq!(new[n], old[n].replacen(&change.from, word, 1), "{name}");
-            let reparsed = parse(&after).unwrap();
-            assert_eq!(
-                reparsed.get(id).unwrap().state(),
-                Status::Completed,
-                "{name}"
-            );
-            assert_eq!(complete(&project, id).unwrap(), None, "{name}");
+            let status = shape_parses(name, &text, id, title, count);
+            shape_completes(name, &text, id, &status, word);
             seen += 1;
         }
         assert_eq!(
@@ -290,6 +255,55 @@ active_intents:
             fs::read_dir(dir).unwrap().count(),
             "every fixture is tested"
         );
+    }
+
+    /// Checks that fixture `name` parses with `count` intents, one running, `id` (named
+    /// `title`, with a scope) the active one; returns that intent's status as written.
+    fn shape_parses(name: &str, text: &str, id: &str, title: &str, count: usize) -> String {
+        let file = parse(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(file.active_intents.len(), count, "{name}");
+        assert_eq!(file.running().count(), 1, "{name}");
+        let active = file.active(None, None).unwrap();
+        assert_eq!(
+            (active.id.as_str(), active.name.as_str()),
+            (id, title),
+            "{name}"
+        );
+        assert!(!active.owned_scope.is_empty(), "{name}");
+        active.status.clone()
+    }
+
+    /// Checks that completing `id` in fixture `name` rewrites only its status line, from
+    /// `status` to `word`, and that the result parses as completed and completes no more.
+    fn shape_completes(name: &str, text: &str, id: &str, status: &str, word: &str) {
+        let (_tmp, project) = project_with(text);
+        let change = complete(&project, id)
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .unwrap_or_else(|| panic!("{name}: not completed"));
+        assert_eq!(change.from, status, "{name}");
+        assert_eq!(change.to, word, "{name}");
+        let after = fs::read_to_string(intents_path(&project)).unwrap();
+        let (old, new): (Vec<_>, Vec<_>) = (
+            text.split_inclusive('\n').collect(),
+            after.split_inclusive('\n').collect(),
+        );
+        assert_eq!(old.len(), new.len(), "{name}");
+        let changed: Vec<_> = (0..old.len()).filter(|&n| old[n] != new[n]).collect();
+        assert_eq!(changed.len(), 1, "{name}: {after}");
+        let n = changed[0];
+        assert!(
+            old[n].trim_start().starts_with("status:"),
+            "{name}: {}",
+            old[n]
+        );
+        assert_eq!(new[n], old[n].replacen(&change.from, word, 1), "{name}");
+        let reparsed = parse(&after).unwrap();
+        assert_eq!(
+            reparsed.get(id).unwrap().state(),
+            Status::Completed,
+            "{name}"
+        );
+        assert_eq!(complete(&project, id).unwrap(), None, "{name}");
     }
 
     #[test]

@@ -64,25 +64,51 @@ fn capture_the_hook_inputs_of_the_current_release() {
     let sb = Sandbox::new("capture", Binary::Built, version);
     let inputs = sb.root.join("inputs");
     let plugin = capture_plugin(&sb, &inputs);
-    let with = |args: &[&str]| {
-        let mut all = args.to_vec();
-        all.extend(["--plugin-dir", plugin.to_str().unwrap()]);
-        all.iter().map(|s| s.to_string()).collect::<Vec<String>>()
+    let capture = Capture {
+        sb: &sb,
+        cli,
+        plugin,
     };
-    let run = |api: &FakeApi, args: &[&str], env: &[(&str, &str)]| {
-        let args = with(args);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (mut c, _) = sb.command(cli, api, &args);
+    task_list_sessions(&capture);
+    default_tools_sessions(&capture);
+    failure_and_permission_sessions(&capture);
+    write_fixtures(&sb, &inputs, version);
+    rewound_transcript(&sb, cli, version);
+}
+
+/// The capture's world: the sandbox, the CLI, and the plugin that keeps the inputs.
+struct Capture<'a> {
+    sb: &'a Sandbox,
+    cli: &'a crate::harness::Cli,
+    plugin: std::path::PathBuf,
+}
+
+impl Capture<'_> {
+    /// Runs the CLI against `api` with `args` (and the capture plugin) and `env`; checks
+    /// that it ends well, but for the turn that fails on an API error, which must not.
+    fn run(&self, api: &FakeApi, args: &[&str], env: &[(&str, &str)]) {
+        let mut args = args.to_vec();
+        args.extend(["--plugin-dir", self.plugin.to_str().unwrap()]);
+        let (mut c, _) = self.sb.command(self.cli, api, &args);
         for (k, v) in env {
             c.env(k, v);
         }
         let status = c.status().expect("run claude");
         // The turn that fails on an API error is the one run that ends in an error.
         let failing = args.contains(&"This turn fails");
-        assert_eq!(status.success(), !failing, "{args:?}\n{}", sb.diagnose(api));
-    };
+        assert_eq!(
+            status.success(),
+            !failing,
+            "{args:?}\n{}",
+            self.sb.diagnose(api)
+        );
+    }
+}
 
-    // The task list, turned on and loaded through ToolSearch as the model must.
+/// The task list, turned on and loaded through ToolSearch as the model must; then
+/// `/compact`.
+fn task_list_sessions(capture: &Capture) {
+    let sb = capture.sb;
     let api = FakeApi::start(vec![
         Turn::tool(
             "ToolSearch",
@@ -118,15 +144,18 @@ fn capture_the_hook_inputs_of_the_current_release() {
         bash("echo 'test parser::nil ... FAILED'; exit 101"),
         Turn::text("Capture: task list done"),
     ]);
-    run(
+    capture.run(
         &api,
         &["-p", "Fix the parser so it handles nil input"],
         &[("CLAUDE_CODE_ENABLE_TODO_TOOLS", "true")],
     );
     let api = FakeApi::start(vec![]);
-    run(&api, &["-p", "/compact", "--continue"], &[]);
+    capture.run(&api, &["-p", "/compact", "--continue"], &[]);
+}
 
-    // The default tools: the plan kept with waymark, a subagent, an automatic compaction.
+/// The default tools: the plan kept with waymark, a subagent, an automatic compaction;
+/// then `/clear`.
+fn default_tools_sessions(capture: &Capture) {
     let api = FakeApi::start(vec![
         bash("waymark plan 'Write the docs' 'Review them'"),
         bash("waymark step start 1"),
@@ -137,31 +166,30 @@ fn capture_the_hook_inputs_of_the_current_release() {
         },
         Turn::tool(
             "Write",
-            json!({"file_path": sb.path("docs/a.md"), "content": "# A\n"}),
+            json!({"file_path": capture.sb.path("docs/a.md"), "content": "# A\n"}),
         ),
         Turn::text("subagent done"),
         Turn::TooLong,
         Turn::text("Capture: docs done"),
     ]);
-    run(&api, &["-p", "Write the docs"], &[]);
+    capture.run(&api, &["-p", "Write the docs"], &[]);
     let api = FakeApi::start(vec![]);
-    run(&api, &["-p", "/clear", "--continue"], &[]);
+    capture.run(&api, &["-p", "/clear", "--continue"], &[]);
+}
 
-    // A turn that ends on an API error, and a permission request (no bypass).
+/// A turn that ends on an API error, and a permission request (no bypass).
+fn failure_and_permission_sessions(capture: &Capture) {
     let api = FakeApi::start(vec![Turn::ApiError]);
-    run(&api, &["-p", "This turn fails"], &[]);
+    capture.run(&api, &["-p", "This turn fails"], &[]);
     let api = FakeApi::start(vec![
         bash("touch needs-permission.txt"),
         Turn::text("Capture: refused"),
     ]);
-    run(
+    capture.run(
         &api,
         &["-p", "Touch a file", "--permission-mode", "default"],
         &[],
     );
-
-    write_fixtures(&sb, &inputs, version);
-    rewound_transcript(&sb, cli, version);
 }
 
 /// A transcript whose conversation was rewound as the CLI writes it: two turns, then a

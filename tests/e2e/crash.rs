@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, Turn};
 use crate::harness::{Binary, Sandbox, Version, cli, kill_group, wait_for};
@@ -17,6 +17,32 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief(version: Version) {
         return;
     }
     let sb = Sandbox::new("crash", Binary::Built, version);
+    crash_while_a_step_runs(&sb);
+
+    // What the crash left: a running step, a session that never ended.
+    let before = sb.hook_json();
+    assert_eq!(before["state"], "step_running", "{}", sb.diagnose_files());
+    assert_eq!(last_session(&before)["status"], "active");
+    assert_eq!(before["current_step"]["step_name"], "Implement the parser");
+
+    // A new session (not --continue): crash detection, recovery, the brief.
+    let api = FakeApi::start(vec![Turn::text("E2E-S2-RESUMED")]);
+    sb.run_ok(&api, &["-p", "E2E-S2 carry on"], "E2E-S2-RESUMED");
+    let why = sb.diagnose(&api);
+    let hook = sb.hook_json();
+    assert_eq!(hook["state"], "recovering", "{why}");
+    let action = recovery_recommends_an_action(&hook, &why);
+    the_brief_names_the_crash(&api, action, &why);
+    let md = sb.read(".orchestration/HOOK.md");
+    assert!(
+        md.contains(action),
+        "HOOK.md lacks the recommendation:\n{md}"
+    );
+}
+
+/// Runs a session that plans two steps, finishes the first and is killed (its whole
+/// process group, and the Bash tool's shell) while a Bash call of the second sleeps.
+fn crash_while_a_step_runs(sb: &Sandbox) {
     // The Bash tool runs its shell in a process group of its own: it writes its pid there
     // so that the "crash" can take it down too, as a real crash of the machine would.
     let started = sb.root.join("sleeping-shell.pid");
@@ -61,21 +87,10 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief(version: Version) {
         "claude ended before it was killed: {status}\n{}",
         sb.diagnose(&api)
     );
-    drop(api);
+}
 
-    // What the crash left: a running step, a session that never ended.
-    let before = sb.hook_json();
-    assert_eq!(before["state"], "step_running", "{}", sb.diagnose_files());
-    assert_eq!(last_session(&before)["status"], "active");
-    assert_eq!(before["current_step"]["step_name"], "Implement the parser");
-
-    // A new session (not --continue): crash detection, recovery, the brief.
-    let api = FakeApi::start(vec![Turn::text("E2E-S2-RESUMED")]);
-    sb.run_ok(&api, &["-p", "E2E-S2 carry on"], "E2E-S2-RESUMED");
-    let why = sb.diagnose(&api);
-
-    let hook = sb.hook_json();
-    assert_eq!(hook["state"], "recovering", "{why}");
+/// Checks that recovery saw a crash by signal and recommends a known action; returns it.
+fn recovery_recommends_an_action<'a>(hook: &'a Value, why: &str) -> &'a str {
     let recovery = &hook["recovery"];
     let action = strs(&recovery["recommended_action"]);
     assert!(
@@ -90,7 +105,12 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief(version: Version) {
         "recommended_action {action:?}\n{why}"
     );
     assert_eq!(recovery["crash_type"], "signal", "{why}");
-    // The brief named the same thing the new session's first request carried.
+    action
+}
+
+/// Checks that the new session's first request carried the brief, naming the crash, the
+/// `action`, the running step and the completed one (marked DO NOT REPEAT).
+fn the_brief_names_the_crash(api: &FakeApi, action: &str, why: &str) {
     let first = &api.main_requests()[0];
     let context = first
         .find_text("SessionStart hook additional context")
@@ -114,9 +134,4 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief(version: Version) {
     // The completed step is the one marked DO NOT REPEAT, not the running one.
     let dnr = &context[context.find("DO NOT REPEAT").unwrap()..];
     assert!(dnr.contains("Plan the parser"), "{context}");
-    let md = sb.read(".orchestration/HOOK.md");
-    assert!(
-        md.contains(action),
-        "HOOK.md lacks the recommendation:\n{md}"
-    );
 }

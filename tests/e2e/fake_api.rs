@@ -324,23 +324,8 @@ fn read_body(reader: &mut impl BufRead, headers: &Headers) -> Option<Vec<u8>> {
 /// Decides the answer to one request: (what it was, the raw HTTP response).
 fn answer(state: &Mutex<State>, method: &str, path: &str, body: &Value) -> (String, Vec<u8>) {
     let route = path.split('?').next().unwrap_or(path);
-    if method == "HEAD" || method == "GET" && route == "/" {
-        return ("other".into(), http(200, "text/plain", b""));
-    }
-    if method == "POST" && route == "/v1/messages/count_tokens" {
-        let body = json!({"input_tokens": 1000}).to_string();
-        return (
-            "other".into(),
-            http(200, "application/json", body.as_bytes()),
-        );
-    }
     if method != "POST" || route != "/v1/messages" {
-        let body =
-            json!({"type": "error", "error": {"type": "not_found_error", "message": "not here"}});
-        return (
-            "other".into(),
-            http(404, "application/json", body.to_string().as_bytes()),
-        );
+        return answer_other(method, route);
     }
     let mut st = state.lock().unwrap();
     st.next_id += 1;
@@ -368,6 +353,40 @@ fn answer(state: &Mutex<State>, method: &str, path: &str, body: &Value) -> (Stri
             sse(&msg_id, &[Block::Text("E2E side reply".into())], "end_turn"),
         );
     }
+    let index = turn_index(&mut st, body);
+    let Some(turn) = st.script.get(index).cloned() else {
+        return (
+            "script-exhausted".into(),
+            sse(&msg_id, &[Block::Text("done".into())], "end_turn"),
+        );
+    };
+    let response = respond(&mut st, turn, index, serial, &msg_id);
+    (format!("turn {index}"), response)
+}
+
+/// The answer to anything but `POST /v1/messages`: the root, the token count, or a 404.
+fn answer_other(method: &str, route: &str) -> (String, Vec<u8>) {
+    if method == "HEAD" || method == "GET" && route == "/" {
+        return ("other".into(), http(200, "text/plain", b""));
+    }
+    if method == "POST" && route == "/v1/messages/count_tokens" {
+        let body = json!({"input_tokens": 1000}).to_string();
+        return (
+            "other".into(),
+            http(200, "application/json", body.as_bytes()),
+        );
+    }
+    let body =
+        json!({"type": "error", "error": {"type": "not_found_error", "message": "not here"}});
+    (
+        "other".into(),
+        http(404, "application/json", body.to_string().as_bytes()),
+    )
+}
+
+/// The script index of the turn that answers a main-loop request `body` (the turn after
+/// the tool call it answers, else the next not yet given), moving the cursor past it.
+fn turn_index(st: &mut State, body: &Value) -> usize {
     let mut index = match last_tool_result(body).and_then(|id| st.issued.get(&id).copied()) {
         Some(k) => k + 1,
         None => st.cursor,
@@ -379,24 +398,23 @@ fn answer(state: &Mutex<State>, method: &str, path: &str, body: &Value) -> (Stri
         index += 1;
     }
     st.cursor = st.cursor.max(index + 1);
-    let Some(turn) = st.script.get(index).cloned() else {
-        return (
-            "script-exhausted".into(),
-            sse(&msg_id, &[Block::Text("done".into())], "end_turn"),
-        );
-    };
-    let label = format!("turn {index}");
-    let response = match turn {
-        Turn::Text(t) => sse(&msg_id, &[Block::Text(t)], "end_turn"),
+    index
+}
+
+/// The raw HTTP response of script turn `index`, noting the tool calls it issues and the
+/// errors it gives.
+fn respond(st: &mut State, turn: Turn, index: usize, serial: u64, msg_id: &str) -> Vec<u8> {
+    match turn {
+        Turn::Text(t) => sse(msg_id, &[Block::Text(t)], "end_turn"),
         Turn::Tool { name, input } => {
             let id = format!("toolu_e2e_{serial:04}");
             st.issued.insert(id.clone(), index);
-            sse(&msg_id, &[Block::Tool { id, name, input }], "tool_use")
+            sse(msg_id, &[Block::Tool { id, name, input }], "tool_use")
         }
         Turn::ToolThen { name, input, then } => {
             let id = format!("toolu_e2e_{serial:04}");
             st.issued.insert(id.clone(), then - 1);
-            sse(&msg_id, &[Block::Tool { id, name, input }], "tool_use")
+            sse(msg_id, &[Block::Tool { id, name, input }], "tool_use")
         }
         Turn::ApiError => {
             // Retries get it too: the turn does end on the error.
@@ -418,8 +436,7 @@ fn answer(state: &Mutex<State>, method: &str, path: &str, body: &Value) -> (Stri
             });
             http(400, "application/json", body.to_string().as_bytes())
         }
-    };
-    (label, response)
+    }
 }
 
 /// The text of every content block of a message (string content or text blocks).

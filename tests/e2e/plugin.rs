@@ -5,13 +5,13 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, Version, cli, copy_dir, repo_root};
+use crate::harness::{Binary, Cli, Sandbox, Version, cli, copy_dir, repo_root};
 
 fn validate(sb: &Sandbox, target: &Path) -> Output {
     cli(sb.version)
@@ -171,6 +171,48 @@ fn tree_size(dir: &Path) -> (u64, Vec<String>) {
     (total, names)
 }
 
+/// `claude <args>` with the scratch HOME, asserting success; its stdout and stderr.
+fn claude(cli: &Cli, sb: &Sandbox, args: &[&str]) -> String {
+    let out = cli
+        .command()
+        .args(args)
+        .current_dir(&sb.project)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &sb.home)
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run claude");
+    assert!(out.status.success(), "claude {args:?}: {}", text(&out));
+    text(&out)
+}
+
+/// A shell script at `path` that appends `note` (shell words) to `ran` on each run and
+/// then runs the waymark cargo built with its arguments.
+fn noting_wrapper(path: &Path, ran: &Path, note: &str) {
+    fs::write(
+        path,
+        format!(
+            "#!/bin/sh\necho {note} >> '{}'\nexec '{}' \"$@\"\n",
+            ran.display(),
+            env!("CARGO_BIN_EXE_waymark")
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// `dir` before the PATH of this process.
+fn path_with(dir: &Path) -> String {
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 /// The install the README describes, with the real CLI: the checkout as a marketplace,
 /// `plugin install` (which copies only `plugin/`, not the checkout), a session whose hooks
 /// run the `waymark` that `cargo install` put on PATH, then `plugin uninstall`.
@@ -179,69 +221,15 @@ fn marketplace_install_copies_a_small_plugin_whose_hooks_fire(version: Version) 
         return;
     };
     let sb = Sandbox::new("marketplace", Binary::Missing, version);
-    let claude = |args: &[&str]| {
-        let out = cli
-            .command()
-            .args(args)
-            .current_dir(&sb.project)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", &sb.home)
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("run claude");
-        assert!(out.status.success(), "claude {args:?}: {}", text(&out));
-        text(&out)
-    };
-    // The checkout as a user's fresh clone holds it: no build in it. (The pinned CLI runs a
-    // local marketplace's plugin from its source directory, so the launcher would find a
-    // build of this checkout before PATH.)
-    let repo = repo_root();
-    let clone = sb.root.join("clone");
-    copy_dir(&repo.join(".claude-plugin"), &clone.join(".claude-plugin"));
-    copy_dir(&repo.join("plugin"), &clone.join("plugin"));
-    fs::copy(repo.join("Cargo.toml"), clone.join("Cargo.toml")).unwrap();
-    claude(&["plugin", "marketplace", "add", clone.to_str().unwrap()]);
-    let said = claude(&["plugin", "install", "waymark@waymark"]);
-    assert!(said.contains("waymark@waymark"), "{said}");
-
-    let cache = sb.home.join(".claude/plugins/cache");
-    let (bytes, files) = tree_size(&cache);
-    assert!(
-        bytes < 1024 * 1024,
-        "plugin install copied {bytes} bytes: {files:?}"
-    );
-    assert!(
-        files.iter().any(|f| f.ends_with("hooks/waymark-hook"))
-            && !files
-                .iter()
-                .any(|f| f.contains("target/") || f.contains(".e2e") || f.contains("src/")),
-        "{files:?}"
-    );
+    install_from_a_fresh_clone(cli, &sb);
 
     // The binary as `cargo install` leaves it: `waymark` on PATH. A wrapper notes each run,
     // so the test proves the hooks ran this one and not a build they found elsewhere.
     let installed = sb.root.join("cargo-bin");
     fs::create_dir_all(&installed).unwrap();
     let ran = sb.root.join("path-waymark-ran");
-    let wrapper = installed.join("waymark");
-    fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\necho \"$@\" >> '{}'\nexec '{}' \"$@\"\n",
-            ran.display(),
-            env!("CARGO_BIN_EXE_waymark")
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        installed.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    noting_wrapper(&installed.join("waymark"), &ran, "\"$@\"");
+    let path = path_with(&installed);
     let api = FakeApi::start(vec![
         Turn::tool(
             "Write",
@@ -269,13 +257,52 @@ fn marketplace_install_copies_a_small_plugin_whose_hooks_fire(version: Version) 
         "{}",
         sb.diagnose(&api)
     );
+    uninstalled_its_hooks_fire_no_more(cli, &sb, &path);
+}
 
-    claude(&["plugin", "uninstall", "waymark@waymark"]);
+/// Adds the checkout as a marketplace, as a user's fresh clone holds it, and installs the
+/// plugin; checks that the install copied a small plugin, hooks included, no build.
+fn install_from_a_fresh_clone(cli: &Cli, sb: &Sandbox) {
+    // The checkout as a user's fresh clone holds it: no build in it. (The pinned CLI runs a
+    // local marketplace's plugin from its source directory, so the launcher would find a
+    // build of this checkout before PATH.)
+    let repo = repo_root();
+    let clone = sb.root.join("clone");
+    copy_dir(&repo.join(".claude-plugin"), &clone.join(".claude-plugin"));
+    copy_dir(&repo.join("plugin"), &clone.join("plugin"));
+    fs::copy(repo.join("Cargo.toml"), clone.join("Cargo.toml")).unwrap();
+    claude(
+        cli,
+        sb,
+        &["plugin", "marketplace", "add", clone.to_str().unwrap()],
+    );
+    let said = claude(cli, sb, &["plugin", "install", "waymark@waymark"]);
+    assert!(said.contains("waymark@waymark"), "{said}");
+
+    let cache = sb.home.join(".claude/plugins/cache");
+    let (bytes, files) = tree_size(&cache);
+    assert!(
+        bytes < 1024 * 1024,
+        "plugin install copied {bytes} bytes: {files:?}"
+    );
+    assert!(
+        files.iter().any(|f| f.ends_with("hooks/waymark-hook"))
+            && !files
+                .iter()
+                .any(|f| f.contains("target/") || f.contains(".e2e") || f.contains("src/")),
+        "{files:?}"
+    );
+}
+
+/// Uninstalls the plugin; checks that a session after it (with `path`) gets no hook
+/// context and leaves the trace as it was.
+fn uninstalled_its_hooks_fire_no_more(cli: &Cli, sb: &Sandbox, path: &str) {
+    claude(cli, sb, &["plugin", "uninstall", "waymark@waymark"]);
     let before = sb.read(".orchestration/agent_trace.jsonl");
     let api = FakeApi::start(vec![Turn::text("E2E-MKT after")]);
     let (mut c, _) = sb.command_with(cli, &api, &["-p", "E2E-MKT again"], None);
     assert!(
-        c.env("PATH", &path)
+        c.env("PATH", path)
             .env_remove("WAYMARK_NO_PATH")
             .status()
             .unwrap()
@@ -297,44 +324,7 @@ fn registered_twice_each_event_is_handled_once(version: Version) {
         return;
     };
     let sb = Sandbox::new("twice", Binary::Built, version);
-    // One wrapper for both registrations, noting each run and whether the plugin ran it.
-    let bin = sb.root.join("bin");
-    fs::create_dir_all(&bin).unwrap();
-    let ran = sb.root.join("runs");
-    let wrapper = bin.join("waymark");
-    fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\necho \"$* plugin=${{CLAUDE_PLUGIN_ROOT:+yes}}\" >> '{}'\nexec '{}' \"$@\"\n",
-            ran.display(),
-            env!("CARGO_BIN_EXE_waymark")
-        ),
-    )
-    .unwrap();
-    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
-    let plugin_bin = sb.plugin.join("bin/waymark.bin");
-    fs::remove_file(&plugin_bin).unwrap();
-    std::os::unix::fs::symlink(&wrapper, &plugin_bin).unwrap();
-    // `init` registers `waymark hook …` (the waymark on PATH) when it runs as that
-    // waymark: first as a link to the binary, then the wrapper takes its place.
-    let linked = bin.join("waymark-linked");
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_waymark"), &linked).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    fs::rename(&wrapper, bin.join("waymark.wrapper")).unwrap();
-    fs::rename(&linked, &wrapper).unwrap();
-    let init = std::process::Command::new(&wrapper)
-        .arg("init")
-        .current_dir(&sb.project)
-        .env("PATH", &path)
-        .env("HOME", &sb.home)
-        .output()
-        .unwrap();
-    assert!(init.status.success(), "{}", text(&init));
-    fs::rename(bin.join("waymark.wrapper"), &wrapper).unwrap();
+    let (ran, path) = one_wrapper_for_both_registrations(&sb);
     let api = FakeApi::start(vec![
         Turn::tool(
             "Write",
@@ -363,4 +353,35 @@ fn registered_twice_each_event_is_handled_once(version: Version) {
         json!(["twice.txt"]),
         "{why}"
     );
+}
+
+/// Registers waymark twice through one wrapper that notes each run and whether the plugin
+/// ran it: as the plugin's binary, and with `waymark init` (checked to succeed). Returns
+/// the wrapper's notes file and the PATH that finds it.
+fn one_wrapper_for_both_registrations(sb: &Sandbox) -> (PathBuf, String) {
+    let bin = sb.root.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let ran = sb.root.join("runs");
+    let wrapper = bin.join("waymark");
+    noting_wrapper(&wrapper, &ran, "\"$* plugin=${CLAUDE_PLUGIN_ROOT:+yes}\"");
+    let plugin_bin = sb.plugin.join("bin/waymark.bin");
+    fs::remove_file(&plugin_bin).unwrap();
+    std::os::unix::fs::symlink(&wrapper, &plugin_bin).unwrap();
+    // `init` registers `waymark hook …` (the waymark on PATH) when it runs as that
+    // waymark: first as a link to the binary, then the wrapper takes its place.
+    let linked = bin.join("waymark-linked");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_waymark"), &linked).unwrap();
+    let path = path_with(&bin);
+    fs::rename(&wrapper, bin.join("waymark.wrapper")).unwrap();
+    fs::rename(&linked, &wrapper).unwrap();
+    let init = std::process::Command::new(&wrapper)
+        .arg("init")
+        .current_dir(&sb.project)
+        .env("PATH", &path)
+        .env("HOME", &sb.home)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{}", text(&init));
+    fs::rename(bin.join("waymark.wrapper"), &wrapper).unwrap();
+    (ran, path)
 }

@@ -21,52 +21,8 @@ fn rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so(ver
         return;
     }
     let sb = Sandbox::new("rewind", Binary::Built, version);
-    let mut script = sb.plan(&["Write the greeting"]);
-    script.extend([
-        sb.start_step(1),
-        Turn::tool(
-            "Write",
-            json!({"file_path": sb.path("src/greet.txt"), "content": "hello\n"}),
-        ),
-        Turn::tool(
-            "Write",
-            json!({"file_path": sb.path("src/names.txt"), "content": "ada\ngrace\n"}),
-        ),
-        sb.finish_step(1),
-        Turn::text("E2E-RW1 done"),
-    ]);
-    let api = FakeApi::start(script);
-    sb.run_ok(&api, &["-p", "E2E-RW1 write the greeting"], "E2E-RW1 done");
-    let hook = sb.hook_json();
-    let done = by_trigger(&hook, "step_complete");
-    let last = done
-        .last()
-        .unwrap_or_else(|| panic!("{}", sb.diagnose(&api)));
-    let capture = sb.capture(&hook, last);
-    assert!(capture["snapshot"].is_string(), "{capture}");
-    let checkpoint = last["checkpoint_id"].as_str().unwrap().to_string();
-
-    let api = FakeApi::start(vec![
-        Turn::tool(
-            "Write",
-            json!({"file_path": sb.path("src/greet.txt"), "content": "hello, wandering\n"}),
-        ),
-        Turn::tool(
-            "Bash",
-            json!({"command": "sed -i s/grace/linus/ src/names.txt && echo stray > src/stray.txt", "description": "e2e"}),
-        ),
-        Turn::text("E2E-RW2 done"),
-    ]);
-    sb.run_ok(
-        &api,
-        &["-p", "E2E-RW2 wander", "--continue"],
-        "E2E-RW2 done",
-    );
-    assert_eq!(
-        sb.read("src/names.txt"),
-        "ada\nlinus\n",
-        "the Bash tool ran"
-    );
+    let checkpoint = a_step_done_and_captured(&sb);
+    a_session_wanders_off(&sb);
 
     let out = sb.waymark(&["rewind", &checkpoint]);
     let said = String::from_utf8_lossy(&out.stdout);
@@ -96,6 +52,61 @@ fn rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so(ver
     );
 }
 
+/// Runs a session whose one step writes two files and completes; checks that its
+/// checkpoint's capture holds a snapshot, and returns the checkpoint's id.
+fn a_step_done_and_captured(sb: &Sandbox) -> String {
+    let mut script = sb.plan(&["Write the greeting"]);
+    script.extend([
+        sb.start_step(1),
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("src/greet.txt"), "content": "hello\n"}),
+        ),
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("src/names.txt"), "content": "ada\ngrace\n"}),
+        ),
+        sb.finish_step(1),
+        Turn::text("E2E-RW1 done"),
+    ]);
+    let api = FakeApi::start(script);
+    sb.run_ok(&api, &["-p", "E2E-RW1 write the greeting"], "E2E-RW1 done");
+    let hook = sb.hook_json();
+    let done = by_trigger(&hook, "step_complete");
+    let last = done
+        .last()
+        .unwrap_or_else(|| panic!("{}", sb.diagnose(&api)));
+    let capture = sb.capture(&hook, last);
+    assert!(capture["snapshot"].is_string(), "{capture}");
+    last["checkpoint_id"].as_str().unwrap().to_string()
+}
+
+/// Runs a second session that rewrites a file with Write, edits another with a Bash
+/// `sed -i` and adds a third; checks that the Bash tool ran.
+fn a_session_wanders_off(sb: &Sandbox) {
+    let api = FakeApi::start(vec![
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("src/greet.txt"), "content": "hello, wandering\n"}),
+        ),
+        Turn::tool(
+            "Bash",
+            json!({"command": "sed -i s/grace/linus/ src/names.txt && echo stray > src/stray.txt", "description": "e2e"}),
+        ),
+        Turn::text("E2E-RW2 done"),
+    ]);
+    sb.run_ok(
+        &api,
+        &["-p", "E2E-RW2 wander", "--continue"],
+        "E2E-RW2 done",
+    );
+    assert_eq!(
+        sb.read("src/names.txt"),
+        "ada\nlinus\n",
+        "the Bash tool ran"
+    );
+}
+
 /// The uuid of the transcript entry of the assistant's text `text` (the end of a turn).
 fn entry_of(transcript: &str, text: &str) -> String {
     let body = fs::read_to_string(transcript).unwrap();
@@ -115,6 +126,41 @@ fn a_rewound_conversation_puts_the_plan_back_and_names_the_checkpoint(version: V
         return;
     }
     let sb = Sandbox::new("rewound-conversation", Binary::Built, version);
+    let (session, kept) = a_first_turn_with_a_step_done(&sb);
+    let transcript = a_second_turn_to_take_back(&sb);
+
+    // The rewind: the conversation goes on from the end of the first turn.
+    let end_of_first = entry_of(&transcript, "E2E-RC1 done");
+    let api = FakeApi::start(vec![bash("echo go on"), Turn::text("E2E-RC3 done")]);
+    sb.run_ok(
+        &api,
+        &[
+            "-p",
+            "E2E-RC3 go on",
+            "--resume",
+            &session,
+            "--resume-session-at",
+            &end_of_first,
+        ],
+        "E2E-RC3 done",
+    );
+    let why = sb.diagnose(&api);
+    the_plan_is_back(&sb, &why);
+    the_agent_is_told(&api, &kept, &why);
+    // And that checkpoint's rewind undoes what Bash changed too.
+    let out = sb.waymark(&["rewind", &kept]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(sb.read("parser.txt"), "parser v1\n");
+    assert!(!sb.project.join("docs.txt").exists());
+}
+
+/// Runs a first turn that plans three steps, does the first and starts the second;
+/// returns its session id and the id of the step's checkpoint.
+fn a_first_turn_with_a_step_done(sb: &Sandbox) -> (String, String) {
     let mut script = sb.plan(&["Write the parser", "Write the docs", "Ship it"]);
     script.extend([
         sb.start_step(1),
@@ -136,9 +182,12 @@ fn a_rewound_conversation_puts_the_plan_back_and_names_the_checkpoint(version: V
         .as_str()
         .unwrap()
         .to_string();
+    (session, kept)
+}
 
-    // A second turn, later taken back: the docs written, the parser changed through Bash,
-    // step 2 done.
+/// Runs a second turn, later taken back: the docs written, the parser changed through
+/// Bash, step 2 done (checked). Returns the session's transcript path.
+fn a_second_turn_to_take_back(sb: &Sandbox) -> String {
     let api = FakeApi::start(vec![
         Turn::tool(
             "Write",
@@ -156,27 +205,15 @@ fn a_rewound_conversation_puts_the_plan_back_and_names_the_checkpoint(version: V
         "{}",
         sb.diagnose(&api)
     );
-    let transcript = before["sessions"][0]["transcript_path"]
+    before["sessions"][0]["transcript_path"]
         .as_str()
         .unwrap()
-        .to_string();
+        .to_string()
+}
 
-    // The rewind: the conversation goes on from the end of the first turn.
-    let end_of_first = entry_of(&transcript, "E2E-RC1 done");
-    let api = FakeApi::start(vec![bash("echo go on"), Turn::text("E2E-RC3 done")]);
-    sb.run_ok(
-        &api,
-        &[
-            "-p",
-            "E2E-RC3 go on",
-            "--resume",
-            &session,
-            "--resume-session-at",
-            &end_of_first,
-        ],
-        "E2E-RC3 done",
-    );
-    let why = sb.diagnose(&api);
+/// Checks that the plan is back as it stood at the end of the first turn, and that the
+/// history records the rewound conversation.
+fn the_plan_is_back(sb: &Sandbox, why: &str) {
     let hook = sb.hook_json();
     assert_eq!(hook["steps"][0]["status"], "completed", "{why}");
     assert_eq!(hook["steps"][1]["status"], "in_progress", "{why}");
@@ -189,7 +226,11 @@ fn a_rewound_conversation_puts_the_plan_back_and_names_the_checkpoint(version: V
             .any(|e| e["trigger"] == "conversation_rewound"),
         "{why}"
     );
-    // The agent is told at the turn's first tool call.
+}
+
+/// Checks that the agent is told at the turn's first tool call: the step no longer done,
+/// the checkpoint `kept`, and its `waymark rewind`.
+fn the_agent_is_told(api: &FakeApi, kept: &str, why: &str) {
     let told = api
         .main_requests()
         .iter()
@@ -202,13 +243,4 @@ fn a_rewound_conversation_puts_the_plan_back_and_names_the_checkpoint(version: V
     ] {
         assert!(told.contains(needle), "lacks {needle:?}:\n{told}");
     }
-    // And that checkpoint's rewind undoes what Bash changed too.
-    let out = sb.waymark(&["rewind", &kept]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(sb.read("parser.txt"), "parser v1\n");
-    assert!(!sb.project.join("docs.txt").exists());
 }

@@ -200,19 +200,32 @@ impl Rng {
 /// a Bash call, a denied call, a failed Bash call, the step completed, and a second step
 /// created (left pending). What each leaves behind is in [`Expect`].
 pub fn cycle(root: &Path, session: &str, dir: &str, tag: &str) -> Vec<(&'static str, Value)> {
-    use serde_json::json;
     let file = root.join(format!("src/{dir}/{tag}.txt"));
-    let base = |name: &str| {
-        json!({"session_id": session, "cwd": root, "hook_event_name": name,
-               "permission_mode": "bypassPermissions"})
-    };
-    let with = |name: &'static str, extra: Value| {
-        let mut v = base(name);
-        v.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        (name, v)
-    };
+    let mut events = cycle_start(root, session, &file, tag);
+    events.extend(cycle_end(root, session, &file, tag));
+    events
+}
+
+/// Event `name` of session `session` in `root`, with the fields of `extra`.
+fn cycle_event(
+    root: &Path,
+    session: &str,
+    name: &'static str,
+    extra: Value,
+) -> (&'static str, Value) {
+    let mut v = serde_json::json!({"session_id": session, "cwd": root, "hook_event_name": name,
+           "permission_mode": "bypassPermissions"});
+    v.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    (name, v)
+}
+
+/// The first five events of a [`cycle`]: the prompt, the step created and started, the
+/// Write of `file`, the Bash call.
+fn cycle_start(root: &Path, session: &str, file: &Path, tag: &str) -> Vec<(&'static str, Value)> {
+    use serde_json::json;
+    let with = |name: &'static str, extra: Value| cycle_event(root, session, name, extra);
     vec![
         with(
             "UserPromptSubmit",
@@ -244,6 +257,15 @@ pub fn cycle(root: &Path, session: &str, dir: &str, tag: &str) -> Vec<(&'static 
                    "tool_input": {"command": format!("echo {tag}")},
                    "tool_response": {"stdout": tag, "stderr": "", "interrupted": false}}),
         ),
+    ]
+}
+
+/// The last five events of a [`cycle`]: the denied call, the Edit of `file`, the failed
+/// Bash call, the step completed, the second step created.
+fn cycle_end(root: &Path, session: &str, file: &Path, tag: &str) -> Vec<(&'static str, Value)> {
+    use serde_json::json;
+    let with = |name: &'static str, extra: Value| cycle_event(root, session, name, extra);
+    vec![
         with(
             "PermissionDenied",
             json!({"tool_name": "Bash", "tool_use_id": format!("toolu_{tag}_denied"),

@@ -143,18 +143,7 @@ fn random_kills(rounds: usize) {
     let p = Project::new();
     let mut finished: Vec<(String, usize)> = Vec::new();
     let mut kills = 0;
-    // Kill within the time a hook takes on this machine now (measured on a warm-up round
-    // that is left to finish), so the kills land inside the writes however fast or loaded
-    // the machine is.
-    let warmup = cycle(p.root(), "s0", "r", "warmup");
-    let started = std::time::Instant::now();
-    for (event, input) in &warmup {
-        let out = spawn_hook(hook_command(&p, event), input.to_string().as_bytes())
-            .wait_with_output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "warm-up {event}");
-    }
-    let typical = (started.elapsed().as_micros() as u64 / warmup.len() as u64).max(1_000);
+    let typical = typical_hook_micros(&p);
     for round in 0..rounds {
         let tag = format!("r{round:03}");
         let events = cycle(p.root(), &format!("s{}", round % 3), "r", &tag);
@@ -177,20 +166,7 @@ fn random_kills(rounds: usize) {
                 assert_eq!(out.status.code(), Some(0), "{tag} {event}");
                 finished.push((tag.clone(), i));
             }
-            // Old state or new, never a torn hook.json, after any kill.
-            if let Ok(text) = std::fs::read_to_string(p.path(".orchestration/hook.json")) {
-                serde_json::from_str::<Value>(&text).unwrap_or_else(|e| {
-                    panic!("seed {seed}: hook.json torn after {tag} {event}: {e}")
-                });
-            }
-            // The trace: whole lines, then at most one torn line at the end.
-            let trace = std::fs::read_to_string(p.path(".orchestration/agent_trace.jsonl"))
-                .unwrap_or_default();
-            let whole = trace.rsplit_once('\n').map(|(w, _)| w).unwrap_or("");
-            for line in whole.lines() {
-                serde_json::from_str::<Value>(line)
-                    .unwrap_or_else(|e| panic!("seed {seed}: trace line torn mid-file: {e}"));
-            }
+            nothing_is_torn(&p, seed, &tag, event);
         }
     }
     eprintln!("random kills: {kills} killed, {} finished", finished.len());
@@ -205,6 +181,44 @@ fn random_kills(rounds: usize) {
         &serde_json::json!({"session_id": "s0", "prompt": "after"}),
     );
     assert!(tmp_leftovers(&p).is_empty(), "{:?}", tmp_leftovers(&p));
+    every_finished_event_is_kept(&p, seed, &finished);
+}
+
+/// The time a hook takes on this machine now, in microseconds (at least 1 ms), measured
+/// on a warm-up cycle that is left to finish, so that kills within it land inside the
+/// writes however fast or loaded the machine is.
+fn typical_hook_micros(p: &Project) -> u64 {
+    let warmup = cycle(p.root(), "s0", "r", "warmup");
+    let started = std::time::Instant::now();
+    for (event, input) in &warmup {
+        let out = spawn_hook(hook_command(p, event), input.to_string().as_bytes())
+            .wait_with_output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "warm-up {event}");
+    }
+    (started.elapsed().as_micros() as u64 / warmup.len() as u64).max(1_000)
+}
+
+/// Checks, after `event` of cycle `tag` was run (and maybe killed), that hook.json holds
+/// the old state or the new, never a torn one, and the trace whole lines but for at most
+/// one torn line at the end.
+fn nothing_is_torn(p: &Project, seed: u64, tag: &str, event: &str) {
+    if let Ok(text) = std::fs::read_to_string(p.path(".orchestration/hook.json")) {
+        serde_json::from_str::<Value>(&text)
+            .unwrap_or_else(|e| panic!("seed {seed}: hook.json torn after {tag} {event}: {e}"));
+    }
+    let trace =
+        std::fs::read_to_string(p.path(".orchestration/agent_trace.jsonl")).unwrap_or_default();
+    let whole = trace.rsplit_once('\n').map(|(w, _)| w).unwrap_or("");
+    for line in whole.lines() {
+        serde_json::from_str::<Value>(line)
+            .unwrap_or_else(|e| panic!("seed {seed}: trace line torn mid-file: {e}"));
+    }
+}
+
+/// Checks that what each `finished` event (cycle tag, index in the cycle) left is in
+/// hook.json: its step, its file, its later step.
+fn every_finished_event_is_kept(p: &Project, seed: u64, finished: &[(String, usize)]) {
     let hook = p.hook_json();
     let files = files_touched(&hook);
     let steps: Vec<&str> = hook["steps"]
@@ -213,7 +227,7 @@ fn random_kills(rounds: usize) {
         .iter()
         .map(|s| s["id"].as_str().unwrap())
         .collect();
-    for (tag, i) in &finished {
+    for (tag, i) in finished {
         match i {
             1 => assert!(
                 steps.contains(&tag.as_str()),

@@ -111,21 +111,7 @@ fn paths_leading_out_of_the_project_are_never_recorded_as_touched_nor_written() 
     let s = Sandbox::new();
     let root = s.root();
     let before = s.outside_state();
-    let out = s.outside();
-    let hostile: Vec<String> = vec![
-        "../outside/victim.txt".into(),
-        "../../../../../../etc/passwd".into(),
-        "/etc/passwd".into(),
-        out.join("victim.txt").to_string_lossy().into(),
-        format!("{}/src/../../outside/victim.txt", root.display()),
-        "link/victim.txt".into(),
-        format!("{}/link/new.txt", root.display()),
-        "src/a\u{0}b.txt".into(),
-        "src/line\nbreak.txt".into(),
-        "src/esc\u{1b}[31m.txt".into(),
-        "x".repeat(10_000),
-    ];
-    for (i, path) in hostile.iter().enumerate() {
+    for (i, path) in hostile_paths(&s).iter().enumerate() {
         feed(
             &s,
             "PostToolUse",
@@ -138,7 +124,7 @@ fn paths_leading_out_of_the_project_are_never_recorded_as_touched_nor_written() 
     feed(
         &s,
         "PostToolUse",
-        write_event(&root, &out, "victim.txt", "toolu_cwd")
+        write_event(&root, &s.outside(), "victim.txt", "toolu_cwd")
             .to_string()
             .as_bytes(),
     );
@@ -156,7 +142,35 @@ fn paths_leading_out_of_the_project_are_never_recorded_as_touched_nor_written() 
         before,
         "something was written outside the project"
     );
-    let hook = hook_json(&s);
+    only_the_legitimate_path_is_recorded(&s);
+}
+
+/// Paths that lead out of the sandbox's project (`..`, absolute, through the symlink) or
+/// hold control characters, and one 10,000 bytes long.
+fn hostile_paths(s: &Sandbox) -> Vec<String> {
+    let root = s.root();
+    let out = s.outside();
+    vec![
+        "../outside/victim.txt".into(),
+        "../../../../../../etc/passwd".into(),
+        "/etc/passwd".into(),
+        out.join("victim.txt").to_string_lossy().into(),
+        format!("{}/src/../../outside/victim.txt", root.display()),
+        "link/victim.txt".into(),
+        format!("{}/link/new.txt", root.display()),
+        "src/a\u{0}b.txt".into(),
+        "src/line\nbreak.txt".into(),
+        "src/esc\u{1b}[31m.txt".into(),
+        "x".repeat(10_000),
+    ]
+}
+
+/// Checks that only in-project paths without control characters are recorded as touched
+/// (src/ok.txt among them) or in HOOK.md, that the log says why the others were refused,
+/// and that the trace holds an outside path normalized and flagged.
+fn only_the_legitimate_path_is_recorded(s: &Sandbox) {
+    let root = s.root();
+    let hook = hook_json(s);
     let files = files_touched(&hook);
     assert!(files.contains(&"src/ok.txt".to_string()), "{files:?}");
     for f in &files {
@@ -173,7 +187,7 @@ fn paths_leading_out_of_the_project_are_never_recorded_as_touched_nor_written() 
     let md = std::fs::read_to_string(root.join(".orchestration/HOOK.md")).unwrap();
     assert!(!md.contains("line\nbreak") && !md.contains('\u{0}') && !md.contains('\u{1b}'));
     // Each refusal is a clear log line.
-    let log = log(&s);
+    let log = log(s);
     assert!(log.contains("outside the project"), "{log}");
     assert!(log.contains("control character"), "{log}");
     // The trace records an outside path as the normalized absolute path the kernel
@@ -393,71 +407,10 @@ fn wrong_types_truncations_and_odd_json_exit_0_and_keep_the_state() {
         feed(&s, e, v.to_string().as_bytes());
     }
     let mut corpus: Vec<(String, Vec<u8>)> = Vec::new();
-    let odd = [
-        json!(null),
-        json!(1),
-        json!("s"),
-        json!([1, 2]),
-        json!({"a": {"b": [null]}}),
-        json!(-1),
-        json!(1e300),
-        json!(true),
-        json!(u64::MAX),
-        json!("../../etc/passwd"),
-    ];
     for (event, base) in &cycle {
-        for key in [
-            "tool_input",
-            "tool_response",
-            "session_id",
-            "cwd",
-            "prompt",
-            "reason",
-            "task_id",
-            "error",
-            "tool_name",
-            "transcript_path",
-            "tool_use_id",
-        ] {
-            for v in &odd {
-                let mut e = base.clone();
-                e[key] = v.clone();
-                corpus.push((event.to_string(), e.to_string().into_bytes()));
-            }
-        }
-        for field in [
-            "file_path",
-            "command",
-            "taskId",
-            "status",
-            "subject",
-            "content",
-        ] {
-            for v in &odd {
-                let mut e = base.clone();
-                if e["tool_input"].is_object() {
-                    e["tool_input"][field] = v.clone();
-                    corpus.push((event.to_string(), e.to_string().into_bytes()));
-                }
-            }
-        }
-        let text = base.to_string();
-        for cut in [1, text.len() / 3, text.len() / 2, text.len() - 1] {
-            corpus.push((event.to_string(), text.as_bytes()[..cut].to_vec()));
-        }
+        corpus.extend(wrong_typed_and_truncated(event, base));
     }
-    for name in [
-        "PostToolUse",
-        "SessionStart",
-        "Stop",
-        "PreCompact",
-        "PostCompact",
-    ] {
-        corpus.push((name.into(), b"{\"a\":1,\"a\":2}".to_vec()));
-        corpus.push((name.into(), "[".repeat(10_000).into_bytes()));
-        corpus.push((name.into(), b"{\"session_id\":\"\\ud800\"}".to_vec()));
-        corpus.push((name.into(), vec![0u8; 1000]));
-    }
+    corpus.extend(odd_json());
     for (event, bytes) in &corpus {
         feed(&s, event, bytes);
         let text = std::fs::read_to_string(p.path(".orchestration/hook.json"))
@@ -471,6 +424,82 @@ fn wrong_types_truncations_and_odd_json_exit_0_and_keep_the_state() {
         "{:?}",
         s.outside_state().keys()
     );
+}
+
+/// `base` (an `event`) with an odd value in each field the handlers read, in each field of
+/// its tool input, and cut short at four places.
+fn wrong_typed_and_truncated(event: &str, base: &Value) -> Vec<(String, Vec<u8>)> {
+    let mut corpus = Vec::new();
+    let odd = [
+        json!(null),
+        json!(1),
+        json!("s"),
+        json!([1, 2]),
+        json!({"a": {"b": [null]}}),
+        json!(-1),
+        json!(1e300),
+        json!(true),
+        json!(u64::MAX),
+        json!("../../etc/passwd"),
+    ];
+    for key in [
+        "tool_input",
+        "tool_response",
+        "session_id",
+        "cwd",
+        "prompt",
+        "reason",
+        "task_id",
+        "error",
+        "tool_name",
+        "transcript_path",
+        "tool_use_id",
+    ] {
+        for v in &odd {
+            let mut e = base.clone();
+            e[key] = v.clone();
+            corpus.push((event.to_string(), e.to_string().into_bytes()));
+        }
+    }
+    for field in [
+        "file_path",
+        "command",
+        "taskId",
+        "status",
+        "subject",
+        "content",
+    ] {
+        for v in &odd {
+            let mut e = base.clone();
+            if e["tool_input"].is_object() {
+                e["tool_input"][field] = v.clone();
+                corpus.push((event.to_string(), e.to_string().into_bytes()));
+            }
+        }
+    }
+    let text = base.to_string();
+    for cut in [1, text.len() / 3, text.len() / 2, text.len() - 1] {
+        corpus.push((event.to_string(), text.as_bytes()[..cut].to_vec()));
+    }
+    corpus
+}
+
+/// Odd JSON for five events: a duplicate key, deep nesting, a lone surrogate, NUL bytes.
+fn odd_json() -> Vec<(String, Vec<u8>)> {
+    let mut corpus: Vec<(String, Vec<u8>)> = Vec::new();
+    for name in [
+        "PostToolUse",
+        "SessionStart",
+        "Stop",
+        "PreCompact",
+        "PostCompact",
+    ] {
+        corpus.push((name.into(), b"{\"a\":1,\"a\":2}".to_vec()));
+        corpus.push((name.into(), "[".repeat(10_000).into_bytes()));
+        corpus.push((name.into(), b"{\"session_id\":\"\\ud800\"}".to_vec()));
+        corpus.push((name.into(), vec![0u8; 1000]));
+    }
+    corpus
 }
 
 /// 10,000 files in one event: a TodoWrite with 10,000 items, a Bash output naming 10,000

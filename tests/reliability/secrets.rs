@@ -4,6 +4,8 @@
 //! never reach any file waymark writes, nor its stdout or stderr: every stored string
 //! passes the redactor (docs/design.md rule 4; `src/redact`).
 
+use std::path::Path;
+
 use serde_json::json;
 
 use crate::common::*;
@@ -99,15 +101,56 @@ fn all_secrets() -> String {
 fn leak_everything(p: &Project) {
     let root = p.root();
     let secrets = all_secrets();
-    let base = |name: &str| json!({"session_id": "s", "cwd": root, "hook_event_name": name});
+    let mut events = tool_events(root, &secrets);
+    events.extend(task_events(root));
+    events.extend(git_validation_and_stop_events(root, &secrets));
+    for (name, v) in events {
+        let out = run_hook(p, name, &v);
+        assert_eq!(out.status.code(), Some(0), "{name}: {out:?}");
+        assert_clean(
+            &format!("{name}'s stdout"),
+            &String::from_utf8_lossy(&out.stdout),
+        );
+        assert_clean(
+            &format!("{name}'s stderr"),
+            &String::from_utf8_lossy(&out.stderr),
+        );
+    }
+    // A validation waymark runs itself, with the token on its command line.
+    let out = p
+        .waymark()
+        .args([
+            "validate",
+            "--",
+            "sh",
+            "-c",
+            &format!("{} true", SECRETS[17].0.replace(" cargo test", "")),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_clean("validate's stderr", &String::from_utf8_lossy(&out.stderr));
+}
+
+/// Event `name` of session "s" in `root`, with the fields of `extra`.
+fn event(
+    root: &Path,
+    name: &'static str,
+    extra: serde_json::Value,
+) -> (&'static str, serde_json::Value) {
+    let mut v = json!({"session_id": "s", "cwd": root, "hook_event_name": name});
+    v.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    (name, v)
+}
+
+/// The prompt, a Write of `secrets`, a Bash call per secret, a failed one, a denied one,
+/// and a compaction summary, each carrying secrets.
+fn tool_events(root: &Path, secrets: &str) -> Vec<(&'static str, serde_json::Value)> {
     let mut events = vec![];
-    let mut add = |name: &'static str, extra: serde_json::Value| {
-        let mut v = base(name);
-        v.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        events.push((name, v));
-    };
+    let mut add =
+        |name: &'static str, extra: serde_json::Value| events.push(event(root, name, extra));
     add(
         "UserPromptSubmit",
         json!({"prompt": format!("use these: {secrets}")}),
@@ -142,6 +185,14 @@ fn leak_everything(p: &Project) {
         "PostCompact",
         json!({"trigger": "manual", "compact_summary": format!("summary {secrets}")}),
     );
+    events
+}
+
+/// A task created (through TaskCreate and TaskCreated) per secret, and a todo list of them.
+fn task_events(root: &Path) -> Vec<(&'static str, serde_json::Value)> {
+    let mut events = vec![];
+    let mut add =
+        |name: &'static str, extra: serde_json::Value| events.push(event(root, name, extra));
     for (i, (full, _)) in SECRETS.iter().enumerate() {
         add(
             "PostToolUse",
@@ -163,6 +214,18 @@ fn leak_everything(p: &Project) {
             "status": "pending", "activeForm": format!("Checking {full}")})).collect::<Vec<_>>()},
         "tool_response": {}}),
     );
+    events
+}
+
+/// A push and a commit naming secrets, a validation with a token on its command line, the
+/// last message, and a wrong-typed field whose value is a secret.
+fn git_validation_and_stop_events(
+    root: &Path,
+    secrets: &str,
+) -> Vec<(&'static str, serde_json::Value)> {
+    let mut events = vec![];
+    let mut add =
+        |name: &'static str, extra: serde_json::Value| events.push(event(root, name, extra));
     add(
         "PostToolUse",
         json!({"tool_name": "Bash", "tool_use_id": "toolu_push",
@@ -192,32 +255,7 @@ fn leak_everything(p: &Project) {
         "tool_input": {"command": "true"}, "duration_ms": SECRETS[1].0,
         "tool_response": {"stdout": "", "stderr": "", "interrupted": false}}),
     );
-    for (name, v) in events {
-        let out = run_hook(p, name, &v);
-        assert_eq!(out.status.code(), Some(0), "{name}: {out:?}");
-        assert_clean(
-            &format!("{name}'s stdout"),
-            &String::from_utf8_lossy(&out.stdout),
-        );
-        assert_clean(
-            &format!("{name}'s stderr"),
-            &String::from_utf8_lossy(&out.stderr),
-        );
-    }
-    // A validation waymark runs itself, with the token on its command line.
-    let out = p
-        .waymark()
-        .args([
-            "validate",
-            "--",
-            "sh",
-            "-c",
-            &format!("{} true", SECRETS[17].0.replace(" cargo test", "")),
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    assert_clean("validate's stderr", &String::from_utf8_lossy(&out.stderr));
+    events
 }
 
 /// Every file waymark keeps for the project: the state directory, recursively, and AGENT.md.

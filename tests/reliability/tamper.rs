@@ -170,8 +170,13 @@ fn deleted_reordered_and_replayed_receipts_break_the_chain() {
     fails_with("reordered");
     p.write(&log, &original);
 
-    // A passing receipt of another task, signed with the same key, copied in. (Task ids
-    // are to the second: the other task must start in another second.)
+    a_receipt_of_another_task_is_a_replay(&p, &hook);
+}
+
+/// A passing receipt of another task, signed with the same key, copied into `p`'s log
+/// (`hook` is `p`'s hook.json): its signature holds, the chain breaks and names it a replay.
+fn a_receipt_of_another_task_is_a_replay(p: &Project, hook: &serde_json::Value) {
+    // Task ids are to the second: the other task must start in another second.
     std::thread::sleep(std::time::Duration::from_millis(1100));
     let other = Project::new();
     let key = "waymark/keys/master.key";
