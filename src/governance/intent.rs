@@ -168,81 +168,83 @@ active_intents:
         assert_eq!(fs::read_to_string(intents_path(&project)).unwrap(), text);
     }
 
+    /// The shapes of intent file under tests/fixtures/intents: (file, the intent in
+    /// progress, its name, intents in the file, completed word).
+    const SHAPES: [(&str, &str, &str, usize, &str); 10] = [
+        (
+            "01-forks-quoted.yaml",
+            "INT-001",
+            "JWT Authentication Migration",
+            2,
+            "COMPLETED",
+        ),
+        (
+            "02-top-level-list.yaml",
+            "AUTH-2",
+            "Session expiry",
+            2,
+            "DONE",
+        ),
+        (
+            "03-lowercase.yaml",
+            "feat-search",
+            "Full-text search",
+            3,
+            "completed",
+        ),
+        (
+            "04-title.yaml",
+            "I-10",
+            "Migrate the CLI to clap 4",
+            2,
+            "completed",
+        ),
+        (
+            "05-status-history.yaml",
+            "INT-7",
+            "Nil-safe parser",
+            2,
+            "COMPLETED",
+        ),
+        (
+            "06-comments-flow.yaml",
+            "ST-1",
+            "Write-ahead log",
+            2,
+            "COMPLETED",
+        ),
+        ("07-numeric-ids.yaml", "2", "Billing page", 3, "Done"),
+        (
+            "08-single-string.yaml",
+            "PARSE-2",
+            "Streaming parser",
+            2,
+            "completed",
+        ),
+        (
+            "09-mixed-case.yaml",
+            "UX-4",
+            "Keyboard shortcuts",
+            2,
+            "Completed",
+        ),
+        (
+            "10-extra-top-level.yaml",
+            "LS-3",
+            "Idempotent payments API",
+            2,
+            "COMPLETED",
+        ),
+    ];
+
     /// Ten shapes of intent file as projects write them: each parses, its one intent in
     /// progress is found, and completing it changes only that intent's status line, in the
     /// file's own spelling.
     #[test]
     fn real_world_shapes_parse_and_complete_in_their_own_convention() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/intents");
-        // (file, the intent in progress, its name, intents in the file, completed word)
-        let cases = [
-            (
-                "01-forks-quoted.yaml",
-                "INT-001",
-                "JWT Authentication Migration",
-                2,
-                "COMPLETED",
-            ),
-            (
-                "02-top-level-list.yaml",
-                "AUTH-2",
-                "Session expiry",
-                2,
-                "DONE",
-            ),
-            (
-                "03-lowercase.yaml",
-                "feat-search",
-                "Full-text search",
-                3,
-                "completed",
-            ),
-            (
-                "04-title.yaml",
-                "I-10",
-                "Migrate the CLI to clap 4",
-                2,
-                "completed",
-            ),
-            (
-                "05-status-history.yaml",
-                "INT-7",
-                "Nil-safe parser",
-                2,
-                "COMPLETED",
-            ),
-            (
-                "06-comments-flow.yaml",
-                "ST-1",
-                "Write-ahead log",
-                2,
-                "COMPLETED",
-            ),
-            ("07-numeric-ids.yaml", "2", "Billing page", 3, "Done"),
-            (
-                "08-single-string.yaml",
-                "PARSE-2",
-                "Streaming parser",
-                2,
-                "completed",
-            ),
-            (
-                "09-mixed-case.yaml",
-                "UX-4",
-                "Keyboard shortcuts",
-                2,
-                "Completed",
-            ),
-            (
-                "10-extra-top-level.yaml",
-                "LS-3",
-                "Idempotent payments API",
-                2,
-                "COMPLETED",
-            ),
-        ];
         let mut seen = 0;
-        for (name, id, title, count, word) in cases {
+        for (name, id, title, count, word) in SHAPES {
             let text = fs::read_to_string(format!("{dir}/{name}")).unwrap();
             let file = parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(file.active_intents.len(), count, "{name}");
