@@ -99,57 +99,72 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
         })
         .collect();
     if json {
-        let values: Vec<Value> = listed
-            .iter()
-            .map(|(c, capture)| {
-                let mut v = serde_json::to_value(c).expect("serializable");
-                v["capture"] = serde_json::to_value(capture).expect("serializable");
-                v
-            })
-            .collect();
-        super::print_json(&values);
-        return ExitCode::SUCCESS;
+        print_listed_json(&listed);
+    } else {
+        print_listed_text(&listed);
     }
+    ExitCode::SUCCESS
+}
+
+/// `--json`: each checkpoint as stored, with its capture (or null) under `capture`.
+fn print_listed_json(listed: &[(StepCheckpoint, Option<Capture>)]) {
+    let values: Vec<Value> = listed
+        .iter()
+        .map(|(c, capture)| {
+            let mut v = serde_json::to_value(c).expect("serializable");
+            v["capture"] = serde_json::to_value(capture).expect("serializable");
+            v
+        })
+        .collect();
+    super::print_json(&values);
+}
+
+/// The text listing: one line per checkpoint, then the files its capture holds.
+fn print_listed_text(listed: &[(StepCheckpoint, Option<Capture>)]) {
     if listed.is_empty() {
         println!("No checkpoints.");
     }
-    for (c, capture) in &listed {
-        let commit = c
-            .git_commit
-            .as_deref()
-            .map(|h| format!(" @{}", waymark_core::text::prefix(h, 10)))
-            .unwrap_or_default();
-        let dirty = capture.as_ref().and_then(|k| k.git_dirty) == Some(true);
-        let snapshot = capture
-            .as_ref()
-            .and_then(|k| k.snapshot.as_deref())
-            .map(|s| format!(" [snapshot {}]", waymark_core::text::prefix(s, 10)))
-            .unwrap_or_default();
-        println!(
-            "{} {} {:<17} {}{}{}{snapshot} — {}",
-            stamp(c.created_at),
-            c.checkpoint_id,
-            c.trigger.as_str(),
-            match c.step_name.as_str() {
-                "" => "no step".to_string(),
-                name => format!("step \"{name}\""),
-            },
-            commit,
-            if dirty { " (dirty)" } else { "" },
-            c.description
-        );
-        match capture {
-            Some(k) => {
-                for f in &k.files {
-                    if f.exists {
-                        println!("    {} {} bytes sha256:{}", f.path, f.size, f.sha256);
-                    } else {
-                        println!("    {} (did not exist)", f.path);
-                    }
+    for (c, capture) in listed {
+        print_checkpoint(c, capture.as_ref());
+    }
+}
+
+/// One checkpoint: when, id, trigger, step, commit, dirtiness and snapshot, then each
+/// captured file (or that the capture is missing).
+fn print_checkpoint(c: &StepCheckpoint, capture: Option<&Capture>) {
+    let commit = c
+        .git_commit
+        .as_deref()
+        .map(|h| format!(" @{}", waymark_core::text::prefix(h, 10)))
+        .unwrap_or_default();
+    let dirty = capture.and_then(|k| k.git_dirty) == Some(true);
+    let snapshot = capture
+        .and_then(|k| k.snapshot.as_deref())
+        .map(|s| format!(" [snapshot {}]", waymark_core::text::prefix(s, 10)))
+        .unwrap_or_default();
+    println!(
+        "{} {} {:<17} {}{}{}{snapshot} — {}",
+        stamp(c.created_at),
+        c.checkpoint_id,
+        c.trigger.as_str(),
+        match c.step_name.as_str() {
+            "" => "no step".to_string(),
+            name => format!("step \"{name}\""),
+        },
+        commit,
+        if dirty { " (dirty)" } else { "" },
+        c.description
+    );
+    match capture {
+        Some(k) => {
+            for f in &k.files {
+                if f.exists {
+                    println!("    {} {} bytes sha256:{}", f.path, f.size, f.sha256);
+                } else {
+                    println!("    {} (did not exist)", f.path);
                 }
             }
-            None => println!("    (snapshot missing: its capture was interrupted)"),
         }
+        None => println!("    (snapshot missing: its capture was interrupted)"),
     }
-    ExitCode::SUCCESS
 }

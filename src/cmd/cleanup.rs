@@ -10,7 +10,8 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::task::retention::{self, Action};
+use crate::runtime::context::Ctx;
+use crate::task::retention::{self, Action, Decision};
 use waymark_core::text::format_duration;
 
 #[derive(Debug, clap::Args)]
@@ -39,12 +40,34 @@ pub fn run(root: Option<PathBuf>, args: CleanupArgs) -> ExitCode {
         Ok(d) => d,
         Err(e) => return super::fail(super::CHECK_FAILED, e),
     };
+    let failed = remove_due(&ctx, &mut decisions, args.dry_run);
+    let removed = decisions
+        .iter()
+        .filter(|d| d.action == Action::Remove)
+        .count();
+    let kept = decisions.len() - removed;
+    if args.json {
+        print_json(&ctx, &args, &decisions, removed, kept, failed);
+    } else {
+        print_text(&args, &decisions, removed, kept);
+    }
+    if failed > 0 {
+        ExitCode::from(super::CHECK_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Says each decision's warning and, unless a dry run, removes the tasks due for removal
+/// with their snapshots. A task that could not be removed is turned into a kept one with
+/// the reason; returns how many of those there were.
+fn remove_due(ctx: &Ctx, decisions: &mut [Decision], dry_run: bool) -> usize {
     let mut failed = 0;
     for d in decisions.iter_mut() {
         if let Some(w) = &d.warning {
             eprintln!("waymark: warning: tasks/{}: {w}", d.dir);
         }
-        if d.action != Action::Remove || args.dry_run {
+        if d.action != Action::Remove || dry_run {
             continue;
         }
         if let Err(e) = retention::remove(d) {
@@ -60,48 +83,51 @@ pub fn run(root: Option<PathBuf>, args: CleanupArgs) -> ExitCode {
             eprintln!("waymark: tasks/{}: snapshots not removed: {e}", d.dir);
         }
     }
-    let removed = decisions
-        .iter()
-        .filter(|d| d.action == Action::Remove)
-        .count();
-    let kept = decisions.len() - removed;
-    if args.json {
-        super::print_json(&json!({
-            "dry_run": args.dry_run,
-            "tasks_dir": ctx.project.state_dir().join(crate::task::store::TASKS_DIR),
-            "retention": {
-                "completed": format_duration(ctx.config.retention.completed),
-                "failed": format_duration(ctx.config.retention.failed),
-                "abandoned": format_duration(ctx.config.retention.abandoned),
-            },
-            "removed": if args.dry_run { 0 } else { removed },
-            "would_remove": if args.dry_run { removed } else { 0 },
-            "kept": kept,
-            "failed": failed,
-            "tasks": decisions,
-        }));
+    failed
+}
+
+/// `--json`: the retention in force, the counts and every decision.
+fn print_json(
+    ctx: &Ctx,
+    args: &CleanupArgs,
+    decisions: &[Decision],
+    removed: usize,
+    kept: usize,
+    failed: usize,
+) {
+    super::print_json(&json!({
+        "dry_run": args.dry_run,
+        "tasks_dir": ctx.project.state_dir().join(crate::task::store::TASKS_DIR),
+        "retention": {
+            "completed": format_duration(ctx.config.retention.completed),
+            "failed": format_duration(ctx.config.retention.failed),
+            "abandoned": format_duration(ctx.config.retention.abandoned),
+        },
+        "removed": if args.dry_run { 0 } else { removed },
+        "would_remove": if args.dry_run { removed } else { 0 },
+        "kept": kept,
+        "failed": failed,
+        "tasks": decisions,
+    }));
+}
+
+/// The text report: one line per task directory, then the counts.
+fn print_text(args: &CleanupArgs, decisions: &[Decision], removed: usize, kept: usize) {
+    let verb = if args.dry_run {
+        "would remove"
     } else {
-        let verb = if args.dry_run {
-            "would remove"
-        } else {
-            "removed"
+        "removed"
+    };
+    for d in decisions {
+        let what = match d.action {
+            Action::Remove => verb,
+            Action::Keep => "kept",
         };
-        for d in &decisions {
-            let what = match d.action {
-                Action::Remove => verb,
-                Action::Keep => "kept",
-            };
-            println!("{what:<12} tasks/{}: {}", d.dir, d.reason);
-        }
-        if args.dry_run {
-            println!("Dry run: {removed} would be removed, {kept} kept; nothing was removed.");
-        } else {
-            println!("{removed} removed, {kept} kept.");
-        }
+        println!("{what:<12} tasks/{}: {}", d.dir, d.reason);
     }
-    if failed > 0 {
-        ExitCode::from(super::CHECK_FAILED)
+    if args.dry_run {
+        println!("Dry run: {removed} would be removed, {kept} kept; nothing was removed.");
     } else {
-        ExitCode::SUCCESS
+        println!("{removed} removed, {kept} kept.");
     }
 }

@@ -8,6 +8,7 @@ use clap::Subcommand;
 use serde_json::{Map, Value};
 
 use crate::config;
+use crate::runtime::context::Ctx;
 use crate::store;
 
 #[derive(Debug, Subcommand)]
@@ -33,74 +34,81 @@ pub enum ConfigCmd {
 pub fn run(root: Option<PathBuf>, cmd: ConfigCmd) -> ExitCode {
     let ctx = super::ctx(root);
     match cmd {
-        ConfigCmd::Show { json } => {
-            let loaded = crate::config::load(&ctx.project.root);
-            if json {
-                let map: Map<String, Value> = loaded
-                    .values()
-                    .iter()
-                    .map(|(k, (v, o))| {
-                        (
-                            (*k).to_string(),
-                            serde_json::json!({"value": v, "origin": o}),
-                        )
-                    })
-                    .collect();
-                super::print_json(&serde_json::json!({"values": map, "errors": loaded.errors}));
-            } else {
-                for (k, (v, o)) in &loaded.values() {
-                    println!("{k:<30} {:<24} {o}", v.to_string());
-                }
-                for e in &loaded.errors {
-                    println!("error: {e}");
-                }
-            }
-            if loaded.errors.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(super::CHECK_FAILED)
-            }
+        ConfigCmd::Show { json } => show(&ctx, json),
+        ConfigCmd::Set { key, value, user } => set(&ctx, &key, value, user),
+    }
+}
+
+/// `config show`: every key with its value and origin, then the configuration's errors
+/// (which make the exit status 1).
+fn show(ctx: &Ctx, json: bool) -> ExitCode {
+    let loaded = crate::config::load(&ctx.project.root);
+    if json {
+        let map: Map<String, Value> = loaded
+            .values()
+            .iter()
+            .map(|(k, (v, o))| {
+                (
+                    (*k).to_string(),
+                    serde_json::json!({"value": v, "origin": o}),
+                )
+            })
+            .collect();
+        super::print_json(&serde_json::json!({"values": map, "errors": loaded.errors}));
+    } else {
+        for (k, (v, o)) in &loaded.values() {
+            println!("{k:<30} {:<24} {o}", v.to_string());
         }
-        ConfigCmd::Set { key, value, user } => {
-            let parsed: Value = serde_json::from_str(&value).unwrap_or(Value::String(value));
-            if let Err(e) = crate::config::check(&key, &parsed) {
-                return super::fail(super::USAGE, format!("{key}: {e}"));
-            }
-            let path = if user {
-                match config::user_config_dir() {
-                    Some(d) => d.join("config.json"),
-                    None => {
-                        return super::fail(super::USAGE, "no user config directory (HOME unset)");
-                    }
-                }
-            } else {
-                config::project_config_path(&ctx.project.root)
-            };
-            let mut map = match std::fs::read_to_string(&path) {
-                Ok(t) => match serde_json::from_str::<Value>(&t) {
-                    Ok(Value::Object(m)) => m,
-                    _ => {
-                        return super::fail(
-                            super::CHECK_FAILED,
-                            format!("{} is not a JSON object; fix it first", path.display()),
-                        );
-                    }
-                },
-                Err(_) => Map::new(),
-            };
-            set_path(&mut map, &key, parsed.clone());
-            let text =
-                serde_json::to_string_pretty(&Value::Object(map)).expect("serializable") + "\n";
-            if let Err(e) = store::write_verbatim(&path, text.as_bytes()) {
-                return super::fail(
-                    super::CHECK_FAILED,
-                    format!("cannot write {}: {e}", path.display()),
-                );
-            }
-            println!("{key} = {parsed} in {}", path.display());
-            ExitCode::SUCCESS
+        for e in &loaded.errors {
+            println!("error: {e}");
         }
     }
+    if loaded.errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(super::CHECK_FAILED)
+    }
+}
+
+/// `config set`: checks the value, then writes it under its key into the project's
+/// waymark.json or the user's config.json, keeping the file's other keys.
+fn set(ctx: &Ctx, key: &str, value: String, user: bool) -> ExitCode {
+    let parsed: Value = serde_json::from_str(&value).unwrap_or(Value::String(value));
+    if let Err(e) = crate::config::check(key, &parsed) {
+        return super::fail(super::USAGE, format!("{key}: {e}"));
+    }
+    let path = if user {
+        match config::user_config_dir() {
+            Some(d) => d.join("config.json"),
+            None => {
+                return super::fail(super::USAGE, "no user config directory (HOME unset)");
+            }
+        }
+    } else {
+        config::project_config_path(&ctx.project.root)
+    };
+    let mut map = match std::fs::read_to_string(&path) {
+        Ok(t) => match serde_json::from_str::<Value>(&t) {
+            Ok(Value::Object(m)) => m,
+            _ => {
+                return super::fail(
+                    super::CHECK_FAILED,
+                    format!("{} is not a JSON object; fix it first", path.display()),
+                );
+            }
+        },
+        Err(_) => Map::new(),
+    };
+    set_path(&mut map, key, parsed.clone());
+    let text = serde_json::to_string_pretty(&Value::Object(map)).expect("serializable") + "\n";
+    if let Err(e) = store::write_verbatim(&path, text.as_bytes()) {
+        return super::fail(
+            super::CHECK_FAILED,
+            format!("cannot write {}: {e}", path.display()),
+        );
+    }
+    println!("{key} = {parsed} in {}", path.display());
+    ExitCode::SUCCESS
 }
 
 /// Sets `a.b` as `{"a":{"b":…}}`.

@@ -18,20 +18,7 @@ enum Mark {
 pub fn run(root: Option<PathBuf>) -> ExitCode {
     let ctx = super::ctx_unchecked(root);
     let mut lines: Vec<(Mark, String)> = Vec::new();
-    let exe = std::env::current_exe()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    lines.push((
-        Mark::Ok,
-        format!("waymark {} at {exe}", env!("CARGO_PKG_VERSION")),
-    ));
-    match crate::runtime::program::on_path("waymark") {
-        Some(p) => lines.push((Mark::Ok, format!("waymark on PATH: {}", p.display()))),
-        None => lines.push((
-            Mark::Warn,
-            "waymark is not on PATH: `cargo install --path .` in the checkout puts it in ~/.cargo/bin (have that on PATH)".into(),
-        )),
-    }
+    install_lines(&mut lines);
 
     if ctx.config_errors.is_empty() {
         lines.push((Mark::Ok, "configuration valid".into()));
@@ -41,43 +28,7 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
     }
     lines.push(key_line(&ctx));
 
-    let registered = registrations(&ctx.project.root);
-    let plugin = plugin_enabled(&ctx.project.root);
-    if let Some(file) = &plugin {
-        lines.push((
-            Mark::Ok,
-            format!("the plugin waymark@waymark is enabled in {file}"),
-        ));
-    } else if registered.is_empty() {
-        lines.push((Mark::Warn, "hooks not found in .claude/settings.json, .claude/settings.local.json or ~/.claude/settings.json, and no waymark plugin enabled there (fine with `claude --plugin-dir`; else `/plugin install waymark@waymark` or `waymark init`)".into()));
-    }
-    if let Some(line) = twice(plugin.as_deref(), &registered) {
-        lines.push((Mark::Warn, line));
-    }
-    for (file, commands) in registered {
-        // One check per program the entries run (normally one for all events).
-        let mut programs: Vec<(&str, Vec<&String>)> = Vec::new();
-        for c in &commands {
-            let program = waymark_core::shell::first_word(c);
-            match programs.iter_mut().find(|(p, _)| *p == program) {
-                Some((_, cs)) => cs.push(c),
-                None => programs.push((program, vec![c])),
-            }
-        }
-        for (program, commands) in programs {
-            let events = waymark_core::text::count(commands.len() as u64, "event");
-            lines.push(match starts(program) {
-                Ok(()) => (
-                    Mark::Ok,
-                    format!("hooks registered in {file} for {events}, running {program}"),
-                ),
-                Err(why) => (
-                    Mark::Fail,
-                    format!("hooks in {file} for {events} run `{}`, and {program} does not start ({why}): run `waymark init` again (with --user for ~/.claude) to point them at the waymark you have", commands[0]),
-                ),
-            });
-        }
-    }
+    hook_lines(&ctx.project.root, &mut lines);
     match crate::git::run(&ctx.project.root, ["--version"]) {
         Some(v) => lines.push((Mark::Ok, v)),
         None => lines.push((
@@ -99,6 +50,71 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         )));
     }
     report(&lines)
+}
+
+/// This waymark's version and path, and whether a `waymark` is on PATH.
+fn install_lines(lines: &mut Vec<(Mark, String)>) {
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    lines.push((
+        Mark::Ok,
+        format!("waymark {} at {exe}", env!("CARGO_PKG_VERSION")),
+    ));
+    match crate::runtime::program::on_path("waymark") {
+        Some(p) => lines.push((Mark::Ok, format!("waymark on PATH: {}", p.display()))),
+        None => lines.push((
+            Mark::Warn,
+            "waymark is not on PATH: `cargo install --path .` in the checkout puts it in ~/.cargo/bin (have that on PATH)".into(),
+        )),
+    }
+}
+
+/// How Claude Code reaches waymark: the plugin, the settings files' hooks (each program
+/// they run must start), and a warning when it is registered more than once.
+fn hook_lines(root: &Path, lines: &mut Vec<(Mark, String)>) {
+    let registered = registrations(root);
+    let plugin = plugin_enabled(root);
+    if let Some(file) = &plugin {
+        lines.push((
+            Mark::Ok,
+            format!("the plugin waymark@waymark is enabled in {file}"),
+        ));
+    } else if registered.is_empty() {
+        lines.push((Mark::Warn, "hooks not found in .claude/settings.json, .claude/settings.local.json or ~/.claude/settings.json, and no waymark plugin enabled there (fine with `claude --plugin-dir`; else `/plugin install waymark@waymark` or `waymark init`)".into()));
+    }
+    if let Some(line) = twice(plugin.as_deref(), &registered) {
+        lines.push((Mark::Warn, line));
+    }
+    for (file, commands) in registered {
+        program_lines(&file, &commands, lines);
+    }
+}
+
+/// One settings file's hooks: one check per program the entries run (normally one for
+/// all events), which must start.
+fn program_lines(file: &str, commands: &[String], lines: &mut Vec<(Mark, String)>) {
+    let mut programs: Vec<(&str, Vec<&String>)> = Vec::new();
+    for c in commands {
+        let program = waymark_core::shell::first_word(c);
+        match programs.iter_mut().find(|(p, _)| *p == program) {
+            Some((_, cs)) => cs.push(c),
+            None => programs.push((program, vec![c])),
+        }
+    }
+    for (program, commands) in programs {
+        let events = waymark_core::text::count(commands.len() as u64, "event");
+        lines.push(match starts(program) {
+            Ok(()) => (
+                Mark::Ok,
+                format!("hooks registered in {file} for {events}, running {program}"),
+            ),
+            Err(why) => (
+                Mark::Fail,
+                format!("hooks in {file} for {events} run `{}`, and {program} does not start ({why}): run `waymark init` again (with --user for ~/.claude) to point them at the waymark you have", commands[0]),
+            ),
+        });
+    }
 }
 
 fn key_line(ctx: &crate::runtime::context::Ctx) -> (Mark, String) {
@@ -149,6 +165,32 @@ fn project_lines(ctx: &crate::runtime::context::Ctx, lines: &mut Vec<(Mark, Stri
     } else {
         (Mark::Fail, format!("{} is not writable", probe.display()))
     });
+    task_lines(ctx, lines);
+    match crate::governance::intent::load(&ctx.project) {
+        Ok(Some(f)) => lines.push((
+            Mark::Ok,
+            format!(
+                "{} in active_intents.yaml",
+                waymark_core::text::count(f.active_intents.len() as u64, "intent")
+            ),
+        )),
+        Ok(None) => {}
+        Err(e) => lines.push((Mark::Fail, e.to_string())),
+    }
+    if let Ok(dir) = crate::git::hooks::hooks_dir(&ctx.project.root) {
+        for hook in crate::git::hooks::GitHook::ALL {
+            if let Ok(st) = crate::git::hooks::status(&dir, hook) {
+                lines.push((
+                    Mark::Ok,
+                    format!("git hook {}: {}", hook.name(), st.describe()),
+                ));
+            }
+        }
+    }
+}
+
+/// The current task and its state, and whether hook.json is damaged.
+fn task_lines(ctx: &crate::runtime::context::Ctx, lines: &mut Vec<(Mark, String)>) {
     // Peeked, not loaded: loading would restore a damaged hook.json, and doctor writes
     // nothing.
     match store::peek_current(&ctx.project) {
@@ -174,27 +216,6 @@ fn project_lines(ctx: &crate::runtime::context::Ctx, lines: &mut Vec<(Mark, Stri
         Ok(None) => lines.push((Mark::Ok, "no task yet".into())),
         Ok(Some(_)) => lines.push((Mark::Fail, "hook.json holds no task".into())),
         Err(e) => lines.push((Mark::Fail, e)),
-    }
-    match crate::governance::intent::load(&ctx.project) {
-        Ok(Some(f)) => lines.push((
-            Mark::Ok,
-            format!(
-                "{} in active_intents.yaml",
-                waymark_core::text::count(f.active_intents.len() as u64, "intent")
-            ),
-        )),
-        Ok(None) => {}
-        Err(e) => lines.push((Mark::Fail, e.to_string())),
-    }
-    if let Ok(dir) = crate::git::hooks::hooks_dir(&ctx.project.root) {
-        for hook in crate::git::hooks::GitHook::ALL {
-            if let Ok(st) = crate::git::hooks::status(&dir, hook) {
-                lines.push((
-                    Mark::Ok,
-                    format!("git hook {}: {}", hook.name(), st.describe()),
-                ));
-            }
-        }
     }
 }
 

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::claude::event::{self, Event};
+use crate::claude::event::{self, Event, Parsed};
 use crate::handlers::Handled;
 use crate::runtime::context::Ctx;
 use crate::store::log::{self, Level};
@@ -23,25 +23,15 @@ pub const MAX_INPUT: u64 = 64 * 1024 * 1024;
 pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     panic::set_hook(Box::new(|_| {}));
     super::finish_on_closed_stdout();
-    let mut bytes = Vec::new();
-    let read = std::io::stdin()
-        .lock()
-        .take(MAX_INPUT + 1)
-        .read_to_end(&mut bytes);
     let fallback = || Project::from_arg(root.clone(), None);
     let context = name.unwrap_or("hook");
-    if let Err(e) = read {
-        report(&fallback(), context, &format!("cannot read stdin: {e}"));
-        return ExitCode::SUCCESS;
-    }
-    if bytes.len() as u64 > MAX_INPUT {
-        report(
-            &fallback(),
-            context,
-            &format!("input over {} MiB ignored", MAX_INPUT >> 20),
-        );
-        return ExitCode::SUCCESS;
-    }
+    let bytes = match read_input() {
+        Ok(b) => b,
+        Err(e) => {
+            report(&fallback(), context, &e);
+            return ExitCode::SUCCESS;
+        }
+    };
     // Non-UTF-8 bytes are replaced rather than rejected: one stray byte in a tool's output
     // must not cost the whole event.
     let text = String::from_utf8_lossy(&bytes);
@@ -52,13 +42,53 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    let Some(mut ctx) = open(root, &parsed) else {
+        return ExitCode::SUCCESS;
+    };
+    let Some(claim) = crate::handlers::once::claim(&ctx, parsed.event.name(), &bytes) else {
+        // Another registration of waymark's got the same event: it handles it.
+        return ExitCode::SUCCESS;
+    };
+    crate::handlers::pending::apply(&mut ctx);
+    let handled = run_event(&ctx, &parsed.event);
+    claim.done(&ctx);
+    if handled.deferred {
+        keep(&ctx, parsed.event.name(), &text);
+    }
+    if let Some(json) = handled.out.to_json(parsed.event.name()) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(Clean::json(&json).with_newline().as_bytes());
+        let _ = stdout.flush();
+    }
+    ExitCode::SUCCESS
+}
+
+/// The event's input from stdin, up to [`MAX_INPUT`]; the error says why there is none.
+fn read_input() -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    let read = std::io::stdin()
+        .lock()
+        .take(MAX_INPUT + 1)
+        .read_to_end(&mut bytes);
+    if let Err(e) = read {
+        return Err(format!("cannot read stdin: {e}"));
+    }
+    if bytes.len() as u64 > MAX_INPUT {
+        return Err(format!("input over {} MiB ignored", MAX_INPUT >> 20));
+    }
+    Ok(bytes)
+}
+
+/// The context for the event's project, with the configuration's errors and the input's
+/// mismatch logged and the deadline armed; `None` for a project waymark must not write into.
+fn open(root: Option<PathBuf>, parsed: &Parsed) -> Option<Ctx> {
     let project = Project::from_arg(root, parsed.event.common.cwd.as_deref().map(Path::new));
     let mut ctx = Ctx::new(project);
     ctx.capture = crate::runtime::context::CaptureMode::Detached;
     if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
         // Not even the log may be written: say it on stderr only.
         log::say(&format!("{}: {e}", parsed.event.name()));
-        return ExitCode::SUCCESS;
+        return None;
     }
     for e in &ctx.config_errors {
         ctx.log(Level::Warn, "config", &e.to_string());
@@ -71,29 +101,19 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
         parsed.event.name(),
         ctx.config.hook_deadline,
     );
-    let Some(claim) = crate::handlers::once::claim(&ctx, parsed.event.name(), &bytes) else {
-        // Another registration of waymark's got the same event: it handles it.
-        return ExitCode::SUCCESS;
-    };
-    crate::handlers::pending::apply(&mut ctx);
-    let handled = run_event(&ctx, &parsed.event);
-    claim.done(&ctx);
-    if handled.deferred {
-        let input: Value = serde_json::from_str(&text).unwrap_or_default();
-        if let Err(e) = crate::handlers::pending::keep(&ctx, parsed.event.name(), &input) {
-            report(
-                &ctx.project,
-                parsed.event.name(),
-                &format!("the event could not be kept for later: {e}"),
-            );
-        }
+    Some(ctx)
+}
+
+/// Keeps an event a busy lock deferred, for the next event to apply (`handlers::pending`).
+fn keep(ctx: &Ctx, event: &str, text: &str) {
+    let input: Value = serde_json::from_str(text).unwrap_or_default();
+    if let Err(e) = crate::handlers::pending::keep(ctx, event, &input) {
+        report(
+            &ctx.project,
+            event,
+            &format!("the event could not be kept for later: {e}"),
+        );
     }
-    if let Some(json) = handled.out.to_json(parsed.event.name()) {
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(Clean::json(&json).with_newline().as_bytes());
-        let _ = stdout.flush();
-    }
-    ExitCode::SUCCESS
 }
 
 /// Dispatches one event with panics caught (a panic is reported, and gives nothing to

@@ -72,42 +72,11 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
             false => (false, "No waymark hooks to remove".to_string()),
         }
     } else {
-        match register(&mut settings, &exe) {
-            Registered {
-                added: 0,
-                repointed: 0,
-            } => (false, "waymark's hooks were already there".to_string()),
-            Registered {
-                added: 0,
-                repointed,
-            } => (
-                true,
-                format!(
-                    "Pointed {repointed} of waymark's hooks at `{exe}` (they ran another program)"
-                ),
-            ),
-            Registered { added, repointed } => (
-                true,
-                format!(
-                    "Added waymark's hooks for {}{}",
-                    waymark_core::text::count(added as u64, "event"),
-                    match repointed {
-                        0 => String::new(),
-                        n => format!(" and pointed {n} at `{exe}`"),
-                    }
-                ),
-            ),
-        }
+        let done = register(&mut settings, &exe);
+        (done != Registered::default(), registered_text(&done, &exe))
     };
     if changed {
-        let written = if settings.is_empty() {
-            // Nothing of the user's was in it: leave no `{}` behind.
-            std::fs::remove_file(&path)
-        } else {
-            let indent = indentation(&std::fs::read_to_string(&path).unwrap_or_default());
-            store::write_verbatim(&path, &to_text(&settings, &indent))
-        };
-        if let Err(e) = written {
+        if let Err(e) = write_settings(&path, &settings) {
             return super::fail(
                 super::CHECK_FAILED,
                 format!("cannot write {}: {e}", path.display()),
@@ -127,6 +96,43 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
     }
     println!("{what} in {}", path.display());
     ExitCode::SUCCESS
+}
+
+/// What [`register`] did, said: nothing, entries repointed at `exe`, or entries added
+/// (and some repointed).
+fn registered_text(done: &Registered, exe: &str) -> String {
+    match *done {
+        Registered {
+            added: 0,
+            repointed: 0,
+        } => "waymark's hooks were already there".to_string(),
+        Registered {
+            added: 0,
+            repointed,
+        } => {
+            format!("Pointed {repointed} of waymark's hooks at `{exe}` (they ran another program)")
+        }
+        Registered { added, repointed } => format!(
+            "Added waymark's hooks for {}{}",
+            waymark_core::text::count(added as u64, "event"),
+            match repointed {
+                0 => String::new(),
+                n => format!(" and pointed {n} at `{exe}`"),
+            }
+        ),
+    }
+}
+
+/// Writes the changed settings in the file's own indentation, or removes the file when
+/// nothing is left in it.
+fn write_settings(path: &Path, settings: &Map<String, Value>) -> std::io::Result<()> {
+    if settings.is_empty() {
+        // Nothing of the user's was in it: leave no `{}` behind.
+        std::fs::remove_file(path)
+    } else {
+        let indent = indentation(&std::fs::read_to_string(path).unwrap_or_default());
+        store::write_verbatim(path, &to_text(settings, &indent))
+    }
 }
 
 fn read_settings(path: &Path) -> Result<Map<String, Value>, String> {

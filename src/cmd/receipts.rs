@@ -17,7 +17,9 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::receipt::{FileKeyManager, KeyError, KeyManager, ReceiptSigner, Verdict, verify_all};
+use waymark_core::receipt::ValidationReceipt;
 use waymark_core::receipt::chain::{self, CHAINED_SINCE, ChainProblem};
+use waymark_core::task::Hook;
 use waymark_core::text::{one_line, truncate};
 
 #[derive(Debug, clap::Args)]
@@ -36,7 +38,6 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
         Ok(h) => h,
         Err(code) => return code,
     };
-    let task_id = hook.as_ref().map(|h| h.task_id.clone());
     let receipts = match &hook {
         Some(h) => match crate::task::store::receipts(&ctx.project, h) {
             Ok(r) => r,
@@ -61,102 +62,26 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
         Err(e) => ("error", Some(e.to_string())),
     };
     let signer: Option<&dyn ReceiptSigner> = loaded.as_ref().ok().map(|s| s.as_ref());
-    let verdicts = verify_all(signer, &receipts);
-    let count = |word: &str| verdicts.iter().filter(|v| v.as_str() == word).count();
-    let head = hook.as_ref().and_then(|h| h.receipt_head.as_ref());
-    let counted = hook.as_ref().map_or(0, |h| h.receipt_count);
-    let problems = match &hook {
-        Some(h) => chain::check(&h.task_id, &receipts, head, counted, signer),
-        None => Vec::new(),
-    };
-    let interrupted = chain::interrupted(&receipts, head, counted).map(|i| &receipts[i]);
-    let unchained = receipts
-        .iter()
-        .filter(|r| r.sig_version < CHAINED_SINCE)
-        .count();
-    let chain_status = match (problems.is_empty(), unchained == receipts.len()) {
-        (false, _) => "broken",
-        (true, true) => "none",
-        (true, false) => "intact",
-    };
-    let about = |i: usize| -> Option<String> {
-        let texts: Vec<String> = problems
-            .iter()
-            .filter(|p| p.index() == Some(i))
-            .map(ChainProblem::to_string)
-            .collect();
-        (!texts.is_empty()).then(|| texts.join("; "))
-    };
+    let checked = Checked::new(hook.as_ref(), receipts, signer);
 
     if let Some(msg) = &key_message {
-        if receipts.iter().any(|r| r.is_signed()) {
+        if checked.receipts.iter().any(|r| r.is_signed()) {
             eprintln!("waymark: warning: {msg}: signatures cannot be checked");
         }
     }
 
     if args.json {
-        let entries: Vec<Value> = receipts
-            .iter()
-            .zip(&verdicts)
-            .enumerate()
-            .map(|(i, (r, v))| {
-                let mut e = serde_json::to_value(r).expect("receipt serializes");
-                let o = e.as_object_mut().expect("an object");
-                o.insert("observed".into(), Value::Bool(r.observed));
-                o.insert("status".into(), Value::from(v.as_str()));
-                o.insert("detail".into(), detail(v).map_or(Value::Null, Value::from));
-                o.insert("chain".into(), about(i).map_or(Value::Null, Value::from));
-                e
-            })
-            .collect();
-        let chain_problems: Vec<Value> = problems
-            .iter()
-            .map(|p| {
-                let id = p.index().map(|i| receipts[i].receipt_id.clone());
-                json!({"receipt_id": id, "problem": p.to_string()})
-            })
-            .collect();
-        super::print_json(&json!({
-            "task_id": task_id,
-            "key": {"path": key_path, "status": key_status, "message": key_message},
-            "summary": {
-                "total": receipts.len(),
-                "valid": count("valid"),
-                "invalid": count("invalid"),
-                "unsigned": count("unsigned"),
-                "no_key": count("no_key"),
-            },
-            "chain": {"status": chain_status, "unchained": unchained, "problems": chain_problems,
-                      "interrupted_at": interrupted.map(|r| &r.receipt_id)},
-            "receipts": entries,
-        }));
-    } else if receipts.is_empty() {
+        let key = json!({"path": key_path, "status": key_status, "message": key_message});
+        print_json(&checked, hook.as_ref().map(|h| h.task_id.clone()), key);
+    } else if checked.receipts.is_empty() {
         println!("No receipts.");
     } else {
-        print_table(&receipts, &verdicts);
-        println!(
-            "\n{}: {} valid, {} INVALID, {} unsigned, {} not checked (no key)",
-            waymark_core::text::count(receipts.len() as u64, "receipt"),
-            count("valid"),
-            count("invalid"),
-            count("unsigned"),
-            count("no_key")
-        );
-        print_chain(&receipts, &problems, unchained);
-        if let Some(r) = interrupted {
-            println!(
-                "chain: interrupted write at receipt {} ({}): the log holds it, hook.json does not count it yet (a save was cut short, not tampering); the next validation counts it",
-                receipts
-                    .iter()
-                    .position(|x| x.receipt_id == r.receipt_id)
-                    .unwrap_or(0)
-                    + 1,
-                r.receipt_id
-            );
-        }
+        print_text(&checked);
     }
 
-    if args.verify && (!verdicts.iter().all(Verdict::is_valid) || !problems.is_empty()) {
+    if args.verify
+        && (!checked.verdicts.iter().all(Verdict::is_valid) || !checked.problems.is_empty())
+    {
         if !args.json {
             eprintln!("waymark: receipts: verification FAILED");
         }
@@ -165,12 +90,145 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The chain's verdict under the table: intact, or each problem with its receipt.
-fn print_chain(
-    receipts: &[waymark_core::receipt::ValidationReceipt],
-    problems: &[ChainProblem],
+/// The task's receipts as checked: each one's signature verdict, and the chain's problems.
+struct Checked {
+    receipts: Vec<ValidationReceipt>,
+    verdicts: Vec<Verdict>,
+    problems: Vec<ChainProblem>,
+    /// The receipt whose save was cut short: the log holds it, hook.json does not count it.
+    interrupted: Option<usize>,
+    /// How many receipts predate the chain.
     unchained: usize,
-) {
+}
+
+impl Checked {
+    /// Checks each receipt's signature (with `signer`, when there is a key) and the chain
+    /// against the head and count the task's hook.json holds.
+    fn new(
+        hook: Option<&Hook>,
+        receipts: Vec<ValidationReceipt>,
+        signer: Option<&dyn ReceiptSigner>,
+    ) -> Checked {
+        let verdicts = verify_all(signer, &receipts);
+        let head = hook.and_then(|h| h.receipt_head.as_ref());
+        let counted = hook.map_or(0, |h| h.receipt_count);
+        let problems = match hook {
+            Some(h) => chain::check(&h.task_id, &receipts, head, counted, signer),
+            None => Vec::new(),
+        };
+        let interrupted = chain::interrupted(&receipts, head, counted);
+        let unchained = receipts
+            .iter()
+            .filter(|r| r.sig_version < CHAINED_SINCE)
+            .count();
+        Checked {
+            receipts,
+            verdicts,
+            problems,
+            interrupted,
+            unchained,
+        }
+    }
+
+    /// How many receipts have the verdict `word` (`valid`, `invalid`, `unsigned`, `no_key`).
+    fn count(&self, word: &str) -> usize {
+        self.verdicts.iter().filter(|v| v.as_str() == word).count()
+    }
+
+    /// The chain's problems with receipt `i`, in one line, if it has any.
+    fn about(&self, i: usize) -> Option<String> {
+        let texts: Vec<String> = self
+            .problems
+            .iter()
+            .filter(|p| p.index() == Some(i))
+            .map(ChainProblem::to_string)
+            .collect();
+        (!texts.is_empty()).then(|| texts.join("; "))
+    }
+}
+
+/// `--json`: the one object docs/receipts.md describes.
+fn print_json(checked: &Checked, task_id: Option<String>, key: Value) {
+    let Checked {
+        receipts,
+        verdicts,
+        problems,
+        interrupted,
+        unchained,
+    } = checked;
+    let entries: Vec<Value> = receipts
+        .iter()
+        .zip(verdicts)
+        .enumerate()
+        .map(|(i, (r, v))| {
+            let mut e = serde_json::to_value(r).expect("receipt serializes");
+            let o = e.as_object_mut().expect("an object");
+            o.insert("observed".into(), Value::Bool(r.observed));
+            o.insert("status".into(), Value::from(v.as_str()));
+            o.insert("detail".into(), detail(v).map_or(Value::Null, Value::from));
+            o.insert(
+                "chain".into(),
+                checked.about(i).map_or(Value::Null, Value::from),
+            );
+            e
+        })
+        .collect();
+    let chain_problems: Vec<Value> = problems
+        .iter()
+        .map(|p| {
+            let id = p.index().map(|i| receipts[i].receipt_id.clone());
+            json!({"receipt_id": id, "problem": p.to_string()})
+        })
+        .collect();
+    let chain_status = match (problems.is_empty(), *unchained == receipts.len()) {
+        (false, _) => "broken",
+        (true, true) => "none",
+        (true, false) => "intact",
+    };
+    super::print_json(&json!({
+        "task_id": task_id,
+        "key": key,
+        "summary": {
+            "total": receipts.len(),
+            "valid": checked.count("valid"),
+            "invalid": checked.count("invalid"),
+            "unsigned": checked.count("unsigned"),
+            "no_key": checked.count("no_key"),
+        },
+        "chain": {"status": chain_status, "unchained": unchained, "problems": chain_problems,
+                  "interrupted_at": interrupted.map(|i| &receipts[i].receipt_id)},
+        "receipts": entries,
+    }));
+}
+
+/// The text report: the table, the verdicts counted, then the chain's state.
+fn print_text(checked: &Checked) {
+    let receipts = &checked.receipts;
+    print_table(receipts, &checked.verdicts);
+    println!(
+        "\n{}: {} valid, {} INVALID, {} unsigned, {} not checked (no key)",
+        waymark_core::text::count(receipts.len() as u64, "receipt"),
+        checked.count("valid"),
+        checked.count("invalid"),
+        checked.count("unsigned"),
+        checked.count("no_key")
+    );
+    print_chain(receipts, &checked.problems, checked.unchained);
+    if let Some(r) = checked.interrupted.map(|i| &receipts[i]) {
+        println!(
+            "chain: interrupted write at receipt {} ({}): the log holds it, hook.json does not count it yet (a save was cut short, not tampering); the next validation counts it",
+            receipts
+                .iter()
+                .position(|x| x.receipt_id == r.receipt_id)
+                .unwrap_or(0)
+                + 1,
+            r.receipt_id
+        );
+    }
+}
+
+/// The chain's verdict under the table: intact, or each problem with its receipt.
+fn print_chain(receipts: &[ValidationReceipt], problems: &[ChainProblem], unchained: usize) {
     let chained = receipts.len() - unchained;
     if problems.is_empty() && chained > 0 {
         println!(
@@ -213,7 +271,7 @@ fn label(v: &Verdict) -> String {
     }
 }
 
-fn print_table(receipts: &[waymark_core::receipt::ValidationReceipt], verdicts: &[Verdict]) {
+fn print_table(receipts: &[ValidationReceipt], verdicts: &[Verdict]) {
     let header = [
         "RECEIPT",
         "STEP",

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::claude::event;
+use crate::claude::event::{self, Event};
 use crate::runtime::context::Ctx;
 use crate::store::project::Project;
 
@@ -39,40 +39,18 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
         if line.trim().is_empty() {
             continue;
         }
-        let parsed = serde_json::from_str::<Value>(&line)
-            .map_err(|e| e.to_string())
-            .and_then(|v| event::from_value(None, v).map_err(|e| e.to_string()));
-        let parsed = match parsed {
-            Ok(p) => p,
+        let ev = match parse(&line) {
+            Ok(ev) => ev,
             Err(e) => {
                 eprintln!("line {n}: skipped: {e}");
                 bad += 1;
                 continue;
             }
         };
-        let ev = parsed.event;
-        let mut project = Project::at(root.clone());
-        let recorded = ev.common.cwd.as_deref().map(Path::new);
-        if let Some(rec) = recorded.filter(|r| !r.starts_with(&project.root) && !r.exists()) {
-            project.recorded_root = Some(rec.to_path_buf());
+        if let Err(code) = replay(&root, n, &ev) {
+            return code;
         }
-        let ctx = Ctx::new(project);
-        if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
-            return super::fail(super::CHECK_FAILED, e);
-        }
-        let said = super::hook::run_event(&ctx, &ev).out.to_json(ev.name());
         count += 1;
-        let tool = match &ev.kind {
-            event::EventKind::PreToolUse(c)
-            | event::EventKind::PostToolUse(c, _)
-            | event::EventKind::PostToolUseFailure(c, _)
-            | event::EventKind::PermissionDenied(c, _) => format!(" {}", c.name),
-            _ => String::new(),
-        };
-        match said {
-            Some(json) => println!("{n:>4} {}{tool}: {json}", ev.name()),
-            None => println!("{n:>4} {}{tool}", ev.name()),
-        }
     }
     eprintln!(
         "replayed {} into {}{}",
@@ -92,4 +70,39 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// One recorded line as an event (its `hook_event_name` names it).
+fn parse(line: &str) -> Result<Event, String> {
+    let parsed = serde_json::from_str::<Value>(line)
+        .map_err(|e| e.to_string())
+        .and_then(|v| event::from_value(None, v).map_err(|e| e.to_string()))?;
+    Ok(parsed.event)
+}
+
+/// Dispatches one event into the project at `root` (its recorded root mapped onto it) and
+/// prints what the hook said. A project waymark must not write into ends the replay.
+fn replay(root: &Path, n: usize, ev: &Event) -> Result<(), ExitCode> {
+    let mut project = Project::at(root.to_path_buf());
+    let recorded = ev.common.cwd.as_deref().map(Path::new);
+    if let Some(rec) = recorded.filter(|r| !r.starts_with(&project.root) && !r.exists()) {
+        project.recorded_root = Some(rec.to_path_buf());
+    }
+    let ctx = Ctx::new(project);
+    if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
+        return Err(super::fail(super::CHECK_FAILED, e));
+    }
+    let said = super::hook::run_event(&ctx, ev).out.to_json(ev.name());
+    let tool = match &ev.kind {
+        event::EventKind::PreToolUse(c)
+        | event::EventKind::PostToolUse(c, _)
+        | event::EventKind::PostToolUseFailure(c, _)
+        | event::EventKind::PermissionDenied(c, _) => format!(" {}", c.name),
+        _ => String::new(),
+    };
+    match said {
+        Some(json) => println!("{n:>4} {}{tool}: {json}", ev.name()),
+        None => println!("{n:>4} {}{tool}", ev.name()),
+    }
+    Ok(())
 }

@@ -34,30 +34,8 @@ pub struct RewindArgs {
 
 pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
     let ctx = super::ctx(root);
-    match rewind::pending(&ctx.project) {
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
-        Ok(Some(journal)) if args.resume => {
-            println!(
-                "Finishing the rewind to {} begun {}.",
-                journal.checkpoint_id,
-                waymark_core::text::stamp(journal.started_at)
-            );
-            return carry_out(&ctx, &journal);
-        }
-        Ok(Some(journal)) => {
-            return super::fail(
-                super::CHECK_FAILED,
-                format!(
-                    "a rewind to {} was cut short: run `waymark rewind --continue` to finish it first",
-                    journal.checkpoint_id
-                ),
-            );
-        }
-        Ok(None) if args.resume => {
-            println!("No rewind to finish.");
-            return ExitCode::SUCCESS;
-        }
-        Ok(None) => {}
+    if let Some(code) = pending(&ctx, args.resume) {
+        return code;
     }
     let root = &ctx.project.root;
     if crate::git::head::find_git_dir(root).is_none() {
@@ -74,19 +52,10 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         Ok(f) => f,
         Err(e) => return super::fail(super::USAGE, e),
     };
-    let mut paths = Vec::new();
-    for f in &args.files {
-        let cwd = std::env::current_dir().ok();
-        match ctx
-            .project
-            .locate(f, cwd.as_deref().and_then(|c| c.to_str()))
-        {
-            Located::Inside(rel) => paths.push(rel),
-            Located::Outside(abs) => {
-                return super::fail(super::USAGE, format!("{abs} is outside the project"));
-            }
-        }
-    }
+    let paths = match project_paths(&ctx, &args.files) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let (changes, now) = match changes_since(&ctx, &found.tree, &paths) {
         Ok(found) => found,
         Err(why) => return super::fail(super::CHECK_FAILED, why),
@@ -121,6 +90,56 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         );
     }
     carry_out(&ctx, &journal)
+}
+
+/// A rewind cut short comes first: `--continue` finishes it, any other rewind is refused
+/// until it is. `None` when the command goes on to rewind.
+fn pending(ctx: &Ctx, resume: bool) -> Option<ExitCode> {
+    match rewind::pending(&ctx.project) {
+        Err(e) => Some(super::fail(super::CHECK_FAILED, e)),
+        Ok(Some(journal)) if resume => {
+            println!(
+                "Finishing the rewind to {} begun {}.",
+                journal.checkpoint_id,
+                waymark_core::text::stamp(journal.started_at)
+            );
+            Some(carry_out(ctx, &journal))
+        }
+        Ok(Some(journal)) => Some(super::fail(
+            super::CHECK_FAILED,
+            format!(
+                "a rewind to {} was cut short: run `waymark rewind --continue` to finish it first",
+                journal.checkpoint_id
+            ),
+        )),
+        Ok(None) if resume => {
+            println!("No rewind to finish.");
+            Some(ExitCode::SUCCESS)
+        }
+        Ok(None) => None,
+    }
+}
+
+/// The `--files` as paths in the project (relative to the current directory when they
+/// are); one outside the project is refused.
+fn project_paths(ctx: &Ctx, files: &[String]) -> Result<Vec<String>, ExitCode> {
+    let mut paths = Vec::new();
+    for f in files {
+        let cwd = std::env::current_dir().ok();
+        match ctx
+            .project
+            .locate(f, cwd.as_deref().and_then(|c| c.to_str()))
+        {
+            Located::Inside(rel) => paths.push(rel),
+            Located::Outside(abs) => {
+                return Err(super::fail(
+                    super::USAGE,
+                    format!("{abs} is outside the project"),
+                ));
+            }
+        }
+    }
+    Ok(paths)
 }
 
 /// What differs between the checkpoint's `tree` and the work tree now (restricted to
@@ -204,6 +223,30 @@ fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
         deleted,
         undo: journal.undo.clone(),
     };
+    if let Err(code) = record_rewind(ctx, &rewound) {
+        return code;
+    }
+    if let Err(e) = rewind::finish(&ctx.project) {
+        return super::fail(
+            super::CHECK_FAILED,
+            format!("cannot remove the journal: {e}"),
+        );
+    }
+    let files = rewound.restored.len() + rewound.deleted.len();
+    println!(
+        "Rewound {} to checkpoint {}.",
+        waymark_core::text::count(files as u64, "file"),
+        rewound.checkpoint_id
+    );
+    if let Some(undo) = &rewound.undo {
+        println!("Undo with `waymark rewind {undo}`.");
+    }
+    ExitCode::SUCCESS
+}
+
+/// Records the rewind in the current task (a note and its `rewound`) and in the trace; a
+/// trace that cannot be written is logged, not fatal.
+fn record_rewind(ctx: &Ctx, rewound: &Rewound) -> Result<(), ExitCode> {
     let recorded = current::update(ctx, |slot, _| {
         let hook = slot.as_mut()?;
         let details = BTreeMap::from([
@@ -218,7 +261,7 @@ fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
     });
     let task_id = match recorded {
         Ok(u) => u.value,
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
+        Err(e) => return Err(super::fail(super::CHECK_FAILED, e)),
     };
     let record = trace::record(
         &ctx.project,
@@ -238,20 +281,5 @@ fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
             &format!("trace: {e}"),
         );
     }
-    if let Err(e) = rewind::finish(&ctx.project) {
-        return super::fail(
-            super::CHECK_FAILED,
-            format!("cannot remove the journal: {e}"),
-        );
-    }
-    let files = rewound.restored.len() + rewound.deleted.len();
-    println!(
-        "Rewound {} to checkpoint {}.",
-        waymark_core::text::count(files as u64, "file"),
-        rewound.checkpoint_id
-    );
-    if let Some(undo) = &rewound.undo {
-        println!("Undo with `waymark rewind {undo}`.");
-    }
-    ExitCode::SUCCESS
+    Ok(())
 }

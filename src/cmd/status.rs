@@ -3,9 +3,12 @@
 use crate::cmd::ExitCode;
 use std::path::PathBuf;
 
+use chrono::{DateTime, Utc};
 use serde_json::json;
 
-use crate::task::store;
+use crate::task::{StepCheckpoint, store};
+use waymark_core::receipt::ValidationReceipt;
+use waymark_core::task::Hook;
 use waymark_core::text::{ago, stamp};
 
 pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
@@ -38,25 +41,36 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
         }
     };
     if json {
-        super::print_json(&json!({
-            "task": {
-                "task_id": hook.task_id,
-                "intent_id": hook.intent_id,
-                "state": hook.state,
-                "updated_at": hook.updated_at,
-                "current_step": hook.current_step,
-                "steps": hook.steps,
-                "recovery": hook.recovery,
-                "checkpoints": checkpoints.iter().map(|c| json!({
-                    "checkpoint_id": c.checkpoint_id, "created_at": c.created_at, "trigger": c.trigger,
-                    "description": c.description, "step_name": c.step_name, "git_commit": c.git_commit,
-                })).collect::<Vec<_>>(),
-                "receipts": receipts,
-            }
-        }));
-        return ExitCode::SUCCESS;
+        print_json(&hook, &checkpoints, &receipts);
+    } else {
+        print_task(&hook, ctx.now);
+        print_logs(&checkpoints, &receipts);
     }
-    let now = ctx.now;
+    ExitCode::SUCCESS
+}
+
+/// `--json`: the task's state, steps and recovery, with its checkpoints and receipts.
+fn print_json(hook: &Hook, checkpoints: &[StepCheckpoint], receipts: &[ValidationReceipt]) {
+    super::print_json(&json!({
+        "task": {
+            "task_id": hook.task_id,
+            "intent_id": hook.intent_id,
+            "state": hook.state,
+            "updated_at": hook.updated_at,
+            "current_step": hook.current_step,
+            "steps": hook.steps,
+            "recovery": hook.recovery,
+            "checkpoints": checkpoints.iter().map(|c| json!({
+                "checkpoint_id": c.checkpoint_id, "created_at": c.created_at, "trigger": c.trigger,
+                "description": c.description, "step_name": c.step_name, "git_commit": c.git_commit,
+            })).collect::<Vec<_>>(),
+            "receipts": receipts,
+        }
+    }));
+}
+
+/// The task: its id and intent, state, the step running, a crash found, and every step.
+fn print_task(hook: &Hook, now: DateTime<Utc>) {
     println!(
         "Task:   {}{}",
         hook.task_id,
@@ -107,6 +121,10 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
             );
         }
     }
+}
+
+/// How many checkpoints and receipts the task has, with the last five of each.
+fn print_logs(checkpoints: &[StepCheckpoint], receipts: &[ValidationReceipt]) {
     println!("\nCheckpoints: {}", checkpoints.len());
     for c in checkpoints.iter().rev().take(5).rev() {
         println!(
@@ -126,5 +144,4 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
             if r.observed { " (observed)" } else { "" }
         );
     }
-    ExitCode::SUCCESS
 }

@@ -64,6 +64,24 @@ pub fn apply(ctx: &mut Ctx) {
         }
     };
     let now = ctx.now;
+    let left = apply_kept(ctx, &lines);
+    ctx.now = now;
+    let written = match left.is_empty() {
+        true => std::fs::remove_file(&path),
+        false => store::write_atomic(&path, &Clean::json_lines(&left)),
+    };
+    if let Err(e) = written {
+        ctx.log(
+            Level::Error,
+            "pending",
+            &format!("cannot rewrite {PENDING}: {e}"),
+        );
+    }
+}
+
+/// Dispatches each kept event in `lines` at its own time, dropping the unreadable ones;
+/// returns those to keep: the first deferred again and every one after it.
+fn apply_kept(ctx: &mut Ctx, lines: &str) -> Vec<Value> {
     let mut left: Vec<Value> = Vec::new();
     for line in lines.lines().filter(|l| !l.trim().is_empty()) {
         let kept: Kept = match serde_json::from_str(line) {
@@ -98,16 +116,5 @@ pub fn apply(ctx: &mut Ctx) {
             left.push(serde_json::to_value(&kept).expect("serializable"));
         }
     }
-    ctx.now = now;
-    let written = match left.is_empty() {
-        true => std::fs::remove_file(&path),
-        false => store::write_atomic(&path, &Clean::json_lines(&left)),
-    };
-    if let Err(e) = written {
-        ctx.log(
-            Level::Error,
-            "pending",
-            &format!("cannot rewrite {PENDING}: {e}"),
-        );
-    }
+    left
 }

@@ -21,9 +21,9 @@ use crate::governance::{drift, facts::Facts, lessons, progress};
 use crate::runtime::context::Ctx;
 use crate::store::log::Level;
 use crate::store::project::Located;
-use crate::task::{Need, SessionStatus, checkpoint, current, tools};
+use crate::task::{Effect, Hook, Need, SessionStatus, checkpoint, current, tools};
 use crate::trace::tool_call::{self, Outcome};
-use waymark_core::shell;
+use waymark_core::shell::{self, Kinds};
 use waymark_core::task::validation;
 use waymark_core::text::tail;
 
@@ -37,9 +37,36 @@ pub fn handle(
     result: Result<&ToolResponse, &ToolFailure>,
     out: &mut Output,
 ) -> anyhow::Result<()> {
+    let seen = see(ctx, event, call, result);
+    let hook = bookkeeping(ctx, event, &seen, out)?;
+    post_hooks(ctx, event, &seen, hook, out);
+    Ok(())
+}
+
+/// What the call was, read once for both parts: the paths it wrote, a command's result.
+struct Seen<'a> {
+    call: &'a ToolCall,
+    result: Result<&'a ToolResponse, &'a ToolFailure>,
+    paths: Vec<Located>,
+    bash: Option<BashResult>,
+    /// The receipt's failure lines and the ledger both use it.
+    output_tail: String,
+    kinds: Option<Kinds>,
+    /// A validation command run in the foreground: it gets an observed receipt.
+    validation: bool,
+    /// Only mutations, commands and the task tools start a task or mark the session active.
+    relevant: bool,
+}
+
+/// Reads the call: its paths located, a Bash command's result classified.
+fn see<'a>(
+    ctx: &Ctx,
+    event: &Event,
+    call: &'a ToolCall,
+    result: Result<&'a ToolResponse, &'a ToolFailure>,
+) -> Seen<'a> {
     let paths = located_paths(ctx, event, call);
     let bash = bash_result(call, result);
-    // Built once: the receipt's failure lines and the ledger both use it.
     let output_tail = bash.as_ref().map(BashResult::tail).unwrap_or_default();
     let kinds = bash.as_ref().map(|b| {
         let c = &ctx.config;
@@ -47,79 +74,54 @@ pub fn handle(
     });
     let validation = kinds.as_ref().is_some_and(|k| k.validation)
         && bash.as_ref().is_some_and(|b| !b.background);
-    // Only mutations, commands and the task tools start a task or mark the session active.
     let relevant = call.is_mutation()
         || bash.is_some()
         || matches!(
             call.input,
             ToolInput::TaskCreate(_) | ToolInput::TaskUpdate(_) | ToolInput::TodoWrite(_)
         );
-    let need = if relevant {
+    Seen {
+        call,
+        result,
+        paths,
+        bash,
+        output_tail,
+        kinds,
+        validation,
+        relevant,
+    }
+}
+
+/// 1. Bookkeeping, one locked change of the task; returns the task as saved, if any.
+fn bookkeeping(
+    ctx: &Ctx,
+    event: &Event,
+    seen: &Seen,
+    out: &mut Output,
+) -> anyhow::Result<Option<Hook>> {
+    let need = if seen.relevant {
         Need::Create
     } else {
         Need::Existing
     };
-
-    // 1. Bookkeeping.
     let mut rewound = None;
     let changed = current::change(ctx, need, |hook, effects| -> anyhow::Result<()> {
         // A turn's first event tells a rewound conversation before the plan moves again.
         rewound = super::rewound::check(ctx, hook, &event.common.session_id, false);
-        let applied = tools::apply_tool(hook, call, result.ok(), ctx.config.max_attempts, ctx.now)?;
-        if applied.refused > 0 {
-            ctx.log(
-                Level::Warn,
-                event.name(),
-                &format!(
-                    "{}: the plan holds at most {} steps; {} items were not added",
-                    call.name,
-                    waymark_core::task::MAX_STEPS,
-                    applied.refused
-                ),
-            );
-        }
-        effects.extend(applied.effects);
-        let inside: Vec<&str> = paths.iter().filter_map(Located::inside).collect();
-        if !inside.is_empty() || bash.is_some() {
+        move_plan(ctx, event, seen, hook, effects)?;
+        let inside: Vec<&str> = seen.paths.iter().filter_map(Located::inside).collect();
+        if !inside.is_empty() || seen.bash.is_some() {
             hook.ensure_running(ctx.config.max_attempts, ctx.now)?;
             for p in &inside {
                 hook.touch_file(p, ctx.now);
             }
         }
-        if let (Some(b), Some(k)) = (&bash, &kinds) {
-            if b.exit_code == Some(0) {
-                effects.extend(checkpoint::vcs_effects(&b.command, &b.stdout, &b.stderr, k));
-            }
-            if k.side_effect && !b.background {
-                hook.note_side_effect(&b.command, b.exit_code.unwrap_or(-1), ctx.now);
-            }
-            if validation {
-                let duration = event
-                    .common
-                    .duration_ms
-                    .map(std::time::Duration::from_millis);
-                let exit_code = b.exit_code.unwrap_or(-1);
-                let run = validation::observed(
-                    &b.command, exit_code, &b.stdout, &b.stderr, duration, ctx.now,
-                );
-                current::count_uncounted_receipts(ctx, hook);
-                let (sealed, key_error) = crate::receipt::sealed(&ctx.config, hook, None, run);
-                if let Some(e) = key_error {
-                    let id = &sealed.receipt.receipt_id;
-                    ctx.log(
-                        Level::Warn,
-                        "receipt",
-                        &format!("{id} stored unsigned: {e}"),
-                    );
-                }
-                effects.extend(validation::record(hook, sealed, &output_tail, ctx.now));
-            }
-        }
+        command_bookkeeping(ctx, event, seen, hook, effects);
         if effects.is_empty() {
             let interval = ctx.config.checkpoint_interval;
             effects.extend(checkpoint::interval_due(hook, ctx.now, interval));
         }
-        if relevant {
+        if seen.relevant {
             super::note(hook, event, SessionStatus::Active, ctx);
             let c = &event.common;
             if !inside.is_empty() {
@@ -138,43 +140,112 @@ pub fn handle(
     if let Some(note) = rewound {
         out.say(note);
     }
+    Ok(hook)
+}
 
-    // 2. The post-hooks.
+/// TaskCreate / TaskUpdate / TodoWrite move the step plan; items past its limit are logged.
+fn move_plan(
+    ctx: &Ctx,
+    event: &Event,
+    seen: &Seen,
+    hook: &mut Hook,
+    effects: &mut Vec<Effect>,
+) -> anyhow::Result<()> {
+    let call = seen.call;
+    let applied = tools::apply_tool(
+        hook,
+        call,
+        seen.result.ok(),
+        ctx.config.max_attempts,
+        ctx.now,
+    )?;
+    if applied.refused > 0 {
+        ctx.log(
+            Level::Warn,
+            event.name(),
+            &format!(
+                "{}: the plan holds at most {} steps; {} items were not added",
+                call.name,
+                waymark_core::task::MAX_STEPS,
+                applied.refused
+            ),
+        );
+    }
+    effects.extend(applied.effects);
+    Ok(())
+}
+
+/// Bash: the checkpoints a commit or push asks for, side effects noted, a validation's receipt.
+fn command_bookkeeping(
+    ctx: &Ctx,
+    event: &Event,
+    seen: &Seen,
+    hook: &mut Hook,
+    effects: &mut Vec<Effect>,
+) {
+    let (Some(b), Some(k)) = (&seen.bash, &seen.kinds) else {
+        return;
+    };
+    if b.exit_code == Some(0) {
+        effects.extend(checkpoint::vcs_effects(&b.command, &b.stdout, &b.stderr, k));
+    }
+    if k.side_effect && !b.background {
+        hook.note_side_effect(&b.command, b.exit_code.unwrap_or(-1), ctx.now);
+    }
+    if seen.validation {
+        let duration = event
+            .common
+            .duration_ms
+            .map(std::time::Duration::from_millis);
+        let exit_code = b.exit_code.unwrap_or(-1);
+        let run = validation::observed(
+            &b.command, exit_code, &b.stdout, &b.stderr, duration, ctx.now,
+        );
+        current::count_uncounted_receipts(ctx, hook);
+        let (sealed, key_error) = crate::receipt::sealed(&ctx.config, hook, None, run);
+        if let Some(e) = key_error {
+            let id = &sealed.receipt.receipt_id;
+            ctx.log(
+                Level::Warn,
+                "receipt",
+                &format!("{id} stored unsigned: {e}"),
+            );
+        }
+        effects.extend(validation::record(hook, sealed, &seen.output_tail, ctx.now));
+    }
+}
+
+/// 2. The post-hooks, each isolated, in order (all skipped when the deadline is near).
+fn post_hooks(ctx: &Ctx, event: &Event, seen: &Seen, hook: Option<Hook>, out: &mut Output) {
     if ctx.short_of_time() {
         ctx.log(
             Level::Warn,
             event.name(),
             "deadline near: post-hooks skipped",
         );
-        return Ok(());
+        return;
     }
     // The ledger is about mutations and commands; other tools matter only when they fail
     // (a denial is a governance lesson).
-    let failure = result.err();
+    let (call, failure) = (seen.call, seen.result.err());
     let traced = call.is_mutation() || call.command().is_some();
     if !traced && failure.is_none() {
-        return Ok(());
+        return;
     }
     let name = event.name();
     let about = crate::trace::about(event, call, hook.as_ref().map(|h| h.task_id.clone()));
-    let window = chrono::Duration::from_std(ctx.config.conflict_window).unwrap_or_default();
-    let others = hook.as_ref().is_some_and(|h| {
-        let me = &event.common.session_id;
-        h.others_since(me, ctx.now - window).next().is_some()
-    });
-    let mut facts = Facts::new(hook.and_then(|h| h.intent_id));
-    facts.other_sessions = others;
-    let first_inside = paths.iter().find_map(Located::inside);
-    let exit_code = bash.as_ref().and_then(|b| b.exit_code);
+    let mut facts = facts(ctx, event, hook);
+    let first_inside = seen.paths.iter().find_map(Located::inside);
+    let exit_code = seen.bash.as_ref().and_then(|b| b.exit_code);
     let outcome = Outcome {
         event,
         call,
-        response: result.ok(),
+        response: seen.result.ok(),
         failure,
-        paths: &paths,
+        paths: &seen.paths,
         exit_code,
-        output_tail: &output_tail,
-        validation,
+        output_tail: &seen.output_tail,
+        validation: seen.validation,
     };
     if traced {
         isolated(ctx, name, "trace", || {
@@ -184,7 +255,7 @@ pub fn handle(
     }
     if call.is_mutation() && failure.is_none() {
         isolated(ctx, name, "scope_drift", || {
-            drift::run(ctx, &mut facts, &about, &paths, out)
+            drift::run(ctx, &mut facts, &about, &seen.paths, out)
         });
     }
     if traced {
@@ -195,15 +266,27 @@ pub fn handle(
     isolated(ctx, name, "shared_brain", || {
         lessons::shared_brain(ctx, &mut facts, &outcome, out)
     });
-    if validation && failure.is_some() {
+    if seen.validation && failure.is_some() {
         isolated(ctx, name, "verification_failure", || {
             let command = call.command().unwrap_or_default();
             let intent = facts.intent_id(ctx, None);
             let code = exit_code.unwrap_or(1);
-            lessons::verification_failure(ctx, command, code, &output_tail, intent.as_deref())
+            let tail = &seen.output_tail;
+            lessons::verification_failure(ctx, command, code, tail, intent.as_deref())
         });
     }
-    Ok(())
+}
+
+/// What the post-hooks share: the task's intent, whether other sessions are at work on it.
+fn facts(ctx: &Ctx, event: &Event, hook: Option<Hook>) -> Facts {
+    let window = chrono::Duration::from_std(ctx.config.conflict_window).unwrap_or_default();
+    let others = hook.as_ref().is_some_and(|h| {
+        let me = &event.common.session_id;
+        h.others_since(me, ctx.now - window).next().is_some()
+    });
+    let mut facts = Facts::new(hook.and_then(|h| h.intent_id));
+    facts.other_sessions = others;
+    facts
 }
 
 /// The paths a call wrote, located against the root. A path with control characters (a

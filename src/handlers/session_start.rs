@@ -3,13 +3,51 @@
 use crate::claude::event::{Event, SessionStart};
 use crate::claude::output::Output;
 use crate::runtime::context::Ctx;
+use crate::runtime::process::Owner;
 use crate::store::log::Level;
 use crate::task::store::HOOK_MD;
-use crate::task::{Need, SessionStatus, current};
+use crate::task::{Hook, Need, Session, SessionStatus, current};
 use waymark_core::config::Switch;
 use waymark_core::recovery::brief::{self, Extras};
 
 pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> anyhow::Result<()> {
+    // The Claude Code process starting the session: what tells its sessions from others'.
+    let owner = crate::runtime::process::owner();
+    let live = crate::recovery::liveness(owner);
+    let Some(started) = start(ctx, event, e, owner, &live)? else {
+        // No task to resume: the agent is still told how to keep its plan.
+        if ctx.config.plan_note {
+            out.say(brief::PLAN_NOTE);
+        }
+        return Ok(());
+    };
+    // A state directory an older waymark made is told what belongs in git here.
+    crate::store::project::write_git_files(&ctx.project.state_dir());
+    rebuild_hook_md_if_damaged(ctx, &started.hook);
+    if started.crashed {
+        log_crash(ctx, &started.hook);
+    }
+    say_brief(ctx, event, e, &started, &live, out);
+    Ok(())
+}
+
+/// The task as the session found it, once [`start`] has changed it.
+struct Started {
+    hook: Hook,
+    /// A crash was found now (the task is `recovering`).
+    crashed: bool,
+    /// After /clear: what changed since the last checkpoint, noted at the SessionEnd.
+    clear_note: Option<String>,
+}
+
+/// The task's one change: crash detection, the session noted, the intent refreshed.
+fn start(
+    ctx: &Ctx,
+    event: &Event,
+    e: &SessionStart,
+    owner: Option<Owner>,
+    live: &dyn Fn(&Session) -> bool,
+) -> anyhow::Result<Option<Started>> {
     let fresh = matches!(e.source.as_str(), "startup" | "resume" | "");
     let mut crashed = false;
     let mut clear_note = None;
@@ -17,13 +55,10 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
     // session goes on as it was (an automatic compaction happens mid-turn).
     let status = fresh.then_some(SessionStatus::Idle);
     let c = &event.common;
-    // The Claude Code process starting the session: what tells its sessions from others'.
-    let owner = crate::runtime::process::owner();
-    let live = crate::recovery::liveness(owner);
     let changed = current::change(ctx, Need::Existing, |hook, _| {
         // Detection reads how the last session left the task, so it comes first.
         if fresh {
-            crashed = crate::recovery::recover(ctx, hook, &c.session_id, &live);
+            crashed = crate::recovery::recover(ctx, hook, &c.session_id, live);
         }
         if e.source == "clear" {
             clear_note = hook.clear_note.take();
@@ -37,35 +72,44 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
             hook.intent = crate::governance::progress::brief(ctx, &id).or(hook.intent.take());
         }
     })?;
-    let Some(((), hook)) = changed else {
-        // No task to resume: the agent is still told how to keep its plan.
-        if ctx.config.plan_note {
-            out.say(brief::PLAN_NOTE);
-        }
-        return Ok(());
-    };
-    // A state directory an older waymark made is told what belongs in git here.
-    crate::store::project::write_git_files(&ctx.project.state_dir());
-    rebuild_hook_md_if_damaged(ctx, &hook);
-    if crashed {
-        let r = hook.recovery.as_ref().expect("recover sets the context");
-        ctx.log(
-            Level::Warn,
-            "SessionStart",
-            &format!("crash detected: {} ({})", r.reason, r.recommended_action),
-        );
-    }
+    Ok(changed.map(|((), hook)| Started {
+        hook,
+        crashed,
+        clear_note,
+    }))
+}
+
+/// A crash found is logged with its reason and the recommended action.
+fn log_crash(ctx: &Ctx, hook: &Hook) {
+    let r = hook.recovery.as_ref().expect("recover sets the context");
+    ctx.log(
+        Level::Warn,
+        "SessionStart",
+        &format!("crash detected: {} ({})", r.reason, r.recommended_action),
+    );
+}
+
+/// The resume brief for the agent, and after /clear the offer of a checkpoint not saved.
+fn say_brief(
+    ctx: &Ctx,
+    event: &Event,
+    e: &SessionStart,
+    started: &Started,
+    live: &dyn Fn(&Session) -> bool,
+    out: &mut Output,
+) {
+    let hook = &started.hook;
     let extras = Extras {
-        work_changed: clear_note,
+        work_changed: started.clear_note.clone(),
         source: e.source.clone(),
         elsewhere: hook
-            .working_elsewhere(&c.session_id, &live)
+            .working_elsewhere(&event.common.session_id, live)
             .cloned()
             .collect(),
         plan_note: ctx.config.plan_note,
     };
     let text = brief::render(
-        &hook,
+        hook,
         ctx.config.auto_resume_on_start,
         &ctx.project.state_file(HOOK_MD),
         ctx.config.resume_brief_max_chars,
@@ -81,7 +125,6 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
     {
         out.say("No checkpoint was saved before /clear (auto_checkpoint_on_clear is \"prompt\"): offer the user to save one with `waymark checkpoint \"<description>\"`.");
     }
-    Ok(())
 }
 
 /// A deleted or damaged HOOK.md is rebuilt at the start of every session, even when

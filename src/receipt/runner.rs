@@ -5,7 +5,7 @@
 
 use std::io::{self, Read, Write};
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Instant;
@@ -60,21 +60,9 @@ pub fn run_to(
             empty,
         );
     };
-    let child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::inherit())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match child {
+    let mut child = match spawn(program, args) {
         Ok(c) => c,
-        Err(e) => {
-            let (code, why) = match e.kind() {
-                io::ErrorKind::NotFound => (NOT_FOUND, format!("command not found: {program}")),
-                _ => (CANNOT_RUN, format!("cannot run {program}: {e}")),
-            };
-            return not_started(started_at, clock, code, why, empty);
-        }
+        Err((code, why)) => return not_started(started_at, clock, code, why, empty),
     };
     let tail = Arc::new(Mutex::new(Vec::new()));
     let out = child.stdout.take().map(|s| {
@@ -109,6 +97,21 @@ pub fn run_to(
         tail,
         start_error: None,
     }
+}
+
+/// Starts `program` with our stdin and its output piped; the error is the exit code a
+/// shell would give (127 not found, 126 cannot run) and why.
+fn spawn(program: &str, args: &[String]) -> Result<Child, (i32, String)> {
+    Command::new(program)
+        .args(args)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => (NOT_FOUND, format!("command not found: {program}")),
+            _ => (CANNOT_RUN, format!("cannot run {program}: {e}")),
+        })
 }
 
 fn not_started(

@@ -164,6 +164,19 @@ pub fn decide(
         (None, Some(t)) => (t, AgeFrom::DirMtime),
         (None, None) => return keep(d, format!("{state}, but its age is unknown: left")),
     };
+    judge_age(d, state, since, from, limit, now)
+}
+
+/// A finished task's directory judged by its age (since when, and told by what) against
+/// `limit`, the retention of its state: removed once past it, else kept.
+fn judge_age(
+    mut d: Decision,
+    state: HookState,
+    since: DateTime<Utc>,
+    from: AgeFrom,
+    limit: Duration,
+    now: DateTime<Utc>,
+) -> Decision {
     let age = (now - since).to_std().unwrap_or(Duration::ZERO);
     d.age_seconds = Some(age.as_secs());
     d.age_from = Some(from);
@@ -173,13 +186,10 @@ pub fn decide(
     if age > limit {
         d.action = Action::Remove;
         d.reason = format!("{state} {ago} ago, past its retention of {limit_text}");
-        d
     } else {
-        keep(
-            d,
-            format!("{state} {ago} ago, within its retention of {limit_text}"),
-        )
+        d.reason = format!("{state} {ago} ago, within its retention of {limit_text}");
     }
+    d
 }
 
 /// The directory name of the current task when it is not finished; when neither
