@@ -341,7 +341,7 @@ fn every_state_change_goes_to_the_tasks_history_log_not_to_hook_json() {
 }
 
 /// A hook.json of schema 1 (one session, history, checkpoints with their snapshots and
-/// receipts inline) is read as it is, and moved to schema 2 at the next change: nothing
+/// receipts inline) is read as it is, and moved to schema 3 at the next change: nothing
 /// is lost.
 #[test]
 fn a_schema_1_hook_json_is_migrated_and_nothing_is_lost() {

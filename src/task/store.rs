@@ -512,7 +512,7 @@ pub fn receipts(project: &Project, hook: &Hook) -> io::Result<Vec<ValidationRece
 
 /// The receipts at the end of the task's log that hook.json's receipt head does not count:
 /// what a save killed between appending a receipt and writing hook.json left. The next
-/// receipt is chained after them (`Hook::adopt_receipts`), never after the head alone,
+/// receipt is chained after them (`Hook::count_receipts`), never after the head alone,
 /// which would make an honest log look reordered.
 pub fn uncounted_receipts(project: &Project, hook: &Hook) -> io::Result<Vec<ValidationReceipt>> {
     const TAIL: usize = 16;
