@@ -39,7 +39,7 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
 
     let refused = ctx.project.check(&ctx.config.agent_md).err();
     if let Some(why) = refused.as_ref().filter(|_| ctx.project.found) {
-        lines.push((Mark::Fail, why.clone()));
+        lines.push((Mark::Fail, why.to_string()));
     }
     if ctx.project.found && refused.is_none() {
         project_lines(&ctx, &mut lines);
@@ -111,7 +111,7 @@ fn program_lines(file: &str, commands: &[String], lines: &mut Vec<(Mark, String)
             ),
             Err(why) => (
                 Mark::Fail,
-                format!("hooks in {file} for {events} run `{}`, and {program} does not start ({why}): run `waymark init` again (with --user for ~/.claude) to point them at the waymark you have", commands[0]),
+                format!("hooks in {file} for {events} run `{}`, and {program} does not start ({why:#}): run `waymark init` again (with --user for ~/.claude) to point them at the waymark you have", commands[0]),
             ),
         });
     }
@@ -324,18 +324,19 @@ fn twice(plugin: Option<&str>, registered: &[(String, Vec<String>)]) -> Option<S
 
 /// Whether a registered hook command's program (its first word, as written) starts: the
 /// shell reads it (quotes, `$VARS`) and runs it with `--version`.
-fn starts(program: &str) -> Result<(), String> {
+fn starts(program: &str) -> anyhow::Result<()> {
+    use anyhow::Context as _;
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg(format!("{program} --version"))
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run sh: {e}"))?;
+        .context("cannot run sh")?;
     if out.status.success() {
         return Ok(());
     }
     let err = String::from_utf8_lossy(&out.stderr);
-    Err(err.trim().lines().last().unwrap_or("it failed").to_string())
+    anyhow::bail!("{}", err.trim().lines().last().unwrap_or("it failed"))
 }
 
 /// `access(W_OK)`: whether this user may write in `dir`, asked without writing.

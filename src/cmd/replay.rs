@@ -73,11 +73,9 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
 }
 
 /// One recorded line as an event (its `hook_event_name` names it).
-fn parse(line: &str) -> Result<Event, String> {
-    let parsed = serde_json::from_str::<Value>(line)
-        .map_err(|e| e.to_string())
-        .and_then(|v| event::from_value(None, v).map_err(|e| e.to_string()))?;
-    Ok(parsed.event)
+fn parse(line: &str) -> anyhow::Result<Event> {
+    let value = serde_json::from_str::<Value>(line)?;
+    Ok(event::from_value(None, value)?.event)
 }
 
 /// Dispatches one event into the project at `root` (its recorded root mapped onto it) and

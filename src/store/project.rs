@@ -146,7 +146,7 @@ impl Project {
     /// system's root, and the home directory itself (a session started in `~` is not a
     /// project); and a project whose files would land outside the root, `.orchestration`
     /// (or the lessons file) being a symlink that leads out (rule 3).
-    pub fn check(&self, agent_md: &str) -> Result<(), String> {
+    pub fn check(&self, agent_md: &str) -> anyhow::Result<()> {
         let root = self.root.display();
         // The same directory is the same (device, inode): two stats, where resolving
         // each path (`canonicalize`) reads every component's link, on every event.
@@ -154,24 +154,24 @@ impl Project {
         let id = |m: std::fs::Metadata| (m.dev(), m.ino());
         let dir = |p: &Path| std::fs::metadata(p).ok().filter(|m| m.is_dir()).map(id);
         let Some(here) = dir(&self.root) else {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "the project root {root} is not a directory: waymark does not create it"
             ));
         };
         if dir(Path::new("/")) == Some(here) {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "the project root {root} is the file system's root: not a project"
             ));
         }
         let home = env::var_os("HOME").filter(|h| !h.is_empty());
         if home.and_then(|h| dir(Path::new(&h))) == Some(here) {
-            return Err(format!(
+            return Err(anyhow::anyhow!(
                 "the project root {root} is the home directory, not a project: start Claude Code in a project (or set CLAUDE_PROJECT_DIR)"
             ));
         }
         for rel in [STATE_DIR, agent_md] {
             if let Located::Outside(target) = self.locate(rel, None) {
-                return Err(format!(
+                return Err(anyhow::anyhow!(
                     "{rel} leads outside the project ({target}): waymark will not write through it"
                 ));
             }
@@ -268,13 +268,19 @@ mod tests {
     fn a_missing_root_the_file_system_root_and_home_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("no/such/project");
-        let err = project(&missing).check("AGENT.md").unwrap_err();
+        let err = project(&missing).check("AGENT.md").unwrap_err().to_string();
         assert!(err.contains("does not create it"), "{err}");
         assert!(!missing.exists());
-        let err = project(Path::new("/")).check("AGENT.md").unwrap_err();
+        let err = project(Path::new("/"))
+            .check("AGENT.md")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("file system's root"), "{err}");
         if let Some(home) = env::var_os("HOME").filter(|h| Path::new(h).is_dir()) {
-            let err = project(Path::new(&home)).check("AGENT.md").unwrap_err();
+            let err = project(Path::new(&home))
+                .check("AGENT.md")
+                .unwrap_err()
+                .to_string();
             assert!(err.contains("home directory"), "{err}");
         }
         assert!(project(dir.path()).check("AGENT.md").is_ok());
@@ -337,7 +343,12 @@ mod tests {
         let p = project(dir.path());
         assert!(p.check("AGENT.md").is_ok());
         std::os::unix::fs::symlink(outside.path(), dir.path().join(STATE_DIR)).unwrap();
-        assert!(p.check("AGENT.md").unwrap_err().contains("leads outside"));
+        assert!(
+            p.check("AGENT.md")
+                .unwrap_err()
+                .to_string()
+                .contains("leads outside")
+        );
     }
 
     #[test]
