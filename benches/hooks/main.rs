@@ -75,6 +75,60 @@ fn main() {
     }
     let knobs = Knobs::from_env();
     let started = Instant::now();
+    let (bench, floor) = set_up();
+    let dir = bench.dir.clone();
+    eprintln!(
+        "measuring {}; generating projects in {} …",
+        bench.bin.display(),
+        dir.display()
+    );
+    let mut projects = generate(&bench, &knobs);
+    for p in &projects {
+        p.check_events(&bench);
+    }
+    settle();
+
+    let fsync = measure::fsync_latency(&dir);
+    let counted = counted(&projects, knobs.trace_max);
+    let instructions = count_instructions(&bench, &counted, &floor);
+    let timings = time_events(&bench, &mut projects, &floor, knobs.runs);
+    let log_problems: Vec<(String, Vec<String>)> = projects
+        .iter()
+        .map(|p| (p.name.clone(), p.log_problems()))
+        .filter(|(_, l)| !l.is_empty())
+        .collect();
+    let (concurrency, receipts, rewind) = whole_commands(&bench, &knobs);
+
+    let names: Vec<String> = projects.iter().map(|p| p.name.clone()).collect();
+    let text = report::render(&report::Results {
+        runs: knobs.runs,
+        trace_max: knobs.trace_max,
+        floor: timings.floor,
+        floors: &timings.floors,
+        instructions: &instructions,
+        fsync,
+        projects: &names,
+        stats: &timings.stats,
+        concurrency: &concurrency,
+        receipts: &receipts,
+        rewind: &rewind,
+        log_problems: &log_problems,
+        elapsed: started.elapsed(),
+    });
+    println!("{text}");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("waymark-bench.md");
+    fs::write(&out, &text).unwrap();
+    eprintln!("report also written to {}", out.display());
+    if knobs.keep {
+        eprintln!("projects kept in {}", dir.display());
+    } else {
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
+
+/// A fresh `target/tmp/waymark-bench/` with a copy of the recorded transcript, the binary
+/// to measure, and the floor program built there.
+fn set_up() -> (Bench, PathBuf) {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("waymark-bench");
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).unwrap();
@@ -92,34 +146,36 @@ fn main() {
         transcript,
     };
     let floor = build_floor(&dir, &manifest.join("benches/hooks/floor.c"));
+    (bench, floor)
+}
 
-    eprintln!(
-        "measuring {}; generating projects in {} …",
-        bench.bin.display(),
-        dir.display()
-    );
-    let mut projects = generate(&bench, &knobs);
-    for p in &projects {
-        p.check_events(&bench);
-    }
-    settle();
-
-    let fsync = measure::fsync_latency(&dir);
-    // Instructions on the small project, and on the smallest and largest trace for the
-    // budget "cost does not grow with the trace".
-    let largest = format!("trace {}", report::count(knobs.trace_max));
-    let counted: Vec<(usize, &Project)> = projects
+/// The projects whose instructions are counted: the small one, and the smallest and
+/// largest trace for the budget "cost does not grow with the trace".
+fn counted(projects: &[Project], trace_max: usize) -> Vec<(usize, &Project)> {
+    let largest = format!("trace {}", report::count(trace_max));
+    projects
         .iter()
         .enumerate()
         .filter(|(i, p)| *i == 0 || p.name == "trace 1,000" || p.name == largest)
-        .collect();
-    let instructions = count_instructions(&bench, &counted, &floor);
+        .collect()
+}
 
+/// What the timed rounds measured: each event on each project, and the floor over every
+/// round and in each event's own rounds.
+struct Timings {
+    stats: BTreeMap<(Event, usize), Stats>,
+    floor: Stats,
+    floors: BTreeMap<Event, Stats>,
+}
+
+/// The timed rounds: `runs` of every event on every project, each round with a run of
+/// the floor, the projects' snapshots made again every 50 rounds when they grow old.
+fn time_events(bench: &Bench, projects: &mut [Project], floor: &Path, runs: usize) -> Timings {
     eprintln!(
         "timing {} events × {} projects × {} runs (+ the floor) …",
         EVENTS.len(),
         projects.len(),
-        knobs.runs
+        runs
     );
     let floor_input = projects[0].event_file(Event::Write);
     let mut samples: BTreeMap<(Event, usize), Vec<Sample>> = BTreeMap::new();
@@ -128,18 +184,18 @@ fn main() {
     let mut floor_samples: BTreeMap<Event, Vec<Sample>> = BTreeMap::new();
     for &event in EVENTS {
         settle();
-        for round in 0..knobs.runs {
+        for round in 0..runs {
             if round % 50 == 0 {
                 for p in projects.iter_mut() {
                     if p.prepared_at.elapsed() > Duration::from_secs(120) {
-                        p.refresh(&bench);
+                        p.refresh(bench);
                     }
                 }
             }
             floor_samples
                 .entry(event)
                 .or_default()
-                .push(measure::run(&mut Command::new(&floor), &floor_input));
+                .push(measure::run(&mut Command::new(floor), &floor_input));
             for (i, p) in projects.iter().enumerate() {
                 p.reset(event);
                 let s = measure::run(
@@ -151,59 +207,31 @@ fn main() {
             }
         }
     }
-    let log_problems: Vec<(String, Vec<String>)> = projects
-        .iter()
-        .map(|p| (p.name.clone(), p.log_problems()))
-        .filter(|(_, l)| !l.is_empty())
-        .collect();
+    let all_floors: Vec<Sample> = floor_samples.values().flatten().copied().collect();
+    Timings {
+        stats: samples.iter().map(|(k, v)| (*k, Stats::of(v))).collect(),
+        floor: Stats::of(&all_floors),
+        floors: floor_samples
+            .iter()
+            .map(|(e, v)| (*e, Stats::of(v)))
+            .collect(),
+    }
+}
 
+/// The runs of whole commands after the timed rounds: concurrent processes, `receipts
+/// --verify`, checkpoint snapshots and rewinds.
+fn whole_commands(bench: &Bench, knobs: &Knobs) -> (Concurrency, Receipts, Rewind) {
     eprintln!(
         "{PROCESSES} concurrent processes × {} events …",
         knobs.concurrent_events
     );
-    let concurrency = concurrent(&bench, knobs.concurrent_events);
+    let concurrency = concurrent(bench, knobs.concurrent_events);
     eprintln!("receipts --verify on {} receipts …", knobs.receipts);
-    let receipts = receipts(&bench, knobs.receipts);
+    let receipts = receipts(bench, knobs.receipts);
     eprintln!("checkpoint snapshots and rewinds on 10,000 files …");
     settle();
-    let rewind = rewind(&bench);
-
-    let stats: BTreeMap<(Event, usize), Stats> =
-        samples.iter().map(|(k, v)| (*k, Stats::of(v))).collect();
-    let names: Vec<String> = projects.iter().map(|p| p.name.clone()).collect();
-    let text = report::render(&report::Results {
-        runs: knobs.runs,
-        trace_max: knobs.trace_max,
-        floor: Stats::of(
-            &floor_samples
-                .values()
-                .flatten()
-                .copied()
-                .collect::<Vec<_>>(),
-        ),
-        floors: &floor_samples
-            .iter()
-            .map(|(e, v)| (*e, Stats::of(v)))
-            .collect(),
-        instructions: &instructions,
-        fsync,
-        projects: &names,
-        stats: &stats,
-        concurrency: &concurrency,
-        receipts: &receipts,
-        rewind: &rewind,
-        log_problems: &log_problems,
-        elapsed: started.elapsed(),
-    });
-    println!("{text}");
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("waymark-bench.md");
-    fs::write(&out, &text).unwrap();
-    eprintln!("report also written to {}", out.display());
-    if knobs.keep {
-        eprintln!("projects kept in {}", dir.display());
-    } else {
-        let _ = fs::remove_dir_all(&dir);
-    }
+    let rewind = rewind(bench);
+    (concurrency, receipts, rewind)
 }
 
 /// Writes back every dirty page (`sync`) so that the gigabyte just generated is not flushed
@@ -333,49 +361,9 @@ fn concurrent(bench: &Bench, per_process: usize) -> Concurrency {
     let project = Project::create(bench, "concurrent", 0);
     project.reset(Event::Write);
     settle();
-    let template: serde_json::Value =
-        serde_json::from_slice(&fs::read(project.event_file(Event::Write)).unwrap()).unwrap();
-    let inputs = bench.dir.join("events/concurrent-inputs");
-    fs::create_dir_all(&inputs).unwrap();
-    let mut expected = Vec::new();
-    for p in 0..PROCESSES {
-        for i in 0..per_process {
-            let rel = format!("conc/p{p:02}/f{i:03}.rs");
-            let abs = project.root.join(&rel).to_string_lossy().into_owned();
-            let mut v = template.clone();
-            v["tool_input"]["file_path"] = abs.clone().into();
-            v["tool_response"]["filePath"] = abs.into();
-            v["tool_use_id"] = format!("toolu_bench_{p:02}_{i:03}").into();
-            fs::write(
-                inputs.join(format!("{p}-{i}.json")),
-                serde_json::to_vec(&v).unwrap(),
-            )
-            .unwrap();
-            expected.push(rel);
-        }
-    }
+    let (inputs, expected) = concurrent_inputs(bench, &project, per_process);
     let start = Instant::now();
-    let samples: Vec<Sample> = thread::scope(|s| {
-        let handles: Vec<_> = (0..PROCESSES)
-            .map(|p| {
-                let (root, inputs) = (&project.root, &inputs);
-                s.spawn(move || {
-                    (0..per_process)
-                        .map(|i| {
-                            measure::run(
-                                &mut bench.waymark(root, &["hook", "PostToolUse"]),
-                                &inputs.join(format!("{p}-{i}.json")),
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
+    let samples = run_concurrently(bench, &project.root, &inputs, per_process);
     let wall = start.elapsed();
 
     let state = project.root.join(".orchestration");
@@ -392,27 +380,7 @@ fn concurrent(bench: &Bench, per_process: usize) -> Concurrency {
         .map(|c| c.files_touched.clone())
         .unwrap_or_default();
     let count = |f: &String| touched.iter().filter(|t| *t == f).count();
-    let trace = fs::read_to_string(state.join("agent_trace.jsonl")).ok();
-    let mut trace_bad_lines = 0;
-    let trace_once = trace.map(|t| {
-        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-        for line in t.lines() {
-            match serde_json::from_str::<serde_json::Value>(line) {
-                Ok(v) => {
-                    let id = v["metadata"]["waymark"]["tool_use_id"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string();
-                    *seen.entry(id).or_default() += 1;
-                }
-                Err(_) => trace_bad_lines += 1,
-            }
-        }
-        (0..PROCESSES)
-            .flat_map(|p| (0..per_process).map(move |i| format!("toolu_bench_{p:02}_{i:03}")))
-            .filter(|id| seen.get(id) == Some(&1))
-            .count()
-    });
+    let (trace_once, trace_bad_lines) = trace_records(&state, per_process);
     let leftovers = fs::read_dir(&state)
         .unwrap()
         .filter_map(|e| {
@@ -434,6 +402,88 @@ fn concurrent(bench: &Bench, per_process: usize) -> Concurrency {
         leftovers,
         log_problems: project.log_problems(),
     }
+}
+
+/// The concurrent run's event inputs, `<process>-<i>.json`, each writing its own file and
+/// with its own tool use id; and the files they write, relative to the project.
+fn concurrent_inputs(
+    bench: &Bench,
+    project: &Project,
+    per_process: usize,
+) -> (PathBuf, Vec<String>) {
+    let template: serde_json::Value =
+        serde_json::from_slice(&fs::read(project.event_file(Event::Write)).unwrap()).unwrap();
+    let inputs = bench.dir.join("events/concurrent-inputs");
+    fs::create_dir_all(&inputs).unwrap();
+    let mut expected = Vec::new();
+    for p in 0..PROCESSES {
+        for i in 0..per_process {
+            let rel = format!("conc/p{p:02}/f{i:03}.rs");
+            let abs = project.root.join(&rel).to_string_lossy().into_owned();
+            let mut v = template.clone();
+            v["tool_input"]["file_path"] = abs.clone().into();
+            v["tool_response"]["filePath"] = abs.into();
+            v["tool_use_id"] = format!("toolu_bench_{p:02}_{i:03}").into();
+            fs::write(
+                inputs.join(format!("{p}-{i}.json")),
+                serde_json::to_vec(&v).unwrap(),
+            )
+            .unwrap();
+            expected.push(rel);
+        }
+    }
+    (inputs, expected)
+}
+
+/// Runs the inputs: one thread per process, each running its events one after another.
+fn run_concurrently(bench: &Bench, root: &Path, inputs: &Path, per_process: usize) -> Vec<Sample> {
+    thread::scope(|s| {
+        let handles: Vec<_> = (0..PROCESSES)
+            .map(|p| {
+                s.spawn(move || {
+                    (0..per_process)
+                        .map(|i| {
+                            measure::run(
+                                &mut bench.waymark(root, &["hook", "PostToolUse"]),
+                                &inputs.join(format!("{p}-{i}.json")),
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    })
+}
+
+/// Of the trace in `state`: how many of the concurrent events have exactly one record
+/// (None: no trace file was written), and how many of its lines are not JSON.
+fn trace_records(state: &Path, per_process: usize) -> (Option<usize>, usize) {
+    let trace = fs::read_to_string(state.join("agent_trace.jsonl")).ok();
+    let mut trace_bad_lines = 0;
+    let trace_once = trace.map(|t| {
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+        for line in t.lines() {
+            match serde_json::from_str::<serde_json::Value>(line) {
+                Ok(v) => {
+                    let id = v["metadata"]["waymark"]["tool_use_id"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string();
+                    *seen.entry(id).or_default() += 1;
+                }
+                Err(_) => trace_bad_lines += 1,
+            }
+        }
+        (0..PROCESSES)
+            .flat_map(|p| (0..per_process).map(move |i| format!("toolu_bench_{p:02}_{i:03}")))
+            .filter(|id| seen.get(id) == Some(&1))
+            .count()
+    });
+    (trace_once, trace_bad_lines)
 }
 
 /// `waymark receipts --verify` over `n` receipts made by `waymark validate -- true`.

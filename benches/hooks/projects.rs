@@ -273,10 +273,21 @@ impl Project {
             v["session_id"] = json!(session);
             v
         };
-        let save = |file: &str, v: &Value| {
-            fs::write(self.events.join(file), serde_json::to_vec(v).unwrap()).unwrap();
-        };
+        self.write_tool_events(&fx, &root);
+        self.write_session_events(&fx);
+        self.write_prep_events(&fx);
+    }
 
+    /// Writes the event input `v` as `file` in this project's events.
+    fn save_event(&self, file: &str, v: &Value) {
+        fs::write(self.events.join(file), serde_json::to_vec(v).unwrap()).unwrap();
+    }
+
+    /// The timed events of tools: writes (to a file and to a new one), an edit, Bash (a
+    /// command, a commit, a validation), a read, a PreToolUse, and a step marked done.
+    /// `fx` gives a fixture's input pointed at this project, at `root`.
+    fn write_tool_events(&self, fx: &dyn Fn(&str, &str) -> Value, root: &str) {
+        let save = |file: &str, v: &Value| self.save_event(file, v);
         save(Event::Write.file(), &fx("PostToolUse-Write", PREV_SESSION));
         let mut write = fx("PostToolUse-Write", PREV_SESSION);
         let new_file = format!("{root}/src/parser.rs");
@@ -298,27 +309,36 @@ impl Project {
             json!("running 3 tests\n...\ntest result: ok. 3 passed; 0 failed; 0 ignored");
         save(Event::BashValidation.file(), &validation);
         save(Event::Read.file(), &fx("PostToolUse-Read", PREV_SESSION));
-        let start = fx("SessionStart-startup", NEW_SESSION);
-        save(Event::SessionStart.file(), &start);
-        save(Event::SessionStartCrash.file(), &start);
-        save(Event::PreCompact.file(), &fx("PreCompact", PREV_SESSION));
-        save(Event::Stop.file(), &fx("Stop", PREV_SESSION));
         let mut pre = fx("PostToolUse-Write", PREV_SESSION);
         pre["hook_event_name"] = json!("PreToolUse");
         for key in ["tool_response", "duration_ms"] {
             pre.as_object_mut().unwrap().remove(key);
         }
         save(Event::PreToolUse.file(), &pre);
-        let mut prompt = fx("UserPromptSubmit", PREV_SESSION);
-        prompt["prompt"] = json!("Go on with the parser");
-        save(Event::Prompt.file(), &prompt);
         let mut done = fx("PostToolUse-TaskUpdate", PREV_SESSION);
         done["tool_input"] = json!({"taskId": "1", "status": "completed"});
         done["tool_response"]["taskId"] = json!("1");
         done["tool_response"]["statusChange"] = json!({"from": "in_progress", "to": "completed"});
         save(Event::StepDone.file(), &done);
+    }
 
-        // The session that made the task: prompt, plan, step started, first file written.
+    /// The timed events of the session: a new session's start (with and without a crash
+    /// to recover), PreCompact, Stop and a prompt.
+    fn write_session_events(&self, fx: &dyn Fn(&str, &str) -> Value) {
+        let save = |file: &str, v: &Value| self.save_event(file, v);
+        let start = fx("SessionStart-startup", NEW_SESSION);
+        save(Event::SessionStart.file(), &start);
+        save(Event::SessionStartCrash.file(), &start);
+        save(Event::PreCompact.file(), &fx("PreCompact", PREV_SESSION));
+        save(Event::Stop.file(), &fx("Stop", PREV_SESSION));
+        let mut prompt = fx("UserPromptSubmit", PREV_SESSION);
+        prompt["prompt"] = json!("Go on with the parser");
+        save(Event::Prompt.file(), &prompt);
+    }
+
+    /// The session that made the task: prompt, plan, step started, first file written.
+    fn write_prep_events(&self, fx: &dyn Fn(&str, &str) -> Value) {
+        let save = |file: &str, v: &Value| self.save_event(file, v);
         save("prep-1.json", &fx("SessionStart-startup", PREV_SESSION));
         let mut prompt = fx("UserPromptSubmit", PREV_SESSION);
         prompt["prompt"] = json!("Implement the parser and its tests");
@@ -543,55 +563,9 @@ impl Project {
         for path in [&self.active, &self.idle] {
             let mut hook: Hook = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
             let now = hook.updated_at;
-            let snapshots: Vec<FileSnapshot> = (0..8)
-                .map(|j| FileSnapshot {
-                    path: format!("src/gen/module_{j}.rs"),
-                    size: 1200 + j,
-                    mod_time: "2026-01-01T00:00:00Z".into(),
-                    sha256: format!("{j:016x}"),
-                    exists: true,
-                })
-                .collect();
-            let head = Head {
-                branch: "main".into(),
-                commit: Some(format!("{:040x}", 0xabcdefu64)),
-            };
             let project = waymark::store::project::Project::at(self.root.clone());
-            for i in 0..50 {
-                let at = now - Duration::minutes(60 - i);
-                let cp = waymark::task::checkpoint::build(
-                    &hook,
-                    CheckpointTrigger::Interval,
-                    &format!("Interval checkpoint ({i} min into the step)"),
-                    None,
-                    head.clone(),
-                    at,
-                );
-                let capture = Capture {
-                    checkpoint_id: cp.checkpoint_id.clone(),
-                    captured_at: at,
-                    git_dirty: Some(true),
-                    files: snapshots.clone(),
-                    snapshot: None,
-                };
-                waymark::task::capture::save(&project, &hook.task_id, &capture).unwrap();
-                hook.push_checkpoint(cp);
-            }
-            let template = HookEvent {
-                timestamp: now,
-                from_state: Some(waymark::task::HookState::StepRunning),
-                to_state: waymark::task::HookState::StepRunning,
-                trigger: "step_resume".into(),
-                step_name: Some("Implement the parser".into()),
-                details: Default::default(),
-            };
-            for i in 0..200 {
-                hook.history_count += 1;
-                hook.journal.history.push(HookEvent {
-                    timestamp: now - Duration::minutes(500 - i),
-                    ..template.clone()
-                });
-            }
+            add_checkpoints(&mut hook, &project, now);
+            add_history(&mut hook, now);
             for j in 0..30 {
                 hook.touch_file(&format!("src/gen/module_{j}.rs"), now);
             }
@@ -602,26 +576,7 @@ impl Project {
                 let (id, name) = (format!("s{n}"), format!("Step {n}: implement part {n}"));
                 hook.add_step(&id, &name, "generated", None, StepSource::Task, now);
             }
-            let signer = Ed25519Signer::new(
-                MasterKey::from_bytes([7; 32]),
-                waymark::config::Config::default().key_derivation,
-            );
-            for i in 0..60 {
-                let run = Run {
-                    command: format!("cargo test -p part{i}"),
-                    exit_code: (i % 7 == 0) as i32,
-                    started_at: now - Duration::minutes(61 - i),
-                    completed_at: now - Duration::minutes(60 - i),
-                    duration: Some(std::time::Duration::from_millis(4_200)),
-                    stdout_hash: format!("{i:064x}"),
-                    stderr_hash: format!("{:064x}", i + 1),
-                    observed: i % 2 == 0,
-                };
-                let step = format!("Step {}: implement part {}", 1 + i, 1 + i);
-                let mut receipt = ValidationReceipt::new(&step, run);
-                signer.sign(&mut receipt, hook.task_index);
-                hook.add_receipt(receipt);
-            }
+            add_receipts(&mut hook, now);
             assert!(hook.checkpoint_count >= 50 && hook.history_count >= 200);
             assert_eq!((hook.steps.len(), hook.receipt_count), (113, 60));
             // Saved by waymark's own store: hook.json, and the lines the task's logs get.
@@ -629,6 +584,92 @@ impl Project {
             waymark::task::store::update(&project, now, |slot| *slot = Some(hook)).unwrap();
             self.snapshot(path);
         }
+    }
+}
+
+/// 50 interval checkpoints in the hour before `now`, each with its capture of 8 files
+/// saved in `project`.
+fn add_checkpoints(
+    hook: &mut Hook,
+    project: &waymark::store::project::Project,
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    let snapshots: Vec<FileSnapshot> = (0..8)
+        .map(|j| FileSnapshot {
+            path: format!("src/gen/module_{j}.rs"),
+            size: 1200 + j,
+            mod_time: "2026-01-01T00:00:00Z".into(),
+            sha256: format!("{j:016x}"),
+            exists: true,
+        })
+        .collect();
+    let head = Head {
+        branch: "main".into(),
+        commit: Some(format!("{:040x}", 0xabcdefu64)),
+    };
+    for i in 0..50 {
+        let at = now - Duration::minutes(60 - i);
+        let cp = waymark::task::checkpoint::build(
+            hook,
+            CheckpointTrigger::Interval,
+            &format!("Interval checkpoint ({i} min into the step)"),
+            None,
+            head.clone(),
+            at,
+        );
+        let capture = Capture {
+            checkpoint_id: cp.checkpoint_id.clone(),
+            captured_at: at,
+            git_dirty: Some(true),
+            files: snapshots.clone(),
+            snapshot: None,
+        };
+        waymark::task::capture::save(project, &hook.task_id, &capture).unwrap();
+        hook.push_checkpoint(cp);
+    }
+}
+
+/// 200 history events (steps resumed) before `now`.
+fn add_history(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
+    let template = HookEvent {
+        timestamp: now,
+        from_state: Some(waymark::task::HookState::StepRunning),
+        to_state: waymark::task::HookState::StepRunning,
+        trigger: "step_resume".into(),
+        step_name: Some("Implement the parser".into()),
+        details: Default::default(),
+    };
+    for i in 0..200 {
+        hook.history_count += 1;
+        hook.journal.history.push(HookEvent {
+            timestamp: now - Duration::minutes(500 - i),
+            ..template.clone()
+        });
+    }
+}
+
+/// 60 signed receipts of validations in the hour before `now`, one for each of the first
+/// steps, every seventh failed and every other one observed.
+fn add_receipts(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
+    let signer = Ed25519Signer::new(
+        MasterKey::from_bytes([7; 32]),
+        waymark::config::Config::default().key_derivation,
+    );
+    for i in 0..60 {
+        let run = Run {
+            command: format!("cargo test -p part{i}"),
+            exit_code: (i % 7 == 0) as i32,
+            started_at: now - Duration::minutes(61 - i),
+            completed_at: now - Duration::minutes(60 - i),
+            duration: Some(std::time::Duration::from_millis(4_200)),
+            stdout_hash: format!("{i:064x}"),
+            stderr_hash: format!("{:064x}", i + 1),
+            observed: i % 2 == 0,
+        };
+        let step = format!("Step {}: implement part {}", 1 + i, 1 + i);
+        let mut receipt = ValidationReceipt::new(&step, run);
+        signer.sign(&mut receipt, hook.task_index);
+        hook.add_receipt(receipt);
     }
 }
 

@@ -124,9 +124,44 @@ pub fn render(r: &Results) -> String {
     o
 }
 
+/// One row of the budgets' table: the budget, the measured figure, whether it holds.
+type Row = (String, String, bool);
+
+/// The table of every budget beside its measured figure, and whether they all hold.
 fn budgets(o: &mut String, r: &Results) {
+    let failures: usize = r.stats.values().map(|s| s.failures).sum();
+    let mut rows = Vec::from(floor_rows(r));
+    rows.push(caps_row(r));
+    rows.push(trace_row(r));
+    rows.extend(crash_and_memory_rows(r));
+    rows.push(concurrency_row(r.concurrency));
+    rows.extend(rewind_rows(r));
+    rows.push((
+        "every hook run exits 0".to_string(),
+        format!("{failures} non-zero exits"),
+        failures == 0,
+    ));
+    let _ = writeln!(o, "## Budgets (docs/design.md)\n");
+    let _ = writeln!(o, "| budget | measured | holds |\n| --- | --- | --- |");
+    for (budget, measured, ok) in &rows {
+        let _ = writeln!(o, "| {budget} | {measured} | {} |", holds(*ok));
+    }
+    let failed = rows.iter().filter(|r| !r.2).count();
+    let _ = writeln!(
+        o,
+        "\n{}\n",
+        if failed == 0 {
+            "Every budget holds.".to_string()
+        } else {
+            format!("{failed} of {} budgets do NOT hold.", rows.len())
+        }
+    );
+}
+
+/// The worst event against its floor: of the events that run no git, and of those that
+/// checkpoint with git state.
+fn floor_rows(r: &Results) -> [Row; 2] {
     let small = 0;
-    let crash = r.get(Event::SessionStartCrash, small);
     let floor = |e: Event| ms(r.floors[&e].median);
     // The worst event of a kind, as a ratio to the floor.
     let worst_of = |git: bool| {
@@ -139,12 +174,48 @@ fn budgets(o: &mut String, r: &Results) {
     };
     let (plain_event, plain_ratio) = worst_of(false);
     let (git_event, git_ratio) = worst_of(true);
+    [
+        (
+            "every hook event that runs no git (crash recovery's `git diff` has its own budget below), wall: median ≤ 2.0× a C program that only reads its stdin".to_string(),
+            format!(
+                "worst {plain_ratio:.2}× ({}, {:.2} ms; its floor {:.2} ms)",
+                plain_event.label(),
+                ms(r.get(plain_event, small).median),
+                floor(plain_event)
+            ),
+            plain_ratio <= 2.0,
+        ),
+        (
+            "an event that checkpoints with git state (commit, push, validation, PreCompact): median ≤ 3.0× that floor".to_string(),
+            format!(
+                "worst {git_ratio:.2}× ({}, {:.2} ms; its floor {:.2} ms)",
+                git_event.label(),
+                ms(r.get(git_event, small).median),
+                floor(git_event)
+            ),
+            git_ratio <= 3.0,
+        ),
+    ]
+}
+
+/// The worst event with hook.json at its caps, against the same event on the small state.
+fn caps_row(r: &Results) -> Row {
     let caps = r.index("hook.json max").expect("hook.json max");
     let (caps_event, caps_ratio) = EVENTS
         .iter()
-        .map(|&e| (e, r.ratio(e, caps, small)))
+        .map(|&e| (e, r.ratio(e, caps, 0)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .unwrap();
+    (
+        "any event with hook.json at its caps (50 checkpoints, 200 history events, 113 steps, 60 receipts): ≤ 1.15× the same event on a small state".to_string(),
+        format!("worst {caps_ratio:.2}× ({})", caps_event.label()),
+        caps_ratio <= 1.15,
+    )
+}
+
+/// The worst event with the largest trace against the same with 1,000 records: by
+/// instructions when callgrind counted them, else by wall time.
+fn trace_row(r: &Results) -> Row {
     let (t1k, tmax) = (
         r.index("trace 1,000").expect("trace 1,000"),
         r.index(&format!("trace {}", count(r.trace_max)))
@@ -167,69 +238,40 @@ fn budgets(o: &mut String, r: &Results) {
         .iter()
         .filter_map(|&e| instr_ratio(e).map(|x| (e, x)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
+    (
+        format!(
+            "the same events with a {}-record trace: ≤ 1.05× the cost with 1,000 records",
+            count(r.trace_max)
+        ),
+        match worst_instr {
+            Some((ie, ix)) => format!(
+                "instructions: worst {ix:.3}× ({}); wall-time median: worst {worst_trace:.2}× ({})",
+                ie.label(),
+                worst_event.label()
+            ),
+            None => format!(
+                "wall-time median: worst {worst_trace:.2}× ({})",
+                worst_event.label()
+            ),
+        },
+        match worst_instr {
+            Some((_, ix)) => ix <= 1.05,
+            None => worst_trace <= 1.05,
+        },
+    )
+}
+
+/// SessionStart with crash recovery on the small project, and the peak memory of the
+/// event that took the most.
+fn crash_and_memory_rows(r: &Results) -> [Row; 2] {
+    let crash = r.get(Event::SessionStartCrash, 0);
     let ((mem_event, mem_project), mem) = r
         .stats
         .iter()
         .map(|(k, s)| (*k, s.max_rss_kib))
         .max_by_key(|(_, m)| *m)
         .unwrap();
-    let c = r.concurrency;
-    let conc_ok = c.missing == 0
-        && c.duplicated == 0
-        && c.hook_valid
-        && c.leftovers.is_empty()
-        && c.latency.failures == 0
-        && c.trace_bad_lines == 0
-        && c.trace_once.is_none_or(|n| n == c.events);
-    let failures: usize = r.stats.values().map(|s| s.failures).sum();
-
-    let rows = [
-        (
-            "every hook event that runs no git (crash recovery's `git diff` has its own budget below), wall: median ≤ 2.0× a C program that only reads its stdin".to_string(),
-            format!(
-                "worst {plain_ratio:.2}× ({}, {:.2} ms; its floor {:.2} ms)",
-                plain_event.label(),
-                ms(r.get(plain_event, small).median),
-                floor(plain_event)
-            ),
-            plain_ratio <= 2.0,
-        ),
-        (
-            "an event that checkpoints with git state (commit, push, validation, PreCompact): median ≤ 3.0× that floor".to_string(),
-            format!(
-                "worst {git_ratio:.2}× ({}, {:.2} ms; its floor {:.2} ms)",
-                git_event.label(),
-                ms(r.get(git_event, small).median),
-                floor(git_event)
-            ),
-            git_ratio <= 3.0,
-        ),
-        (
-            "any event with hook.json at its caps (50 checkpoints, 200 history events, 113 steps, 60 receipts): ≤ 1.15× the same event on a small state".to_string(),
-            format!("worst {caps_ratio:.2}× ({})", caps_event.label()),
-            caps_ratio <= 1.15,
-        ),
-        (
-            format!(
-                "the same events with a {}-record trace: ≤ 1.05× the cost with 1,000 records",
-                count(r.trace_max)
-            ),
-            match worst_instr {
-                Some((ie, ix)) => format!(
-                    "instructions: worst {ix:.3}× ({}); wall-time median: worst {worst_trace:.2}× ({})",
-                    ie.label(),
-                    worst_event.label()
-                ),
-                None => format!(
-                    "wall-time median: worst {worst_trace:.2}× ({})",
-                    worst_event.label()
-                ),
-            },
-            match worst_instr {
-                Some((_, ix)) => ix <= 1.05,
-                None => worst_trace <= 1.05,
-            },
-        ),
+    [
         (
             "`waymark hook SessionStart` with crash recovery: median ≤ 10 ms".to_string(),
             format!("{:.2} ms (p99 {:.2} ms)", ms(crash.median), ms(crash.p99)),
@@ -245,25 +287,42 @@ fn budgets(o: &mut String, r: &Results) {
             ),
             mib(mem) <= 10.0,
         ),
-        (
-            format!(
-                "{} hook processes at once, {} events each: every record present, every file valid",
-                c.processes,
-                c.events / c.processes.max(1)
-            ),
-            format!(
-                "{}/{} recorded exactly once, {}; {:.0} events/s",
-                count(c.recorded_once),
-                count(c.events),
-                if c.hook_valid && c.leftovers.is_empty() {
-                    "files valid"
-                } else {
-                    "files NOT valid"
-                },
-                c.events as f64 / c.wall.as_secs_f64()
-            ),
-            conc_ok,
+    ]
+}
+
+/// The concurrent processes: every record present exactly once, every file valid.
+fn concurrency_row(c: &Concurrency) -> Row {
+    let conc_ok = c.missing == 0
+        && c.duplicated == 0
+        && c.hook_valid
+        && c.leftovers.is_empty()
+        && c.latency.failures == 0
+        && c.trace_bad_lines == 0
+        && c.trace_once.is_none_or(|n| n == c.events);
+    (
+        format!(
+            "{} hook processes at once, {} events each: every record present, every file valid",
+            c.processes,
+            c.events / c.processes.max(1)
         ),
+        format!(
+            "{}/{} recorded exactly once, {}; {:.0} events/s",
+            count(c.recorded_once),
+            count(c.events),
+            if c.hook_valid && c.leftovers.is_empty() {
+                "files valid"
+            } else {
+                "files NOT valid"
+            },
+            c.events as f64 / c.wall.as_secs_f64()
+        ),
+        conc_ok,
+    )
+}
+
+/// `waymark checkpoint` with its snapshot of the work tree, and `waymark rewind`.
+fn rewind_rows(r: &Results) -> [Row; 2] {
+    [
         (
             format!(
                 "`waymark checkpoint` with its work-tree snapshot, {}-file repository: median ≤ 30 ms",
@@ -289,27 +348,7 @@ fn budgets(o: &mut String, r: &Results) {
             ),
             ms(r.rewind.rewind.median) <= 200.0 && r.rewind.rewind.failures == 0,
         ),
-        (
-            "every hook run exits 0".to_string(),
-            format!("{failures} non-zero exits"),
-            failures == 0,
-        ),
-    ];
-    let _ = writeln!(o, "## Budgets (docs/design.md)\n");
-    let _ = writeln!(o, "| budget | measured | holds |\n| --- | --- | --- |");
-    for (budget, measured, ok) in &rows {
-        let _ = writeln!(o, "| {budget} | {measured} | {} |", holds(*ok));
-    }
-    let failed = rows.iter().filter(|r| !r.2).count();
-    let _ = writeln!(
-        o,
-        "\n{}\n",
-        if failed == 0 {
-            "Every budget holds.".to_string()
-        } else {
-            format!("{failed} of {} budgets do NOT hold.", rows.len())
-        }
-    );
+    ]
 }
 
 fn per_event(o: &mut String, r: &Results) {

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
 use crate::recovery::guidance::{Todo, exhausted, facts, guidance, next_attempt};
-use crate::task::{Hook, Session, StepSource, StepStatus};
+use crate::task::{Hook, Outline, Session, Step, StepContext, StepSource, StepStatus};
 use crate::text::{ago, one_line, truncate};
 
 /// Extra lines the caller knows and the hook does not.
@@ -113,6 +113,8 @@ fn prompt_paragraph(hook: &Hook, hook_md: &Path, now: DateTime<Utc>) -> String {
     )
 }
 
+/// The brief itself: the head (title, verdicts, the checkpoint resumed from) and the
+/// HOOK.md line are never cut; the body between them is cut to the cap.
 fn full(
     hook: &Hook,
     hook_md: &Path,
@@ -132,20 +134,35 @@ fn full(
     if let Some(note) = note {
         foot = format!("{note}\n{foot}");
     }
-    let busy: Vec<&str> = extras
-        .elsewhere
-        .iter()
-        .filter_map(|s| s.step.as_deref())
-        .collect();
     let outline = hook.outline();
-    let g = guidance(hook, &outline);
-    // What hands the agent a step another session is working on is left out: it is
-    // told so above instead.
-    let todo: Vec<&Todo> = g
+    let todo = todo_left(hook, &outline, &extras.elsewhere);
+    let head = head(hook, extras, now);
+    let mut body = state(hook, &outline, &todo);
+    body.push_str(&context(hook, extras, now));
+    body.push_str(&what_to_do(&todo));
+    body.push_str(&do_not_repeat(&outline));
+    let budget = max_chars.saturating_sub(head.chars().count() + foot.chars().count() + 1);
+    if body.chars().count() > budget {
+        body = truncate(&body, budget.saturating_sub(40));
+        body.push_str("\n(brief cut: read HOOK.md for the rest)\n");
+    }
+    format!("{head}{body}{foot}")
+}
+
+/// What to do now, less what hands the agent a step another session is working on: the
+/// head tells it so instead.
+fn todo_left(hook: &Hook, outline: &Outline, elsewhere: &[Session]) -> Vec<Todo> {
+    let busy: Vec<&str> = elsewhere.iter().filter_map(|s| s.step.as_deref()).collect();
+    guidance(hook, outline)
         .todo
-        .iter()
+        .into_iter()
         .filter(|t| !t.step.as_deref().is_some_and(|s| busy.contains(&s)))
-        .collect();
+        .collect()
+}
+
+/// The head, never cut: the title, each verdict (bounded), and the checkpoint the task
+/// resumes from.
+fn head(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
     let mut head = String::new();
     let _ = write!(head, "[waymark] Resume brief for task {}", hook.task_id);
     if let Some(i) = &hook.intent_id {
@@ -155,45 +172,9 @@ fn full(
         let _ = write!(head, " — session {}", extras.source);
     }
     head.push('\n');
-    let mut verdict = |line: String| {
+    for line in verdicts(hook, &extras.elsewhere, now) {
         head.push_str(&truncate(&line, VERDICT));
         head.push('\n');
-    };
-    if let Some(r) = &hook.recovery {
-        verdict(format!(
-            "CRASH DETECTED ({}): {}. Recommended action: {}.",
-            r.crash_type, r.reason, r.recommended_action
-        ));
-    }
-    if let Some((step, used, max)) = exhausted(hook) {
-        verdict(format!(
-            "HUMAN NEEDED: step {} \"{}\" has used {used} of its {max} attempts; do not resume it without the user.",
-            step.index + 1,
-            step.name
-        ));
-    }
-    if let Some(line) = crate::recovery::guidance::rewound(hook, Some(now)) {
-        verdict(line);
-    }
-    if let Some(line) = crate::recovery::guidance::conversation_rewound(hook, Some(now)) {
-        verdict(line);
-    }
-    for s in &extras.elsewhere {
-        let on = s
-            .step
-            .as_deref()
-            .map(|n| format!("step \"{n}\""))
-            .unwrap_or_else(|| "the task".into());
-        let files = if s.files.is_empty() {
-            String::new()
-        } else {
-            format!(", files {}", s.files.join(", "))
-        };
-        verdict(format!(
-            "ANOTHER SESSION IS WORKING NOW: session {} is on {on}{files} (last event {} ago). Do not take over that step or edit those files; pick other work or ask the user.",
-            crate::text::short_id(&s.session_id),
-            ago(now, s.last_event_at)
-        ));
     }
     match hook.last_checkpoint() {
         Some(c) => {
@@ -212,56 +193,117 @@ fn full(
             );
         }
     }
+    head
+}
 
-    let mut body = String::new();
-    match (&hook.current_step, hook.next_step()) {
-        (Some(c), step) => {
-            let next = step.map(|s| next_attempt(hook, s)).unwrap_or(c.attempt);
-            let resuming = if exhausted(hook).is_some() {
-                String::new()
-            } else if next != c.attempt {
-                format!(" (resuming makes it attempt {next} of {})", c.max_attempts)
-            } else {
-                String::new()
-            };
-            let unplanned = if c.step_name == crate::task::IMPLICIT_STEP {
-                " (no plan recorded)"
-            } else {
-                ""
-            };
-            let _ = writeln!(
-                body,
-                "State: {}. Step {} of {} \"{}\"{unplanned}, attempt {} of {}{resuming}.",
-                hook.state,
-                c.step_index + 1,
-                outline.step_count.max(c.step_index + 1),
-                c.step_name,
-                c.attempt,
-                c.max_attempts,
-            );
-            // Listed once: "What to do now" lists them when it hands the agent this step.
-            if !c.files_touched.is_empty() && !todo.iter().any(|t| t.lists_files) {
-                let _ = writeln!(
-                    body,
-                    "Files touched in this step: {}",
-                    c.files_touched.join(", ")
-                );
-            }
-        }
-        (None, Some(s)) => {
-            let _ = writeln!(
-                body,
-                "State: {}. Next step {} \"{}\" ({}).",
-                hook.state,
-                s.index + 1,
-                s.name,
-                s.status.as_str()
-            );
-        }
-        (None, None) => {
-            let _ = writeln!(body, "State: {}.", hook.state);
-        }
+/// The verdicts, in the order they matter: a crash, a human needed, files or the
+/// conversation rewound, and each other session working on the task now.
+fn verdicts(hook: &Hook, elsewhere: &[Session], now: DateTime<Utc>) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(r) = &hook.recovery {
+        lines.push(format!(
+            "CRASH DETECTED ({}): {}. Recommended action: {}.",
+            r.crash_type, r.reason, r.recommended_action
+        ));
     }
+    if let Some((step, used, max)) = exhausted(hook) {
+        lines.push(format!(
+            "HUMAN NEEDED: step {} \"{}\" has used {used} of its {max} attempts; do not resume it without the user.",
+            step.index + 1,
+            step.name
+        ));
+    }
+    lines.extend(crate::recovery::guidance::rewound(hook, Some(now)));
+    lines.extend(crate::recovery::guidance::conversation_rewound(
+        hook,
+        Some(now),
+    ));
+    lines.extend(elsewhere.iter().map(|s| working_elsewhere(s, now)));
+    lines
+}
+
+/// The verdict for another session at work: what it is on, so that the agent keeps off.
+fn working_elsewhere(s: &Session, now: DateTime<Utc>) -> String {
+    let on = s
+        .step
+        .as_deref()
+        .map(|n| format!("step \"{n}\""))
+        .unwrap_or_else(|| "the task".into());
+    let files = if s.files.is_empty() {
+        String::new()
+    } else {
+        format!(", files {}", s.files.join(", "))
+    };
+    format!(
+        "ANOTHER SESSION IS WORKING NOW: session {} is on {on}{files} (last event {} ago). Do not take over that step or edit those files; pick other work or ask the user.",
+        crate::text::short_id(&s.session_id),
+        ago(now, s.last_event_at)
+    )
+}
+
+/// The state line: the running step and its attempt, or the next step, or the state alone.
+fn state(hook: &Hook, outline: &Outline, todo: &[Todo]) -> String {
+    match (&hook.current_step, hook.next_step()) {
+        (Some(c), step) => running_step(hook, c, step, outline, todo),
+        (None, Some(s)) => format!(
+            "State: {}. Next step {} \"{}\" ({}).\n",
+            hook.state,
+            s.index + 1,
+            s.name,
+            s.status.as_str()
+        ),
+        (None, None) => format!("State: {}.\n", hook.state),
+    }
+}
+
+/// The running step `c`: which of the plan's steps, its attempt (and the one resuming
+/// makes it), and the files it touched unless What to do now lists them.
+fn running_step(
+    hook: &Hook,
+    c: &StepContext,
+    step: Option<&Step>,
+    outline: &Outline,
+    todo: &[Todo],
+) -> String {
+    let mut body = String::new();
+    let next = step.map(|s| next_attempt(hook, s)).unwrap_or(c.attempt);
+    let resuming = if exhausted(hook).is_some() {
+        String::new()
+    } else if next != c.attempt {
+        format!(" (resuming makes it attempt {next} of {})", c.max_attempts)
+    } else {
+        String::new()
+    };
+    let unplanned = if c.step_name == crate::task::IMPLICIT_STEP {
+        " (no plan recorded)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        body,
+        "State: {}. Step {} of {} \"{}\"{unplanned}, attempt {} of {}{resuming}.",
+        hook.state,
+        c.step_index + 1,
+        outline.step_count.max(c.step_index + 1),
+        c.step_name,
+        c.attempt,
+        c.max_attempts,
+    );
+    // Listed once: "What to do now" lists them when it hands the agent this step.
+    if !c.files_touched.is_empty() && !todo.iter().any(|t| t.lists_files) {
+        let _ = writeln!(
+            body,
+            "Files touched in this step: {}",
+            c.files_touched.join(", ")
+        );
+    }
+    body
+}
+
+/// What the agent was doing and must know before it goes on: what changed since the last
+/// checkpoint, what it worked on (or what the user asked), and the facts HOOK.md shares.
+fn context(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
+    let mut body = String::new();
     if let Some(changed) = hook.recovery.as_ref().and_then(|r| r.changed.as_ref()) {
         let _ = writeln!(
             body,
@@ -294,34 +336,42 @@ fn full(
     for line in facts(hook, Some(now)) {
         let _ = writeln!(body, "{line}");
     }
-    let _ = writeln!(body, "What to do now:");
+    body
+}
+
+/// "What to do now:", numbered.
+fn what_to_do(todo: &[Todo]) -> String {
+    let mut body = String::from("What to do now:\n");
     for (i, t) in todo.iter().enumerate() {
         let _ = writeln!(body, "{}. {t}", i + 1);
     }
-    if outline.done_count > 0 {
-        let _ = writeln!(body, "DO NOT REPEAT (completed):");
-        if outline.done_earlier() > 0 {
-            let _ = writeln!(
-                body,
-                "- {} before these (HOOK.md's Completed Steps lists every one)",
-                crate::text::count(outline.done_earlier() as u64, "step")
-            );
-        }
-        for s in &outline.done {
-            let receipts = if s.receipt_ids.is_empty() {
-                String::new()
-            } else {
-                format!(" — receipts {}", s.receipt_ids.join(", "))
-            };
-            let _ = writeln!(body, "- step {} \"{}\"{receipts}", s.index + 1, s.name);
-        }
+    body
+}
+
+/// The last completed steps as DO NOT REPEAT, with their receipts; the ones before them
+/// are counted (HOOK.md lists them). Nothing while no step is done.
+fn do_not_repeat(outline: &Outline) -> String {
+    let mut body = String::new();
+    if outline.done_count == 0 {
+        return body;
     }
-    let budget = max_chars.saturating_sub(head.chars().count() + foot.chars().count() + 1);
-    if body.chars().count() > budget {
-        body = truncate(&body, budget.saturating_sub(40));
-        body.push_str("\n(brief cut: read HOOK.md for the rest)\n");
+    let _ = writeln!(body, "DO NOT REPEAT (completed):");
+    if outline.done_earlier() > 0 {
+        let _ = writeln!(
+            body,
+            "- {} before these (HOOK.md's Completed Steps lists every one)",
+            crate::text::count(outline.done_earlier() as u64, "step")
+        );
     }
-    format!("{head}{body}{foot}")
+    for s in &outline.done {
+        let receipts = if s.receipt_ids.is_empty() {
+            String::new()
+        } else {
+            format!(" — receipts {}", s.receipt_ids.join(", "))
+        };
+        let _ = writeln!(body, "- step {} \"{}\"{receipts}", s.index + 1, s.name);
+    }
+    body
 }
 
 #[cfg(test)]

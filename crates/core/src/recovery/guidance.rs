@@ -3,7 +3,10 @@
 //! is needed): what HOOK.md and the resume brief share. Derived from the hook alone, so both
 //! always say the same thing.
 
-use crate::task::{Hook, HookState, Outline, Step, StepSource, StepStatus};
+use crate::task::{
+    FailedValidation, Hook, HookState, IntentBrief, Outline, RecoveryContext, Step, StepSource,
+    StepStatus,
+};
 use crate::text::{ago, one_line, short_id, truncate, when};
 use chrono::{DateTime, Utc};
 
@@ -166,92 +169,110 @@ fn quoted(names: &[String]) -> String {
 /// last failed validation (the task's, and the step's when it is another), the side effects
 /// the step already had, the intent.
 pub fn facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
-    let mut lines = Vec::new();
+    let mut lines = failures(hook, now);
+    lines.extend(side_effects(hook, now));
+    lines.extend(session_facts(hook, now));
+    lines.extend(hook.intent.as_ref().map(intent));
+    lines
+}
+
+/// The task's last failed validation, and the running step's when it is another one.
+fn failures(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
     let step_failure = hook
         .current_step
         .as_ref()
         .and_then(|c| c.last_failure.as_ref());
     let failures = [hook.last_failure.as_ref(), step_failure];
     let mut seen: Vec<&str> = Vec::new();
+    let mut lines = Vec::new();
     for f in failures.into_iter().flatten() {
         if seen.contains(&f.receipt_id.as_str()) {
             continue;
         }
         seen.push(&f.receipt_id);
-        let after = match &f.passed_later {
-            Some(p) => format!(
-                "a later run passed ({}, {}): the failure is fixed",
-                p.receipt_id,
-                when(now, p.at)
-            ),
-            None => "it has not passed since: fix what the output says, then run it again".into(),
-        };
-        let mut line = format!(
-            "Last failed validation (step \"{}\"): `{}` exited {} {} ({}); {}.",
-            f.step,
-            one_line(&truncate(&f.command, 120)),
-            f.exit_code,
-            when(now, f.at),
-            f.receipt_id,
-            after
-        );
-        if f.passed_later.is_none() && !f.output.is_empty() {
-            line.push_str(" Its output ended:");
-            for l in f.output.lines() {
-                line.push_str("\n  | ");
-                line.push_str(l);
-            }
-        }
-        lines.push(line);
-    }
-    if let Some(c) = hook
-        .current_step
-        .as_ref()
-        .filter(|c| !c.side_effects.is_empty())
-    {
-        let done: Vec<String> = c
-            .side_effects
-            .iter()
-            .map(|e| {
-                let outcome = if e.exit_code == 0 {
-                    "done".to_string()
-                } else {
-                    format!("failed, exit {}", e.exit_code)
-                };
-                format!(
-                    "`{}` ({outcome}, {})",
-                    one_line(&truncate(&e.command, 100)),
-                    when(now, e.at)
-                )
-            })
-            .collect();
-        lines.push(format!(
-            "Side effects this step already had (do not repeat what is done): {}.",
-            done.join("; ")
-        ));
-    }
-    lines.extend(session_facts(hook, now));
-    if let Some(i) = &hook.intent {
-        let mut line = format!("Intent {} \"{}\" ({})", i.id, i.name, i.status);
-        if !i.owned_scope.is_empty() {
-            line.push_str(&format!(": owned scope {}", i.owned_scope.join(", ")));
-        }
-        if !i.constraints.is_empty() {
-            line.push_str(&format!("; constraints: {}", i.constraints.join("; ")));
-        }
-        match (i.unmet.len(), i.criteria) {
-            (_, 0) => {}
-            (0, n) => line.push_str(&format!("; all {n} acceptance criteria are met")),
-            (_, n) => line.push_str(&format!(
-                "; acceptance criteria not met yet ({} of {n}): {}",
-                i.unmet.len(),
-                i.unmet.join("; ")
-            )),
-        }
-        line.push('.');
-        lines.push(line);
+        lines.push(failure(f, now));
     }
     lines
+}
+
+/// One failed validation: what ran, how it ended, whether a later run passed, and while
+/// it has not, the lines of output that say why.
+fn failure(f: &FailedValidation, now: Option<DateTime<Utc>>) -> String {
+    let after = match &f.passed_later {
+        Some(p) => format!(
+            "a later run passed ({}, {}): the failure is fixed",
+            p.receipt_id,
+            when(now, p.at)
+        ),
+        None => "it has not passed since: fix what the output says, then run it again".into(),
+    };
+    let mut line = format!(
+        "Last failed validation (step \"{}\"): `{}` exited {} {} ({}); {}.",
+        f.step,
+        one_line(&truncate(&f.command, 120)),
+        f.exit_code,
+        when(now, f.at),
+        f.receipt_id,
+        after
+    );
+    if f.passed_later.is_none() && !f.output.is_empty() {
+        line.push_str(" Its output ended:");
+        for l in f.output.lines() {
+            line.push_str("\n  | ");
+            line.push_str(l);
+        }
+    }
+    line
+}
+
+/// The side effects the running step already had (a push, a deploy) and how each ended.
+fn side_effects(hook: &Hook, now: Option<DateTime<Utc>>) -> Option<String> {
+    let c = hook
+        .current_step
+        .as_ref()
+        .filter(|c| !c.side_effects.is_empty())?;
+    let done: Vec<String> = c
+        .side_effects
+        .iter()
+        .map(|e| {
+            let outcome = if e.exit_code == 0 {
+                "done".to_string()
+            } else {
+                format!("failed, exit {}", e.exit_code)
+            };
+            format!(
+                "`{}` ({outcome}, {})",
+                one_line(&truncate(&e.command, 100)),
+                when(now, e.at)
+            )
+        })
+        .collect();
+    Some(format!(
+        "Side effects this step already had (do not repeat what is done): {}.",
+        done.join("; ")
+    ))
+}
+
+/// The task's intent: its scope, its constraints and the acceptance criteria not met yet.
+fn intent(i: &IntentBrief) -> String {
+    let mut line = format!("Intent {} \"{}\" ({})", i.id, i.name, i.status);
+    if !i.owned_scope.is_empty() {
+        line.push_str(&format!(": owned scope {}", i.owned_scope.join(", ")));
+    }
+    if !i.constraints.is_empty() {
+        line.push_str(&format!("; constraints: {}", i.constraints.join("; ")));
+    }
+    match (i.unmet.len(), i.criteria) {
+        (_, 0) => {}
+        (0, n) => line.push_str(&format!("; all {n} acceptance criteria are met")),
+        (_, n) => line.push_str(&format!(
+            "; acceptance criteria not met yet ({} of {n}): {}",
+            i.unmet.len(),
+            i.unmet.join("; ")
+        )),
+    }
+    line.push('.');
+    line
 }
 
 /// What the sessions left that the next one must know: a last turn that failed on an API
@@ -302,7 +323,6 @@ fn session_facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
 /// What to do now and what not to, for `hook` with its plan's `outline`.
 pub fn guidance(hook: &Hook, outline: &Outline) -> Guidance {
     let mut todo: Vec<Todo> = Vec::new();
-    let mut do_not = Vec::new();
     let mut resume = None;
     match hook.state {
         HookState::Completed => todo.push(format!("Task {} is completed. Nothing to resume; start new work as a new task.", hook.task_id).into()),
@@ -312,89 +332,135 @@ pub fn guidance(hook: &Hook, outline: &Outline) -> Guidance {
         ).into()),
         _ => {
             if let Some(rec) = &hook.recovery {
-                let action = match rec.recommended_action.as_str() {
-                    "retry_from_checkpoint" => {
-                        let id = rec.last_checkpoint_id.as_deref();
-                        // A checkpoint taken in git has a snapshot of every file.
-                        let rewind = id
-                            .filter(|id| hook.recent_checkpoints.iter().any(|c| c.checkpoint_id == *id && !c.git_branch.is_empty()))
-                            .map(|id| format!(" (if they are not, `waymark rewind {id}` puts every file back as it was then)"))
-                            .unwrap_or_default();
-                        format!(
-                            "Resume from the last checkpoint{}: check that the files listed below are as that checkpoint left them{rewind}, then continue.",
-                            id.map(|c| format!(" ({c})")).unwrap_or_default()
-                        )
-                    }
-                    "retry_step" => "Retry the interrupted step from its beginning: it is safe to repeat.".to_string(),
-                    "skip_step" => "The step was finishing when the session ended: verify its result, mark it completed, and go on to the next step.".to_string(),
-                    _ => "Review the files the step touched before going on: the step changes files and its state is uncertain. Ask the user if unsure.".to_string(),
-                };
-                todo.push(format!("Recovery: {action} ({})", rec.reason).into());
-                if rec.was_validating {
-                    if let Some(cmd) = &rec.validation_cmd {
-                        todo.push(format!("Re-run the interrupted validation: `{cmd}`.").into());
-                    }
-                }
-                for w in &rec.file_warnings {
-                    todo.push(format!("Check {w}: it changed since the last checkpoint.").into());
-                }
+                todo.extend(recovery_todo(hook, rec));
             }
             let next = hook.next_step();
-            match next {
-                Some(step) if exhausted(hook).is_some() => {
-                    todo.push(format!(
-                        "A human is needed: step {} \"{}\" has used {} of its {} attempts. Do not resume it: tell the user what failed (below) and ask how to go on (retry it with `waymark step start`, skip it, or change the plan).",
-                        step.index + 1,
-                        step.name,
-                        step.attempt,
-                        max_attempts(hook)
-                    ).into());
-                }
-                Some(step) => {
-                    let attempt = next_attempt(hook, step);
-                    let verb = if step.status == StepStatus::InProgress { "Resume" } else { "Start" };
-                    let about = |text| Todo {
-                        text,
-                        step: Some(step.name.clone()),
-                        lists_files: false,
-                    };
-                    let of = max_attempts(hook).max(attempt);
-                    todo.push(about(if step.source == StepSource::Implicit {
-                        format!(
-                            "Go on with the user's request: no plan was recorded, so the work so far is step {} \"{}\" (attempt {attempt} of {of}).",
-                            step.index + 1,
-                            step.name,
-                        )
-                    } else {
-                        format!(
-                            "{verb} step {} \"{}\" (attempt {attempt} of {of}).",
-                            step.index + 1,
-                            step.name,
-                        )
-                    }));
-                    if let Some(ctx) = hook.current_step.as_ref().filter(|c| c.step_id == step.id) {
-                        if !ctx.files_touched.is_empty() {
-                            todo.push(Todo {
-                                lists_files: true,
-                                ..about(format!(
-                                    "Files this step already changed (read them before editing again): {}.",
-                                    ctx.files_touched.join(", ")
-                                ))
-                            });
-                        }
-                    }
-                    resume = Some((step.name.clone(), attempt));
-                }
-                None if outline.all_completed => todo.push(
-                    "Every step is completed: verify the result, then finish the task (`waymark task done`).".into(),
-                ),
-                None => todo.push("No step is planned: continue with the user's request.".into()),
-            }
+            resume = step_todo(hook, outline, next, &mut todo);
             if let Some(then) = then(outline, next.filter(|_| resume.is_some())) {
                 todo.push(then.into());
             }
         }
     }
+    Guidance {
+        resume,
+        todo,
+        do_not: do_not(hook, outline),
+    }
+}
+
+/// After a crash: the recommended action and why, the interrupted validation to run
+/// again, and the files that changed since the last checkpoint.
+fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
+    let action = match rec.recommended_action.as_str() {
+        "retry_from_checkpoint" => {
+            let id = rec.last_checkpoint_id.as_deref();
+            // A checkpoint taken in git has a snapshot of every file.
+            let rewind = id
+                .filter(|id| hook.recent_checkpoints.iter().any(|c| c.checkpoint_id == *id && !c.git_branch.is_empty()))
+                .map(|id| format!(" (if they are not, `waymark rewind {id}` puts every file back as it was then)"))
+                .unwrap_or_default();
+            format!(
+                "Resume from the last checkpoint{}: check that the files listed below are as that checkpoint left them{rewind}, then continue.",
+                id.map(|c| format!(" ({c})")).unwrap_or_default()
+            )
+        }
+        "retry_step" => "Retry the interrupted step from its beginning: it is safe to repeat.".to_string(),
+        "skip_step" => "The step was finishing when the session ended: verify its result, mark it completed, and go on to the next step.".to_string(),
+        _ => "Review the files the step touched before going on: the step changes files and its state is uncertain. Ask the user if unsure.".to_string(),
+    };
+    let mut todo: Vec<Todo> = vec![format!("Recovery: {action} ({})", rec.reason).into()];
+    if rec.was_validating {
+        if let Some(cmd) = &rec.validation_cmd {
+            todo.push(format!("Re-run the interrupted validation: `{cmd}`.").into());
+        }
+    }
+    for w in &rec.file_warnings {
+        todo.push(format!("Check {w}: it changed since the last checkpoint.").into());
+    }
+    todo
+}
+
+/// What to do with the step to resume, `next`: ask a human when it has no attempt left,
+/// else resume or start it; with none, finish the task or go on with the user's request.
+/// Returns the step resumed, with the attempt it will be.
+fn step_todo(
+    hook: &Hook,
+    outline: &Outline,
+    next: Option<&Step>,
+    todo: &mut Vec<Todo>,
+) -> Option<(String, u32)> {
+    match next {
+        Some(step) if exhausted(hook).is_some() => {
+            todo.push(format!(
+                "A human is needed: step {} \"{}\" has used {} of its {} attempts. Do not resume it: tell the user what failed (below) and ask how to go on (retry it with `waymark step start`, skip it, or change the plan).",
+                step.index + 1,
+                step.name,
+                step.attempt,
+                max_attempts(hook)
+            ).into());
+            None
+        }
+        Some(step) => {
+            let attempt = next_attempt(hook, step);
+            todo.extend(resume_step(hook, step, attempt));
+            Some((step.name.clone(), attempt))
+        }
+        None if outline.all_completed => {
+            todo.push("Every step is completed: verify the result, then finish the task (`waymark task done`).".into());
+            None
+        }
+        None => {
+            todo.push("No step is planned: continue with the user's request.".into());
+            None
+        }
+    }
+}
+
+/// Resume (or start) `step` as `attempt`, and read the files it already changed first;
+/// both hand the agent that step.
+fn resume_step(hook: &Hook, step: &Step, attempt: u32) -> Vec<Todo> {
+    let verb = if step.status == StepStatus::InProgress {
+        "Resume"
+    } else {
+        "Start"
+    };
+    let about = |text| Todo {
+        text,
+        step: Some(step.name.clone()),
+        lists_files: false,
+    };
+    let of = max_attempts(hook).max(attempt);
+    let mut todo = vec![about(if step.source == StepSource::Implicit {
+        format!(
+            "Go on with the user's request: no plan was recorded, so the work so far is step {} \"{}\" (attempt {attempt} of {of}).",
+            step.index + 1,
+            step.name,
+        )
+    } else {
+        format!(
+            "{verb} step {} \"{}\" (attempt {attempt} of {of}).",
+            step.index + 1,
+            step.name,
+        )
+    })];
+    if let Some(ctx) = hook.current_step.as_ref().filter(|c| c.step_id == step.id) {
+        if !ctx.files_touched.is_empty() {
+            todo.push(Todo {
+                lists_files: true,
+                ..about(format!(
+                    "Files this step already changed (read them before editing again): {}.",
+                    ctx.files_touched.join(", ")
+                ))
+            });
+        }
+    }
+    todo
+}
+
+/// DO NOT: repeat a completed step (the ones before the last few counted), start over,
+/// or discard uncommitted changes.
+fn do_not(hook: &Hook, outline: &Outline) -> Vec<String> {
+    let mut do_not = Vec::new();
     // A long plan's completed steps are named in full once, in the Completed Steps table.
     if outline.done_earlier() > 0 {
         do_not.push(format!(
@@ -416,11 +482,7 @@ pub fn guidance(hook: &Hook, outline: &Outline) -> Guidance {
                 .into(),
         );
     }
-    Guidance {
-        resume,
-        todo,
-        do_not,
-    }
+    do_not
 }
 
 /// `a, b, c` or `a, b, … and 3 more`.

@@ -6,8 +6,8 @@
 
 use std::fmt::Write;
 
-use crate::recovery::guidance::{facts, guidance};
-use crate::task::{Hook, Step, StepStatus};
+use crate::recovery::guidance::{Guidance, facts, guidance};
+use crate::task::{Hook, Outline, Step, StepStatus};
 use crate::text::{one_line, prefix, stamp, truncate};
 
 /// The whole recovery file, unredacted (the store redacts what it writes). A function of
@@ -31,6 +31,15 @@ fn head(hook: &Hook) -> String {
     let mut md = String::with_capacity(4096);
     let outline = hook.outline();
     let g = guidance(hook, &outline);
+    title(&mut md, hook);
+    current_state(&mut md, hook, &outline);
+    what_you_were_doing(&mut md, hook);
+    what_to_do_now(&mut md, &g);
+    md
+}
+
+/// The title, what this file is, and the table of the task's ids and times.
+fn title(md: &mut String, hook: &Hook) {
     let _ = writeln!(md, "# HOOK: {}\n", hook.task_id);
     let _ = writeln!(
         md,
@@ -48,7 +57,10 @@ fn head(hook: &Hook) -> String {
     if let Some(s) = hook.session() {
         let _ = writeln!(md, "| Session | `{}` ({:?}) |", s.session_id, s.status);
     }
+}
 
+/// Current State: the state, the running step and its attempt, and the crash detected.
+fn current_state(md: &mut String, hook: &Hook, outline: &Outline) {
     let _ = writeln!(md, "\n## Current State\n");
     let _ = writeln!(md, "- **State:** `{}`", hook.state);
     match &hook.current_step {
@@ -79,7 +91,11 @@ fn head(hook: &Hook) -> String {
             r.reason
         );
     }
+}
 
+/// What You Were Doing: the work, the files touched, what changed since the last
+/// checkpoint, the rewinds and facts the brief shares, and the last compaction's summary.
+fn what_you_were_doing(md: &mut String, hook: &Hook) {
     let _ = writeln!(md, "\n## What You Were Doing\n");
     match hook.working_on() {
         Some(w) => {
@@ -89,29 +105,7 @@ fn head(hook: &Hook) -> String {
             let _ = writeln!(md, "- **Working on:** (not recorded)");
         }
     }
-    if hook.current_step.is_none() && !hook.unassigned_files.is_empty() {
-        let _ = writeln!(md, "- **Files touched between steps:**");
-        for f in &hook.unassigned_files {
-            let _ = writeln!(md, "  - `{f}`");
-        }
-    }
-    if let Some(c) = &hook.current_step {
-        if c.files_touched.is_empty() {
-            let _ = writeln!(md, "- **Files touched in this step:** none yet");
-        } else {
-            let _ = writeln!(md, "- **Files touched in this step:**");
-            for f in &c.files_touched {
-                let _ = writeln!(md, "  - `{f}`");
-            }
-        }
-        if !c.last_output.is_empty() {
-            let _ = writeln!(
-                md,
-                "- **Last output:**\n\n```text\n{}\n```",
-                c.last_output.replace("```", "'''")
-            );
-        }
-    }
+    files_touched(md, hook);
     if let Some(changed) = hook.recovery.as_ref().and_then(|r| r.changed.as_ref()) {
         let _ = writeln!(
             md,
@@ -132,7 +126,39 @@ fn head(hook: &Hook) -> String {
             one_line(&truncate(summary, 600))
         );
     }
+}
 
+/// The files touched between steps (while none runs), else the running step's files and
+/// its last output.
+fn files_touched(md: &mut String, hook: &Hook) {
+    if hook.current_step.is_none() && !hook.unassigned_files.is_empty() {
+        let _ = writeln!(md, "- **Files touched between steps:**");
+        for f in &hook.unassigned_files {
+            let _ = writeln!(md, "  - `{f}`");
+        }
+    }
+    let Some(c) = &hook.current_step else {
+        return;
+    };
+    if c.files_touched.is_empty() {
+        let _ = writeln!(md, "- **Files touched in this step:** none yet");
+    } else {
+        let _ = writeln!(md, "- **Files touched in this step:**");
+        for f in &c.files_touched {
+            let _ = writeln!(md, "  - `{f}`");
+        }
+    }
+    if !c.last_output.is_empty() {
+        let _ = writeln!(
+            md,
+            "- **Last output:**\n\n```text\n{}\n```",
+            c.last_output.replace("```", "'''")
+        );
+    }
+}
+
+/// What To Do Now, numbered, and DO NOT.
+fn what_to_do_now(md: &mut String, g: &Guidance) {
     let _ = writeln!(md, "\n## What To Do Now\n");
     for (i, line) in g.todo.iter().enumerate() {
         // The files are listed under What You Were Doing, just above: once is enough (31
@@ -149,8 +175,6 @@ fn head(hook: &Hook) -> String {
     for line in &g.do_not {
         let _ = writeln!(md, "- {line}");
     }
-
-    md
 }
 
 /// The newest receipts' section (none without receipts). Only the newest receipts and

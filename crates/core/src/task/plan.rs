@@ -306,103 +306,15 @@ impl Hook {
         now: DateTime<Utc>,
     ) -> Result<(), TransitionError> {
         self.fold_implicit(pos, now)?;
-        let switching = self
-            .current_step
-            .as_ref()
-            .is_some_and(|c| c.step_id != self.steps[pos].id);
-        if switching {
-            let old = self
-                .current_step
-                .as_ref()
-                .map(|c| c.step_id.clone())
-                .unwrap_or_default();
-            if let Some(old_pos) = self.step_pos(&old) {
-                let keep = self.steps[old_pos].status;
-                let keep = if keep == StepStatus::InProgress {
-                    StepStatus::Pending
-                } else {
-                    keep
-                };
-                self.leave_step(old_pos, keep, "step_switch", now)?;
-            }
-        }
-        let from_recovery = self.state == HookState::Recovering;
-        let step = &self.steps[pos];
-        let attempt = if step.attempt == 0 {
-            1
-        } else if step.failed_since_entry || from_recovery {
-            step.attempt + 1
-        } else {
-            step.attempt
-        };
+        self.switch_from_current(pos, now)?;
+        let attempt = self.entry_attempt(pos);
         if attempt > max_attempts {
-            let mut details = BTreeMap::new();
-            details.insert("attempt".into(), Value::from(attempt));
-            details.insert("max_attempts".into(), Value::from(max_attempts));
-            match self.state {
-                HookState::AwaitingHuman => {}
-                HookState::StepPending => {
-                    self.transition(HookState::StepRunning, trigger, now)?;
-                    self.transition_with(
-                        HookState::AwaitingHuman,
-                        "max_attempts_exceeded",
-                        details,
-                        now,
-                    )?;
-                }
-                _ => self.transition_with(
-                    HookState::AwaitingHuman,
-                    "max_attempts_exceeded",
-                    details,
-                    now,
-                )?,
-            }
-            return Ok(());
+            return self.await_human(attempt, max_attempts, trigger, now);
         }
         if self.state == HookState::StepValidating {
             self.transition(HookState::StepPending, "validation_interrupted", now)?;
         }
-        let step = &mut self.steps[pos];
-        step.status = StepStatus::InProgress;
-        step.attempt = attempt;
-        step.failed_since_entry = false;
-        step.started_at.get_or_insert(now);
-        let same = self
-            .current_step
-            .as_ref()
-            .is_some_and(|c| c.step_id == step.id);
-        // Work outside any plan is what the user asked for when it began.
-        let working_on = match (&step.active_form, step.source) {
-            (Some(form), _) => form.clone(),
-            (None, StepSource::Implicit) if !step.description.is_empty() => {
-                step.description.clone()
-            }
-            (None, _) => step.name.clone(),
-        };
-        // Re-entering the same step keeps what it did so far.
-        let previous = if same { self.current_step.take() } else { None };
-        let ctx = StepContext {
-            step_id: step.id.clone(),
-            step_name: step.name.clone(),
-            step_index: step.index,
-            started_at: previous.as_ref().map_or(now, |p| p.started_at),
-            attempt,
-            max_attempts,
-            working_on,
-            files_touched: previous
-                .as_ref()
-                .map_or_else(|| step.files_touched.clone(), |p| p.files_touched.clone()),
-            last_output: String::new(),
-            current_checkpoint_id: None,
-            last_failure: previous.as_ref().and_then(|p| p.last_failure.clone()),
-            side_effects: previous
-                .as_ref()
-                .map(|p| p.side_effects.clone())
-                .unwrap_or_default(),
-            resumed_after_crash: previous.as_ref().is_some_and(|p| p.resumed_after_crash),
-            receipt_ids: previous.map(|p| p.receipt_ids).unwrap_or_default(),
-        };
-        let mut ctx = ctx;
+        let mut ctx = self.begin_attempt(pos, attempt, max_attempts, now);
         for f in std::mem::take(&mut self.unassigned_files) {
             if !ctx.files_touched.contains(&f) {
                 ctx.files_touched.push(f);
@@ -419,6 +331,127 @@ impl Hook {
             self.recovery = None;
         }
         Ok(())
+    }
+
+    /// Leaves the current step when it is not the one at `pos`: a step in progress goes
+    /// back to pending, any other keeps its status.
+    fn switch_from_current(
+        &mut self,
+        pos: usize,
+        now: DateTime<Utc>,
+    ) -> Result<(), TransitionError> {
+        let switching = self
+            .current_step
+            .as_ref()
+            .is_some_and(|c| c.step_id != self.steps[pos].id);
+        if !switching {
+            return Ok(());
+        }
+        let old = self
+            .current_step
+            .as_ref()
+            .map(|c| c.step_id.clone())
+            .unwrap_or_default();
+        if let Some(old_pos) = self.step_pos(&old) {
+            let keep = self.steps[old_pos].status;
+            let keep = if keep == StepStatus::InProgress {
+                StepStatus::Pending
+            } else {
+                keep
+            };
+            self.leave_step(old_pos, keep, "step_switch", now)?;
+        }
+        Ok(())
+    }
+
+    /// The attempt that entering the step at `pos` makes: the first, the same one again,
+    /// or a new one after a failure or a crash.
+    fn entry_attempt(&self, pos: usize) -> u32 {
+        let from_recovery = self.state == HookState::Recovering;
+        let step = &self.steps[pos];
+        if step.attempt == 0 {
+            1
+        } else if step.failed_since_entry || from_recovery {
+            step.attempt + 1
+        } else {
+            step.attempt
+        }
+    }
+
+    /// Past `max_attempts` the step is not entered: the hook waits for a human (through
+    /// `step_running` from `step_pending`), with the attempt it would have been.
+    fn await_human(
+        &mut self,
+        attempt: u32,
+        max_attempts: u32,
+        trigger: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), TransitionError> {
+        let mut details = BTreeMap::new();
+        details.insert("attempt".into(), Value::from(attempt));
+        details.insert("max_attempts".into(), Value::from(max_attempts));
+        match self.state {
+            HookState::AwaitingHuman => {}
+            HookState::StepPending => {
+                self.transition(HookState::StepRunning, trigger, now)?;
+                self.transition_with(
+                    HookState::AwaitingHuman,
+                    "max_attempts_exceeded",
+                    details,
+                    now,
+                )?;
+            }
+            _ => self.transition_with(
+                HookState::AwaitingHuman,
+                "max_attempts_exceeded",
+                details,
+                now,
+            )?,
+        }
+        Ok(())
+    }
+
+    /// Marks the step at `pos` in progress as `attempt` and makes its context, which keeps
+    /// what the step did so far when it is the current one re-entered.
+    fn begin_attempt(
+        &mut self,
+        pos: usize,
+        attempt: u32,
+        max_attempts: u32,
+        now: DateTime<Utc>,
+    ) -> StepContext {
+        let step = &mut self.steps[pos];
+        step.status = StepStatus::InProgress;
+        step.attempt = attempt;
+        step.failed_since_entry = false;
+        step.started_at.get_or_insert(now);
+        let same = self
+            .current_step
+            .as_ref()
+            .is_some_and(|c| c.step_id == step.id);
+        // Re-entering the same step keeps what it did so far.
+        let previous = if same { self.current_step.take() } else { None };
+        StepContext {
+            step_id: step.id.clone(),
+            step_name: step.name.clone(),
+            step_index: step.index,
+            started_at: previous.as_ref().map_or(now, |p| p.started_at),
+            attempt,
+            max_attempts,
+            working_on: working_on_for(step),
+            files_touched: previous
+                .as_ref()
+                .map_or_else(|| step.files_touched.clone(), |p| p.files_touched.clone()),
+            last_output: String::new(),
+            current_checkpoint_id: None,
+            last_failure: previous.as_ref().and_then(|p| p.last_failure.clone()),
+            side_effects: previous
+                .as_ref()
+                .map(|p| p.side_effects.clone())
+                .unwrap_or_default(),
+            resumed_after_crash: previous.as_ref().is_some_and(|p| p.resumed_after_crash),
+            receipt_ids: previous.map(|p| p.receipt_ids).unwrap_or_default(),
+        }
     }
 
     /// The work done before there was a plan belongs to the plan's first step entered: when
@@ -714,6 +747,16 @@ impl Hook {
             }
         }
         Ok(())
+    }
+}
+
+/// What a step's context says the agent is working on: the step's active form, else for
+/// work outside any plan what the user asked when it began, else the step's name.
+fn working_on_for(step: &Step) -> String {
+    match (&step.active_form, step.source) {
+        (Some(form), _) => form.clone(),
+        (None, StepSource::Implicit) if !step.description.is_empty() => step.description.clone(),
+        (None, _) => step.name.clone(),
     }
 }
 

@@ -34,28 +34,8 @@ impl Entry {
         let obj = v.as_object()?;
         let wm = v.pointer("/metadata/waymark");
         let wm_str = |k: &str| wm.and_then(|w| w.get(k)).and_then(str_of);
-        let conversations: Vec<&Value> = files(&v)
-            .flat_map(|f| f.get("conversations").and_then(Value::as_array))
-            .flatten()
-            .collect();
-        let in_conversations =
-            |k: &str| conversations.iter().find_map(|c| c.get(k).and_then(str_of));
-        let related = |types: &[&str]| {
-            conversations
-                .iter()
-                .filter_map(|c| c.get("related").and_then(Value::as_array))
-                .flatten()
-                .find(|r| {
-                    r.get("type")
-                        .and_then(Value::as_str)
-                        .is_some_and(|t| types.iter().any(|x| t.eq_ignore_ascii_case(x)))
-                })
-                .and_then(|r| r.get("value").or_else(|| r.get("url")).and_then(str_of))
-        };
-        let contributor = conversations
-            .iter()
-            .find_map(|c| c.get("contributor"))
-            .or_else(|| v.get("contributor"));
+        let conversations = Conversations::of(&v);
+        let contributor = conversations.contributor().or_else(|| v.get("contributor"));
         Some(Entry {
             id: obj.get("id").and_then(str_of),
             timestamp: obj
@@ -65,11 +45,11 @@ impl Entry {
                 .map(|t| t.with_timezone(&Utc)),
             session_id: wm_str("session_id")
                 .or_else(|| obj.get("session_id").and_then(str_of))
-                .or_else(|| related(&["session"])),
+                .or_else(|| conversations.related(&["session"])),
             intent_id: wm_str("intent_id")
                 .or_else(|| obj.get("intent_id").and_then(str_of))
-                .or_else(|| in_conversations("intent_id"))
-                .or_else(|| related(&["specification", "intent", "requirement"])),
+                .or_else(|| conversations.field("intent_id"))
+                .or_else(|| conversations.related(&["specification", "intent", "requirement"])),
             paths: files(&v)
                 .filter_map(|f| {
                     f.get("path")
@@ -90,9 +70,49 @@ impl Entry {
                 .and_then(str_of),
             mutation_class: wm_str("mutation_class")
                 .or_else(|| obj.get("mutation_class").and_then(str_of))
-                .or_else(|| in_conversations("mutation_class")),
+                .or_else(|| conversations.field("mutation_class")),
             kind: wm_str("kind"),
         })
+    }
+}
+
+/// The conversations of a line's files (`files[].conversations[]`), where the forks keep
+/// what waymark keeps in its metadata.
+struct Conversations<'a>(Vec<&'a Value>);
+
+impl<'a> Conversations<'a> {
+    fn of(v: &'a Value) -> Conversations<'a> {
+        Conversations(
+            files(v)
+                .flat_map(|f| f.get("conversations").and_then(Value::as_array))
+                .flatten()
+                .collect(),
+        )
+    }
+
+    /// The first conversation's field `k`.
+    fn field(&self, k: &str) -> Option<String> {
+        self.0.iter().find_map(|c| c.get(k).and_then(str_of))
+    }
+
+    /// The value (else the url) of the first `related[]` entry whose type is one of
+    /// `types`, in any case.
+    fn related(&self, types: &[&str]) -> Option<String> {
+        self.0
+            .iter()
+            .filter_map(|c| c.get("related").and_then(Value::as_array))
+            .flatten()
+            .find(|r| {
+                r.get("type")
+                    .and_then(Value::as_str)
+                    .is_some_and(|t| types.iter().any(|x| t.eq_ignore_ascii_case(x)))
+            })
+            .and_then(|r| r.get("value").or_else(|| r.get("url")).and_then(str_of))
+    }
+
+    /// The first conversation's contributor.
+    fn contributor(&self) -> Option<&'a Value> {
+        self.0.iter().find_map(|c| c.get("contributor"))
     }
 }
 
