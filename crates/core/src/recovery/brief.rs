@@ -697,6 +697,10 @@ mod tests {
         );
         assert!(b.contains(PLAN_NOTE) && !b.contains("Working on:"), "{b}");
         assert!(!brief(&h, &Extras::default()).contains(PLAN_NOTE));
+        // HOOK.md says the same: no task list to keep, the work so far in the files.
+        let md = crate::recovery::hookmd::render(&h);
+        assert!(md.contains("Do not start the user's request over"), "{md}");
+        assert!(!md.contains("re-create the task list"), "{md}");
         h.last_prompt = Some("carry on".into());
         let b = brief(&h, &with_note);
         assert!(b.contains("Their last request: carry on"), "{b}");

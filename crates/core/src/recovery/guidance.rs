@@ -368,7 +368,8 @@ fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
         "skip_step" => "The step was finishing when the session ended: verify its result, mark it completed, and go on to the next step.".to_string(),
         _ => "Review the files the step touched before going on: the step changes files and its state is uncertain. Ask the user if unsure.".to_string(),
     };
-    let mut todo: Vec<Todo> = vec![format!("Recovery: {action} ({})", rec.reason).into()];
+    // The reason is said once, where the crash is (the brief's CRASH line, HOOK.md's state).
+    let mut todo: Vec<Todo> = vec![format!("Recovery: {action}").into()];
     if rec.was_validating {
         if let Some(cmd) = &rec.validation_cmd {
             todo.push(format!("Re-run the interrupted validation: `{cmd}`.").into());
@@ -476,7 +477,18 @@ fn do_not(hook: &Hook, outline: &Outline) -> Vec<String> {
         ));
     }
     if !hook.state.is_terminal() {
-        do_not.push("Do not start over or re-create the task list: it is below.".into());
+        // With no plan recorded there is no task list to re-create: the work so far is
+        // the files the implicit step touched.
+        let planless = hook.steps.iter().all(|s| s.source == StepSource::Implicit);
+        do_not.push(
+            match planless {
+                true => {
+                    "Do not start the user's request over: the work so far is in the files listed."
+                }
+                false => "Do not start over or re-create the task list: it is below.",
+            }
+            .into(),
+        );
         do_not.push(
             "Do not discard uncommitted changes without checking them against the files listed."
                 .into(),
