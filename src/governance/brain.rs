@@ -25,33 +25,8 @@ pub fn record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
     use std::fs;
-
-    fn now() -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 2, 21, 10, 0, 0).unwrap()
-    }
-
-    fn lesson(title: &str, category: Category) -> Lesson {
-        Lesson {
-            title: title.into(),
-            issue: "it broke".into(),
-            solution: "fix it".into(),
-            intent: Some("INT-001".into()),
-            category,
-            detail: None,
-        }
-    }
-
-    #[test]
-    fn details_are_fenced_and_bounded() {
-        let mut l = lesson("x", Category::VerificationFailure);
-        l.detail = Some(format!("{}\ntest result: FAILED", "y".repeat(5000)));
-        let s = l.render(now());
-        assert!(s.contains("```text\n…"));
-        assert!(s.ends_with("test result: FAILED\n```\n"));
-        assert!(s.len() < 2000);
-    }
+    use waymark_core::governance::testing::{lesson, lesson_day as now};
 
     #[test]
     fn record_appends_and_rewrites_under_lock() {

@@ -106,25 +106,7 @@ pub fn set_status(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const SAMPLE: &str = r#"
-# intents for the sprint
-active_intents:
-  - id: "INT-001"
-    name: "JWT Authentication Migration"
-    status: "IN_PROGRESS"
-    owned_scope:
-      - "src/auth/**"
-      - "src/middleware/jwt.ts"
-    constraints:
-      - "Must not use external auth providers"
-    acceptance_criteria:
-      - "Unit tests in tests/auth/ pass"
-    owner: alice
-  - id: INT-002
-    name: Docs
-    status: PENDING
-"#;
+    use waymark_core::governance::testing::SAMPLE_INTENTS as SAMPLE;
 
     fn project_with(text: &str) -> (tempfile::TempDir, Project) {
         let dir = tempfile::tempdir().unwrap();

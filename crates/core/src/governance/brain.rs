@@ -221,22 +221,7 @@ fn bump(lines: &[&str], lesson: &Lesson) -> Option<(String, Recorded)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
-
-    fn now() -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 2, 21, 10, 0, 0).unwrap()
-    }
-
-    fn lesson(title: &str, category: Category) -> Lesson {
-        Lesson {
-            title: title.into(),
-            issue: "it broke".into(),
-            solution: "fix it".into(),
-            intent: Some("INT-001".into()),
-            category,
-            detail: None,
-        }
-    }
+    use crate::governance::testing::{lesson, lesson_day as now};
 
     #[test]
     fn adds_the_section_then_lessons_in_it() {
@@ -292,5 +277,15 @@ mod tests {
         other.intent = l.intent.clone();
         other.category = Category::Governance;
         assert_eq!(with_lesson(&t3, &other, now()).1, Recorded::Added);
+    }
+
+    #[test]
+    fn details_are_fenced_and_bounded() {
+        let mut l = lesson("x", Category::VerificationFailure);
+        l.detail = Some(format!("{}\ntest result: FAILED", "y".repeat(5000)));
+        let s = l.render(now());
+        assert!(s.contains("```text\n…"));
+        assert!(s.ends_with("test result: FAILED\n```\n"));
+        assert!(s.len() < 2000);
     }
 }

@@ -495,25 +495,7 @@ fn unquote(v: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const SAMPLE: &str = r#"
-# intents for the sprint
-active_intents:
-  - id: "INT-001"
-    name: "JWT Authentication Migration"
-    status: "IN_PROGRESS"
-    owned_scope:
-      - "src/auth/**"
-      - "src/middleware/jwt.ts"
-    constraints:
-      - "Must not use external auth providers"
-    acceptance_criteria:
-      - "Unit tests in tests/auth/ pass"
-    owner: alice
-  - id: INT-002
-    name: Docs
-    status: PENDING
-"#;
+    use crate::governance::testing::SAMPLE_INTENTS as SAMPLE;
 
     #[test]
     fn parses_the_forks_format_and_keeps_extra_fields() {

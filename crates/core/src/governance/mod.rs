@@ -16,3 +16,5 @@ pub mod intent;
 pub mod intent_map;
 pub mod progress;
 pub mod scope;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;

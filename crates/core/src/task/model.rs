@@ -154,7 +154,7 @@ pub struct StepContext {
     pub resumed_after_crash: bool,
     /// The receipts of the validations run in the step since it was entered, linked to the
     /// step in the plan when it is left (as `files_touched` is): a validation then changes
-    /// the context alone, and leaves the plan (and HOOK.md's listing of it) unparsed.
+    /// the context alone, and plan.json is not written again for it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub receipt_ids: Vec<String>,
 }
