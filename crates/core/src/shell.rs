@@ -547,6 +547,32 @@ mod tests {
         let deploy = [r"^\./deploy\.sh\b".to_string()];
         assert!(classify("./deploy.sh prod", &p, &deploy).side_effect);
         assert!(!classify("./deploy.sh prod", &p, &[]).side_effect);
+        assert!(!classify("./build.sh prod", &p, &deploy).side_effect);
+    }
+
+    /// A publish is the release or upload command itself, not any command with the same
+    /// second word.
+    #[test]
+    fn only_the_publishing_subcommands_are_publishes() {
+        let p = patterns();
+        for cmd in [
+            "gh release view v1.0",
+            "gh release list",
+            "gh create release",
+            "echo push",
+            "git stash push",
+            "docker build .",
+            "cargo build",
+        ] {
+            assert!(!classify(cmd, &p, &[]).side_effect, "{cmd}");
+        }
+        for cmd in [
+            "/usr/bin/docker push me/app",
+            "yarn publish",
+            "pnpm publish",
+        ] {
+            assert!(classify(cmd, &p, &[]).side_effect, "{cmd}");
+        }
     }
 
     #[test]
@@ -559,43 +585,156 @@ mod tests {
                 vec!["wc"]
             ]
         );
+        // A backslash keeps the next character as it is, inside double quotes too.
+        assert_eq!(
+            simple_commands(r#"echo "say \"hi\" \\ now" a\ b"#),
+            vec![vec!["echo", r#"say "hi" \ now"#, "a b"]]
+        );
     }
 
+    /// What `quote` writes, a shell (and this module's reading of one) takes back as the
+    /// one word it was given.
     #[test]
-    fn extracts_hash_message_and_url() {
-        assert_eq!(
-            commit_hash("67f3bab02076607f95987e07638b7343fa2445b3")
-                .unwrap()
-                .len(),
-            40
-        );
-        assert_eq!(
-            commit_hash("[main 1a2b3c4] fix\n 1 file changed").as_deref(),
-            Some("1a2b3c4")
-        );
-        assert_eq!(
-            commit_hash("[main (root-commit) 1a2b3c4] first").as_deref(),
-            Some("1a2b3c4")
-        );
-        assert_eq!(commit_hash("[INFO] building"), None);
-        assert_eq!(
-            commit_message(r#"git commit -qm "Add nil-safe parser""#).as_deref(),
-            Some("Add nil-safe parser")
-        );
-        assert_eq!(
-            commit_message("git commit -am 'two words'").as_deref(),
-            Some("two words")
-        );
-        assert_eq!(
-            commit_message("git commit --message=x").as_deref(),
-            Some("x")
-        );
-        assert_eq!(commit_message("git commit"), None);
-        assert_eq!(commit_message("grep -m 1 x"), None);
-        assert_eq!(
-            pr_url("Creating pull request\nhttps://github.com/o/r/pull/12\n").as_deref(),
-            Some("https://github.com/o/r/pull/12")
-        );
-        assert_eq!(pr_url("https://github.com/o/r/pulls"), None);
+    fn a_quoted_string_is_read_back_as_one_word() {
+        for (s, quoted) in [
+            ("plain", "'plain'"),
+            ("two words", "'two words'"),
+            ("it's", r"'it'\''s'"),
+            ("", "''"),
+            ("$HOME; rm -rf /", "'$HOME; rm -rf /'"),
+        ] {
+            assert_eq!(quote(s), quoted, "{s:?}");
+            assert_eq!(
+                simple_commands(&format!("echo {quoted} x")),
+                vec![vec!["echo", s, "x"]],
+                "{s:?}"
+            );
+        }
+    }
+
+    /// The program a hook command runs, as written: quotes and escapes kept, up to the
+    /// first white space they do not protect.
+    #[test]
+    fn the_first_word_is_the_program_as_written() {
+        for (command, program) in [
+            ("waymark hook Stop", "waymark"),
+            (" \twaymark\thook", "waymark"),
+            ("waymark", "waymark"),
+            ("", ""),
+            ("'/opt/x y/waymark' hook Stop", "'/opt/x y/waymark'"),
+            (r#""/opt/x y/waymark" hook"#, r#""/opt/x y/waymark""#),
+            (r"/opt/x\ y/waymark hook", r"/opt/x\ y/waymark"),
+            (r#""/opt/a\"b c/waymark" hook"#, r#""/opt/a\"b c/waymark""#),
+            (r#""/opt/it's x"/waymark hook"#, r#""/opt/it's x"/waymark"#),
+            (r#"'/opt/a"b c'/waymark hook"#, r#"'/opt/a"b c'/waymark"#),
+            // No escape inside single quotes: the backslash is the word's last character.
+            (r"'C:\dir\' hook", r"'C:\dir\'"),
+        ] {
+            assert_eq!(first_word(command), program, "{command:?}");
+        }
+        let odd = quote("/opt/it's here/waymark");
+        assert_eq!(first_word(&format!("{odd} hook Stop")), odd);
+    }
+
+    /// `NAME=value` words before a command are assignments only when NAME is a shell
+    /// name; otherwise the shell runs that word as the command.
+    #[test]
+    fn only_a_shell_name_makes_an_assignment() {
+        let p = patterns();
+        for (command, commit) in [
+            ("GIT_AUTHOR_NAME=x git commit -m y", true),
+            ("A_1=x B= sudo env git commit -m y", true),
+            ("time nohup git commit -m y", true),
+            ("FOO-BAR=1 git commit -m y", false),
+            ("=1 git commit -m y", false),
+            ("a.b=1 git commit -m y", false),
+        ] {
+            assert_eq!(classify(command, &p, &[]).git_commit, commit, "{command}");
+        }
+    }
+
+    /// The hash `git commit` printed; nothing from lines that only look like its summary.
+    #[test]
+    fn the_commit_hash_is_read_from_what_git_printed() {
+        let full = "67f3bab02076607f95987e07638b7343fa2445b3";
+        for (output, hash) in [
+            (full, Some(full)),
+            ("[main 1a2b3c4] fix\n 1 file changed", Some("1a2b3c4")),
+            ("Running hooks\n[main 1a2b3c4] fix", Some("1a2b3c4")),
+            ("[main (root-commit) 1a2b3c4] first", Some("1a2b3c4")),
+            ("[feature/x-1 0123456789abcdef] x", Some("0123456789abcdef")),
+            ("[INFO] building", None),
+            // A word in brackets that is not a hash, or is too short for one.
+            ("[WARN deprecated] use x", None),
+            ("[main abc] x", None),
+            ("[main 1a2b3c4g] x", None),
+            ("[ 1a2b3c4] x", None),
+            // Between branch and hash, only a word in parentheses, such as (root-commit).
+            ("[main (root 1a2b3c4] x", None),
+            ("[main root) 1a2b3c4] x", None),
+            ("67f3bab02076607f95987e07638b7343fa2445b", None),
+            ("67f3bab02076607f95987e07638b7343fa2445bz", None),
+        ] {
+            assert_eq!(commit_hash(output).as_deref(), hash, "{output:?}");
+        }
+    }
+
+    /// The message of a `git commit` given inline, however the flag is spelled.
+    #[test]
+    fn the_commit_message_is_read_from_the_command() {
+        for (command, message) in [
+            (
+                r#"git commit -qm "Add nil-safe parser""#,
+                Some("Add nil-safe parser"),
+            ),
+            ("git commit -am 'two words'", Some("two words")),
+            ("git commit -a -m 'after a flag'", Some("after a flag")),
+            ("git commit --message=x", Some("x")),
+            ("git commit --message 'x y'", Some("x y")),
+            (
+                r#"git commit -m"glued and quoted""#,
+                Some("glued and quoted"),
+            ),
+            ("git commit -mWIP", Some("WIP")),
+            ("git -C platform commit -m fix", Some("fix")),
+            (
+                r#"git add . && git commit -m "a; b" && git push"#,
+                Some("a; b"),
+            ),
+            ("bash -c 'git commit -m inner'", Some("inner")),
+            ("git commit", None),
+            ("git commit -F msg.txt", None),
+            ("git commit --amend --no-edit", None),
+            ("grep -m 1 x", None),
+            ("git log -m", None),
+        ] {
+            assert_eq!(commit_message(command).as_deref(), message, "{command}");
+        }
+    }
+
+    /// The URL of the pull request `gh pr create` made; not the page for making one that
+    /// `git push` prints.
+    #[test]
+    fn the_pull_request_url_is_read_from_what_gh_printed() {
+        for (output, url) in [
+            (
+                "Creating pull request\nhttps://github.com/o/r/pull/12\n",
+                Some("https://github.com/o/r/pull/12"),
+            ),
+            (
+                "http://ghe.local/o/r/pull/7.",
+                Some("http://ghe.local/o/r/pull/7"),
+            ),
+            (
+                "https://github.com/o/r/pull/12/files",
+                Some("https://github.com/o/r/pull/12"),
+            ),
+            ("https://github.com/o/r/pulls", None),
+            ("remote:   https://github.com/o/r/pull/new/feature-x", None),
+            ("https://github.com/o/r/pull/", None),
+            ("see github.com/o/r/pull/3", None),
+        ] {
+            assert_eq!(pr_url(output).as_deref(), url, "{output:?}");
+        }
     }
 }

@@ -240,6 +240,44 @@ mod tests {
         assert_eq!(truncate("abcd", 0), "abcd"[..0].to_string() + "…");
     }
 
+    /// At most `max` characters, the mark included: a text of exactly `max` is kept
+    /// whole, one more is cut; with room for the mark only, the mark is all there is.
+    #[test]
+    fn a_cut_is_made_at_exactly_max_characters() {
+        for (s, max, cut, end) in [
+            ("abcd", 4, "abcd", "abcd"),
+            ("abcde", 4, "abc…", "…cde"),
+            ("日本語のテ", 4, "日本語…", "…語のテ"),
+            ("日本語の", 4, "日本語の", "日本語の"),
+            ("abc", 1, "…", "…"),
+            ("a", 1, "a", "a"),
+            ("abc", 0, "…", "…"),
+            ("", 0, "", ""),
+        ] {
+            assert_eq!(truncate(s, max), cut, "truncate {s:?} {max}");
+            assert_eq!(tail(s, max), end, "tail {s:?} {max}");
+        }
+    }
+
+    /// The redactor reads 8 KiB past a cut: a key block (at most ~3 KB) that ends within
+    /// that is masked whole, and what follows it still shows; one that runs past it is
+    /// masked to the end of what was read, and nothing after it is read.
+    #[test]
+    fn the_redactor_reads_eight_kib_past_a_cut() {
+        let block = |len: usize| {
+            format!(
+                "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+                "A".repeat(len)
+            )
+        };
+        let head = |len| format!("key:\n{}\nnext", block(len));
+        let foot = |len| format!("start\n{}\nlast", block(len));
+        assert_eq!(truncate(&head(3000), 40), "key:\n[REDACTED]\nnext…");
+        assert_eq!(tail(&foot(3000), 40), "…start\n[REDACTED]\nlast");
+        assert_eq!(truncate(&head(20_000), 40), "key:\n[REDACTED]…");
+        assert_eq!(tail(&foot(20_000), 40), "…[REDACTED]\nlast");
+    }
+
     #[test]
     fn the_end_of_the_first_characters_is_where_char_indices_puts_it() {
         for s in ["", "abc", "héllo", "日本語のテキスト", "a😀b😀c", "é"] {
@@ -262,6 +300,29 @@ mod tests {
     }
 
     #[test]
+    fn a_duration_changes_its_unit_at_a_second_and_a_minute() {
+        use std::time::Duration as D;
+        for (ms, shown) in [
+            (999, "999ms"),
+            (1000, "1s"),
+            (1049, "1s"),
+            (1050, "1.1s"),
+            (59_900, "59.9s"),
+            (60_000, "1m"),
+            (61_000, "1m1s"),
+            (3_600_000, "1h"),
+            (3_601_000, "1h1s"),
+        ] {
+            assert_eq!(format_duration(D::from_millis(ms)), shown, "{ms}ms");
+        }
+        // What it writes, parse_duration reads back.
+        for shown in ["250ms", "1s", "1.1s", "59.9s", "1m", "1m1s", "1h1s", "720h"] {
+            let d = crate::config::parse_duration(shown).unwrap();
+            assert_eq!(format_duration(d), shown);
+        }
+    }
+
+    #[test]
     fn durations_read_as_they_are_configured() {
         use std::time::Duration as D;
         assert_eq!(format_duration(D::from_millis(850)), "850ms");
@@ -280,11 +341,65 @@ mod tests {
         assert_eq!(ids.len(), 1000, "ids made in a row differ");
     }
 
+    fn at(rfc3339: &str) -> DateTime<Utc> {
+        rfc3339.parse().unwrap()
+    }
+
     #[test]
-    fn ago_reads_well() {
-        let now = Utc::now();
-        assert_eq!(ago(now, now - Duration::seconds(5)), "5s");
-        assert_eq!(ago(now, now - Duration::minutes(7)), "7m");
-        assert_eq!(ago(now, now - Duration::minutes(192)), "3h 12m");
+    fn ago_changes_its_unit_at_each_boundary() {
+        let now = at("2026-11-26T08:42:20Z");
+        for (secs, shown) in [
+            (0, "0s"),
+            (59, "59s"),
+            (60, "1m"),
+            (119, "1m"),
+            (3599, "59m"),
+            (3600, "1h 0m"),
+            (11_520, "3h 12m"),
+            (86_399, "23h 59m"),
+            (86_400, "1d 0h"),
+            (190_800, "2d 5h"),
+            // A time from a clock a little ahead: not "-5s".
+            (-5, "0s"),
+        ] {
+            assert_eq!(ago(now, now - Duration::seconds(secs)), shown, "{secs}s");
+        }
+    }
+
+    #[test]
+    fn when_is_ago_for_a_reader_now_and_a_stamp_for_a_file() {
+        let then = at("2026-11-26T08:42:20.750+00:00");
+        assert_eq!(stamp(then), "2026-11-26T08:42:20Z");
+        assert_eq!(when(None, then), "at 2026-11-26T08:42:20Z");
+        assert_eq!(when(Some(then + Duration::minutes(5)), then), "5m ago");
+        assert_eq!(when(Some(then), then), "0s ago");
+    }
+
+    #[test]
+    fn the_last_lines_say_why_it_failed() {
+        let out = "compiling\n\nerror: x\n   \nwarning: y  \ntest failed\n\n";
+        assert_eq!(last_lines(out, 2, 1000), "warning: y\ntest failed");
+        assert_eq!(
+            last_lines(out, 10, 1000),
+            "compiling\nerror: x\nwarning: y\ntest failed"
+        );
+        assert_eq!(last_lines(out, 10, 12), "…test failed");
+        assert_eq!(last_lines(" \n\n", 3, 100), "");
+        let long = last_lines(&format!("{}\nend", "x".repeat(300)), 2, 1000);
+        assert_eq!(long, format!("{}…\nend", "x".repeat(199)));
+    }
+
+    #[test]
+    fn a_panic_says_what_it_said() {
+        let caught = |f: fn()| std::panic::catch_unwind(f).unwrap_err();
+        assert_eq!(panic_message(&*caught(|| panic!("boom"))), "boom");
+        assert_eq!(
+            panic_message(&*caught(|| panic!("index {} of {}", 3, 2))),
+            "index 3 of 2"
+        );
+        assert_eq!(
+            panic_message(&*caught(|| std::panic::panic_any(42))),
+            "unknown panic"
+        );
     }
 }

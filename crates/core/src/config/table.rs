@@ -270,3 +270,62 @@ pub const ENV_ALIASES: &[(&str, &str)] = &[
 pub fn key_names() -> impl Iterator<Item = &'static str> {
     KEYS.iter().map(|k| k.name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The keys README.md's configuration table documents, in its order (a row such as
+    /// `retention.completed` / `.failed` names its siblings by their last part).
+    fn documented_keys() -> Vec<String> {
+        let readme = include_str!("../../../../README.md");
+        let table = readme
+            .split_once("| key | default | meaning |")
+            .expect("README.md has the configuration table")
+            .1;
+        let mut keys = Vec::new();
+        for row in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
+            let mut parent = "";
+            for name in row.split('|').nth(1).unwrap().split('/') {
+                let name = name.trim().trim_matches('`');
+                match name.strip_prefix('.') {
+                    Some(last) => keys.push(format!("{parent}.{last}")),
+                    None => {
+                        parent = name.split('.').next().unwrap();
+                        keys.push(name.to_string());
+                    }
+                }
+            }
+        }
+        keys
+    }
+
+    /// `config show` and the "known keys" of an error list every key, in the order
+    /// README.md documents them.
+    #[test]
+    fn every_key_is_named_as_the_readme_documents_it() {
+        assert_eq!(key_names().collect::<Vec<_>>(), documented_keys());
+    }
+
+    #[test]
+    fn every_alias_names_a_key() {
+        for (alias, key) in ENV_ALIASES {
+            assert!(key_names().any(|k| k == *key), "{alias} → {key}");
+        }
+    }
+
+    /// The ranges README.md gives are the ones a value is checked against, bounds included.
+    #[test]
+    fn the_documented_ranges_are_enforced() {
+        for (name, min, max) in [
+            ("checkpoint_threshold_percent", 70, 95),
+            ("resume_brief_max_chars", 200, 10_000),
+        ] {
+            let key = KEYS.iter().find(|k| k.name == name).unwrap();
+            let apply = |n: u64| (key.apply)(&mut Config::default(), &json!(n));
+            assert!(apply(min).is_ok() && apply(max).is_ok(), "{name}");
+            assert!(apply(min - 1).is_err() && apply(max + 1).is_err(), "{name}");
+        }
+    }
+}

@@ -195,6 +195,158 @@ mod tests {
         }
     }
 
+    /// A whole number within its range, both bounds included; also written as a string,
+    /// as an environment variable gives it.
+    #[test]
+    fn a_whole_number_is_taken_within_its_range_bounds_included() {
+        for (v, n) in [
+            (json!(70), Some(70)),
+            (json!(95), Some(95)),
+            (json!(80), Some(80)),
+            (json!("95"), Some(95)),
+            (json!(" 70 "), Some(70)),
+            (json!(69), None),
+            (json!(96), None),
+            (json!(200), None),
+            (json!("96"), None),
+            (json!(0), None),
+            (json!(-1), None),
+            (json!(80.5), None),
+            (json!("eighty"), None),
+            (json!(true), None),
+            (json!(null), None),
+        ] {
+            assert_eq!(uint(&v, 70, 95).ok(), n, "{v}");
+        }
+        assert_eq!(uint(&json!(0), 0, 0x7fff_ffff), Ok(0));
+        assert_eq!(uint(&json!(0x7fff_ffff), 0, 0x7fff_ffff), Ok(0x7fff_ffff));
+        assert_eq!(
+            uint(&json!(96), 70, 95).unwrap_err().0,
+            "96 is out of range 70–95"
+        );
+    }
+
+    /// Each spelling a value has, and nothing else (not `"yes"`, not `"Deny"`).
+    #[test]
+    fn switches_and_modes_take_only_their_words() {
+        for (v, b) in [
+            (json!(true), Some(true)),
+            (json!(false), Some(false)),
+            (json!("true"), Some(true)),
+            (json!("false"), Some(false)),
+            (json!("yes"), None),
+            (json!("True"), None),
+            (json!(1), None),
+        ] {
+            assert_eq!(boolean(&v).ok(), b, "{v}");
+        }
+        use RepeatGuard as R;
+        use ScopeEnforcement as E;
+        for (word, enforced, guard) in [
+            ("off", Some(E::Off), Some(R::Off)),
+            ("warn", Some(E::Warn), None),
+            ("ask", None, Some(R::Ask)),
+            ("deny", Some(E::Deny), Some(R::Deny)),
+            ("Deny", None, None),
+            ("block", None, None),
+        ] {
+            assert_eq!(enforcement(&json!(word)).ok(), enforced, "{word}");
+            assert_eq!(repeat_guard(&json!(word)).ok(), guard, "{word}");
+        }
+        assert!(enforcement(&json!(null)).is_err() && repeat_guard(&json!(true)).is_err());
+    }
+
+    /// `side_effect_commands`: none (null or an empty list) or regexes that compile.
+    #[test]
+    fn side_effect_commands_are_regexes_or_none() {
+        for none in [json!(null), json!([])] {
+            assert_eq!(regexes(&none), Ok(Vec::new()), "{none}");
+        }
+        assert_eq!(
+            regexes(&json!([r"^\./deploy\.sh\b", "kubectl apply"])),
+            Ok(vec![
+                r"^\./deploy\.sh\b".to_string(),
+                "kubectl apply".into()
+            ])
+        );
+        for bad in [json!(["("]), json!([1]), json!(r"^\./deploy"), json!(true)] {
+            assert!(regexes(&bad).is_err(), "{bad}");
+        }
+        assert!(
+            regexes(&json!(["("]))
+                .unwrap_err()
+                .0
+                .starts_with("bad regex \"(\"")
+        );
+    }
+
+    /// `validation_commands`: none configured (null or an empty list) means the defaults;
+    /// otherwise exactly the list, each a regex that compiles.
+    #[test]
+    fn validation_commands_are_the_defaults_or_the_list_given() {
+        let defaults: Vec<String> = DEFAULT_VALIDATION_COMMANDS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for none in [json!(null), json!([])] {
+            assert_eq!(patterns(&none), Ok(defaults.clone()), "{none}");
+        }
+        let given = json!([r"^just\s+ci$", DEFAULT_VALIDATION_COMMANDS[0]]);
+        assert_eq!(
+            patterns(&given),
+            Ok(vec![
+                r"^just\s+ci$".to_string(),
+                DEFAULT_VALIDATION_COMMANDS[0].into()
+            ])
+        );
+        for bad in [json!(["cargo (test"]), json!([1]), json!("cargo test")] {
+            assert!(patterns(&bad).is_err(), "{bad}");
+        }
+    }
+
+    /// `agent_md`: a file inside the project, named relative to its root.
+    #[test]
+    fn the_lessons_file_is_a_relative_path_inside_the_project() {
+        for ok in ["AGENT.md", "docs/AGENT.md", "./notes/lessons.md", "a..b.md"] {
+            assert_eq!(relative_file(&json!(ok)), Ok(ok.to_string()), "{ok}");
+        }
+        for bad in [
+            json!(""),
+            json!("/etc/AGENT.md"),
+            json!("../AGENT.md"),
+            json!("docs/../../x.md"),
+            json!(3),
+        ] {
+            assert!(relative_file(&bad).is_err(), "{bad}");
+        }
+        assert_eq!(string(&json!("a key path")), Ok("a key path".to_string()));
+        assert!(string(&json!(["a"])).is_err());
+    }
+
+    #[test]
+    fn durations_take_each_unit() {
+        for (text, secs) in [
+            ("250ms", 0.25),
+            ("2s", 2.0),
+            ("5m", 300.0),
+            ("720h", 2_592_000.0),
+            ("7d", 604_800.0),
+            ("1d12h", 129_600.0),
+            ("1h30m", 5400.0),
+            ("1.5h", 5400.0),
+            (" 5m ", 300.0),
+        ] {
+            assert_eq!(
+                parse_duration(text),
+                Ok(Duration::from_secs_f64(secs)),
+                "{text}"
+            );
+        }
+        for bad in ["", "5x", "5m30", "d", "5 minutes"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+
     #[test]
     fn switches_and_durations() {
         assert_eq!(switch(&json!("prompt")).unwrap(), Switch::Prompt);
