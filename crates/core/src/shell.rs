@@ -328,9 +328,12 @@ pub fn commit_hash(output: &str) -> Option<String> {
         let branch = parts.next()?;
         let last = parts.next_back()?;
         let middle: Vec<&str> = parts.collect();
-        let well_formed = !branch.is_empty()
-            && (middle.is_empty()
-                || (middle.first()?.starts_with('(') && middle.last()?.ends_with(')')));
+        // `[main 1a2b3c4]`, `[main (root-commit) 1a2b3c4]`, `[detached HEAD 1a2b3c4]`.
+        let detached = branch == "detached" && middle == ["HEAD"];
+        let well_formed = detached
+            || !branch.is_empty()
+                && (middle.is_empty()
+                    || (middle.first()?.starts_with('(') && middle.last()?.ends_with(')')));
         (well_formed && is_hex(last, 7..=40)).then(|| last.to_string())
     })
 }
@@ -341,30 +344,80 @@ fn is_hex(s: &str, len: std::ops::RangeInclusive<usize>) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// The commit message of `git commit -m "…"` (`-m`, `-qm`, `-am`, `--message`), when given
-/// inline.
+/// The subject (first line) of the commit message of `git commit -m "…"` (`-m`, `-qm`,
+/// `-am`, `-mMessage`, `--message`), when given inline; a message given as a here-document
+/// (`-m "$(cat <<'EOF' … EOF)"`, the way Claude Code commits) is read from its body.
 pub fn commit_message(command: &str) -> Option<String> {
-    simple_commands(command).iter().find_map(|words| {
+    let message = simple_commands(command).iter().find_map(|words| {
         git_subcommand(words).filter(|s| *s == "commit")?;
         let mut it = words.iter();
         while let Some(w) = it.next() {
             if let Some(m) = w.strip_prefix("--message=") {
                 return Some(m.to_string());
             }
-            let short_m = w.starts_with('-')
-                && !w.starts_with("--")
-                && w.len() >= 2
-                && w[1..].bytes().all(|b| b.is_ascii_alphabetic());
-            if w == "--message" || (short_m && w.ends_with('m')) {
+            if w == "--message" {
                 return it.next().cloned();
             }
-            // `-mMessage`: the message glued to the flag.
-            if let Some(m) = w.strip_prefix("-m").filter(|m| !m.is_empty()) {
-                return Some(m.to_string());
+            if let Some(cluster) = w.strip_prefix('-').filter(|c| !c.starts_with('-')) {
+                match short_option_message(cluster) {
+                    Cluster::Message(m) => return Some(m.to_string()),
+                    Cluster::MessageNext => return it.next().cloned(),
+                    Cluster::ArgumentNext => _ = it.next(),
+                    Cluster::Flags => {}
+                }
             }
         }
         None
-    })
+    })?;
+    let message = heredoc_body(&message).unwrap_or(message);
+    message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+}
+
+/// What a cluster of `git commit`'s short options (`amend` in `-amend`) says of the message.
+enum Cluster<'a> {
+    /// `-m` with the message glued to it: the rest of the cluster (`-mWIP`, `-amend`).
+    Message(&'a str),
+    /// `-m` last: the message is the next word.
+    MessageNext,
+    /// Another option that takes an argument (`-F`, `-C`, `-c`, `-t`) last: the next word
+    /// is its argument, not a message.
+    ArgumentNext,
+    /// Flags only, or an option whose argument is glued to it.
+    Flags,
+}
+
+/// Reads a short-option cluster the way git does: flags one letter each, until an option
+/// that takes an argument, which takes the rest of the cluster, or else the next word.
+fn short_option_message(cluster: &str) -> Cluster<'_> {
+    for (i, c) in cluster.char_indices() {
+        let rest = &cluster[i + c.len_utf8()..];
+        match c {
+            'm' if rest.is_empty() => return Cluster::MessageNext,
+            'm' => return Cluster::Message(rest),
+            'F' | 'C' | 'c' | 't' if rest.is_empty() => return Cluster::ArgumentNext,
+            'F' | 'C' | 'c' | 't' | 'S' | 'u' => return Cluster::Flags,
+            _ => {}
+        }
+    }
+    Cluster::Flags
+}
+
+/// The body of a here-document given as a word (`$(cat <<'EOF'` … `EOF` `)`), which the
+/// shell would have run: the lines between the opening line and the delimiter.
+fn heredoc_body(word: &str) -> Option<String> {
+    let rest = word.trim_start().strip_prefix("$(cat")?.trim_start();
+    let rest = rest
+        .strip_prefix("<<")?
+        .trim_start_matches('-')
+        .trim_start();
+    let (opening, body) = rest.split_once('\n')?;
+    let delimiter = opening.trim().trim_matches(|c| c == '\'' || c == '"');
+    let lines: Vec<&str> = body.lines().take_while(|l| l.trim() != delimiter).collect();
+    Some(lines.join("\n"))
 }
 
 /// The pull-request URL `gh pr create` printed.
@@ -665,6 +718,9 @@ mod tests {
             ("[feature/x-1 0123456789abcdef] x", Some("0123456789abcdef")),
             ("[INFO] building", None),
             // A word in brackets that is not a hash, or is too short for one.
+            // A commit on a detached HEAD (during a rebase, a bisect).
+            ("[detached HEAD 1a2b3c4] fix", Some("1a2b3c4")),
+            ("[detached main 1a2b3c4] fix", None),
             ("[WARN deprecated] use x", None),
             ("[main abc] x", None),
             ("[main 1a2b3c4g] x", None),
@@ -696,6 +752,26 @@ mod tests {
                 Some("glued and quoted"),
             ),
             ("git commit -mWIP", Some("WIP")),
+            // git reads a cluster letter by letter: `-mform` is the message "form",
+            // `-amend` (a typo) is `-a -m end`.
+            ("git commit -mform src/a.rs", Some("form")),
+            ("git commit -amend", Some("end")),
+            ("git commit -qam 'quiet'", Some("quiet")),
+            // An option taking an argument ends the cluster; its argument is no message.
+            ("git commit -aF msg.txt", None),
+            ("git commit -C HEAD~1 -m again", Some("again")),
+            ("git commit -Skey -m signed", Some("signed")),
+            // The subject: the first line that is not blank.
+            ("git commit -m \"\n  Subject\n\nBody\"", Some("Subject")),
+            // The way Claude Code commits: the message as a here-document.
+            (
+                "git commit -m \"$(cat <<'EOF'\nAdd the parser\n\nWith tests.\n\nCo-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)\"",
+                Some("Add the parser"),
+            ),
+            (
+                "git commit -m \"$(cat <<EOF\n\nFix the flag\nEOF\n)\"",
+                Some("Fix the flag"),
+            ),
             ("git -C platform commit -m fix", Some("fix")),
             (
                 r#"git add . && git commit -m "a; b" && git push"#,
