@@ -288,4 +288,29 @@ mod tests {
         assert!(s.ends_with("test result: FAILED\n```\n"));
         assert!(s.len() < 2000);
     }
+
+    #[test]
+    fn the_section_stands_apart_however_the_file_ends() {
+        let block = "## Lessons Learned\n\n### 2026-02-21: one\n";
+        let cases = [
+            ("", ""),
+            ("Rules", "Rules\n\n"),
+            ("Rules\n", "Rules\n\n"),
+            ("Rules\n\n", "Rules\n\n"),
+        ];
+        for (doc, before) in cases {
+            let (t, _) = with_lesson(doc, &lesson("one", Category::Governance), now());
+            assert!(t.starts_with(&format!("{before}{block}")), "{doc:?}: {t:?}");
+        }
+    }
+
+    #[test]
+    fn another_title_of_the_same_category_and_intent_is_another_lesson() {
+        let (t1, _) = with_lesson("", &lesson("one", Category::Governance), now());
+        let (t2, r) = with_lesson(&t1, &lesson("two", Category::Governance), now());
+        assert_eq!(r, Recorded::Added);
+        assert!(t2.starts_with(&t1), "{t2}");
+        assert!(t2.ends_with("### 2026-02-21: two\n**Issue**: it broke\n**Solution**: fix it\n**Related Intent**: INT-001\n**Category**: governance\n"));
+        assert!(!t2.contains("**Seen**"));
+    }
 }

@@ -663,4 +663,112 @@ mod tests {
             text.replace("status: PENDING\n", "status: DONE\n")
         );
     }
+
+    #[test]
+    fn a_file_that_is_not_a_list_of_intents_says_what_was_expected() {
+        for text in ["just a string\n", "42\n", "true\n"] {
+            let e = parse(text).unwrap_err();
+            assert!(
+                e.0.contains("a list of intents, or a mapping with an `active_intents:` list"),
+                "{text:?}: {e}"
+            );
+        }
+    }
+
+    fn complete(f: &IntentFile, i: &Intent) -> Option<String> {
+        Some(f.completed_word(&i.status))
+    }
+
+    #[test]
+    fn edit_status_rewrites_the_line_and_reports_the_change() {
+        let (text, change) = edit_status(SAMPLE, "INT-001", complete).unwrap().unwrap();
+        assert_eq!(
+            text,
+            SAMPLE.replace("status: \"IN_PROGRESS\"", "status: \"COMPLETED\"")
+        );
+        let want = Change {
+            from: "IN_PROGRESS".into(),
+            to: "COMPLETED".into(),
+        };
+        assert_eq!(change, want);
+        // The second intent, in the file's own spelling of the completed word.
+        let two = "- id: A\n  status: done\n- id: B\n  status: in progress\n";
+        let (text, change) = edit_status(two, "B", complete).unwrap().unwrap();
+        assert_eq!(text, "- id: A\n  status: done\n- id: B\n  status: done\n");
+        assert_eq!(
+            (change.from.as_str(), change.to.as_str()),
+            ("in progress", "done")
+        );
+    }
+
+    #[test]
+    fn edit_status_leaves_the_file_alone_when_there_is_nothing_to_change() {
+        assert_eq!(edit_status(SAMPLE, "INT-404", complete), Ok(None));
+        assert_eq!(edit_status(SAMPLE, "INT-001", |_, _| None), Ok(None));
+        assert_eq!(edit_status("", "INT-001", complete), Ok(None));
+    }
+
+    #[test]
+    fn edit_status_refuses_what_it_cannot_change_in_place() {
+        let unsafe_ = |id: &str| Err(EditError::Unsafe(id.into()));
+        // A value the YAML would read as something else than the status meant.
+        let plain = "- id: A\n  status: active\n";
+        let to = |s: &'static str| move |_: &IntentFile, _: &Intent| Some(s.to_string());
+        assert_eq!(edit_status(plain, "A", to("done # yes")), unsafe_("A"));
+        assert_eq!(edit_status(plain, "A", to("done: yes")), unsafe_("A"));
+        let quoted = "- id: A\n  status: \"active\"\n";
+        assert_eq!(edit_status(quoted, "A", to("say \"done\"")), unsafe_("A"));
+        // Flow style has no status line of its own.
+        assert_eq!(
+            edit_status("- {id: A, status: active}\n", "A", to("done")),
+            Err(EditError::NoStatusLine("A".into()))
+        );
+        assert!(matches!(
+            edit_status("- id: [A\n", "A", to("done")),
+            Err(EditError::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn status_rewrite_finds_the_list_in_every_block_shape() {
+        let cases = [
+            (
+                "a comment and a blank line first",
+                "# intents\n\n- id: A\n  status: active\n",
+            ),
+            ("a document marker", "---\n- id: A\n  status: active\n"),
+            ("a directive", "%YAML 1.2\n---\n- id: A\n  status: active\n"),
+            (
+                "blank and comment lines under the key",
+                "active_intents:\n\n  # first\n  - id: A\n    status: active\n",
+            ),
+            (
+                "other top-level keys and mappings first",
+                "version: 1\nmeta:\n  owner: me\nactive_intents:\n- id: A\n  status: active\n",
+            ),
+            (
+                "a comment after the key",
+                "intents:  # the list\n- id: A\n  status: active\n",
+            ),
+            ("spaces after the dash", "-   id: A\n    status: active\n"),
+            (
+                "a comment after a lone dash",
+                "- # JWT: the auth work\n    id: A\n    status: active\n",
+            ),
+            (
+                "a quoted id with a hash",
+                "- id: \"bug #12\"\n  status: active\n",
+            ),
+        ];
+        for (shape, text) in cases {
+            let id = if text.contains("#12") { "bug #12" } else { "A" };
+            assert_eq!(
+                rewrite_status(text, id, "done").as_deref(),
+                Some(text.replace("status: active", "status: done").as_str()),
+                "{shape}"
+            );
+            let edited = edit_status(text, id, |_, _| Some("done".into()));
+            assert!(matches!(edited, Ok(Some(_))), "{shape}: {edited:?}");
+        }
+    }
 }

@@ -143,4 +143,47 @@ mod tests {
         assert!(!is_mapped(text, "INT-001", "src/other.ts"));
         assert!(!is_mapped(text, "INT-00", "src/auth/login.ts"));
     }
+
+    #[test]
+    fn a_new_section_stands_apart_at_the_end() {
+        // (map, intent name, the map with `b.rs` added for A)
+        let cases = [
+            ("", "x", format!("{HEADER}\n## A: x\n\n- b.rs\n")),
+            ("# Map", "x", "# Map\n\n## A: x\n\n- b.rs\n".into()),
+            ("# Map\n", "", "# Map\n\n## A\n\n- b.rs\n".into()),
+            (
+                "# Map\n\n## B\n- c.rs\n",
+                "two\nlines",
+                "# Map\n\n## B\n- c.rs\n\n## A: two lines\n\n- b.rs\n".into(),
+            ),
+        ];
+        for (map, name, want) in cases {
+            assert_eq!(with_path(map, "A", name, "b.rs"), Some(want), "{map:?}");
+        }
+    }
+
+    #[test]
+    fn an_entry_joins_its_own_section() {
+        // (map, the map with `src/long/path/b.rs` added for A)
+        let cases = [
+            ("## A\n", "## A\n\n- src/long/path/b.rs\n"),
+            (
+                "# Map\n\n## A: x\n",
+                "# Map\n\n## A: x\n\n- src/long/path/b.rs\n",
+            ),
+            (
+                "## B\n- c.rs\n## A\n",
+                "## B\n- c.rs\n## A\n\n- src/long/path/b.rs\n",
+            ),
+            ("## A\n- a.rs", "## A\n- a.rs\n- src/long/path/b.rs\n"),
+            (
+                "## A\n- a.rs\n\nnotes\n## B\n- c.rs\n",
+                "## A\n- a.rs\n- src/long/path/b.rs\n\nnotes\n## B\n- c.rs\n",
+            ),
+        ];
+        for (map, want) in cases {
+            let got = with_path(map, "A", "x", "src/long/path/b.rs");
+            assert_eq!(got.as_deref(), Some(want), "{map:?}");
+        }
+    }
 }

@@ -115,4 +115,54 @@ mod tests {
         assert!(!ev.all_met() && ev.errors.len() == 1);
         assert!(!evaluate(&[], &lines).all_met());
     }
+
+    fn record(kind: &str, output_tail: &str) -> String {
+        use crate::trace::{Record, TOOL_NAME, Tool, Waymark};
+        let facts = Waymark {
+            kind: kind.into(),
+            event: "PostToolUse".into(),
+            output_tail: Some(output_tail.into()),
+            ..Default::default()
+        };
+        let tool = Tool {
+            name: TOOL_NAME.into(),
+            version: "2.1.332".into(),
+        };
+        let now = chrono::DateTime::UNIX_EPOCH;
+        serde_json::to_string(&Record::new("r".into(), now, None, tool, facts)).unwrap()
+    }
+
+    /// A trace window where waymark's own records quote the criteria "docs updated" and
+    /// "lint clean"; only the bash and mutation records are evidence.
+    fn window() -> Vec<String> {
+        use crate::trace::kind;
+        vec![
+            record(kind::BASH, "test result: ok"),
+            record(kind::TRANSITION, "docs updated"),
+            record(kind::SCOPE_WARNING, "lint clean"),
+            record(kind::MUTATION, "src/auth/jwt.rs"),
+        ]
+    }
+
+    #[test]
+    fn evidence_leaves_out_waymarks_transition_and_scope_records() {
+        let w = window();
+        assert_eq!(evidence(&w), [w[0].as_str(), w[3].as_str()]);
+        assert!(evidence(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_brief_lists_the_criteria_the_evidence_does_not_meet() {
+        let intent = Intent {
+            id: "INT-001".into(),
+            acceptance_criteria: ["test result: ok", "docs updated", "lint clean", "jwt.rs"]
+                .map(String::from)
+                .to_vec(),
+            ..Default::default()
+        };
+        let brief = intent_brief(intent, &window());
+        assert_eq!(brief.unmet, ["docs updated", "lint clean"]);
+        assert_eq!(brief.criteria, 4);
+        assert_eq!(brief.id, "INT-001");
+    }
 }

@@ -108,4 +108,15 @@ mod tests {
         assert_eq!(near_boundary(&scope, "src/auth/jwt/keys.ts"), None);
         assert_eq!(dirname("a.rs"), "");
     }
+
+    #[test]
+    fn a_located_path_is_recorded_as_located() {
+        let inside = Located::Inside("src/a.rs".into());
+        let outside = Located::Outside("/etc/hosts".into());
+        assert_eq!(
+            (inside.display(), inside.inside()),
+            ("src/a.rs", Some("src/a.rs"))
+        );
+        assert_eq!((outside.display(), outside.inside()), ("/etc/hosts", None));
+    }
 }

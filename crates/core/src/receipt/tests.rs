@@ -249,3 +249,42 @@ fn a_thousand_receipts_verify() {
     assert_eq!(verdicts.len(), 1000);
     assert!(verdicts.iter().all(Verdict::is_valid));
 }
+
+#[test]
+fn each_verdict_has_its_word_and_only_valid_is_valid() {
+    let cases = [
+        (Verdict::Valid, "valid", true),
+        (
+            Verdict::Invalid(VerifyError::BadSignature),
+            "invalid",
+            false,
+        ),
+        (Verdict::Unsigned, "unsigned", false),
+        (Verdict::NoKey, "no_key", false),
+    ];
+    for (verdict, word, valid) in cases {
+        assert_eq!(
+            (verdict.as_str(), verdict.is_valid()),
+            (word, valid),
+            "{verdict:?}"
+        );
+    }
+}
+
+#[test]
+fn a_sealed_receipt_says_whether_secrets_were_masked() {
+    let seal_run = |command: &str, already_redacted: bool| {
+        let mut r = ValidationReceipt::new("Write tests", run(false));
+        r.command = command.into();
+        r.redacted = already_redacted;
+        seal(&Config::default(), &mut r, "task-1", None, 0, None);
+        r
+    };
+    let secret = "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 cargo test";
+    let masked = seal_run(secret, false);
+    assert!(masked.redacted);
+    assert!(!masked.command.contains("ghp_abc"), "{}", masked.command);
+    // Masked once already (a receipt sealed again): it stays marked.
+    assert!(seal_run("cargo test", true).redacted);
+    assert!(!seal_run("cargo test", false).redacted);
+}

@@ -297,4 +297,42 @@ mod tests {
         assert_eq!(normalize_model_id("openai/gpt-4o"), "openai/gpt-4o");
         assert_eq!(normalize_model_id("opus"), "opus");
     }
+
+    #[test]
+    fn a_provider_already_named_is_kept() {
+        for id in [
+            "claude-opus-4-8/thinking",
+            "gpt-4o/mini",
+            "gemini-2.5-pro/preview",
+        ] {
+            assert_eq!(normalize_model_id(id), id);
+        }
+        assert_eq!(normalize_model_id("gpt-4o"), "openai/gpt-4o");
+        assert_eq!(
+            normalize_model_id("gemini-2.5-pro"),
+            "google/gemini-2.5-pro"
+        );
+    }
+
+    #[test]
+    fn a_records_waymark_facts_are_its_metadata() {
+        let facts = Waymark {
+            kind: kind::BASH.into(),
+            event: "PostToolUse".into(),
+            command: Some("cargo test".into()),
+            exit_code: Some(101),
+            ..Default::default()
+        };
+        let tool = Tool {
+            name: TOOL_NAME.into(),
+            version: "2.1.332".into(),
+        };
+        let r = Record::new("id".into(), Utc::now(), None, tool, facts.clone());
+        assert_eq!(r.waymark(), Some(&facts));
+        // A record another tool wrote, without metadata, has none.
+        let foreign =
+            r#"{"version":"0.1.0","id":"x","timestamp":"2026-01-01T00:00:00Z","files":[]}"#;
+        let foreign: Record = serde_json::from_str(foreign).unwrap();
+        assert_eq!(foreign.waymark(), None);
+    }
 }
