@@ -260,13 +260,16 @@ mod tests {
     use crate::config::KeyDerivation;
     use crate::receipt::{Ed25519Signer, MasterKey, Run, SIG_VERSION};
 
-    fn signer() -> Ed25519Signer {
-        let derivation = KeyDerivation {
+    fn derivation() -> KeyDerivation {
+        KeyDerivation {
             purpose: 44,
             coin_type: 236,
             account: 0,
-        };
-        Ed25519Signer::new(MasterKey::from_bytes([7; 32]), derivation)
+        }
+    }
+
+    fn signer() -> Ed25519Signer {
+        Ed25519Signer::new(MasterKey::from_bytes([7; 32]), derivation())
     }
 
     fn run(exit_code: i32) -> Run {
@@ -418,14 +421,111 @@ mod tests {
         assert_eq!(interrupted(&short, None, 1), None);
     }
 
+    /// The head's MAC is compared byte by byte: two of its characters swapped (which
+    /// leaves the XOR of all their differences zero) is a forged head.
     #[test]
-    fn receipts_older_than_the_chain_are_not_checked() {
-        let (mut log, head) = chain("task-a", &[0]);
-        let mut old = log[0].clone();
+    fn a_head_whose_mac_has_two_characters_swapped_does_not_hold() {
+        let (log, head) = chain("task-a", &[0, 1]);
+        let mut forged = head.clone().unwrap();
+        assert!(forged.holds(&signer(), "task-a"));
+        let mut mac: Vec<char> = forged.mac.chars().collect();
+        let other = mac.iter().position(|c| *c != mac[0]).unwrap();
+        mac.swap(0, other);
+        forged.mac = mac.into_iter().collect();
+        assert!(!forged.holds(&signer(), "task-a"));
+        assert_eq!(problems(&log, Some(&forged)), vec![ChainProblem::BadHead]);
+        // Nor does a head moved to another task, or checked with another master key.
+        assert!(!head.as_ref().unwrap().holds(&signer(), "task-b"));
+        let other_key = Ed25519Signer::new(MasterKey::from_bytes([8; 32]), derivation());
+        assert!(!head.unwrap().holds(&other_key, "task-a"));
+    }
+
+    /// What `waymark receipts --verify` prints for each problem, and the receipt it points at.
+    #[test]
+    fn each_problem_is_told_with_the_receipt_it_is_about() {
+        let cases = [
+            (
+                ChainProblem::Replayed {
+                    index: 2,
+                    task_id: "task-b".into(),
+                },
+                "replayed: it was made in task task-b",
+                Some(2),
+            ),
+            (
+                ChainProblem::Reordered { index: 1 },
+                "reordered: it follows a receipt found elsewhere in the log",
+                Some(1),
+            ),
+            (
+                ChainProblem::MissingBefore { index: 3 },
+                "missing before it: the receipt it follows is not in the log",
+                Some(3),
+            ),
+            (
+                ChainProblem::MissingAtEnd {
+                    head_count: 3,
+                    found: 2,
+                },
+                "missing at the end: hook.json's authenticated head counts 3 chained receipts, the log ends after 2",
+                None,
+            ),
+            (
+                ChainProblem::NoHead,
+                "the log holds chained receipts but hook.json has no receipt head",
+                None,
+            ),
+            (
+                ChainProblem::BadHead,
+                "hook.json's receipt head does not authenticate: it was edited, or made with another key",
+                None,
+            ),
+        ];
+        for (problem, text, index) in cases {
+            assert_eq!(problem.to_string(), text);
+            assert_eq!(problem.index(), index, "{text}");
+        }
+    }
+
+    /// A save killed after appending its receipt, later in the chain: the receipt after the
+    /// one the head names is the interrupted one.
+    #[test]
+    fn the_interrupted_receipt_is_the_one_after_the_head() {
+        let (log, head) = chain("task-a", &[0, 1, 0]);
+        let mut behind = head.unwrap();
+        behind.count = 2;
+        behind.link = link(&log[1]);
+        behind.seal(&signer(), "task-a");
+        assert_eq!(problems(&log, Some(&behind)), vec![]);
+        assert_eq!(interrupted(&log, Some(&behind), 2), Some(2));
+        // Receipts older than the chain before the first chained one, none counted yet.
+        let (chained, _) = chain("task-a", &[0]);
+        let log = [old(&chained[0]), chained[0].clone()];
+        assert_eq!(interrupted(&log, None, 0), Some(1));
+    }
+
+    /// `r` as a receipt made before the chain (signature version 2): no task, no link.
+    fn old(r: &ValidationReceipt) -> ValidationReceipt {
+        let mut old = r.clone();
         old.sig_version = 2;
         old.task_id.clear();
         old.prev.clear();
-        log.insert(0, old);
+        old
+    }
+
+    /// A task whose receipts all predate the chain has no head to lose: no alarm.
+    #[test]
+    fn a_log_of_receipts_older_than_the_chain_needs_no_head() {
+        let (log, _) = chain("task-a", &[0, 1]);
+        let log: Vec<ValidationReceipt> = log.iter().map(old).collect();
+        let none: &[ChainProblem] = &[];
+        assert_eq!(check("task-a", &log, None, 2, Some(&signer())), none);
+    }
+
+    #[test]
+    fn receipts_older_than_the_chain_are_not_checked() {
+        let (mut log, head) = chain("task-a", &[0]);
+        log.insert(0, old(&log[0]));
         assert_eq!(problems(&log, head.as_ref()), vec![]);
     }
 }

@@ -180,9 +180,56 @@ mod tests {
         assert!(!is_key_path("m/44''"));
     }
 
+    /// The head key is a key of its own (never the signing seed), per task key and per
+    /// master; a fixed vector (SHA-256 of the head label, a NUL, the master and the path,
+    /// computed independently) pins it, since changing it breaks every head kept.
+    #[test]
+    fn the_head_key_is_derived_apart_from_the_signing_key() {
+        let a = MasterKey::from_bytes([7; 32]);
+        let b = MasterKey::from_bytes([8; 32]);
+        let (p0, p1) = (key_path(&derivation(), 0), key_path(&derivation(), 1));
+        assert_ne!(a.derive_head_key(&p0), a.derive(&p0));
+        assert_ne!(a.derive_head_key(&p0), a.derive_head_key(&p1));
+        assert_ne!(a.derive_head_key(&p0), b.derive_head_key(&p0));
+        assert_eq!(
+            crate::text::hex(&a.derive_head_key(&p0)),
+            "6cd966b259d5fd149686c7079564a1c1996672d01691293527ab96fe8e969c97"
+        );
+    }
+
+    #[test]
+    fn the_key_file_is_64_hex_characters_and_reads_back() {
+        let path = Path::new("/home/dev/.config/waymark/key");
+        let k = MasterKey::from_bytes([0xab; 32]);
+        let text = k.to_file_text();
+        assert_eq!(text, format!("{}\n", "ab".repeat(32)));
+        let back = MasterKey::from_file_text(&text, path).unwrap();
+        assert_eq!(back.derive("m/1"), k.derive("m/1"));
+        for (text, why) in [
+            ("zz", "not hex"),
+            (&"ab".repeat(31), "31 bytes, expected 32"),
+        ] {
+            let e = MasterKey::from_file_text(text, path).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("signing key /home/dev/.config/waymark/key is malformed: {why}")
+            );
+        }
+    }
+
     #[test]
     fn debug_never_shows_the_secret() {
         let k = MasterKey::from_bytes([0xab; 32]);
-        assert!(!format!("{k:?}").contains("ab"));
+        assert_eq!(format!("{k:?}"), "MasterKey(…)");
+    }
+
+    /// The secret does not outlive the key: its bytes are zeroed when it is dropped.
+    #[test]
+    fn a_dropped_key_is_zeroed() {
+        let mut k = std::mem::ManuallyDrop::new(MasterKey::from_bytes([0xab; 32]));
+        // SAFETY: `k` is dropped once and only its bytes are read after: dropping leaves
+        // the memory a valid `[u8; 32]` (ManuallyDrop::drop), changed only by `drop`.
+        unsafe { std::mem::ManuallyDrop::drop(&mut k) };
+        assert_eq!(k.0, [0; 32]);
     }
 }

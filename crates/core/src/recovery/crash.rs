@@ -217,6 +217,123 @@ mod tests {
     }
 
     #[test]
+    fn stale_exactly_at_the_threshold_is_not_yet_a_timeout() {
+        let now = Utc::now();
+        let h = crate::task::testing::running("Implement fix", &[], now - CDuration::seconds(300));
+        let at = |secs| super::detect(&h, now, std::time::Duration::from_secs(secs), "new", GONE);
+        assert_eq!(at(300), None);
+        assert_eq!(at(299).unwrap().crash_type, "timeout");
+    }
+
+    /// A crash of session `abcdef123456`, and what the application read.
+    fn crash() -> Crash {
+        Crash {
+            crash_type: "signal",
+            why: "session abcdef12 ended mid-turn".into(),
+            session_id: Some("abcdef123456".into()),
+        }
+    }
+
+    fn command(c: &str) -> std::collections::BTreeMap<String, serde_json::Value> {
+        std::collections::BTreeMap::from([("command".to_string(), serde_json::Value::from(c))])
+    }
+
+    /// A task validating `cargo test` when its session crashed, its validation_start saved
+    /// in the task's history (read back by the application) or in this change's journal.
+    #[test]
+    fn a_crash_during_validation_says_which_validation_to_run_again() {
+        for logged in [false, true] {
+            let now = Utc::now();
+            let mut h = running("Implement fix", &["src/a.rs"]);
+            h.transition_with(
+                HookState::StepValidating,
+                "validation_start",
+                command("cargo test"),
+                now,
+            )
+            .unwrap();
+            h.current_step.as_mut().unwrap().last_output = "running 12 tests".into();
+            let found = Found {
+                file_warnings: vec!["src/a.rs".into()],
+                logged_history: match logged {
+                    true => std::mem::take(&mut h.journal.history),
+                    false => vec![],
+                },
+                changed: Some("1 file, +2/−0 lines".into()),
+            };
+            assert!(enter_recovery(&mut h, crash(), found, now));
+            assert_eq!(h.state, HookState::Recovering);
+            let r = h.recovery.as_ref().unwrap();
+            assert_eq!(
+                (r.crash_type.as_str(), r.last_known_state),
+                ("signal", HookState::StepValidating)
+            );
+            assert!(r.was_validating, "logged: {logged}");
+            assert_eq!(
+                r.validation_cmd.as_deref(),
+                Some("cargo test"),
+                "logged: {logged}"
+            );
+            assert_eq!(r.partial_output.as_deref(), Some("running 12 tests"));
+            assert_eq!(r.recommended_action, "retry_step");
+            assert_eq!(
+                r.reason,
+                "session abcdef12 ended mid-turn; the crash came during validation, which is safe to re-run"
+            );
+            assert_eq!(r.file_warnings, ["src/a.rs"]);
+            assert_eq!(r.session_id.as_deref(), Some("abcdef123456"));
+            assert_eq!(r.changed.as_deref(), Some("1 file, +2/−0 lines"));
+            assert!(h.current_step.as_ref().unwrap().resumed_after_crash);
+            let todo: Vec<String> = crate::recovery::guidance::guidance(&h, &h.outline())
+                .todo
+                .into_iter()
+                .map(|t| t.text)
+                .collect();
+            assert!(
+                todo.contains(&"Re-run the interrupted validation: `cargo test`.".to_string()),
+                "{todo:?}"
+            );
+        }
+    }
+
+    /// A step that validated earlier and crashed while running again: no validation to run
+    /// again, and no output when the step had none.
+    #[test]
+    fn a_crash_while_running_names_no_validation() {
+        let now = Utc::now();
+        let mut h = running("Implement fix", &["src/a.rs"]);
+        let earlier = HookEvent {
+            timestamp: now,
+            from_state: Some(HookState::StepRunning),
+            to_state: HookState::StepValidating,
+            trigger: "validation_start".into(),
+            step_name: Some("Implement fix".into()),
+            details: command("cargo test"),
+        };
+        let found = Found {
+            logged_history: vec![earlier],
+            ..Found::default()
+        };
+        assert!(enter_recovery(&mut h, crash(), found, now));
+        let r = h.recovery.unwrap();
+        assert_eq!(
+            (r.last_known_state, r.was_validating),
+            (HookState::StepRunning, false)
+        );
+        assert_eq!((r.validation_cmd, r.partial_output), (None, None));
+        assert_eq!(r.recommended_action, "manual");
+    }
+
+    #[test]
+    fn a_finished_task_is_not_put_back_in_recovery() {
+        let now = Utc::now();
+        let mut h = running("Implement fix", &[]);
+        h.finish(HookState::Abandoned, now).unwrap();
+        assert!(!enter_recovery(&mut h, crash(), Found::default(), now));
+        assert_eq!((h.state, h.recovery), (HookState::Abandoned, None));
+    }
+
+    #[test]
     fn a_session_whose_process_still_runs_is_working_not_crashed() {
         let mut h = running("Implement fix", &[]);
         h.sessions = session(SessionStatus::Active).into_iter().collect();

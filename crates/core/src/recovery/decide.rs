@@ -146,4 +146,25 @@ mod tests {
         p.recent_checkpoints.clear();
         assert_eq!(decide(&p, now).0, "skip_step");
     }
+
+    /// A checkpoint is recent while younger than [`RECENT_CHECKPOINT`]: at ten minutes,
+    /// the step that changes files is left to review.
+    #[test]
+    fn a_checkpoint_ten_minutes_old_is_no_longer_recent() {
+        let now = Utc::now();
+        for (age, action) in [(599, "retry_from_checkpoint"), (600, "manual")] {
+            let mut h = running("Implement fix", &["src/a.rs"]);
+            let at = now - CDuration::seconds(age);
+            let cp = crate::task::checkpoint::build(
+                &h,
+                CheckpointTrigger::Manual,
+                "m",
+                None,
+                Default::default(),
+                at,
+            );
+            h.push_checkpoint(cp);
+            assert_eq!(decide(&h, now).0, action, "{age}s old");
+        }
+    }
 }

@@ -508,7 +508,220 @@ fn some_of(items: &[String], max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::Utc;
+    use crate::task::Rewound;
+    use chrono::{TimeZone, Utc};
+
+    /// 2026-03-01T12:00:00Z: what the texts of HOOK.md (no "ago" in them) say it is.
+    fn t0() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap()
+    }
+
+    fn names(n: &[&str]) -> Vec<String> {
+        n.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn texts(g: &Guidance) -> Vec<&str> {
+        g.todo.iter().map(|t| t.text.as_str()).collect()
+    }
+
+    /// The recorded plan after a crash whose recommended action was `action`.
+    fn crashed(action: &str) -> Hook {
+        let mut h = crate::task::testing::recorded_plan(t0());
+        h.recovery = Some(RecoveryContext {
+            detected_at: t0(),
+            crash_type: "signal".into(),
+            last_known_state: HookState::StepRunning,
+            was_validating: false,
+            validation_cmd: Some("cargo test".into()),
+            partial_output: None,
+            recommended_action: action.into(),
+            reason: "the step changes files".into(),
+            last_checkpoint_id: None,
+            file_warnings: vec!["src/parser.rs".into()],
+            session_id: Some("bbbbbbbb2222".into()),
+            changed: None,
+        });
+        h
+    }
+
+    #[test]
+    fn each_recommended_action_is_told_in_words() {
+        let cases = [
+            (
+                "retry_step",
+                "Retry the interrupted step from its beginning: it is safe to repeat.",
+            ),
+            (
+                "skip_step",
+                "The step was finishing when the session ended: verify its result, mark it completed, and go on to the next step.",
+            ),
+            (
+                "manual",
+                "Review the files the step touched before going on: the step changes files and its state is uncertain. Ask the user if unsure.",
+            ),
+            (
+                "retry_from_checkpoint",
+                "Resume from the last checkpoint: check that the files listed below are as that checkpoint left them, then continue.",
+            ),
+        ];
+        for (action, words) in cases {
+            let h = crashed(action);
+            let g = guidance(&h, &h.outline());
+            // The file that changed since the checkpoint is to check; the validation was
+            // not running, so there is none to run again.
+            assert_eq!(
+                texts(&g)[..2],
+                [
+                    format!("Recovery: {words}").as_str(),
+                    "Check src/parser.rs: it changed since the last checkpoint."
+                ],
+                "{action}"
+            );
+            assert!(!texts(&g).iter().any(|t| t.contains("Re-run")), "{action}");
+        }
+    }
+
+    #[test]
+    fn a_finished_task_is_not_resumed() {
+        let cases = [
+            (
+                HookState::Completed,
+                "Task task-1 is completed. Nothing to resume; start new work as a new task.",
+            ),
+            (
+                HookState::Failed,
+                "Task task-1 was failed. Do not resume it unless the user asks; `waymark task start` begins a new one.",
+            ),
+            (
+                HookState::Abandoned,
+                "Task task-1 was abandoned. Do not resume it unless the user asks; `waymark task start` begins a new one.",
+            ),
+        ];
+        for (state, todo) in cases {
+            let mut h = crate::task::testing::recorded_plan(t0());
+            h.finish(state, t0()).unwrap();
+            let g = guidance(&h, &h.outline());
+            assert_eq!((texts(&g), g.resume.clone()), (vec![todo], None), "{state}");
+            assert!(
+                g.do_not.iter().all(|d| d.starts_with("Do not repeat step")),
+                "nothing to start over or discard: {:?}",
+                g.do_not
+            );
+        }
+        let h = crate::task::testing::recorded_plan(t0());
+        assert_eq!(
+            guidance(&h, &h.outline()).do_not,
+            [
+                "Do not repeat step 1 \"Analyze parser\": it is completed.",
+                "Do not start over or re-create the task list: it is below.",
+                "Do not discard uncommitted changes without checking them against the files listed.",
+            ]
+        );
+    }
+
+    #[test]
+    fn with_no_step_to_resume_finish_the_task_or_go_on_with_the_request() {
+        let mut done = crate::task::testing::recorded_steps(t0());
+        for s in &mut done.steps {
+            s.status = StepStatus::Completed;
+        }
+        let g = guidance(&done, &done.outline());
+        assert_eq!(
+            texts(&g),
+            [
+                "Every step is completed: verify the result, then finish the task (`waymark task done`)."
+            ]
+        );
+        let none = Hook::new("t", "w", 0, t0());
+        let g = guidance(&none, &none.outline());
+        assert_eq!(
+            texts(&g),
+            ["No step is planned: continue with the user's request."]
+        );
+    }
+
+    /// After a crash, the attempt that resuming makes may be the last one allowed: it is
+    /// resumed; past it, a human decides.
+    #[test]
+    fn the_last_attempt_is_resumed_and_no_more() {
+        for (used, resume) in [(2, Some(("Implement fix".to_string(), 3))), (3, None)] {
+            let mut h = crate::task::testing::running("Implement fix", &["src/a.rs"], t0());
+            h.steps[0].attempt = used;
+            h.current_step.as_mut().unwrap().attempt = used;
+            h.transition(
+                HookState::Recovering,
+                crate::task::machine::CRASH_DETECTED,
+                t0(),
+            )
+            .unwrap();
+            let g = guidance(&h, &h.outline());
+            assert_eq!(g.resume, resume, "{used} used");
+            assert_eq!(
+                exhausted(&h).map(|(_, used, max)| (used, max)),
+                resume.is_none().then_some((3, 3))
+            );
+            let resumed = texts(&g).contains(&"Resume step 1 \"Implement fix\" (attempt 3 of 3).");
+            assert_eq!(resumed, resume.is_some(), "{used} used: {:?}", g.todo);
+        }
+    }
+
+    fn rewound_line(restored: &[&str], deleted: &[&str], undo: Option<&str>) -> Option<String> {
+        let mut h = crate::task::testing::recorded_plan(t0());
+        h.rewound = Some(Rewound {
+            checkpoint_id: "ckpt-1".into(),
+            at: t0(),
+            restored: names(restored),
+            deleted: names(deleted),
+            undo: undo.map(str::to_string),
+        });
+        rewound(&h, None)
+    }
+
+    #[test]
+    fn a_rewind_names_the_files_it_put_back_and_how_to_undo_it() {
+        let head = "FILES REWOUND at 2026-03-01T12:00:00Z to checkpoint ckpt-1: the work after it is undone on disk, on purpose; go on from there.";
+        let cases = [
+            (
+                &["a.rs", "b.rs"][..],
+                &[][..],
+                Some("ckpt-2"),
+                " Restored: a.rs, b.rs. Do not redo the undone work unless the user asks; `waymark rewind ckpt-2` puts it back.",
+            ),
+            (&[], &["new.rs"], None, " Deleted: new.rs."),
+            (
+                &["a.rs"],
+                &["new.rs"],
+                None,
+                " Restored: a.rs. Deleted: new.rs.",
+            ),
+        ];
+        for (restored, deleted, undo, tail) in cases {
+            assert_eq!(
+                rewound_line(restored, deleted, undo),
+                Some(format!("{head}{tail}"))
+            );
+        }
+        assert_eq!(
+            rewound(&crate::task::testing::recorded_plan(t0()), None),
+            None
+        );
+    }
+
+    /// Lists name eight and count the rest.
+    #[test]
+    fn a_long_list_names_eight_and_counts_the_rest() {
+        let files = ["f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9", "f10"];
+        let cases = [
+            (3, "Restored: f1, f2, f3."),
+            (8, "Restored: f1, f2, f3, f4, f5, f6, f7, f8."),
+            (9, "Restored: f1, f2, f3, f4, f5, f6, f7, f8 and 1 more."),
+            (10, "Restored: f1, f2, f3, f4, f5, f6, f7, f8 and 2 more."),
+        ];
+        for (n, listed) in cases {
+            let line = rewound_line(&files[..n], &[], None).unwrap();
+            assert!(line.ends_with(&format!(" {listed}")), "{n}: {line}");
+        }
+    }
 
     #[test]
     fn resume_the_running_step_and_do_not_repeat_the_done_one() {

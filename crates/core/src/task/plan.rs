@@ -765,6 +765,9 @@ mod tests {
     use super::*;
     use chrono::TimeZone;
 
+    /// A way a test starts the task before the step under test.
+    type Start = dyn Fn(&mut Hook);
+
     fn t(s: i64) -> DateTime<Utc> {
         Utc.timestamp_opt(1_800_000_000 + s, 0).unwrap()
     }
@@ -1041,5 +1044,424 @@ mod tests {
         }
         assert_eq!(h.journal.history.len() as u64, h.history_count);
         assert!(h.history_count > 300);
+    }
+
+    fn last_trigger(h: &Hook) -> &str {
+        &h.journal.history.last().unwrap().trigger
+    }
+
+    #[test]
+    fn a_note_is_one_more_history_event_that_leaves_the_state_as_it_is() {
+        let mut h = plan();
+        assert_eq!(h.history_count, 2);
+        h.note("rewind", BTreeMap::new(), t(5));
+        assert_eq!(h.history_count, 3);
+        assert_eq!(h.journal.history.len(), 3);
+        let e = h.journal.history.last().unwrap();
+        assert_eq!(
+            (e.trigger.as_str(), e.from_state, e.to_state),
+            (
+                "rewind",
+                Some(HookState::StepPending),
+                HookState::StepPending
+            )
+        );
+        assert_eq!((h.state, h.updated_at), (HookState::StepPending, t(5)));
+    }
+
+    /// TaskUpdate repeats what it does not change: an empty name or description, no
+    /// activeForm, leave the step's as they were.
+    #[test]
+    fn updating_a_step_changes_only_what_the_update_gives() {
+        let mut h = plan();
+        h.add_step("3", "", "run the suite", None, StepSource::Task, t(1));
+        h.add_step("3", "", "", None, StepSource::Task, t(2));
+        let s = h.step("3").unwrap();
+        assert_eq!(
+            (
+                s.name.as_str(),
+                s.description.as_str(),
+                s.active_form.as_deref()
+            ),
+            ("Validate", "run the suite", None)
+        );
+        h.add_step(
+            "3",
+            "Validate all",
+            "",
+            Some("Validating"),
+            StepSource::Task,
+            t(3),
+        );
+        let s = h.step("3").unwrap();
+        assert_eq!(
+            (
+                s.name.as_str(),
+                s.description.as_str(),
+                s.active_form.as_deref()
+            ),
+            ("Validate all", "run the suite", Some("Validating"))
+        );
+        assert_eq!((h.steps.len(), h.updated_at), (3, t(3)));
+    }
+
+    /// Claude Code sends `in_progress` again for the step that runs: the step keeps its
+    /// context (its checkpoint, its output) and the history gets nothing.
+    #[test]
+    fn starting_the_running_step_again_changes_nothing() {
+        let mut h = plan();
+        h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+            .unwrap();
+        h.touch_file("a.rs", t(2));
+        let ctx = h.current_step.as_mut().unwrap();
+        ctx.current_checkpoint_id = Some("ckpt-1".into());
+        ctx.last_output = "ok".into();
+        let before = h.clone();
+        assert_eq!(
+            h.set_step_status("1", StepStatus::InProgress, 3, t(3)),
+            Ok(vec![])
+        );
+        assert_eq!(h, before);
+    }
+
+    #[test]
+    fn leaving_the_running_step_is_told_by_how_it_ended() {
+        use StepStatus::*;
+        // (how it ended, the history's trigger, when it completed)
+        let cases = [
+            (Completed, "step_complete", Some(t(2))),
+            (Failed, "step_failed", None),
+            (Pending, "step_paused", None),
+            (Deleted, "step_deleted", None),
+        ];
+        for (status, trigger, completed_at) in cases {
+            let mut h = plan();
+            h.set_step_status("1", InProgress, 3, t(1)).unwrap();
+            h.touch_file("a.rs", t(1));
+            h.set_step_status("1", status, 3, t(2)).unwrap();
+            assert_eq!(h.state, HookState::StepPending, "{status:?}");
+            assert_eq!(last_trigger(&h), trigger, "{status:?}");
+            let s = &h.steps[0];
+            assert_eq!((s.status, s.completed_at), (status, completed_at));
+            assert_eq!(s.files_touched, ["a.rs"], "{status:?}");
+            assert!(h.current_step.is_none());
+        }
+    }
+
+    fn crash_report(at: DateTime<Utc>) -> RecoveryContext {
+        RecoveryContext {
+            detected_at: at,
+            crash_type: "signal".into(),
+            last_known_state: HookState::StepRunning,
+            was_validating: false,
+            validation_cmd: None,
+            partial_output: None,
+            recommended_action: "retry_step".into(),
+            reason: "the session ended mid-turn".into(),
+            last_checkpoint_id: None,
+            file_warnings: Vec::new(),
+            session_id: None,
+            changed: None,
+        }
+    }
+
+    /// After a crash the step is taken up again, by activity or by Claude Code setting
+    /// it `in_progress`: a new attempt that keeps what the step did (its start, its files,
+    /// its side effects), and the crash is dealt with.
+    #[test]
+    fn the_step_taken_up_after_a_crash_is_a_new_attempt_that_keeps_its_work() {
+        let resume: [fn(&mut Hook); 2] = [
+            |h| assert!(h.ensure_running(3, t(4)).unwrap()),
+            |h| {
+                h.set_step_status("2", StepStatus::InProgress, 3, t(4))
+                    .unwrap();
+            },
+        ];
+        for (way, resume) in resume.iter().enumerate() {
+            let mut h = plan();
+            h.set_step_status("2", StepStatus::InProgress, 3, t(1))
+                .unwrap();
+            h.touch_file("src/a.rs", t(2));
+            h.note_side_effect("git push", 0, t(2));
+            h.transition(HookState::Recovering, machine::CRASH_DETECTED, t(3))
+                .unwrap();
+            h.recovery = Some(crash_report(t(3)));
+            resume(&mut h);
+            assert_eq!(h.state, HookState::StepRunning, "way {way}");
+            assert!(h.recovery.is_none(), "way {way}");
+            let ctx = h.current_step.as_ref().unwrap();
+            assert_eq!((ctx.attempt, ctx.started_at), (2, t(1)), "way {way}");
+            assert_eq!(ctx.files_touched, ["src/a.rs"]);
+            assert_eq!(ctx.side_effects[0].command, "git push");
+        }
+    }
+
+    /// Work with no plan, taken up after a crash, stays in its implicit step (a new
+    /// attempt of it): there is no plan to hand it to.
+    #[test]
+    fn the_implicit_step_taken_up_after_a_crash_is_kept() {
+        let mut h = Hook::new("t", "w", 0, t(0));
+        assert!(h.ensure_running(3, t(1)).unwrap());
+        h.touch_file("notes.md", t(2));
+        h.transition(HookState::Recovering, machine::CRASH_DETECTED, t(3))
+            .unwrap();
+        assert!(h.ensure_running(3, t(4)).unwrap());
+        let ctx = h.current_step.as_ref().unwrap();
+        assert_eq!((ctx.step_id.as_str(), ctx.attempt), ("work-1", 2));
+        assert_eq!(
+            (ctx.started_at, &ctx.files_touched[..]),
+            (t(1), &["notes.md".to_string()][..])
+        );
+        assert_eq!(h.steps[0].status, StepStatus::InProgress);
+        assert!(
+            h.journal
+                .history
+                .iter()
+                .all(|e| e.trigger != "plan_recorded")
+        );
+    }
+
+    /// A step entered again and again past `max_attempts` leaves the task waiting for a
+    /// human, as it was: no error, no event.
+    #[test]
+    fn asking_again_while_a_human_is_awaited_changes_nothing() {
+        let mut h = plan();
+        for i in 0..3 {
+            h.set_step_status("1", StepStatus::InProgress, 2, t(i * 3))
+                .unwrap();
+            h.set_step_status("1", StepStatus::Failed, 2, t(i * 3 + 1))
+                .unwrap();
+        }
+        assert_eq!(h.state, HookState::AwaitingHuman);
+        let events = h.history_count;
+        h.set_step_status("1", StepStatus::InProgress, 2, t(10))
+            .unwrap();
+        assert_eq!(
+            (h.state, h.history_count),
+            (HookState::AwaitingHuman, events)
+        );
+    }
+
+    /// Only the step waymark started for work outside a plan is folded into the plan: a
+    /// planned step that happens to be called "Session work", or an implicit step the
+    /// user has named, is left as any step is (pending, with its files).
+    #[test]
+    fn only_the_unnamed_implicit_step_is_folded_into_the_plan() {
+        let planned = |h: &mut Hook| {
+            h.add_step("a", IMPLICIT_STEP, "", None, StepSource::Task, t(1));
+            h.set_step_status("a", StepStatus::InProgress, 3, t(1))
+                .unwrap();
+        };
+        let named = |h: &mut Hook| {
+            assert!(h.ensure_running(3, t(1)).unwrap());
+            h.add_step("work-1", "Sketch the API", "", None, StepSource::Task, t(1));
+            h.set_step_status("work-1", StepStatus::Pending, 3, t(1))
+                .unwrap();
+            h.set_step_status("work-1", StepStatus::InProgress, 3, t(1))
+                .unwrap();
+        };
+        let cases: [(&str, &Start); 2] = [("planned", &planned), ("named", &named)];
+        for (case, start) in cases {
+            let mut h = Hook::new("t", "w", 0, t(0));
+            start(&mut h);
+            h.touch_file("api.md", t(2));
+            h.add_step("b", "Ship", "", None, StepSource::Task, t(3));
+            h.set_step_status("b", StepStatus::InProgress, 3, t(3))
+                .unwrap();
+            let first = &h.steps[0];
+            assert_eq!(first.status, StepStatus::Pending, "{case}");
+            assert_eq!(first.files_touched, ["api.md"], "{case}");
+            assert!(h.current_step.as_ref().unwrap().files_touched.is_empty());
+        }
+    }
+
+    /// Work once no step is open: back into an implicit step that is still open, else a
+    /// new one; never into a planned step that failed, nor a finished implicit one.
+    #[test]
+    fn work_after_the_plan_ran_out_goes_to_an_open_implicit_step_or_a_new_one() {
+        let finished_implicit = |h: &mut Hook| {
+            assert!(h.ensure_running(3, t(1)).unwrap());
+            h.set_step_status("work-1", StepStatus::Completed, 3, t(2))
+                .unwrap();
+        };
+        let failed_planned = |h: &mut Hook| {
+            h.add_step("1", "Build", "", None, StepSource::Task, t(1));
+            h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+                .unwrap();
+            h.set_step_status("1", StepStatus::Failed, 3, t(2)).unwrap();
+        };
+        let failed_implicit = |h: &mut Hook| {
+            assert!(h.ensure_running(3, t(1)).unwrap());
+            h.set_step_status("work-1", StepStatus::Failed, 3, t(2))
+                .unwrap();
+        };
+        // (how the steps ended, the step the work goes to, its attempt)
+        let cases: [(&Start, &str, u32); 3] = [
+            (&finished_implicit, "work-2", 1),
+            (&failed_planned, "work-2", 1),
+            (&failed_implicit, "work-1", 2),
+        ];
+        for (end, to, attempt) in cases {
+            let mut h = Hook::new("t", "w", 0, t(0));
+            end(&mut h);
+            let before: Vec<StepStatus> = h.steps.iter().map(|s| s.status).collect();
+            assert!(h.ensure_running(3, t(3)).unwrap());
+            let ctx = h.current_step.as_ref().unwrap();
+            assert_eq!((ctx.step_id.as_str(), ctx.attempt), (to, attempt));
+            if to == "work-2" {
+                assert_eq!(
+                    h.steps[0].status, before[0],
+                    "the old step is left as it was"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_failure_in_the_step_makes_its_next_entry_a_new_attempt() {
+        let mut h = plan();
+        h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+            .unwrap();
+        h.record_failure(t(2));
+        assert_eq!(h.updated_at, t(2));
+        h.set_step_status("1", StepStatus::Pending, 3, t(3))
+            .unwrap();
+        h.set_step_status("1", StepStatus::InProgress, 3, t(4))
+            .unwrap();
+        assert_eq!(h.current_step.as_ref().unwrap().attempt, 2);
+        assert_eq!(h.steps[0].attempt, 2);
+    }
+
+    /// What the plan says is done and what to do next, with no step current: a step in
+    /// progress before a pending one, the first of each in plan order; deleted steps
+    /// count for neither.
+    #[test]
+    fn what_is_done_and_what_comes_next() {
+        use StepStatus::*;
+        // (the three steps' statuses, all done, the completed ones, the next step)
+        let cases = [
+            (
+                [Pending, Pending, Pending],
+                false,
+                vec![],
+                Some("Analyze parser"),
+            ),
+            (
+                [Completed, Pending, Pending],
+                false,
+                vec!["Analyze parser"],
+                Some("Implement fix"),
+            ),
+            (
+                [Completed, Pending, InProgress],
+                false,
+                vec!["Analyze parser"],
+                Some("Validate"),
+            ),
+            (
+                [Failed, Completed, Pending],
+                false,
+                vec!["Implement fix"],
+                Some("Validate"),
+            ),
+            (
+                [Completed, Completed, Failed],
+                false,
+                vec!["Analyze parser", "Implement fix"],
+                None,
+            ),
+            (
+                [Completed, Deleted, Completed],
+                true,
+                vec!["Analyze parser", "Validate"],
+                None,
+            ),
+            ([Deleted, Deleted, Deleted], false, vec![], None),
+        ];
+        for (statuses, all_done, done, next) in cases {
+            let mut h = plan();
+            for (step, status) in h.steps.iter_mut().zip(statuses) {
+                step.status = status;
+            }
+            assert_eq!(h.all_steps_completed(), all_done, "{statuses:?}");
+            let names: Vec<&str> = h.completed_steps().map(|s| s.name.as_str()).collect();
+            assert_eq!(names, done, "{statuses:?}");
+            assert_eq!(h.next_step().map(|s| s.name.as_str()), next, "{statuses:?}");
+        }
+        assert!(
+            !Hook::new("t", "w", 0, t(0)).all_steps_completed(),
+            "no plan"
+        );
+    }
+
+    /// What the agent was doing, as the brief says it: the request with no plan; once
+    /// there is a plan, what the current step says (its activeForm, else its name, else
+    /// for work outside the plan what it began with), and nothing rather than a stale
+    /// prompt when the step says nothing.
+    #[test]
+    fn what_the_agent_was_working_on() {
+        let mut h = Hook::new("t", "w", 0, t(0));
+        assert_eq!(h.working_on(), None);
+        h.last_prompt = Some("fix the parser".into());
+        assert_eq!(
+            h.working_on(),
+            Some("fix the parser"),
+            "no plan: the request"
+        );
+
+        let mut h = Hook::new("t", "w", 0, t(0));
+        assert!(h.ensure_running(3, t(1)).unwrap());
+        assert_eq!(
+            h.working_on(),
+            Some(IMPLICIT_STEP),
+            "work asked for by no prompt"
+        );
+
+        let mut h = plan();
+        h.last_prompt = Some("fix the parser".into());
+        assert_eq!(h.working_on(), None, "a plan, no step current");
+        h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+            .unwrap();
+        assert_eq!(h.working_on(), Some("Analyzing parser"));
+        h.set_step_status("3", StepStatus::InProgress, 3, t(2))
+            .unwrap();
+        assert_eq!(h.working_on(), Some("Validate"), "no activeForm: the name");
+        // A context written without it (an older hook.json).
+        h.current_step.as_mut().unwrap().working_on.clear();
+        assert_eq!(h.working_on(), None);
+    }
+
+    /// A task completed completes the step it was in; failed or abandoned, it leaves the
+    /// step as it was. Either way the step keeps its files, and the history says how the
+    /// task ended.
+    #[test]
+    fn a_task_ends_with_the_trigger_of_how_it_ended() {
+        use HookState::*;
+        // (how the task ends, the history's trigger, the running step's status after)
+        let cases = [
+            (Completed, "task_complete", StepStatus::Completed),
+            (Failed, machine::FAIL, StepStatus::InProgress),
+            (Abandoned, machine::ABANDON, StepStatus::InProgress),
+        ];
+        for (to, trigger, step_status) in cases {
+            let mut h = plan();
+            h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+                .unwrap();
+            h.touch_file("a.rs", t(1));
+            h.finish(to, t(2)).unwrap();
+            assert_eq!((h.state, last_trigger(&h)), (to, trigger));
+            assert_eq!(h.steps[0].status, step_status, "{to}");
+            assert_eq!(h.steps[0].files_touched, ["a.rs"], "{to}");
+            assert!(h.current_step.is_none());
+        }
+        // Between steps, a task completes with no step to leave.
+        let mut h = plan();
+        h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+            .unwrap();
+        h.set_step_status("1", StepStatus::Completed, 3, t(2))
+            .unwrap();
+        h.finish(Completed, t(3)).unwrap();
+        assert_eq!((h.state, last_trigger(&h)), (Completed, "task_complete"));
+        assert_eq!(h.steps[1].status, StepStatus::Pending);
     }
 }

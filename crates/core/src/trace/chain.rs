@@ -123,3 +123,134 @@ impl Verifier {
         self.found
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record as waymark writes it, naming `prev` as the line before it (None: an older
+    /// waymark's, unchained).
+    fn record(id: &str, prev: Option<&str>) -> String {
+        let mut waymark =
+            serde_json::json!({"kind": "bash", "event": "PostToolUse", "session_id": "s-1"});
+        if let Some(p) = prev {
+            waymark["prev"] = p.into();
+        }
+        serde_json::json!({
+            "version": "0.1.0", "id": id, "timestamp": "2026-03-01T12:00:00.000Z",
+            "files": [], "metadata": {"waymark": waymark},
+        })
+        .to_string()
+    }
+
+    /// The ledger as waymark appends it: `ids.len()` records, each naming the line before
+    /// it (the first, the empty ledger), after `before`.
+    fn appended(before: &[String], ids: &[&str]) -> Vec<String> {
+        let mut lines = before.to_vec();
+        for id in ids {
+            let prev = lines.last().map(|l| link(l.as_bytes())).unwrap_or_default();
+            lines.push(record(id, Some(&prev)));
+        }
+        lines
+    }
+
+    /// What the verifier finds in `lines` (each with its newline, but the last when
+    /// `torn`), read as the application reads the ledger: up to the first bad line; and
+    /// what each push returned.
+    fn verify(lines: &[String], torn: bool) -> (Vec<bool>, Verified) {
+        let mut v = Verifier::default();
+        let mut pushed = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            let mut bytes = l.as_bytes().to_vec();
+            if !(torn && i + 1 == lines.len()) {
+                bytes.push(b'\n');
+            }
+            pushed.push(v.push(&bytes));
+            if pushed.last() == Some(&false) {
+                break;
+            }
+        }
+        (pushed, v.finish())
+    }
+
+    #[test]
+    fn a_link_is_the_sha256_of_the_line() {
+        assert_eq!(
+            link(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn an_appended_ledger_holds() {
+        let (pushed, found) = verify(&appended(&[], &["a", "b", "c"]), false);
+        assert_eq!(pushed, [true, true, true]);
+        assert_eq!(
+            found,
+            Verified {
+                lines: 3,
+                chained_from: Some(1),
+                bad: None,
+                merges: vec![],
+            }
+        );
+    }
+
+    #[test]
+    fn lines_an_older_waymark_wrote_are_counted_not_checked() {
+        let older = [record("old-1", None), record("old-2", None)];
+        let (pushed, found) = verify(&appended(&older, &["a", "b"]), false);
+        assert_eq!(pushed, [true; 4]);
+        assert_eq!((found.lines, found.chained_from), (4, Some(3)));
+        assert_eq!((found.bad, found.merges), (None, vec![]));
+    }
+
+    /// Git's union merge of two branches' ledgers: the second branch's records follow
+    /// the first's, its first record naming the line both branches started from.
+    #[test]
+    fn where_a_merged_branch_joins_is_listed_not_a_break() {
+        let main = appended(&[], &["a", "b", "c"]);
+        let branch = appended(&main[..1], &["x", "y"]);
+        let mut merged = main.clone();
+        merged.extend_from_slice(&branch[1..]);
+        let (pushed, found) = verify(&merged, false);
+        assert_eq!(pushed, [true; 5]);
+        assert_eq!((found.bad, found.merges), (None, vec![(4, 1)]));
+        // A branch begun on an empty ledger joins after line 0.
+        let mut merged = main;
+        merged.extend(appended(&[], &["x"]));
+        let (_, found) = verify(&merged, false);
+        assert_eq!((found.bad, found.merges), (None, vec![(4, 0)]));
+    }
+
+    #[test]
+    fn the_first_bad_line_is_named_with_why() {
+        let ledger = appended(&[], &["a", "b", "c"]);
+        let mut changed = ledger.clone();
+        changed[1] = changed[1].replace("\"b\"", "\"B\"");
+        let mut removed = ledger.clone();
+        removed.remove(1);
+        let mut unchained = ledger.clone();
+        unchained.insert(2, record("z", None));
+        let not_named = |n: u64| {
+            format!(
+                "it does not name line {n} as the line before it, nor any earlier line: line {n} was changed, or lines were removed or inserted between them"
+            )
+        };
+        let cases: [(&str, &[String], bool, u64, String); 5] = [
+            ("torn", &ledger, true, 3, "the last line is torn (no newline): a writer was killed, the next append cuts it".into()),
+            ("changed", &changed, false, 3, not_named(2)),
+            ("removed", &removed, false, 2, not_named(1)),
+            ("unchained after the chain began", &unchained, false, 3, "it carries no link to the line before it: it was not written by waymark, or was edited".into()),
+            ("cut from the start", &ledger[1..], false, 1, "it names a line before it, but it is the first line: lines were removed from the start".into()),
+        ];
+        for (case, lines, torn, line, why) in cases {
+            let (pushed, found) = verify(lines, torn);
+            assert_eq!(found.bad, Some(BadLine { line, why }), "{case}");
+            assert_eq!(found.lines, line, "{case}");
+            let mut expected = vec![true; line as usize - 1];
+            expected.push(false);
+            assert_eq!(pushed, expected, "{case}: the bad line's push says so");
+        }
+    }
+}

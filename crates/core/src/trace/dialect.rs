@@ -174,4 +174,17 @@ mod tests {
         assert!(Entry::parse("not json").is_none());
         assert!(Entry::parse("[1]").is_none());
     }
+
+    /// A number is read as its text; an empty string is no value, so the next place that
+    /// may hold the field is read (waymark writes `session_id` even when it is empty).
+    #[test]
+    fn numbers_are_text_and_empty_strings_are_missing() {
+        let line = r#"{"id":42,"intent_id":7,"files":[{"path":"src/a.rs","conversations":[{"ranges":[],"related":[{"type":"session","value":"s-9"}]}]}],"metadata":{"waymark":{"kind":"bash","event":"PostToolUse","session_id":"","intent_id":""}}}"#;
+        let e = Entry::parse(line).unwrap();
+        assert_eq!(e.id.as_deref(), Some("42"));
+        assert_eq!(e.intent_id.as_deref(), Some("7"));
+        assert_eq!(e.session_id.as_deref(), Some("s-9"));
+        let e = Entry::parse(r#"{"id":"","session_id":""}"#).unwrap();
+        assert_eq!((e.id, e.session_id), (None, None));
+    }
 }

@@ -159,5 +159,22 @@ mod tests {
             (4, 5, None)
         );
         assert!(from_patch(&[hunk(0, 0, &[])]).is_empty());
+        // Without lines, a hunk that adds none, or starts at no line, attributes nothing.
+        assert!(from_patch(&[hunk(4, 0, &[])]).is_empty());
+        assert!(from_patch(&[hunk(0, 2, &[])]).is_empty());
+    }
+
+    /// The hash is of the lines as written, each ending in a newline (a fixed vector: the
+    /// same lines must hash the same in every waymark that wrote a record).
+    #[test]
+    fn a_range_hash_is_the_sha256_of_its_lines() {
+        assert_eq!(
+            content_hash(&["a"]),
+            "sha256:87428fc522803d31065e7bce3cf03fe475096631e5e07bbd7a0fde60c4cf25c7"
+        );
+        assert_eq!(
+            whole_content("a\nb")[0].content_hash.as_deref(),
+            Some("sha256:911169ddaaf146aff539f58c26c489af3b892dff0fe283c1c264c65ae5aa59a2")
+        );
     }
 }
