@@ -366,8 +366,12 @@ impl Project {
             ("PostToolUse", "prep-4.json"),
             ("PostToolUse", "prep-5.json"),
         ];
+        // The preparing session's Claude Code is a process that is gone by the time the
+        // timed events run (`timeout` waits for each hook and exits): waymark finds the
+        // session's owner dead, so a new session start finds a crash, not a live session.
         for (name, file) in prep {
-            self.run_checked(bench, name, &self.events.join(file));
+            let input = self.events.join(file);
+            self.run_checked_under(bench, Some(&["timeout", "60"]), name, &input);
         }
         self.snapshot(&self.active);
         self.run_checked(bench, "Stop", &self.event_file(Event::Stop));
@@ -379,8 +383,19 @@ impl Project {
     }
 
     fn run_checked(&self, bench: &Bench, name: &str, input: &Path) -> String {
+        self.run_checked_under(bench, None, name, input)
+    }
+
+    /// [`Self::run_checked`] under a wrapper program.
+    fn run_checked_under(
+        &self,
+        bench: &Bench,
+        wrapper: Option<&[&str]>,
+        name: &str,
+        input: &Path,
+    ) -> String {
         let out = bench
-            .waymark(&self.root, &["hook", name])
+            .waymark_under(wrapper, &self.root, &["hook", name])
             .stdin(fs::File::open(input).unwrap())
             .stderr(Stdio::piped())
             .output()
@@ -428,16 +443,59 @@ impl Project {
         }
     }
 
-    /// Keeps hook.json in `to`, and beside it (`.md`) the HOOK.md the same save wrote: an
-    /// event starts from both, as in real use, where the listing a save takes back from
-    /// HOOK.md is the one of the plan it reads.
-    fn snapshot(&self, to: &Path) {
-        fs::copy(self.hook_json(), to).unwrap();
-        fs::copy(self.hook_md(), to.with_extension("md")).unwrap();
+    /// The state files an event starts from, each beside the snapshot `to` under its own
+    /// extension: hook.json, the HOOK.md and plan.json (with its .bak) the same save
+    /// wrote, and `events.seen` (the events taken so far: a timed event is new to it, as
+    /// every tool call is, and is not skipped as a duplicate of the run before).
+    fn state_files(&self, to: &Path) -> [(PathBuf, PathBuf); 5] {
+        let state = self.root.join(".orchestration");
+        [
+            (self.hook_json(), to.to_path_buf()),
+            (self.hook_md(), to.with_extension("md")),
+            (state.join("plan.json"), to.with_extension("plan")),
+            (state.join("plan.json.bak"), to.with_extension("plan.bak")),
+            (state.join("events.seen"), to.with_extension("seen")),
+        ]
     }
 
-    /// Puts hook.json and HOOK.md back to the state the event starts from (not timed), and
-    /// syncs them.
+    /// Keeps the state the event starts from ([`Self::state_files`]) beside `to`; a file
+    /// the state does not have is kept as absent.
+    fn snapshot(&self, to: &Path) {
+        for (live, kept) in self.state_files(to) {
+            match fs::copy(&live, &kept) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    let _ = fs::remove_file(&kept);
+                }
+                Err(e) => panic!("{}: {e}", live.display()),
+            }
+        }
+        let lengths: String = self
+            .task_logs()
+            .iter()
+            .map(|log| format!("{}\t{}\n", fs::metadata(log).unwrap().len(), log.display()))
+            .collect();
+        fs::write(to.with_extension("logs"), lengths).unwrap();
+    }
+
+    /// The task's append-only logs (history, checkpoints, receipts, turns): a timed event
+    /// may append to them, and the next run must find them as the snapshot left them (a
+    /// log it did not have is removed), or it reads a receipt past hook.json's count as
+    /// an interrupted save.
+    fn task_logs(&self) -> Vec<PathBuf> {
+        let tasks = self.root.join(".orchestration/tasks");
+        let Ok(dirs) = fs::read_dir(tasks) else {
+            return Vec::new();
+        };
+        let files = dirs.flat_map(|d| fs::read_dir(d.unwrap().path()).into_iter().flatten());
+        files
+            .map(|f| f.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect()
+    }
+
+    /// Puts the state files back as the event starts from them (not timed), and syncs
+    /// them.
     ///
     /// The copy is bench work no real session does: left dirty, its blocks (and whatever
     /// the runs before it left in the file system's journal) would be flushed by the timed
@@ -451,12 +509,33 @@ impl Project {
         } else {
             &self.active
         };
-        for (from, to) in [
-            (from.clone(), self.hook_json()),
-            (from.with_extension("md"), self.hook_md()),
-        ] {
-            fs::copy(from, &to).unwrap();
-            fs::File::open(to).and_then(|f| f.sync_all()).unwrap();
+        self.restore(from);
+    }
+
+    /// Puts back the state kept beside `from` ([`Self::snapshot`]), synced.
+    fn restore(&self, from: &Path) {
+        for (live, kept) in self.state_files(from) {
+            if !kept.exists() {
+                let _ = fs::remove_file(&live);
+                continue;
+            }
+            fs::copy(&kept, &live).unwrap();
+            fs::File::open(&live).and_then(|f| f.sync_all()).unwrap();
+        }
+        let kept = fs::read_to_string(from.with_extension("logs")).unwrap();
+        let lengths: Vec<(u64, &Path)> = kept
+            .lines()
+            .map(|line| line.split_once('\t').unwrap())
+            .map(|(len, log)| (len.parse().unwrap(), Path::new(log)))
+            .collect();
+        for log in self.task_logs() {
+            let Some((len, _)) = lengths.iter().find(|(_, kept)| *kept == log) else {
+                fs::remove_file(&log).unwrap();
+                continue;
+            };
+            let file = fs::OpenOptions::new().write(true).open(&log).unwrap();
+            file.set_len(*len).unwrap();
+            file.sync_all().unwrap();
         }
     }
 
@@ -561,9 +640,13 @@ impl Project {
     pub fn grow_hook(&mut self) {
         self.grown = true;
         for path in [&self.active, &self.idle] {
-            let mut hook: Hook = serde_json::from_slice(&fs::read(path).unwrap()).unwrap();
-            let now = hook.updated_at;
+            self.restore(path);
             let project = waymark::store::project::Project::at(self.root.clone());
+            let mut hook = waymark::task::store::load(&project)
+                .unwrap()
+                .0
+                .expect("a task");
+            let now = hook.updated_at;
             add_checkpoints(&mut hook, &project, now);
             add_history(&mut hook, now);
             for j in 0..30 {
@@ -579,7 +662,8 @@ impl Project {
             add_receipts(&mut hook, now);
             assert!(hook.checkpoint_count >= 50 && hook.history_count >= 200);
             assert_eq!((hook.steps.len(), hook.receipt_count), (113, 60));
-            // Saved by waymark's own store: hook.json, and the lines the task's logs get.
+            // Saved by waymark's own store: hook.json, plan.json, and the lines the task's
+            // logs get.
             let now = hook.updated_at;
             waymark::task::store::update(&project, now, |slot| *slot = Some(hook)).unwrap();
             self.snapshot(path);
