@@ -38,8 +38,7 @@ pub fn write_replaceable(path: &Path, content: &Clean) -> io::Result<()> {
 /// no longer needed), and the names are swapped:
 ///
 /// 1. `bytes` are written into `previous`'s file in place, cut to length, and synced;
-/// 2. the two names are exchanged ([`swap_names`]): in one atomic step where the file
-///    system can, else through a third name.
+/// 2. the two names are exchanged through a third name ([`swap_names`]).
 ///
 /// A reader of `path` sees the old content or the new, never a mix. Killed during 1,
 /// `previous` is torn and `path` still old; killed during 2, `path` is old or new, and the
@@ -80,53 +79,16 @@ pub fn replace_keeping_previous(path: &Path, previous: &Path, content: &Clean) -
     swap_names(path, previous, &swap)
 }
 
-/// Gives `previous`'s file the name `path` and `path`'s the name `previous`. One atomic
-/// exchange where the system has it (`renameat2` with `RENAME_EXCHANGE`: Linux 3.15 and
-/// later, on ext4, xfs, btrfs, tmpfs…): one change to the directory instead of three,
-/// and no moment when a name is missing. Elsewhere, through the third name `swap`:
-/// `path`'s file is linked as `swap`, `previous` renamed to `path`, then `swap` to
-/// `previous`, renames that replace nothing.
+/// Gives `previous`'s file the name `path` and `path`'s the name `previous`, through the
+/// third name `swap`: `path`'s file is linked as `swap`, `previous` renamed to `path`,
+/// then `swap` to `previous`. Each rename replaces a name in one step, so `path` always
+/// names a whole file. (Linux's one-step `renameat2(RENAME_EXCHANGE)` was measured at
+/// under 5% of a saving event and dropped: BENCHMARKS.md, "Process tricks".)
 fn swap_names(path: &Path, previous: &Path, swap: &Path) -> io::Result<()> {
-    if exchange(path, previous) {
-        return Ok(());
-    }
-    swap_through(path, previous, swap)
-}
-
-fn swap_through(path: &Path, previous: &Path, swap: &Path) -> io::Result<()> {
     fs::hard_link(path, swap)?;
     crate::store::faults::at("atomic.swap");
     fs::rename(previous, path)?;
     fs::rename(swap, previous)
-}
-
-/// Exchanges the names `a` and `b` in one step. `false` when it did not, having changed
-/// nothing (the exchange is all or nothing): the kernel or the file system does not know
-/// it (`EINVAL`, `ENOSYS`), a sandbox refuses it, or something is wrong that the way
-/// through a third name then reports.
-#[cfg(target_os = "linux")]
-fn exchange(a: &Path, b: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let c_path = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).ok();
-    let (Some(a), Some(b)) = (c_path(a), c_path(b)) else {
-        return false;
-    };
-    // SAFETY: two NUL-terminated paths, taken from the working directory as `rename`'s.
-    let done = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            a.as_ptr(),
-            libc::AT_FDCWD,
-            b.as_ptr(),
-            libc::RENAME_EXCHANGE,
-        )
-    };
-    done == 0
-}
-
-#[cfg(not(target_os = "linux"))]
-fn exchange(_: &Path, _: &Path) -> bool {
-    false
 }
 
 /// Writes a file that is regenerated from another one (HOOK.md from hook.json, rule 6)
@@ -275,21 +237,20 @@ mod tests {
         assert_eq!(names, ["h.json", "h.json.bak"]);
     }
 
-    /// Both ways of exchanging two names (in one step where the file system can, through a
-    /// third name where it cannot) leave the two contents swapped and no third name.
+    /// Exchanging two names twice leaves the contents as they were, and no third name.
     #[test]
-    fn names_are_exchanged_in_one_step_or_through_a_third() {
+    fn names_are_exchanged_through_a_third() {
         let dir = tempfile::tempdir().unwrap();
         let name = |n: &str| dir.path().join(n);
         let (p, bak, swap) = (name("h.json"), name("h.json.bak"), name(".h.json.swap"));
         fs::write(&p, b"old").unwrap();
         fs::write(&bak, b"new").unwrap();
         let contents = || (fs::read(&p).unwrap(), fs::read(&bak).unwrap());
-        swap_through(&p, &bak, &swap).unwrap();
+        swap_names(&p, &bak, &swap).unwrap();
         assert_eq!(contents(), (b"new".to_vec(), b"old".to_vec()));
+        assert!(!swap.exists());
         swap_names(&p, &bak, &swap).unwrap();
         assert_eq!(contents(), (b"old".to_vec(), b"new".to_vec()));
-        assert!(!swap.exists());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 

@@ -10,8 +10,8 @@
 //! hook.json not yet written),
 //! `atomic.write` (temp file created, empty), `atomic.rename` (temp file written and
 //! synced, not yet renamed; for a save of hook.json, the new state written into the
-//! .bak's file), `atomic.swap` (where the file system cannot exchange two names in one
-//! step: hook.json's file given a third name, the names not yet swapped), `store.saved` (hook.json replaced, HOOK.md not yet),
+//! .bak's file), `atomic.swap` (hook.json's file given a third name, the names not yet
+//! swapped), `store.saved` (hook.json replaced, HOOK.md not yet),
 //! `append.torn` (half of an appended record written), `capture.staged` (a checkpoint's
 //! capture has added the work tree to its temporary index, no tree written yet). Release builds compile this to
 //! nothing, so no environment variable can change what a shipped waymark does.

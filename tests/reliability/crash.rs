@@ -49,13 +49,17 @@ fn read_bytes(p: &Project, rel: &str) -> Vec<u8> {
 }
 
 /// A save writes the new state into the .bak's file (synced), then exchanges the names
-/// (`store::replace_keeping_previous`). Killed before the exchange, hook.json is the old
-/// state byte for byte; the next writer goes on and nothing is left behind. (Where the
-/// file system cannot exchange two names in one step, the exchange goes through a third
-/// name, `atomic.swap`: `store::atomic`'s tests cover that way and a swap cut short.)
+/// through a third (`store::replace_keeping_previous`). Killed before the exchange or
+/// with the third name made, hook.json is the old state byte for byte; the next writer
+/// goes on and nothing is left behind.
 #[test]
 fn killed_before_the_rename_hook_json_keeps_the_old_state_and_the_temp_is_cleaned() {
-    for point in ["store.locked", "atomic.write", "atomic.rename"] {
+    for point in [
+        "store.locked",
+        "atomic.write",
+        "atomic.rename",
+        "atomic.swap",
+    ] {
         let p = Project::new();
         let events = started(&p);
         let before = read_bytes(&p, ".orchestration/hook.json");
