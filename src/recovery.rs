@@ -24,7 +24,7 @@ pub fn liveness(starting: Option<Owner>) -> impl Fn(&Session) -> bool {
 /// files counted with their lines: `2 files, +12/−3 lines (1 new)`; `None` outside git.
 /// Starts git: only crash recovery and a `/clear` ask.
 pub fn changed_since(ctx: &Ctx, hook: &Hook) -> Option<String> {
-    let since = hook.last_checkpoint().and_then(|c| c.git_commit.clone());
+    let since = hook.resume_checkpoint().and_then(|c| c.git_commit.clone());
     let d = crate::git::diff_stat(&ctx.project.root, since.as_deref(), &ctx.config.agent_md)?;
     Some(d.describe())
 }
@@ -42,7 +42,7 @@ pub fn recover(
         return false;
     };
     let file_warnings = hook
-        .last_checkpoint()
+        .resume_checkpoint()
         .and_then(|c| crate::task::capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id))
         .map(|c| crate::task::capture::changed_since(&ctx.project, &c.files))
         .unwrap_or_default();

@@ -176,7 +176,7 @@ fn head(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
         head.push_str(&truncate(&line, VERDICT));
         head.push('\n');
     }
-    match hook.last_checkpoint() {
+    match hook.resume_checkpoint() {
         Some(c) => {
             let _ = writeln!(
                 head,
@@ -506,11 +506,11 @@ mod tests {
         .unwrap()
     }
 
-    /// When the decision is `retry_from_checkpoint` and that checkpoint was taken in git
-    /// (it has a snapshot), the brief and HOOK.md name the rewind to it; outside git they
-    /// do not offer one.
+    /// When the decision is `retry_from_checkpoint`, the work since the checkpoint is
+    /// kept: the brief and HOOK.md never offer a rewind to it (it would delete the work
+    /// the step resumes with), and name the diff where the checkpoint has a snapshot.
     #[test]
-    fn a_retry_from_a_checkpoint_in_git_names_the_rewind_to_it() {
+    fn a_retry_from_a_checkpoint_keeps_the_work_since_it() {
         let mut h = sample();
         let at = Utc::now().to_rfc3339();
         h.recovery = Some(
@@ -528,18 +528,22 @@ mod tests {
             }))
             .unwrap()
         };
-        let rewind = "`waymark rewind ckpt-0000beef` puts every file back as it was then";
+        let keep = "Resume from checkpoint ckpt-0000beef: keep the work done since it and go on";
+        let diff = "; `waymark diff ckpt-0000beef` shows exactly what changed since.";
         h.recent_checkpoints = vec![checkpoint("main")];
         let b = brief(&h, &Extras::default());
-        assert!(b.contains(rewind));
-        assert!(crate::recovery::hookmd::render(&h).contains(rewind));
+        let md = crate::recovery::hookmd::render(&h);
+        for text in [&b, &md] {
+            assert!(text.contains(&format!("{keep}{diff}")), "{text}");
+            assert!(!text.contains("waymark rewind"), "{text}");
+        }
         h.recent_checkpoints = vec![checkpoint("")];
         let b = brief(&h, &Extras::default());
+        assert!(b.contains(&format!("{keep}.")), "{b}");
         assert!(
-            b.contains("Resume from the last checkpoint (ckpt-0000beef)"),
+            !b.contains("waymark diff") && !b.contains("waymark rewind"),
             "{b}"
         );
-        assert!(!b.contains("waymark rewind"), "{b}");
     }
 
     fn failure(command: &str, receipt: &str, output: &str) -> crate::task::FailedValidation {

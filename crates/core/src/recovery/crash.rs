@@ -120,7 +120,7 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
             .filter(|o| !o.is_empty()),
         recommended_action: action.into(),
         reason: format!("{}; {}", crash.why, reason),
-        last_checkpoint_id: hook.last_checkpoint().map(|c| c.checkpoint_id.clone()),
+        last_checkpoint_id: hook.resume_checkpoint().map(|c| c.checkpoint_id.clone()),
         file_warnings: found.file_warnings,
         session_id: crash.session_id,
         changed: found.changed,

@@ -32,7 +32,7 @@ const IDEMPOTENT_WORDS: &[&str] = &[
 /// The recommendation of the decision tree (docs/design.md), with its reason.
 pub fn decide(hook: &Hook, now: DateTime<Utc>) -> (&'static str, String) {
     let recent = hook
-        .last_checkpoint()
+        .resume_checkpoint()
         .filter(|c| (now - c.created_at).to_std().unwrap_or_default() < RECENT_CHECKPOINT);
     if let Some(c) = recent {
         return (

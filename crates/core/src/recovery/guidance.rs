@@ -352,18 +352,24 @@ pub fn guidance(hook: &Hook, outline: &Outline) -> Guidance {
 /// again, and the files that changed since the last checkpoint.
 fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
     let action = match rec.recommended_action.as_str() {
-        "retry_from_checkpoint" => {
-            let id = rec.last_checkpoint_id.as_deref();
-            // A checkpoint taken in git has a snapshot of every file.
-            let rewind = id
-                .filter(|id| hook.recent_checkpoints.iter().any(|c| c.checkpoint_id == *id && !c.git_branch.is_empty()))
-                .map(|id| format!(" (if they are not, `waymark rewind {id}` puts every file back as it was then)"))
-                .unwrap_or_default();
-            format!(
-                "Resume from the last checkpoint{}: check that the files listed below are as that checkpoint left them{rewind}, then continue.",
-                id.map(|c| format!(" ({c})")).unwrap_or_default()
-            )
-        }
+        // Never a rewind here: the step's work since the checkpoint is what the rest of
+        // the brief tells the agent to keep and build on (a rewind would delete it).
+        "retry_from_checkpoint" => match rec.last_checkpoint_id.as_deref() {
+            Some(id) => {
+                // A checkpoint taken in git has a snapshot to compare with.
+                let snapshot = hook
+                    .recent_checkpoints
+                    .iter()
+                    .any(|c| c.checkpoint_id == id && !c.git_branch.is_empty());
+                let diff = if snapshot {
+                    format!("; `waymark diff {id}` shows exactly what changed since")
+                } else {
+                    String::new()
+                };
+                format!("Resume from checkpoint {id}: keep the work done since it and go on{diff}.")
+            }
+            None => "Resume from the task's saved state: keep the work done so far and go on.".to_string(),
+        },
         "retry_step" => "Retry the interrupted step from its beginning: it is safe to repeat.".to_string(),
         "skip_step" => "The step was finishing when the session ended: verify its result, mark it completed, and go on to the next step.".to_string(),
         _ => "Review the files the step touched before going on: the step changes files and its state is uncertain. Ask the user if unsure.".to_string(),
@@ -561,7 +567,7 @@ mod tests {
             ),
             (
                 "retry_from_checkpoint",
-                "Resume from the last checkpoint: check that the files listed below are as that checkpoint left them, then continue.",
+                "Resume from the task's saved state: keep the work done so far and go on.",
             ),
         ];
         for (action, words) in cases {

@@ -132,6 +132,21 @@ impl Hook {
     pub fn last_checkpoint(&self) -> Option<&StepCheckpoint> {
         self.recent_checkpoints.last()
     }
+
+    /// The checkpoint work goes on from: after a rewind, the one rewound to (docs/rewind.md);
+    /// else the newest that is not a rewind's undo point. An undo point (`pre_rewind`)
+    /// is where the user may go back to, never where work resumes. `None` when there is
+    /// none at hand, or a rewind's target is no longer at hand.
+    pub fn resume_checkpoint(&self) -> Option<&StepCheckpoint> {
+        let at_hand = &self.recent_checkpoints;
+        match &self.rewound {
+            Some(r) => at_hand.iter().find(|c| c.checkpoint_id == r.checkpoint_id),
+            None => at_hand
+                .iter()
+                .rev()
+                .find(|c| c.trigger != CheckpointTrigger::PreRewind),
+        }
+    }
 }
 
 /// An `interval` checkpoint when the running step has gone `interval` without one.
@@ -316,5 +331,36 @@ mod tests {
             .collect();
         assert_eq!(at_hand, ["c3", "c4", "c5", "c6", "c7"]);
         assert_eq!(h.last_checkpoint().unwrap().description, "c7");
+    }
+
+    /// Work resumes from the newest checkpoint that is not a rewind's undo point, and
+    /// after a rewind from its target, until the work goes on past it.
+    #[test]
+    fn work_resumes_from_a_rewind_s_target_never_from_its_undo_point() {
+        let now = Utc::now();
+        let mut h = Hook::new("t", "w", 0, now);
+        let add = |h: &mut Hook, trigger, name: &str| {
+            h.push_checkpoint(build(h, trigger, name, None, Head::default(), now));
+            h.last_checkpoint().unwrap().checkpoint_id.clone()
+        };
+        let resume = |h: &Hook| h.resume_checkpoint().map(|c| c.description.clone());
+        assert_eq!(resume(&h), None);
+        let first = add(&mut h, CheckpointTrigger::Manual, "first");
+        add(&mut h, CheckpointTrigger::Validation, "second");
+        add(&mut h, CheckpointTrigger::PreRewind, "undo");
+        assert_eq!(resume(&h).as_deref(), Some("second"));
+        h.rewound = Some(crate::task::Rewound {
+            checkpoint_id: first,
+            at: now,
+            restored: Vec::new(),
+            deleted: Vec::new(),
+            undo: None,
+        });
+        assert_eq!(resume(&h).as_deref(), Some("first"));
+        // A target no longer at hand is not replaced by a checkpoint the rewind undid.
+        h.recent_checkpoints.remove(0);
+        assert_eq!(resume(&h), None);
+        add(&mut h, CheckpointTrigger::Manual, "after");
+        assert_eq!(resume(&h).as_deref(), Some("after"));
     }
 }
