@@ -592,3 +592,71 @@ fn a_crash_while_waiting_for_a_permission_in_a_worktree_is_told() {
         assert!(brief.contains(needle), "lacks {needle:?}:\n{brief}");
     }
 }
+
+/// A hook command the user wrapped (`timeout 10 nice env stdbuf -o0 waymark hook …`, run
+/// by `sh -c` as Claude Code runs hooks) records Claude Code's process, not a wrapper's:
+/// the wrappers exit with each hook, and the session must still read as live (here the
+/// test process plays Claude Code), so another session starting finds no crash.
+#[test]
+fn a_wrapped_hook_command_records_claude_code_not_the_wrapper() {
+    let p = Project::new();
+    let bin = assert_cmd::cargo::cargo_bin("waymark");
+    let wrapped = |event: &str, input: &str| {
+        let command = format!(
+            "timeout 10 nice env stdbuf -o0 '{}' hook {event}",
+            bin.display()
+        );
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(p.root())
+            .env("CLAUDE_PROJECT_DIR", p.root())
+            .env("HOME", p.config.path())
+            .env("XDG_CONFIG_HOME", p.config.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success(), "{event}");
+    };
+    for name in ["SessionStart-startup.json", "UserPromptSubmit.json"] {
+        let event = name.split(['-', '.']).next().unwrap();
+        wrapped(event, &today(&p, name, "s1", None));
+    }
+    wrapped(
+        "PostToolUse",
+        &as_session(&p.write_event("src/a.rs", "fn a() {}\n"), "s1"),
+    );
+    let owner = p.hook_json()["sessions"][0]["owner"].clone();
+    assert_eq!(owner["pid"], std::process::id(), "{owner}");
+    // Session s1 is mid-turn and its Claude Code runs: a second session, in a Claude
+    // Code of its own (here `git` running the hook as an alias), is not a recovery.
+    let alias = format!("alias.start=!'{}' hook SessionStart", bin.display());
+    let out = std::process::Command::new("git")
+        .args(["-c", &alias, "start"])
+        .current_dir(p.root())
+        .env("CLAUDE_PROJECT_DIR", p.root())
+        .env("HOME", p.config.path())
+        .env("XDG_CONFIG_HOME", p.config.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write as _;
+            let input = today(&p, "SessionStart-startup.json", "s2", None);
+            c.stdin.take().unwrap().write_all(input.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let out = String::from_utf8(out.stdout).unwrap();
+    let h = p.hook_json();
+    assert_ne!(h["sessions"][1]["owner"], owner, "{h:#}");
+    assert_ne!(h["state"], "recovering", "{h:#}");
+    assert!(!out.contains("CRASH DETECTED"), "{out}");
+}

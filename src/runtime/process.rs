@@ -2,27 +2,34 @@
 //! runs: what tells a session that is working in another window from one that crashed.
 //!
 //! Claude Code runs a hook as `/bin/sh -c <command>` (and the plugin's launcher is a shell
-//! script that execs waymark), so the Claude Code process is the nearest ancestor that is
-//! not a shell. A process is named by its pid and its start time (field 22 of
+//! script that execs waymark), and a user may wrap the command (`timeout 10 waymark hook
+//! …`, `nice`, `env`, `stdbuf`), so the Claude Code process is the nearest ancestor that
+//! is neither a shell nor such a wrapper: a wrapper exits with the hook, Claude Code does
+//! not. A process is named by its pid and its start time (field 22 of
 //! `/proc/<pid>/stat`, in clock ticks since boot), so a pid reused by another process is
 //! not mistaken for it. Linux only: elsewhere there is no owner, and crash detection
 //! falls back to the session's status alone.
 
 pub use waymark_core::task::Owner;
 
-/// Shells that stand between Claude Code and a hook.
-const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "ash", "busybox"];
+/// Programs that stand between Claude Code and a hook: shells, and the wrappers a user
+/// may put before the command (each runs the hook as its child, or execs it).
+const IN_BETWEEN: &[&str] = &[
+    "sh", "bash", "dash", "zsh", "ksh", "ash", "busybox", "timeout", "nice", "ionice", "env",
+    "stdbuf", "nohup", "setsid", "chrt", "taskset", "time", "flock", "unbuffer",
+];
 
 /// How many ancestors are looked at before giving up.
-const MAX_DEPTH: usize = 6;
+const MAX_DEPTH: usize = 10;
 
-/// The Claude Code process running this hook (the nearest ancestor that is not a shell).
+/// The Claude Code process running this hook (the nearest ancestor that is neither a
+/// shell nor a wrapper).
 pub fn owner() -> Option<Owner> {
     // SAFETY: getppid has no preconditions and cannot fail.
     let mut pid = unsafe { libc::getppid() } as u32;
     for _ in 0..MAX_DEPTH {
         let stat = Stat::of(pid)?;
-        if !SHELLS.contains(&stat.comm.as_str()) {
+        if !IN_BETWEEN.contains(&stat.comm.as_str()) {
             return Some(Owner {
                 pid,
                 start: stat.start,
@@ -115,12 +122,12 @@ mod tests {
     }
 
     #[test]
-    fn the_owner_is_the_nearest_ancestor_that_is_not_a_shell() {
+    fn the_owner_is_the_nearest_ancestor_that_is_not_a_shell_or_a_wrapper() {
         // Run from a shell, the test binary's owner is whatever started the shell; run
         // directly, it is the test runner. Either way it is a live, non-shell process.
         let o = owner().expect("an owner");
         assert!(alive(&o));
         let comm = Stat::of(o.pid).unwrap().comm;
-        assert!(!SHELLS.contains(&comm.as_str()), "{comm}");
+        assert!(!IN_BETWEEN.contains(&comm.as_str()), "{comm}");
     }
 }

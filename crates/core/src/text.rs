@@ -56,7 +56,7 @@ pub fn truncate(s: &str, max: usize) -> String {
 /// The last `max` characters of `s` (output tails keep the end, where errors are),
 /// marked `…` where cut; redacted before the cut, like [`truncate`].
 pub fn tail(s: &str, max: usize) -> String {
-    if start_of_last(s, max) == 0 && end_of_first(s, max) == s.len() {
+    if end_of_first(s, max) == s.len() {
         return s.to_string();
     }
     let window = waymark_redact::redact(&s[start_of_last(s, max + CUT_MARGIN)..]);
