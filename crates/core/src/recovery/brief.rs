@@ -429,6 +429,49 @@ mod tests {
         assert!(b.ends_with("Full recovery file: /p/HOOK.md"));
     }
 
+    /// The brief is cut only when it would pass `max_chars`: one character under the
+    /// whole brief's length (with its line end) cuts it, its length does not.
+    #[test]
+    fn the_brief_is_cut_exactly_past_its_limit() {
+        let (h, p, now) = (sample(), Path::new("/p/HOOK.md"), Utc::now());
+        let at = |max| render(&h, Switch::On, p, max, &Extras::default(), now).unwrap();
+        let whole = at(100_000);
+        let fits = whole.chars().count() + 1;
+        assert_eq!(at(fits), whole);
+        let cut = at(fits - 1);
+        assert!(
+            cut.contains("(brief cut: read HOOK.md for the rest)"),
+            "{cut}"
+        );
+        assert!(cut.chars().count() < fits, "{cut}");
+    }
+
+    /// The head names why the brief is given when there is a why, and the step's next
+    /// attempt when resuming makes it a new one (after a crash).
+    #[test]
+    fn the_head_says_why_and_the_step_says_its_next_attempt() {
+        let (p, now) = (Path::new("/p/HOOK.md"), Utc::now());
+        let mut h = sample();
+        let extras = Extras {
+            source: "resume".into(),
+            ..Extras::default()
+        };
+        let b = render(&h, Switch::On, p, 4000, &extras, now).unwrap();
+        assert!(
+            b.starts_with("[waymark] Resume brief for task task-1 — session resume\n"),
+            "{b}"
+        );
+        let b = render(&h, Switch::On, p, 4000, &Extras::default(), now).unwrap();
+        assert!(!b.contains(" — session"), "{b}");
+        assert!(!b.contains("resuming makes it"), "{b}");
+        h.state = crate::task::HookState::Recovering;
+        let b = render(&h, Switch::On, p, 4000, &Extras::default(), now).unwrap();
+        assert!(
+            b.contains("attempt 1 of 3 (resuming makes it attempt 2 of 3)"),
+            "{b}"
+        );
+    }
+
     /// A plan of a hundred steps: the brief names the next few and keeps what must not be
     /// repeated, rather than spending its length listing the whole plan and cutting the rest.
     #[test]

@@ -514,8 +514,8 @@ fn some_of(items: &[String], max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::Rewound;
-    use chrono::{TimeZone, Utc};
+    use crate::task::{ConversationRewind, FailedTurn, Rewound, Session, SessionStatus};
+    use chrono::{Duration, TimeZone, Utc};
 
     /// 2026-03-01T12:00:00Z: what the texts of HOOK.md (no "ago" in them) say it is.
     fn t0() -> DateTime<Utc> {
@@ -768,5 +768,132 @@ mod tests {
         let short = crate::task::testing::recorded_plan(now);
         let short = guidance(&short, &short.outline());
         assert!(short.todo.iter().any(|t| t.text == "Then: \"Validate\"."));
+    }
+
+    /// Each way a conversation rewind can leave the plan, told in full: the point it went
+    /// back to, what of the plan it undid (each list named, joined, ended with a period),
+    /// and the checkpoint that puts the files back, or why there is none.
+    #[test]
+    fn a_rewound_conversation_is_told_with_the_plan_it_undid_and_the_files() {
+        let at = t0();
+        let rewind = |to, reopened: &[&str], dropped: &[&str], unknown, checkpoint| {
+            let mut h = crate::task::testing::recorded_plan(at);
+            h.conversation_rewound = Some(ConversationRewind {
+                at,
+                session_id: "s1".into(),
+                to,
+                reopened: names(reopened),
+                dropped: names(dropped),
+                plan_unknown: unknown,
+                checkpoint,
+            });
+            conversation_rewound(&h, None).unwrap()
+        };
+        let head = "CONVERSATION REWOUND at 2026-03-01T12:00:00Z";
+        let ckpt = Some(("ckpt-1".to_string(), at - Duration::minutes(5)));
+        let files = " Files are not rewound with the conversation: checkpoint ckpt-1 (saved 2026-03-01T11:55:00Z) matches that point; `waymark diff ckpt-1` shows what changed since, and `waymark rewind ckpt-1` puts every file back as it was then, what Bash changed included.";
+        let none = " Files are not rewound with the conversation, and no checkpoint predates that point: check the files the steps touched.";
+        let to = Some(at - Duration::seconds(90));
+        let cases = [
+            (
+                rewind(None, &[], &[], true, None),
+                format!(
+                    "{head} to its start (Claude Code's /rewind): waymark has no record of the plan at that point, so it is as it was; check it (`waymark plan`).{none}"
+                ),
+            ),
+            (
+                rewind(to, &[], &[], false, ckpt.clone()),
+                format!(
+                    "{head} to 2026-03-01T11:58:30Z (1m before waymark noticed) (Claude Code's /rewind): the plan had not changed since.{files}"
+                ),
+            ),
+            (
+                rewind(to, &["Build"], &[], false, None),
+                format!(
+                    "{head} to 2026-03-01T11:58:30Z (1m before waymark noticed) (Claude Code's /rewind): the plan is back as it was then: no longer done or started: \"Build\".{none}"
+                ),
+            ),
+            (
+                rewind(to, &[], &["Ship"], false, None),
+                format!(
+                    "{head} to 2026-03-01T11:58:30Z (1m before waymark noticed) (Claude Code's /rewind): the plan is back as it was then: planned after it, removed: \"Ship\".{none}"
+                ),
+            ),
+            (
+                rewind(to, &["Build", "Test"], &["Ship"], false, ckpt),
+                format!(
+                    "{head} to 2026-03-01T11:58:30Z (1m before waymark noticed) (Claude Code's /rewind): the plan is back as it was then: no longer done or started: \"Build\", \"Test\"; planned after it, removed: \"Ship\".{files}"
+                ),
+            ),
+        ];
+        for (told, expected) in cases {
+            assert_eq!(told, expected);
+        }
+        let h = crate::task::testing::recorded_plan(at);
+        assert_eq!(conversation_rewound(&h, None), None);
+    }
+
+    #[test]
+    fn quoted_names_are_each_in_quotes_and_at_most_eight() {
+        let many: Vec<String> = (1..=10).map(|i| format!("s{i}")).collect();
+        assert_eq!(quoted(&many[..2]), "\"s1\", \"s2\"");
+        assert_eq!(
+            quoted(&many),
+            "\"s1\", \"s2\", \"s3\", \"s4\", \"s5\", \"s6\", \"s7\", \"s8\" and 2 more"
+        );
+    }
+
+    /// What sessions left: every failed turn; and of the crashed session (else the last
+    /// one) where it worked, and only after a crash what it waited for and its subagents.
+    #[test]
+    fn session_facts_tell_failed_turns_and_what_the_crashed_session_left() {
+        let at = t0();
+        let session = |id: &str, minutes: i64| {
+            let mut s = Session::new(
+                id,
+                None,
+                SessionStatus::Active,
+                at + Duration::minutes(minutes),
+            );
+            s.cwd = Some(format!("/w/{id}"));
+            s.waiting_for = Some("permission for Bash".into());
+            s.agents = vec!["reviewer".into()];
+            s
+        };
+        let mut h = crate::task::testing::recorded_plan(at);
+        assert!(session_facts(&h, None).is_empty());
+        let mut failed = session("aaaaaaaa1111", 0);
+        failed.failed_turn = Some(FailedTurn {
+            error: "rate_limit".into(),
+            message: "slow down".into(),
+            at,
+        });
+        h.sessions = vec![failed, session("bbbbbbbb2222", 1)];
+        // No crash: the last session's place of work, not what it waited for.
+        assert_eq!(
+            session_facts(&h, None),
+            [
+                "Session aaaaaaaa's last turn ended on an API error (rate_limit) at 2026-03-01T12:00:00Z: slow down. It stopped there, it did not crash: go on from the step below.",
+                "Session bbbbbbbb was working in /w/bbbbbbbb2222, not the project root: go on there.",
+            ]
+        );
+        // The crashed session is the one named, though another sent an event later.
+        let mut h = crashed("manual");
+        h.sessions = vec![session("aaaaaaaa1111", 0), session("bbbbbbbb2222", 2)];
+        h.recovery.as_mut().unwrap().session_id = Some("aaaaaaaa1111".into());
+        assert_eq!(
+            session_facts(&h, None),
+            [
+                "Session aaaaaaaa was working in /w/aaaaaaaa1111, not the project root: go on there.",
+                "Session aaaaaaaa was waiting for the user's permission for Bash when it ended.",
+                "Session aaaaaaaa had subagents running when it ended (reviewer): their work may be unfinished.",
+            ]
+        );
+        h.sessions[0].agents.clear();
+        assert!(
+            !session_facts(&h, None)
+                .iter()
+                .any(|l| l.contains("subagents"))
+        );
     }
 }

@@ -435,4 +435,90 @@ mod tests {
             assert_eq!(md.matches(heading).count(), 1, "{heading}: {md}");
         }
     }
+
+    /// The files section: files touched between steps only while no step runs; the
+    /// running step's files, or "none yet"; its last output only when there is one.
+    #[test]
+    fn the_files_section_shows_what_was_touched_where() {
+        let now = Utc::now();
+        let mut h = crate::task::testing::recorded_plan(now);
+        h.unassigned_files = vec!["notes.md".into()];
+        let md = render(&h);
+        assert!(!md.contains("Files touched between steps"), "{md}");
+        assert!(
+            md.contains("- **Files touched in this step:**\n  - `src/parser.rs`"),
+            "{md}"
+        );
+        assert!(!md.contains("**Last output:**"), "{md}");
+        h.current_step.as_mut().unwrap().files_touched.clear();
+        h.current_step.as_mut().unwrap().last_output = "3 passed".into();
+        let md = render(&h);
+        assert!(
+            md.contains("- **Files touched in this step:** none yet"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- **Last output:**\n\n```text\n3 passed\n```"),
+            "{md}"
+        );
+        h.current_step = None;
+        let md = render(&h);
+        assert!(
+            md.contains("- **Files touched between steps:**\n  - `notes.md`"),
+            "{md}"
+        );
+        assert!(!md.contains("Files touched in this step"), "{md}");
+        h.unassigned_files.clear();
+        assert!(!render(&h).contains("Files touched between steps"));
+    }
+
+    /// The title names the task, and the checkpoints section counts the earlier
+    /// checkpoints no longer at hand, only when there are some.
+    #[test]
+    fn the_title_and_the_earlier_checkpoints_are_told() {
+        let now = Utc::now();
+        let mut h = crate::task::testing::recorded_plan(now);
+        let cp = |i: usize| crate::task::StepCheckpoint {
+            checkpoint_id: format!("ckpt-{i}"),
+            created_at: now,
+            step_name: "Implement fix".into(),
+            step_index: 1,
+            description: format!("c{i}"),
+            trigger: crate::task::CheckpointTrigger::Manual,
+            git_branch: String::new(),
+            git_commit: None,
+            artifacts: Vec::new(),
+        };
+        h.recent_checkpoints = vec![cp(1), cp(2)];
+        h.checkpoint_count = 2;
+        let md = render(&h);
+        assert!(md.starts_with(&format!("# HOOK: {}\n", h.task_id)), "{md}");
+        assert!(!md.contains("earlier: `waymark checkpoints`"), "{md}");
+        h.checkpoint_count = 3;
+        let md = render(&h);
+        assert!(
+            md.contains("(1 earlier: `waymark checkpoints` lists every one.)"),
+            "{md}"
+        );
+    }
+
+    /// The listing: "None yet." until a step is completed, then its row; a step's attempt
+    /// only once it has one.
+    #[test]
+    fn the_listing_shows_completed_steps_and_attempts() {
+        let now = Utc::now();
+        let h = crate::task::testing::recorded_steps(now);
+        let md = listing(&h.steps);
+        assert!(md.contains("None yet."), "{md}");
+        assert!(!md.contains(", attempt"), "{md}");
+        let h = crate::task::testing::recorded_plan(now);
+        let md = listing(&h.steps);
+        assert!(!md.contains("None yet."), "{md}");
+        assert!(md.contains("Analyze parser"), "{md}");
+        assert!(
+            md.contains("2. Implement fix — in_progress, attempt 1\n"),
+            "{md}"
+        );
+        assert!(md.contains("3. Validate — pending\n"), "{md}");
+    }
 }

@@ -363,4 +363,138 @@ mod tests {
         add(&mut h, CheckpointTrigger::Manual, "after");
         assert_eq!(resume(&h).as_deref(), Some("after"));
     }
+
+    /// Which files a checkpoint covers: the running step's when it has any, else the
+    /// given step's when it has any, else the last step in plan order that has any.
+    #[test]
+    fn a_checkpoint_covers_the_running_step_then_the_given_step_then_the_last_with_files() {
+        use crate::task::{StepSource, StepStatus};
+        let now = Utc::now();
+        let mut h = Hook::new("t", "w", 0, now);
+        for (id, name) in [("1", "Parse"), ("2", "Test"), ("3", "Ship")] {
+            h.add_step(id, name, "", None, StepSource::Task, now);
+        }
+        h.set_step_status("1", StepStatus::InProgress, 3, now)
+            .unwrap();
+        h.touch_file("src/parse.rs", now);
+        h.set_step_status("1", StepStatus::Completed, 3, now)
+            .unwrap();
+        h.set_step_status("2", StepStatus::InProgress, 3, now)
+            .unwrap();
+        // The running step has no file yet: the given step's, else the last with files.
+        assert_eq!(files_of(&h, Some(0)), ["src/parse.rs"]);
+        assert_eq!(files_of(&h, Some(2)), ["src/parse.rs"]);
+        h.touch_file("tests/t.rs", now);
+        assert_eq!(files_of(&h, Some(0)), ["tests/t.rs"]);
+    }
+
+    /// A checkpoint at a crossing of the threshold only: not below it, not again while
+    /// usage stays above it.
+    #[test]
+    fn context_usage_checkpoints_only_when_it_crosses_the_threshold() {
+        let mut h = Hook::new("t", "w", 0, Utc::now());
+        let mut at = |tokens| context_threshold(&mut h, tokens, 200_000, 80).is_some();
+        assert!(!at(50_000), "25%");
+        assert!(at(170_000), "85%: crossed");
+        assert!(!at(180_000), "90%: still above");
+        assert!(!at(100_000), "50%: below again");
+        assert!(at(160_000), "80%: crossed again");
+        assert!(!at(170_000), "85%: from the threshold itself, no crossing");
+    }
+
+    /// Between steps, a checkpoint belongs to the step completed last when it is a step's
+    /// completion, else to the step to do next.
+    #[test]
+    fn a_checkpoint_between_steps_belongs_to_the_last_done_or_the_next() {
+        use crate::task::{StepSource, StepStatus};
+        let now = Utc::now();
+        let mut h = Hook::new("t", "w", 0, now);
+        for (id, name) in [("1", "Parse"), ("2", "Test")] {
+            h.add_step(id, name, "", None, StepSource::Task, now);
+        }
+        h.set_step_status("1", StepStatus::InProgress, 3, now)
+            .unwrap();
+        h.set_step_status("1", StepStatus::Completed, 3, now)
+            .unwrap();
+        let of = |trigger| {
+            let cp = build(&h, trigger, "d", None, Head::default(), now);
+            (cp.step_name, cp.step_index)
+        };
+        assert_eq!(
+            of(CheckpointTrigger::StepComplete),
+            ("Parse".to_string(), 0)
+        );
+        assert_eq!(of(CheckpointTrigger::Manual), ("Test".to_string(), 1));
+    }
+
+    /// An interval checkpoint once a running step has gone the interval without one.
+    #[test]
+    fn an_interval_checkpoint_is_due_only_in_a_running_step_past_the_interval() {
+        use crate::task::{HookState, StepSource, StepStatus};
+        let now = Utc::now();
+        let mut h = Hook::new("t", "w", 0, now);
+        h.add_step("1", "Parse", "", None, StepSource::Task, now);
+        h.set_step_status("1", StepStatus::InProgress, 3, now)
+            .unwrap();
+        let five = std::time::Duration::from_secs(300);
+        let due = |h: &Hook, minutes| interval_due(h, now + Duration::minutes(minutes), five);
+        assert!(due(&h, 4).is_none());
+        let Some(Effect::Checkpoint(trigger, description, None)) = due(&h, 5) else {
+            panic!("due at 5 minutes");
+        };
+        assert_eq!(trigger, CheckpointTrigger::Interval);
+        assert_eq!(description, "Interval checkpoint (5 min into the step)");
+        h.state = HookState::StepValidating;
+        assert!(due(&h, 6).is_none());
+    }
+
+    /// The checkpoints a successful shell command calls for, each described by what the
+    /// command printed.
+    #[test]
+    fn a_commit_a_push_and_a_pull_request_each_call_for_a_checkpoint() {
+        let kinds = shell::Kinds {
+            git_commit: true,
+            git_push: true,
+            pr_create: true,
+            ..shell::Kinds::default()
+        };
+        let command = "git commit -m 'Fix parser' && git push && gh pr create";
+        let stdout = "[main 1a2b3c4d5e6f7] Fix parser\nhttps://github.com/o/r/pull/7\n";
+        let described: Vec<(CheckpointTrigger, String)> = vcs_effects(command, stdout, "", &kinds)
+            .into_iter()
+            .map(|Effect::Checkpoint(t, d, _)| (t, d))
+            .collect();
+        assert_eq!(
+            described,
+            [
+                (
+                    CheckpointTrigger::GitCommit,
+                    "Commit 1a2b3c4d5e6f: Fix parser".to_string()
+                ),
+                (CheckpointTrigger::GitPush, format!("Push: {command}")),
+                (
+                    CheckpointTrigger::PrCreated,
+                    "PR created: https://github.com/o/r/pull/7".to_string()
+                ),
+            ]
+        );
+        assert!(vcs_effects(command, stdout, "", &shell::Kinds::default()).is_empty());
+    }
+
+    /// Only a git commit or push can repeat an earlier checkpoint at the same HEAD.
+    #[test]
+    fn other_triggers_always_make_a_checkpoint() {
+        let now = Utc::now();
+        let mut h = Hook::new("t", "w", 0, now);
+        let head = Head {
+            branch: "main".into(),
+            commit: Some("aaa".into()),
+        };
+        let cp = build(&h, CheckpointTrigger::Manual, "m", None, head.clone(), now);
+        h.push_checkpoint(cp);
+        assert_eq!(
+            already_checkpointed(&h, CheckpointTrigger::Manual, &head),
+            None
+        );
+    }
 }

@@ -132,3 +132,100 @@ fn take<T: DeserializeOwned + Default>(
         Some(v) => serde_json::from_value(v),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A schema-1 file: one session, history (5 more archived), two checkpoints (one with
+    /// an inline snapshot), one receipt; `take` reads `null` as absent.
+    fn schema_1() -> Value {
+        serde_json::json!({
+            "version": "1.0", "schema_version": "1.0", "task_id": "old", "workspace_id": "w",
+            "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:10:00Z",
+            "state": "step_running", "task_index": 0,
+            "steps": [{"id": "1", "name": "Fix", "index": 0, "status": "in_progress",
+                "source": "task", "attempt": 1}],
+            "history": [
+                {"timestamp": "2026-01-01T00:00:00Z", "from_state": "", "to_state": "initializing", "trigger": "task_start"},
+                {"timestamp": "2026-01-01T00:00:01Z", "from_state": "initializing", "to_state": "step_pending", "trigger": "setup_complete"}],
+            "history_archived": 5,
+            "checkpoints": [
+                {"checkpoint_id": "ckpt-1", "created_at": "2026-01-01T00:04:00Z", "step_name": "Fix",
+                    "step_index": 0, "description": "by hand", "trigger": "manual", "git_branch": ""},
+                {"checkpoint_id": "ckpt-2", "created_at": "2026-01-01T00:05:00Z", "step_name": "Fix",
+                    "step_index": 0, "description": "Commit abc", "trigger": "git_commit",
+                    "git_branch": "main", "git_dirty": true,
+                    "files_snapshot": [{"path": "src/a.rs", "size": 3, "mod_time": "2026-01-01T00:05:00Z",
+                        "sha256": "0011223344556677", "exists": true}]}],
+            "receipts": [{"receipt_id": "rcpt-1", "step_name": "Fix", "command": "cargo test",
+                "exit_code": 0, "started_at": "2026-01-01T00:06:00Z", "completed_at": "2026-01-01T00:06:01Z",
+                "duration": "1s", "stdout_hash": "aa", "stderr_hash": "bb", "key_path": "m/0",
+                "signature": "", "sig_version": 2}],
+            "unsynced_receipts": null,
+            "session": {"session_id": "s-old", "started_at": "2026-01-01T00:00:00Z",
+                "last_event_at": "2026-01-01T00:10:00Z", "status": "idle"}
+        })
+    }
+
+    #[test]
+    fn a_schema_1_task_keeps_everything_counted_kept_and_journaled() {
+        let m = from_older(schema_1()).unwrap();
+        let h = &m.hook;
+        assert_eq!(h.schema_version, SCHEMA_VERSION);
+        assert_eq!(h.steps[0].name, "Fix");
+        assert_eq!(h.sessions.len(), 1);
+        assert_eq!(h.sessions[0].session_id, "s-old");
+        let counts = (h.history_count, h.checkpoint_count, h.receipt_count);
+        assert_eq!(counts, (7, 2, 1));
+        let kept: Vec<&str> = h
+            .recent_checkpoints
+            .iter()
+            .map(|c| c.checkpoint_id.as_str())
+            .collect();
+        assert_eq!(kept, ["ckpt-1", "ckpt-2"]);
+        assert_eq!(h.recent_receipts[0].receipt_id, "rcpt-1");
+        let journal = (
+            h.journal.history.len(),
+            h.journal.checkpoints.len(),
+            h.journal.receipts.len(),
+        );
+        assert_eq!(journal, (2, 2, 1));
+        // Only the checkpoint that had an inline snapshot has a capture.
+        assert_eq!(m.captures.len(), 1);
+        assert_eq!(m.captures[0].checkpoint.checkpoint_id, "ckpt-2");
+        assert_eq!(
+            (m.captures[0].git_dirty, m.captures[0].files.len()),
+            (Some(true), 1)
+        );
+        assert!(m.unsynced_receipts.is_empty());
+    }
+
+    /// The old single session joins the sessions unless it is already among them; a file
+    /// with no inline logs migrates with none.
+    #[test]
+    fn the_old_session_is_not_doubled_and_no_logs_make_none() {
+        let mut v = schema_1();
+        v["sessions"] = serde_json::json!([v["session"].clone()]);
+        for key in ["history", "checkpoints", "receipts"] {
+            v[key] = serde_json::json!([]);
+        }
+        let m = from_older(v).unwrap();
+        assert_eq!(m.hook.sessions.len(), 1);
+        assert_eq!(m.hook.history_count, 0);
+        assert!(m.hook.journal.history.is_empty() && m.captures.is_empty());
+        assert!(from_older(serde_json::json!([1])).is_err());
+        // History alone is migrated all the same.
+        let mut v = schema_1();
+        v["checkpoints"] = serde_json::json!([]);
+        v["receipts"] = serde_json::json!([]);
+        let m = from_older(v).unwrap();
+        assert_eq!((m.hook.history_count, m.hook.journal.history.len()), (7, 2));
+    }
+
+    #[test]
+    fn newest_keeps_the_last_n() {
+        assert_eq!(newest(&[1, 2, 3], 2), [2, 3]);
+        assert_eq!(newest(&[1], 5), [1]);
+    }
+}

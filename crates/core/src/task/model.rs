@@ -628,3 +628,79 @@ pub fn sanitize(id: &str) -> String {
     let s = s.trim_matches('.').to_string();
     if s.is_empty() { "task".into() } else { s }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every status Claude Code's task tools send reads back as the status it names.
+    #[test]
+    fn every_step_status_parses_from_its_own_name() {
+        for status in [
+            StepStatus::Pending,
+            StepStatus::InProgress,
+            StepStatus::Completed,
+            StepStatus::Failed,
+            StepStatus::Deleted,
+        ] {
+            assert_eq!(StepStatus::parse(status.as_str()), Some(status));
+        }
+        assert_eq!(StepStatus::parse("done"), None);
+    }
+
+    /// A task id from user text becomes a safe directory name: letters, digits, `-`,
+    /// `_` and inner dots kept, anything else `_`, never empty nor a dot name.
+    #[test]
+    fn a_task_id_is_kept_to_a_safe_file_name() {
+        assert_eq!(sanitize("task-1_v2.0"), "task-1_v2.0");
+        assert_eq!(sanitize("../etc/pass wd"), "_etc_pass_wd");
+        assert_eq!(sanitize("..."), "task");
+        assert_eq!(sanitize(""), "task");
+    }
+
+    /// A trigger's name is its serde name, and reads back as the trigger.
+    #[test]
+    fn every_checkpoint_trigger_reads_back_from_its_name() {
+        use CheckpointTrigger::*;
+        let all = [
+            Manual,
+            GitCommit,
+            GitPush,
+            PrCreated,
+            Validation,
+            StepComplete,
+            Interval,
+            PreCompact,
+            Clear,
+            ContextThreshold,
+            PreRewind,
+        ];
+        for t in all {
+            assert_eq!(serde_json::to_value(t).unwrap(), t.as_str());
+            assert_eq!(CheckpointTrigger::parse(t.as_str()), Some(t));
+        }
+        assert_eq!(CheckpointTrigger::parse("nope"), None);
+    }
+
+    /// A history entry's missing "from" state is written and read as `""`; a known one by
+    /// its name.
+    #[test]
+    fn a_history_entry_s_from_state_round_trips() {
+        let entry = |from: &str| {
+            serde_json::json!({
+                "timestamp": "2026-03-01T12:00:00Z", "from_state": from,
+                "to_state": "step_running", "trigger": "t",
+            })
+        };
+        let read = |v| serde_json::from_value::<HookEvent>(v).unwrap();
+        let known = read(entry("step_pending"));
+        assert_eq!(known.from_state, Some(HookState::StepPending));
+        assert_eq!(
+            serde_json::to_value(&known).unwrap()["from_state"],
+            "step_pending"
+        );
+        let first = read(entry(""));
+        assert_eq!(first.from_state, None);
+        assert_eq!(serde_json::to_value(&first).unwrap()["from_state"], "");
+    }
+}

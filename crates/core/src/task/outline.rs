@@ -176,4 +176,13 @@ mod tests {
         assert!(all.all_completed && all.next.is_none() && all.then(None).is_none());
         assert!(!Outline::of(&[]).all_completed);
     }
+
+    /// The outline names one pending step past the ones a brief lists, so that it can say
+    /// more follow; and counts them all.
+    #[test]
+    fn the_pending_steps_named_are_one_past_those_listed() {
+        let o = Outline::of(&plan(&[StepStatus::Pending; 9]));
+        assert_eq!(o.pending.len(), NEXT_STEPS_NAMED + 1);
+        assert_eq!(o.pending_count, 9);
+    }
 }

@@ -196,4 +196,110 @@ mod tests {
         // The one mid-turn is kept whatever its age.
         assert!(h.session_mut("b").is_some());
     }
+
+    /// A failed turn is news until the session works again (an active event), not past
+    /// an idle one; an event that ends a wait is recorded at once, though quiet events
+    /// are recorded at most once a minute.
+    #[test]
+    fn a_new_turn_ends_a_failed_one_and_a_wait_is_recorded_at_once() {
+        let t0 = Utc::now();
+        let mut h = Hook::new("t", "w", 0, t0);
+        h.note_session("s", None, SessionStatus::Active, t0);
+        h.session_mut("s").unwrap().failed_turn = Some(crate::task::FailedTurn {
+            error: "unknown".into(),
+            message: "boom".into(),
+            at: t0,
+        });
+        h.note_session("s", None, SessionStatus::Idle, t0 + Duration::seconds(1));
+        assert!(h.session_mut("s").unwrap().failed_turn.is_some());
+        h.note_session("s", None, SessionStatus::Active, t0 + Duration::seconds(2));
+        assert!(h.session_mut("s").unwrap().failed_turn.is_none());
+        // Ten seconds later, same status: recorded only because it ends a wait.
+        let later = t0 + Duration::seconds(12);
+        h.note_session("s", None, SessionStatus::Active, later);
+        assert_ne!(h.session_mut("s").unwrap().last_event_at, later);
+        h.session_mut("s").unwrap().waiting_for = Some("permission".into());
+        h.note_session("s", None, SessionStatus::Active, later);
+        let s = h.session_mut("s").unwrap();
+        assert_eq!((s.last_event_at, s.waiting_for.as_deref()), (later, None));
+    }
+
+    /// A quiet event is recorded once a minute has passed, not before.
+    #[test]
+    fn a_quiet_event_is_recorded_past_a_minute() {
+        let t0 = Utc::now();
+        let mut h = Hook::new("t", "w", 0, t0);
+        h.note_session("s", None, SessionStatus::Active, t0);
+        let at = |h: &mut Hook, secs| {
+            h.note_session(
+                "s",
+                None,
+                SessionStatus::Active,
+                t0 + Duration::seconds(secs),
+            );
+            h.session_mut("s").unwrap().last_event_at
+        };
+        assert_eq!(at(&mut h, 60), t0);
+        assert_eq!(at(&mut h, 61), t0 + Duration::seconds(61));
+    }
+
+    /// The session an event comes from is never the one dropped to stay in bounds.
+    #[test]
+    fn the_session_sending_the_event_is_never_dropped() {
+        let t0 = Utc::now();
+        let mut h = Hook::new("t", "w", 0, t0);
+        for i in 0..MAX_SESSIONS {
+            let at = t0 + Duration::seconds(i as i64 + 1);
+            h.note_session(&format!("s{i}"), None, SessionStatus::Active, at);
+        }
+        // The newcomer is ended and the oldest: the oldest other session goes instead.
+        h.note_session("new", None, SessionStatus::Ended, t0);
+        assert!(h.session_mut("new").is_some());
+        assert!(h.session_mut("s0").is_none());
+        assert_eq!(h.sessions.len(), MAX_SESSIONS);
+    }
+
+    /// What a session's events tell of it: its process, where it works, its running
+    /// subagents, and the files it touched in the current step (cleared with the step).
+    #[test]
+    fn a_session_keeps_its_owner_place_agents_and_files() {
+        use crate::task::{StepSource, StepStatus};
+        let t0 = Utc::now();
+        let mut h = Hook::new("t", "w", 0, t0);
+        h.note_session("s", None, SessionStatus::Active, t0);
+        let owner = Owner { pid: 42, start: 7 };
+        h.set_owner("s", Some(owner));
+        h.set_owner("s", None);
+        h.set_cwd("s", Some("/w/sub".into()));
+        h.note_agent("s", "reviewer-1", true);
+        h.note_agent("s", "tester-2", true);
+        h.note_agent("s", "reviewer-1", false);
+        h.add_step("1", "Parse", "", None, StepSource::Task, t0);
+        h.set_step_status("1", StepStatus::InProgress, 3, t0)
+            .unwrap();
+        h.note_work("s", &["a.rs", "b.rs"]);
+        h.note_work("s", &["a.rs"]);
+        let s = h.session_mut("s").unwrap().clone();
+        assert_eq!(s.owner, Some(owner));
+        assert_eq!(s.cwd.as_deref(), Some("/w/sub"));
+        assert_eq!(s.agents, ["tester-2"]);
+        assert_eq!(
+            (s.step.as_deref(), s.files.as_slice()),
+            (Some("Parse"), &["a.rs".to_string(), "b.rs".to_string()][..])
+        );
+        // Another step: its files start over.
+        h.add_step("2", "Test", "", None, StepSource::Task, t0);
+        h.set_step_status("1", StepStatus::Completed, 3, t0)
+            .unwrap();
+        h.set_step_status("2", StepStatus::InProgress, 3, t0)
+            .unwrap();
+        h.note_work("s", &["t.rs"]);
+        let s = h.session_mut("s").unwrap();
+        assert_eq!(
+            (s.step.as_deref(), s.files.as_slice()),
+            (Some("Test"), &["t.rs".to_string()][..])
+        );
+        h.set_cwd("s", None);
+        assert_eq!(h.session_mut("s").unwrap().cwd, None);
+    }
 }

@@ -264,4 +264,119 @@ mod tests {
         assert!(hook.steps[0].receipt_ids.is_empty());
         assert_eq!(hook.recent_receipts.len(), 1);
     }
+
+    /// A receipt named like the running step is the running step's, though an earlier
+    /// step has the same name; one named by the running step's id too.
+    #[test]
+    fn a_receipt_of_the_running_step_is_its_own_though_another_step_has_its_name() {
+        let now = Utc::now();
+        let mut hook = Hook::new("t", "w", 0, now);
+        hook.add_step("a", "Test", "", None, StepSource::Task, now);
+        hook.add_step("b", "Test", "", None, StepSource::Task, now);
+        hook.set_step_status("b", StepStatus::InProgress, 3, now)
+            .unwrap();
+        let (by_name, by_id) = (receipt("Test", now), receipt("b", now));
+        let ids = [by_name.receipt_id.clone(), by_id.receipt_id.clone()];
+        hook.add_receipt(by_name);
+        hook.add_receipt(by_id);
+        assert_eq!(hook.current_step.as_ref().unwrap().receipt_ids, ids);
+        assert!(hook.steps[0].receipt_ids.is_empty());
+    }
+
+    /// Receipts a killed save left uncounted are counted, each, and the head follows them.
+    #[test]
+    fn uncounted_receipts_are_each_counted() {
+        let now = Utc::now();
+        let mut hook = Hook::new("t", "w", 0, now);
+        hook.count_receipts(&[receipt("", now), receipt("", now)]);
+        assert_eq!(hook.receipt_count, 2);
+        assert_eq!(hook.recent_receipts.len(), 2);
+        assert_eq!(hook.receipt_head.as_ref().unwrap().count, 2);
+    }
+
+    /// An observed run started the reported duration before it finished.
+    #[test]
+    fn an_observed_run_started_its_duration_before_now() {
+        let now = Utc::now();
+        let run = observed(
+            "make test",
+            2,
+            "out",
+            "err",
+            Some(Duration::from_secs(90)),
+            now,
+        );
+        assert_eq!(run.started_at, now - chrono::Duration::seconds(90));
+        assert_eq!(
+            (run.completed_at, run.exit_code, run.observed),
+            (now, 2, true)
+        );
+        assert_eq!(observed("t", 0, "", "", None, now).started_at, now);
+    }
+
+    fn sealed(
+        hook: &Hook,
+        command: &str,
+        exit_code: i32,
+        waymark_ran: bool,
+        now: DateTime<Utc>,
+    ) -> Sealed {
+        let mut run = observed(command, exit_code, "", "", None, now);
+        run.observed = !waymark_ran;
+        let receipt = ValidationReceipt::new("", run);
+        let head = ReceiptHead::after(hook.receipt_head.as_ref(), &receipt);
+        Sealed { receipt, head }
+    }
+
+    /// A failing run is the step's and the task's last failure (with the lines that say
+    /// why) and marks the step for a new attempt; a pass of the same command marks it
+    /// passed later and asks for a validation checkpoint. A run waymark made leaves
+    /// `step_validating`; one it only observed does not move the state.
+    #[test]
+    fn a_failure_is_remembered_until_the_same_command_passes() {
+        let now = Utc::now();
+        let mut hook = Hook::new("t", "w", 0, now);
+        hook.add_step("1", "Parse", "", None, StepSource::Task, now);
+        hook.set_step_status("1", StepStatus::InProgress, 3, now)
+            .unwrap();
+        hook.state = HookState::StepValidating;
+        let failed = sealed(&hook, "cargo test", 101, true, now);
+        let failed_id = failed.receipt.receipt_id.clone();
+        assert!(record(&mut hook, failed, "ok\nFAILED parser\n", now).is_empty());
+        assert_eq!(hook.state, HookState::StepPending);
+        assert!(hook.steps[0].failed_since_entry);
+        let f = hook.last_failure.clone().unwrap();
+        assert_eq!(
+            (f.receipt_id.as_str(), f.output.as_str()),
+            (failed_id.as_str(), "ok\nFAILED parser")
+        );
+        assert_eq!(hook.current_step.as_ref().unwrap().last_failure, Some(f));
+        // Another command passing says nothing of the failure.
+        hook.state = HookState::StepRunning;
+        let other = sealed(&hook, "cargo fmt --check", 0, false, now);
+        record(&mut hook, other, "", now);
+        assert!(hook.last_failure.as_ref().unwrap().passed_later.is_none());
+        assert_eq!(hook.state, HookState::StepRunning);
+        let passed = sealed(&hook, "cargo test", 0, false, now);
+        let passed_id = passed.receipt.receipt_id.clone();
+        let effects = record(&mut hook, passed, "", now);
+        assert_eq!(
+            effects,
+            [Effect::Checkpoint(
+                CheckpointTrigger::Validation,
+                format!("Validation passed: cargo test ({passed_id})"),
+                None
+            )]
+        );
+        for f in [
+            hook.last_failure.as_ref(),
+            hook.current_step.as_ref().unwrap().last_failure.as_ref(),
+        ] {
+            assert_eq!(
+                f.unwrap().passed_later.as_ref().unwrap().receipt_id,
+                passed_id
+            );
+        }
+        assert_eq!(hook.receipt_count, 3);
+    }
 }

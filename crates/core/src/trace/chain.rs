@@ -99,7 +99,7 @@ impl Verifier {
         };
         if p == self.previous {
             None
-        } else if let Some(after) = joins.filter(|_| n > 1) {
+        } else if let Some(after) = joins {
             self.found.merges.push((n, after));
             None
         } else if n == 1 {
