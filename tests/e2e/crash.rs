@@ -10,7 +10,10 @@ use crate::fake_api::{FakeApi, Turn};
 use crate::harness::{Binary, Sandbox, Version, cli, kill_group, wait_for};
 use crate::{last_session, strs};
 
-on_each_version!(crash_mid_step_then_new_session_gets_the_resume_brief);
+on_each_version!(
+    crash_mid_step_then_new_session_gets_the_resume_brief,
+    a_turn_that_ends_on_an_api_error_is_a_stop_not_a_crash,
+);
 
 fn crash_mid_step_then_new_session_gets_the_resume_brief(version: Version) {
     if cli(version).is_none() {
@@ -33,6 +36,7 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief(version: Version) {
     assert_eq!(hook["state"], "recovering", "{why}");
     let action = recovery_recommends_an_action(&hook, &why);
     the_brief_names_the_crash(&api, action, &why);
+    the_brief_keeps_the_work_since_the_checkpoint(&api, &hook, &why);
     let md = sb.read(".orchestration/HOOK.md");
     assert!(
         md.contains(action),
@@ -134,4 +138,68 @@ fn the_brief_names_the_crash(api: &FakeApi, action: &str, why: &str) {
     // The completed step is the one marked DO NOT REPEAT, not the running one.
     let dnr = &context[context.find("DO NOT REPEAT").unwrap()..];
     assert!(dnr.contains("Plan the parser"), "{context}");
+}
+
+/// Step 1's checkpoint is seconds old at the crash, so work resumes from it; the brief
+/// tells the agent to keep what step 2 did since (parser.txt) and never offers the rewind
+/// to that checkpoint, which would delete it (issue 31, item 1).
+fn the_brief_keeps_the_work_since_the_checkpoint(api: &FakeApi, hook: &Value, why: &str) {
+    let recovery = &hook["recovery"];
+    assert_eq!(
+        recovery["recommended_action"], "retry_from_checkpoint",
+        "{why}"
+    );
+    let checkpoint = strs(&recovery["last_checkpoint_id"]);
+    let context = api.main_requests()[0]
+        .find_text("SessionStart hook additional context")
+        .unwrap();
+    let keep = format!("Resume from checkpoint {checkpoint}: keep the work done since it");
+    assert!(context.contains(&keep), "{context}");
+    assert!(!context.contains("waymark rewind"), "{context}");
+}
+
+/// A turn that ends on an API error (Claude Code's StopFailure, issue 31 item 5): the
+/// session is stopped, not crashed, and the next session's brief says the last turn
+/// failed and why, with no crash and no recovery.
+fn a_turn_that_ends_on_an_api_error_is_a_stop_not_a_crash(version: Version) {
+    if cli(version).is_none() {
+        return;
+    }
+    let sb = Sandbox::new("api-error", Binary::Built, version);
+    let mut script = sb.plan(&["Write the parser"]);
+    script.extend([
+        sb.start_step(1),
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("parser.txt"), "content": "E2E-AE parser\n"}),
+        ),
+        Turn::ApiError,
+    ]);
+    let api = FakeApi::start(script);
+    sb.run(&api, &["-p", "E2E-AE1 build the parser"]);
+    let why = sb.diagnose(&api);
+    let hook = sb.hook_json();
+    let session = last_session(&hook);
+    // Stopped (idle), or ended as `-p` ends a session: not mid-turn, so never a crash.
+    assert_ne!(session["status"], "active", "{why}");
+    assert!(session["failed_turn"].is_object(), "{why}");
+
+    let api = FakeApi::start(vec![Turn::text("E2E-AE2 resumed")]);
+    sb.run_ok(
+        &api,
+        &["-p", "E2E-AE2 go on", "--continue"],
+        "E2E-AE2 resumed",
+    );
+    let why = sb.diagnose(&api);
+    assert_ne!(sb.hook_json()["state"], "recovering", "{why}");
+    // The conversation goes on, so the first session's own context comes first.
+    let context = api.main_requests()[0]
+        .find_string("Resume brief")
+        .unwrap_or_else(|| panic!("no brief\n{why}"));
+    assert!(!context.contains("CRASH DETECTED"), "{context}");
+    assert!(
+        context.contains("last turn ended on an API error")
+            && context.contains("E2E injected failure"),
+        "{context}"
+    );
 }

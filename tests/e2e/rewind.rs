@@ -9,11 +9,12 @@ use serde_json::json;
 
 use crate::by_trigger;
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, Version, bash, cli};
+use crate::harness::{Binary, Sandbox, Version, bash, cli, kill_group, wait_for};
 
 on_each_version!(
     rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so,
     a_rewound_conversation_puts_the_plan_back_and_names_the_checkpoint,
+    a_crash_after_a_rewind_resumes_from_the_rewind_s_target,
 );
 
 fn rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so(version: Version) {
@@ -243,4 +244,122 @@ fn the_agent_is_told(api: &FakeApi, kept: &str, why: &str) {
     ] {
         assert!(told.contains(needle), "lacks {needle:?}:\n{told}");
     }
+}
+
+/// The user rewinds to step 1's checkpoint, then a session crashes mid-turn (issue 31,
+/// item 2). The next brief resumes from the rewind's target, never from the rewind's own
+/// undo checkpoint: it neither says "Resumed from checkpoint: Before rewind" nor points
+/// at the undo (which would undo the user's rewind), and the files the rewind put back
+/// are not called changed.
+fn a_crash_after_a_rewind_resumes_from_the_rewind_s_target(version: Version) {
+    if cli(version).is_none() {
+        return;
+    }
+    let sb = Sandbox::new("rewind-crash", Binary::Built, version);
+    let target = two_steps_the_first_done(&sb);
+    let out = sb.waymark(&["rewind", &target]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let undo = by_trigger(&sb.hook_json(), "pre_rewind")[0]["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    a_session_killed_mid_turn(&sb);
+
+    let api = FakeApi::start(vec![Turn::text("E2E-RK3 resumed")]);
+    sb.run_ok(&api, &["-p", "E2E-RK3 carry on"], "E2E-RK3 resumed");
+    let why = sb.diagnose(&api);
+    let hook = sb.hook_json();
+    assert_eq!(
+        hook["recovery"]["last_checkpoint_id"],
+        target.as_str(),
+        "{why}"
+    );
+    let brief = api.main_requests()[0]
+        .find_text("Resume brief")
+        .unwrap_or_else(|| panic!("no brief\n{why}"));
+    assert!(brief.contains("CRASH DETECTED"), "{brief}");
+    assert!(
+        brief.contains("Resumed from checkpoint: Step completed"),
+        "{brief}"
+    );
+    assert!(!brief.contains("Before rewind"), "{brief}");
+    // The undo is named only as the way back to the undone work, never as what to do.
+    let todo = &brief[brief.find("What to do now").unwrap()..];
+    assert!(
+        !todo.contains(&undo) && !todo.contains("waymark rewind"),
+        "{brief}"
+    );
+    assert!(
+        !brief.contains("changed since the last checkpoint"),
+        "{brief}"
+    );
+}
+
+/// A session that plans two steps, writes step 1's file, completes it (its checkpoint is
+/// returned), starts step 2 and writes a second file there; then stops.
+fn two_steps_the_first_done(sb: &Sandbox) -> String {
+    let mut script = sb.plan(&["Write the greeting", "Write the farewell"]);
+    script.extend([
+        sb.start_step(1),
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("src/greet.txt"), "content": "hello\n"}),
+        ),
+        sb.finish_step(1),
+        sb.start_step(2),
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("src/bye.txt"), "content": "bye\n"}),
+        ),
+        Turn::text("E2E-RK1 done"),
+    ]);
+    let api = FakeApi::start(script);
+    sb.run_ok(&api, &["-p", "E2E-RK1 write both"], "E2E-RK1 done");
+    let hook = sb.hook_json();
+    by_trigger(&hook, "step_complete")
+        .first()
+        .unwrap_or_else(|| panic!("{}", sb.diagnose(&api)))["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A session killed (its whole process group, and the Bash tool's shell) while a Bash call
+/// sleeps, after a Write of a new file: a crash mid-turn.
+fn a_session_killed_mid_turn(sb: &Sandbox) {
+    let started = sb.root.join("rk-shell.pid");
+    let api = FakeApi::start(vec![
+        Turn::tool(
+            "Write",
+            json!({"file_path": sb.path("src/farewell.txt"), "content": "farewell\n"}),
+        ),
+        Turn::tool(
+            "Bash",
+            json!({
+                "command": format!("echo $$ > {}.tmp && mv {0}.tmp {0} && sleep 30", started.display()),
+                "description": "A long build",
+                "timeout": 120000
+            }),
+        ),
+        Turn::text("E2E-RK2 never reached"),
+    ]);
+    let mut child = sb.spawn(&api, &["-p", "E2E-RK2 go on", "--continue"]);
+    let sleeping = wait_for(std::time::Duration::from_secs(45), || started.exists());
+    kill_group(child.id());
+    let _ = child.wait();
+    assert!(
+        sleeping,
+        "the Bash call never started\n{}",
+        sb.diagnose(&api)
+    );
+    let shell: u32 = fs::read_to_string(&started)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    kill_group(shell);
 }
