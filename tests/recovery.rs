@@ -660,3 +660,67 @@ fn a_wrapped_hook_command_records_claude_code_not_the_wrapper() {
     assert_ne!(h["state"], "recovering", "{h:#}");
     assert!(!out.contains("CRASH DETECTED"), "{out}");
 }
+
+/// The recorded session up to the failing test, then the PreToolUse of a Bash `command`
+/// that never got its PostToolUse: Claude Code died while it ran.
+fn crashed_while_running(p: &Project, command: &str) {
+    let mut lines = p.session_lines()[..28].to_vec();
+    let mut pre: Value = serde_json::from_str(&lines[0]).unwrap();
+    let session = pre["session_id"].clone();
+    pre = json!({
+        "session_id": session, "cwd": pre["cwd"], "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": command, "description": "e2e"},
+        "tool_use_id": "toolu_in_flight",
+    });
+    lines.push(pre.to_string());
+    p.replay_lines(&lines);
+}
+
+/// A validation the agent ran from Bash (not `waymark validate`) that the crash
+/// interrupted: the brief says to run it again (issue 31, item 3).
+#[test]
+fn a_validation_run_from_bash_and_interrupted_is_run_again() {
+    let p = Project::new();
+    crashed_while_running(&p, "cargo test --workspace");
+    let brief = context_of(&p.hook("SessionStart", &p.fixture("SessionStart-startup.json")))
+        .expect("a resume brief");
+    assert!(brief.contains("CRASH DETECTED"), "{brief}");
+    assert!(
+        brief.contains("Re-run the interrupted validation: `cargo test --workspace`."),
+        "{brief}"
+    );
+    let r = &p.hook_json()["recovery"];
+    assert_eq!(r["was_validating"], true);
+    assert_eq!(r["validation_cmd"], "cargo test --workspace");
+}
+
+/// A push the crash interrupted (PreToolUse seen, no PostToolUse): its outcome is unknown;
+/// the brief says how to check, and running it again is asked about (issue 31, item 4).
+#[test]
+fn a_side_effect_in_flight_at_the_crash_is_checked_before_it_repeats() {
+    let p = Project::new();
+    crashed_while_running(&p, "git push origin main");
+    let brief = context_of(&p.hook("SessionStart", &p.fixture("SessionStart-startup.json")))
+        .expect("a resume brief");
+    assert!(
+        brief.contains("`git push origin main` was running when the session ended: whether it took effect is unknown. Check first: `git fetch` then `git status -sb`"),
+        "{brief}"
+    );
+    assert!(
+        brief.contains(
+            "`git push origin main` (outcome unknown: it was running when the session ended"
+        ),
+        "{brief}"
+    );
+    let mut pre: Value = serde_json::from_str(&p.fixture("PreToolUse.json")).unwrap();
+    pre["tool_name"] = "Bash".into();
+    pre["tool_input"] = json!({"command": "git push origin main"});
+    let out: Value = serde_json::from_str(&p.hook("PreToolUse", &pre.to_string())).unwrap();
+    let decision = &out["hookSpecificOutput"];
+    assert_eq!(decision["permissionDecision"], "ask", "{out}");
+    let reason = decision["permissionDecisionReason"].as_str().unwrap();
+    assert!(
+        reason.contains("whether it took effect is unknown"),
+        "{reason}"
+    );
+}

@@ -20,6 +20,7 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
             if let Some(c) = hook.current_step.as_mut() {
                 c.last_output = truncate(&e.last_assistant_message, MAX_LAST_OUTPUT);
             }
+            hook.end_command(&event.common.session_id, None);
             effects.extend(super::prompt::context_threshold(ctx, event, hook));
             if hook.state == HookState::StepPending && hook.all_steps_completed() {
                 effects.push(Effect::Checkpoint(
@@ -76,6 +77,7 @@ pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<(
 pub fn stop_failure(ctx: &Ctx, event: &Event, e: &StopFailure) -> anyhow::Result<()> {
     current::change(ctx, Need::Existing, |hook, _| {
         super::note(hook, event, SessionStatus::Idle, ctx);
+        hook.end_command(&event.common.session_id, None);
         if let Some(s) = hook.session_mut(&event.common.session_id) {
             let message = match &e.error_details {
                 Some(details) if !details.is_empty() => details,

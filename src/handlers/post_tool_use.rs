@@ -186,6 +186,7 @@ fn command_bookkeeping(
     let (Some(b), Some(k)) = (&seen.bash, &seen.kinds) else {
         return;
     };
+    hook.end_command(&event.common.session_id, Some(&b.command));
     if b.exit_code == Some(0) {
         effects.extend(checkpoint::vcs_effects(&b.command, &b.stdout, &b.stderr, k));
     }

@@ -3,7 +3,9 @@
 //! outside the active intent's scope is denied and the denial becomes a governance lesson.
 //! With `repeat_guard` (`"ask"` by default), a step resumed after a crash that is about to
 //! repeat one of its side effects (a push, a pull request, a deploy) is asked about, or
-//! refused.
+//! refused. A validation or a command with side effects is marked in flight in the running
+//! step until its PostToolUse (or its turn's end): a crash in between is then told as an
+//! interrupted validation to run again, or a side effect whose outcome is unknown.
 
 use super::posthook::isolated;
 use crate::claude::event::Event;
@@ -11,8 +13,10 @@ use crate::claude::output::{Decision, Output};
 use crate::claude::tool::{ToolCall, ToolInput};
 use crate::governance::{enforcement, facts::Facts};
 use crate::runtime::context::Ctx;
+use crate::task::current::{self, Need};
 use waymark_core::config::RepeatGuard;
 use waymark_core::recovery::repeat;
+use waymark_core::shell::{self, Kinds};
 
 pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> anyhow::Result<()> {
     // A checkpoint's snapshot in flight is the tree before this call's changes.
@@ -26,27 +30,52 @@ pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> an
         }
         Ok(())
     });
-    if out.decision.is_some() || ctx.config.repeat_guard == RepeatGuard::Off {
+    if out.decision.is_some() {
         return Ok(());
     }
     let ToolInput::Bash(bash) = &call.input else {
         return Ok(());
     };
-    // Only a command with side effects is worth reading the task for.
+    // Only a validation or a command with side effects is worth reading the task for.
     let c = &ctx.config;
-    if !waymark_core::shell::classify(&bash.command, &[], &c.side_effect_commands).side_effect {
+    let kinds = shell::classify(
+        &bash.command,
+        &c.validation_commands,
+        &c.side_effect_commands,
+    );
+    if !(kinds.validation || kinds.side_effect) || bash.run_in_background {
         return Ok(());
     }
-    isolated(ctx, event.name(), "repeat_guard", || {
-        let hook = crate::task::current::load(ctx)?;
-        if let Some(reason) = hook.as_ref().and_then(|h| repeat::check(h, &bash.command)) {
-            let decision = match ctx.config.repeat_guard {
-                RepeatGuard::Deny => Decision::Deny,
-                _ => Decision::Ask,
-            };
-            out.decision = Some((decision, reason));
-        }
-        Ok(())
-    });
+    if kinds.side_effect && c.repeat_guard != RepeatGuard::Off {
+        isolated(ctx, event.name(), "repeat_guard", || {
+            let hook = crate::task::current::load(ctx)?;
+            if let Some(reason) = hook.as_ref().and_then(|h| repeat::check(h, &bash.command)) {
+                let decision = match c.repeat_guard {
+                    RepeatGuard::Deny => Decision::Deny,
+                    _ => Decision::Ask,
+                };
+                out.decision = Some((decision, reason));
+            }
+            Ok(())
+        });
+    }
+    if !matches!(out.decision, Some((Decision::Deny, _))) {
+        isolated(ctx, event.name(), "in_flight", || {
+            in_flight(ctx, event, &bash.command, &kinds)
+        });
+    }
+    Ok(())
+}
+
+/// The command starts in the running step: a crash before its PostToolUse leaves it in
+/// flight, so the next session runs a validation again and checks a side effect first.
+fn in_flight(ctx: &Ctx, event: &Event, command: &str, kinds: &Kinds) -> anyhow::Result<()> {
+    let session = &event.common.session_id;
+    let changed = current::change(ctx, Need::Create, |hook, _| {
+        hook.ensure_running(ctx.config.max_attempts, ctx.now)?;
+        hook.begin_command(session, command, kinds, ctx.now);
+        anyhow::Ok(())
+    })?;
+    changed.map(|(r, _)| r).transpose()?;
     Ok(())
 }

@@ -19,6 +19,7 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<
         effects.extend(context_threshold(ctx, event, hook));
         super::note(hook, event, SessionStatus::Active, ctx);
         let c = &event.common;
+        hook.end_command(&c.session_id, None);
         let (transcript, prompt) = (c.transcript_path.as_deref(), c.prompt_id.as_deref());
         super::rewound::start_turn(ctx, hook, &c.session_id, transcript, prompt);
         // A session first seen here (its SessionStart came before the task existed) is

@@ -761,6 +761,10 @@ mod tests {
             ("git commit -aF msg.txt", None),
             ("git commit -C HEAD~1 -m again", Some("again")),
             ("git commit -Skey -m signed", Some("signed")),
+            ("git commit -Smykey -m signed", Some("signed")),
+            ("git commit -Fmsg.txt -m real", Some("real")),
+            // A file whose name starts with `-m` is still -F's argument.
+            ("git commit -F -mfile.txt", None),
             // The subject: the first line that is not blank.
             ("git commit -m \"\n  Subject\n\nBody\"", Some("Subject")),
             // The way Claude Code commits: the message as a here-document.
@@ -786,6 +790,18 @@ mod tests {
         ] {
             assert_eq!(commit_message(command).as_deref(), message, "{command}");
         }
+    }
+
+    /// A here-document's body ends at its delimiter, quoted or not.
+    #[test]
+    fn a_here_document_ends_at_its_delimiter() {
+        for word in [
+            "$(cat <<'EOF'\nA\n\nB\nEOF\n)",
+            "$(cat <<-\"EOF\"\nA\n\nB\nEOF\n)",
+        ] {
+            assert_eq!(heredoc_body(word).as_deref(), Some("A\n\nB"), "{word}");
+        }
+        assert_eq!(heredoc_body("plain words"), None);
     }
 
     /// The URL of the pull request `gh pr create` made; not the page for making one that

@@ -15,7 +15,10 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::task::{Hook, HookEvent, HookState, RecoveryContext, Session, SessionStatus, machine};
+use crate::task::{
+    Hook, HookEvent, HookState, InFlight, RecoveryContext, Session, SessionStatus, SideEffect,
+    machine,
+};
 
 /// Why the previous session is judged to have crashed, if it did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,11 +92,29 @@ pub struct Found {
     pub changed: Option<String>,
 }
 
+/// What the crash interrupted in the running step ([`InFlight`]): taken out of the step; a
+/// side effect among it is recorded as done with its outcome unknown, which the brief says
+/// how to check and the repeat guard asks about.
+fn interrupted(hook: &mut Hook) -> Option<InFlight> {
+    let c = hook.current_step.as_mut()?;
+    let f = c.in_flight.take()?;
+    if f.side_effect {
+        c.side_effects.push(SideEffect {
+            command: f.command.clone(),
+            exit_code: -1,
+            at: f.started_at,
+            unknown: true,
+        });
+    }
+    Some(f)
+}
+
 /// Moves a task whose last session `crash`ed to `recovering`, with a recovery context
 /// from the task and what the application `found`. Returns false when the machine refuses.
 pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime<Utc>) -> bool {
     let (action, reason) = super::decide::decide(hook, now);
     let last_known = hook.state;
+    let interrupted = interrupted(hook);
     let validating = (last_known == HookState::StepValidating)
         .then(|| {
             found
@@ -106,12 +127,13 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
                 .and_then(|c| c.as_str())
                 .map(str::to_string)
         })
-        .flatten();
+        .flatten()
+        .or_else(|| interrupted.filter(|f| f.validation).map(|f| f.command));
     let context = RecoveryContext {
         detected_at: now,
         crash_type: crash.crash_type.into(),
         last_known_state: last_known,
-        was_validating: last_known == HookState::StepValidating,
+        was_validating: validating.is_some() || last_known == HookState::StepValidating,
         validation_cmd: validating,
         partial_output: hook
             .current_step
@@ -322,6 +344,77 @@ mod tests {
         );
         assert_eq!((r.validation_cmd, r.partial_output), (None, None));
         assert_eq!(r.recommended_action, "manual");
+    }
+
+    /// What a crash interrupted in the running step (issue 31, items 3 and 4): a
+    /// validation the agent ran from Bash is run again (`retry_step`), a side effect is
+    /// recorded as done with its outcome unknown; either leaves the step's flight.
+    #[test]
+    fn a_crash_interrupting_a_command_runs_a_validation_again_and_doubts_a_side_effect() {
+        let now = Utc::now();
+        let begun = |command: &str| {
+            let mut h = running("Implement fix", &["src/a.rs"]);
+            let defaults: Vec<String> = crate::config::DEFAULT_VALIDATION_COMMANDS
+                .iter()
+                .map(|d| d.to_string())
+                .collect();
+            let kinds = crate::shell::classify(command, &defaults, &[]);
+            assert!(h.begin_command("s1", command, &kinds, now));
+            assert!(
+                !h.begin_command("s1", command, &kinds, now),
+                "already in flight"
+            );
+            h
+        };
+        let mut h = begun("cargo test");
+        assert!(enter_recovery(&mut h, crash(), Found::default(), now));
+        let r = h.recovery.as_ref().unwrap();
+        assert_eq!(
+            (r.was_validating, r.validation_cmd.as_deref()),
+            (true, Some("cargo test"))
+        );
+        assert_eq!(r.recommended_action, "retry_step");
+        let c = h.current_step.as_ref().unwrap();
+        assert!(c.in_flight.is_none() && c.side_effects.is_empty());
+
+        let mut h = begun("git push origin main");
+        assert!(enter_recovery(&mut h, crash(), Found::default(), now));
+        let r = h.recovery.as_ref().unwrap();
+        assert_eq!(
+            (r.was_validating, r.recommended_action.as_str()),
+            (false, "manual")
+        );
+        let c = h.current_step.as_ref().unwrap();
+        assert!(c.in_flight.is_none());
+        let e = &c.side_effects[0];
+        assert_eq!(
+            (e.command.as_str(), e.unknown, e.at),
+            ("git push origin main", true, now)
+        );
+    }
+
+    /// Only the command's own end, or its session's turn ending, ends its flight.
+    #[test]
+    fn a_command_in_flight_ends_with_itself_or_its_session_s_turn() {
+        let now = Utc::now();
+        let mut h = running("Implement fix", &[]);
+        let kinds = crate::shell::classify("git push", &[], &[]);
+        let flying = |h: &Hook| h.current_step.as_ref().unwrap().in_flight.is_some();
+        h.begin_command("s1", "git push", &kinds, now);
+        h.end_command("s1", Some("git ls-remote"));
+        h.end_command("s2", None);
+        h.end_command("s2", Some("git push"));
+        assert!(flying(&h));
+        h.end_command("s1", Some("git push"));
+        assert!(!flying(&h));
+        h.begin_command("s1", "git push", &kinds, now);
+        h.end_command("s1", None);
+        assert!(!flying(&h));
+        let mut idle = Hook::new("t", "w", 0, now);
+        assert!(
+            !idle.begin_command("s1", "git push", &kinds, now),
+            "no step"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::task::{Hook, HookState};
+use crate::task::{Hook, HookState, StepContext};
 
 /// A checkpoint younger than this is a good place to resume from.
 pub const RECENT_CHECKPOINT: Duration = Duration::from_secs(10 * 60);
@@ -45,42 +45,26 @@ pub fn decide(hook: &Hook, now: DateTime<Utc>) -> (&'static str, String) {
             ),
         );
     }
+    // A validation the agent ran from Bash is as much a validation as `waymark validate`.
+    let in_flight = hook
+        .current_step
+        .as_ref()
+        .and_then(|c| c.in_flight.as_ref());
+    if let Some(f) = in_flight.filter(|f| f.validation) {
+        return (
+            "retry_step",
+            format!(
+                "the crash came during validation (`{}`), which is safe to re-run",
+                crate::text::one_line(&crate::text::truncate(&f.command, 100))
+            ),
+        );
+    }
     match hook.state {
         HookState::StepValidating => (
             "retry_step",
             "the crash came during validation, which is safe to re-run".into(),
         ),
-        HookState::StepRunning => {
-            let Some(ctx) = &hook.current_step else {
-                return (
-                    "manual",
-                    "a step was running but its context is missing".into(),
-                );
-            };
-            let name = ctx.step_name.to_lowercase();
-            if IDEMPOTENT_WORDS.iter().any(|w| name.contains(w)) && ctx.files_touched.is_empty() {
-                (
-                    "retry_step",
-                    format!(
-                        "step \"{}\" only reads and checks: safe to retry",
-                        ctx.step_name
-                    ),
-                )
-            } else {
-                (
-                    "manual",
-                    format!(
-                        "step \"{}\" changes files{}: review them before going on",
-                        ctx.step_name,
-                        if ctx.files_touched.is_empty() {
-                            String::new()
-                        } else {
-                            format!(" ({} touched)", ctx.files_touched.len())
-                        }
-                    ),
-                )
-            }
-        }
+        HookState::StepRunning => while_running(hook.current_step.as_ref()),
         HookState::StepPending => (
             "skip_step",
             "no step was running: the last one had finished; go on to the next".into(),
@@ -90,6 +74,39 @@ pub fn decide(hook: &Hook, now: DateTime<Utc>) -> (&'static str, String) {
             format!("the task was {} with no recent checkpoint", hook.state),
         ),
     }
+}
+
+/// A crash while a step ran: safe to retry when the step only reads and checks, else a
+/// human (or the agent, carefully) reviews what it changed.
+fn while_running(ctx: Option<&StepContext>) -> (&'static str, String) {
+    let Some(ctx) = ctx else {
+        return (
+            "manual",
+            "a step was running but its context is missing".into(),
+        );
+    };
+    let name = ctx.step_name.to_lowercase();
+    if IDEMPOTENT_WORDS.iter().any(|w| name.contains(w)) && ctx.files_touched.is_empty() {
+        return (
+            "retry_step",
+            format!(
+                "step \"{}\" only reads and checks: safe to retry",
+                ctx.step_name
+            ),
+        );
+    }
+    let touched = if ctx.files_touched.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} touched)", ctx.files_touched.len())
+    };
+    (
+        "manual",
+        format!(
+            "step \"{}\" changes files{touched}: review them before going on",
+            ctx.step_name
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -235,7 +235,9 @@ fn side_effects(hook: &Hook, now: Option<DateTime<Utc>>) -> Option<String> {
         .side_effects
         .iter()
         .map(|e| {
-            let outcome = if e.exit_code == 0 {
+            let outcome = if e.unknown {
+                "outcome unknown: it was running when the session ended".to_string()
+            } else if e.exit_code == 0 {
                 "done".to_string()
             } else {
                 format!("failed, exit {}", e.exit_code)
@@ -380,6 +382,18 @@ fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
         if let Some(cmd) = &rec.validation_cmd {
             todo.push(format!("Re-run the interrupted validation: `{cmd}`.").into());
         }
+    }
+    let interrupted = hook
+        .current_step
+        .iter()
+        .flat_map(|c| &c.side_effects)
+        .filter(|e| e.unknown);
+    for e in interrupted {
+        todo.push(format!(
+            "`{}` was running when the session ended: whether it took effect is unknown. {} Run it again only if it did not.",
+            one_line(&truncate(&e.command, 200)),
+            super::repeat::how_to_check(&e.command)
+        ).into());
     }
     for w in &rec.file_warnings {
         todo.push(format!("Check {w}: it changed since the last checkpoint.").into());

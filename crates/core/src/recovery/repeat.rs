@@ -20,13 +20,34 @@ pub fn check(hook: &Hook, command: &str) -> Option<String> {
         .side_effects
         .iter()
         .rev()
-        .find(|e| e.exit_code == 0 && same_form(&e.command) == wanted)?;
+        .find(|e| (e.exit_code == 0 || e.unknown) && same_form(&e.command) == wanted)?;
+    if done.unknown {
+        return Some(format!(
+            "waymark repeat guard: `{}` was running in step \"{}\" when the session crashed ({}): whether it took effect is unknown. {} Run it again only if it did not.",
+            one_line(&crate::text::truncate(&done.command, 200)),
+            step.step_name,
+            stamp(done.at),
+            how_to_check(&done.command)
+        ));
+    }
     Some(format!(
         "waymark repeat guard: step \"{}\" already ran `{}` successfully before the session crashed (exit 0, {}). Running it again may repeat its effect (a second push, a duplicate pull request, another deploy). Go ahead only if it is meant to run again; otherwise check its result (`git status`, `git log origin/…`, the PR list) and go on.",
         step.step_name,
         one_line(&crate::text::truncate(&done.command, 200)),
         stamp(done.at)
     ))
+}
+
+/// How to tell whether an interrupted side effect took effect, by what it is.
+pub fn how_to_check(command: &str) -> &'static str {
+    let kinds = crate::shell::classify(command, &[], &[]);
+    if kinds.git_push {
+        "Check first: `git fetch` then `git status -sb` (or `git ls-remote`) shows whether the remote has the commits."
+    } else if kinds.pr_create {
+        "Check first: `gh pr list --head \"$(git branch --show-current)\"` shows whether the pull request exists."
+    } else {
+        "Check first where it acts (the release, the registry, the deployment)."
+    }
 }
 
 /// A command as it is kept: on one line, redacted.

@@ -157,6 +157,24 @@ pub struct StepContext {
     /// the context alone, and plan.json is not written again for it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub receipt_ids: Vec<String>,
+    /// A validation or a command with side effects that started (PreToolUse) and has not
+    /// ended (PostToolUse): what a crash interrupted, in a step resumed after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_flight: Option<InFlight>,
+}
+
+/// A command that started and has not ended: a validation to run again after a crash, or
+/// a side effect whose outcome the crash left unknown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InFlight {
+    pub command: String,
+    /// The session that runs it: only its own turn's end ends it.
+    pub session_id: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub validation: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub side_effect: bool,
+    pub started_at: DateTime<Utc>,
 }
 
 impl StepContext {
@@ -206,6 +224,9 @@ pub struct SideEffect {
     pub command: String,
     pub exit_code: i32,
     pub at: DateTime<Utc>,
+    /// It was running when the session crashed: whether it took effect is not known.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unknown: bool,
 }
 
 /// The intent a task is bound to, as the brief and HOOK.md show it: read from the intent

@@ -450,6 +450,7 @@ impl Hook {
                 .map(|p| p.side_effects.clone())
                 .unwrap_or_default(),
             resumed_after_crash: previous.as_ref().is_some_and(|p| p.resumed_after_crash),
+            in_flight: previous.as_ref().and_then(|p| p.in_flight.clone()),
             receipt_ids: previous.map(|p| p.receipt_ids).unwrap_or_default(),
         }
     }
@@ -573,6 +574,49 @@ impl Hook {
     /// Records a side effect of the current step (a push, a pull request, a deploy) and
     /// how it ended: the next session is told it was done, and the repeat guard keeps it
     /// from being done again after a crash.
+    /// A validation or a command with side effects starts in the current step (PreToolUse
+    /// of session `session`): until it ends, a crash leaves it in flight. False when
+    /// nothing changed (no step, or the same command already in flight).
+    pub fn begin_command(
+        &mut self,
+        session: &str,
+        command: &str,
+        kinds: &crate::shell::Kinds,
+        now: DateTime<Utc>,
+    ) -> bool {
+        let Some(c) = self.current_step.as_mut() else {
+            return false;
+        };
+        let running = |f: &InFlight| f.command == command && f.session_id == session;
+        if c.in_flight.as_ref().is_some_and(running) {
+            return false;
+        }
+        c.in_flight = Some(InFlight {
+            command: command.to_string(),
+            session_id: session.to_string(),
+            validation: kinds.validation,
+            side_effect: kinds.side_effect,
+            started_at: now,
+        });
+        true
+    }
+
+    /// Session `session`'s command ended (its PostToolUse), or with `None` its turn did
+    /// (Stop, a new prompt): no longer in flight. Another command ending leaves it as it
+    /// was: `git ls-remote` after a push does not end the push.
+    pub fn end_command(&mut self, session: &str, command: Option<&str>) {
+        let Some(c) = self.current_step.as_mut() else {
+            return;
+        };
+        let ended = c
+            .in_flight
+            .as_ref()
+            .is_some_and(|f| f.session_id == session && command.is_none_or(|cmd| f.command == cmd));
+        if ended {
+            c.in_flight = None;
+        }
+    }
+
     pub fn note_side_effect(&mut self, command: &str, exit_code: i32, now: DateTime<Utc>) {
         let Some(c) = self.current_step.as_mut() else {
             return;
@@ -581,6 +625,7 @@ impl Hook {
             command: command.to_string(),
             exit_code,
             at: now,
+            unknown: false,
         });
         let excess = c.side_effects.len().saturating_sub(SIDE_EFFECTS);
         c.side_effects.drain(..excess);
