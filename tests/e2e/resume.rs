@@ -1,7 +1,8 @@
 //! The resume brief in the situations a real user meets, with the real CLI (issue 14): a
 //! crash after a validation that failed then passed, after one that is still failing, crashes
 //! past `max_attempts`, an intent-bound task, two live sessions in one project, a
-//! subagent's writes, and a push repeated after a crash.
+//! subagent's writes, a push repeated after a crash, and what a crash interrupts (issue
+//! 31): a validation run from Bash, a push in flight.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -145,6 +146,8 @@ on_each_version!(
     two_live_sessions_in_one_project_are_not_a_crash,
     a_subagents_writes_are_attributed_to_the_step,
     a_push_repeated_after_a_crash_is_asked_about,
+    a_crash_during_a_validation_run_from_bash_runs_it_again,
+    a_push_in_flight_at_the_crash_is_checked_before_it_runs_again,
 );
 
 /// The agent recorded no plan (2.1.332's default model has no task list, and it did not
@@ -462,5 +465,108 @@ fn a_push_repeated_after_a_crash_is_asked_about(version: Version) {
         git(&remote, &["log", "--oneline", "main"]),
         pushed,
         "pushed again"
+    );
+}
+
+/// Issue 31, item 3: the session crashes while the agent's own validation runs from the
+/// Bash tool (`./check.sh`, not `waymark validate`). The next brief says to run it again,
+/// and the decision is `retry_step`.
+fn a_crash_during_a_validation_run_from_bash_runs_it_again(version: Version) {
+    if cli(version).is_none() {
+        return;
+    }
+    let sb = sandbox("bash-validation-crash", json!({}), version);
+    let pid = sb.root.join("E2E-BV.pid");
+    let command = format!(
+        "echo $$ > {0}.tmp && mv {0}.tmp {0} && sleep 30 && ./check.sh",
+        pid.display()
+    );
+    let mut turns = step(&sb, "Fix the parser");
+    turns.push(write(&sb, "src/parser.txt", "v1\n"));
+    turns.push(Turn::tool(
+        "Bash",
+        json!({"command": command, "description": "The tests", "timeout": 120000}),
+    ));
+    turns.push(Turn::text("E2E-BV never reached"));
+    let api = FakeApi::start(turns);
+    let child = sb.spawn(&api, &["-p", "E2E-BV go"]);
+    let running = wait_for(Duration::from_secs(45), || pid.exists());
+    assert!(
+        running,
+        "the validation never started\n{}",
+        sb.diagnose(&api)
+    );
+    crash(child, pid);
+
+    let brief = next_brief(&sb, "E2E-BV-2");
+    has(
+        &brief,
+        &[
+            "CRASH DETECTED",
+            "Recommended action: retry_step",
+            &format!("Re-run the interrupted validation: `{command}`."),
+        ],
+    );
+}
+
+/// Issue 31, item 4: the session crashes while `git push` runs (the remote's pre-receive
+/// hook is slow). The push's outcome is unknown: the next brief says so and how to check,
+/// and the same push in the resumed step is asked about, not run unasked.
+fn a_push_in_flight_at_the_crash_is_checked_before_it_runs_again(version: Version) {
+    if cli(version).is_none() {
+        return;
+    }
+    let sb = sandbox("push-in-flight", json!({}), version);
+    let remote = sb.root.join("remote.git");
+    git(
+        &sb.root,
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    let hook = remote.join("hooks/pre-receive");
+    fs::write(&hook, "#!/bin/sh\nsleep 30\n").unwrap();
+    fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
+    git(
+        &sb.project,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    let pid = sb.root.join("E2E-PF.pid");
+    let push = format!(
+        "echo $$ > {0}.tmp && mv {0}.tmp {0} && git push -q origin main",
+        pid.display()
+    );
+    let mut turns = step(&sb, "Ship the feature");
+    turns.push(bash(&push));
+    turns.push(Turn::text("E2E-PF never reached"));
+    let api = FakeApi::start(turns);
+    let child = sb.spawn(&api, &["-p", "E2E-PF go"]);
+    let running = wait_for(Duration::from_secs(45), || pid.exists());
+    assert!(running, "the push never started\n{}", sb.diagnose(&api));
+    crash(child, pid);
+
+    let api = FakeApi::start(vec![bash(&push), Turn::text("E2E-PF-2 done")]);
+    let run = sb.run(&api, &["-p", "E2E-PF-2 carry on"]);
+    let why = format!("{}\n{}", run.stdout, sb.diagnose(&api));
+    let brief = waymark_part(
+        &api.main_requests()[0]
+            .find_text("SessionStart hook additional context")
+            .unwrap_or_else(|| panic!("no brief\n{why}")),
+    );
+    has(
+        &brief,
+        &[
+            "was running when the session ended: whether it took effect is unknown",
+            "Check first: `git fetch` then `git status -sb`",
+            "(outcome unknown: it was running when the session ended",
+        ],
+    );
+    let after = api
+        .main_requests()
+        .iter()
+        .find_map(|r| api.tool_result_text(r))
+        .unwrap_or_else(|| panic!("no tool result for the repeated push\n{why}"));
+    assert!(
+        after.contains("waymark repeat guard")
+            && after.contains("whether it took effect is unknown"),
+        "the reason did not reach the model: {after}\n{why}"
     );
 }
