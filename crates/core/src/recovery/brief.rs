@@ -153,11 +153,19 @@ fn full(
 /// head tells it so instead.
 fn todo_left(hook: &Hook, outline: &Outline, elsewhere: &[Session]) -> Vec<Todo> {
     let busy: Vec<&str> = elsewhere.iter().filter_map(|s| s.step.as_deref()).collect();
-    guidance(hook, outline)
+    let mut todo: Vec<Todo> = guidance(hook, outline)
         .todo
         .into_iter()
         .filter(|t| !t.step.as_deref().is_some_and(|s| busy.contains(&s)))
-        .collect()
+        .collect();
+    // With the step to resume left to the session on it, what follows it is no longer
+    // "then": it is what is left to do.
+    if let Some(first) = todo.first_mut() {
+        if let Some(rest) = first.text.strip_prefix("Then: ") {
+            first.text = format!("Steps still to do: {rest}");
+        }
+    }
+    todo
 }
 
 /// The head, never cut: the title, each verdict (bounded), and the checkpoint the task
@@ -694,6 +702,11 @@ mod tests {
             !b.contains("Resume step 2 \"Implement fix\"")
                 && !b.contains("Files this step already changed"),
             "not told to take it over: {b}"
+        );
+        // What follows the other session's step is what is left, not a "Then".
+        assert!(
+            b.contains("What to do now:\n1. Steps still to do: \"Validate\"."),
+            "{b}"
         );
         // Still told which files the step touched, where the state is.
         assert!(

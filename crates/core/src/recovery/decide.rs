@@ -38,7 +38,7 @@ pub fn decide(hook: &Hook, now: DateTime<Utc>) -> (&'static str, String) {
         return (
             "retry_from_checkpoint",
             format!(
-                "checkpoint {} ({}) is {} old",
+                "checkpoint {} ({}) was {} old when the crash was found",
                 c.checkpoint_id,
                 c.trigger.as_str(),
                 crate::text::ago(now, c.created_at)
@@ -181,7 +181,16 @@ mod tests {
                 at,
             );
             h.push_checkpoint(cp);
-            assert_eq!(decide(&h, now).0, action, "{age}s old");
+            let (decided, why) = decide(&h, now);
+            assert_eq!(decided, action, "{age}s old");
+            if action == "retry_from_checkpoint" {
+                // Said as of the crash, so that it stays true when read later.
+                let id = &h.last_checkpoint().unwrap().checkpoint_id;
+                assert_eq!(
+                    why,
+                    format!("checkpoint {id} (manual) was 9m old when the crash was found")
+                );
+            }
         }
     }
 }
