@@ -148,6 +148,7 @@ on_each_version!(
     a_push_repeated_after_a_crash_is_asked_about,
     a_crash_during_a_validation_run_from_bash_runs_it_again,
     a_push_in_flight_at_the_crash_is_checked_before_it_runs_again,
+    a_wrapped_hook_command_still_tells_a_live_session,
 );
 
 /// The agent recorded no plan (2.1.332's default model has no task list, and it did not
@@ -569,4 +570,35 @@ fn a_push_in_flight_at_the_crash_is_checked_before_it_runs_again(version: Versio
             && after.contains("whether it took effect is unknown"),
         "the reason did not reach the model: {after}\n{why}"
     );
+}
+
+/// Issue 31, item 6: the user wraps the hook commands (`timeout 60 nice …`, as Claude Code
+/// runs them: `sh -c`). waymark still records Claude Code's own process, not the wrapper
+/// that exits with each hook: a second session started while the first works finds it
+/// live, not crashed.
+fn a_wrapped_hook_command_still_tells_a_live_session(version: Version) {
+    if cli(version).is_none() {
+        return;
+    }
+    let sb = sandbox("wrapped-hooks", json!({}), version);
+    let hooks = sb.plugin.join("hooks/hooks.json");
+    let mut registered: Value = serde_json::from_str(&fs::read_to_string(&hooks).unwrap()).unwrap();
+    for event in registered["hooks"].as_object_mut().unwrap().values_mut() {
+        for group in event.as_array_mut().unwrap() {
+            for hook in group["hooks"].as_array_mut().unwrap() {
+                let command = hook["command"].as_str().unwrap().to_string();
+                hook["command"] = format!("timeout 60 nice {command}").into();
+            }
+        }
+    }
+    fs::write(&hooks, registered.to_string()).unwrap();
+    let mut turns = step(&sb, "Build the API");
+    turns.push(write(&sb, "src/api.txt", "working\n"));
+    let (first, pid, _api) = start_then_sleep(&sb, "E2E-WA", turns);
+    let brief = next_brief(&sb, "E2E-WB");
+    let hook = sb.hook_json();
+    crash(first, pid);
+    lacks(&brief, &["CRASH DETECTED"]);
+    has(&brief, &["ANOTHER SESSION IS WORKING NOW: session "]);
+    assert!(hook["recovery"].is_null(), "{hook}");
 }

@@ -68,11 +68,9 @@ pub fn with_path(text: &str, id: &str, name: &str, path: &str) -> Option<String>
     let end = (h + 1..lines.len())
         .find(|&n| lines[n].starts_with("# ") || lines[n].starts_with("## "))
         .unwrap_or(lines.len());
-    let at = (h + 1..end)
-        .rev()
-        .find(|&n| entry(lines[n]).is_some())
-        .map(|n| n + 1)
-        .unwrap_or(h + 1);
+    let section = &lines[h + 1..end];
+    let entries = section.iter().rposition(|l| entry(l).is_some());
+    let at = h + 1 + entries.map_or(0, |i| i + 1);
     let mut out = String::with_capacity(text.len() + line.len() + 1);
     for l in &lines[..at] {
         out.push_str(l);

@@ -388,8 +388,8 @@ mod tests {
         assert!(c.in_flight.is_none());
         let e = &c.side_effects[0];
         assert_eq!(
-            (e.command.as_str(), e.unknown, e.at),
-            ("git push origin main", true, now)
+            (e.command.as_str(), e.unknown, e.exit_code, e.at),
+            ("git push origin main", true, -1, now)
         );
     }
 
@@ -410,6 +410,11 @@ mod tests {
         h.begin_command("s1", "git push", &kinds, now);
         h.end_command("s1", None);
         assert!(!flying(&h));
+        // The same command begun by another session is that session's now.
+        h.begin_command("s1", "git push", &kinds, now);
+        assert!(h.begin_command("s2", "git push", &kinds, now));
+        let f = h.current_step.as_ref().unwrap().in_flight.as_ref().unwrap();
+        assert_eq!(f.session_id, "s2");
         let mut idle = Hook::new("t", "w", 0, now);
         assert!(
             !idle.begin_command("s1", "git push", &kinds, now),

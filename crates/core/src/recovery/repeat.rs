@@ -96,4 +96,15 @@ mod tests {
         h.note_side_effect(&waymark_redact::redact(cmd), 0, Utc::now());
         assert!(check(&h, cmd).is_some());
     }
+
+    /// How to check an interrupted side effect depends on what it is.
+    #[test]
+    fn how_to_check_a_side_effect_depends_on_what_it_is() {
+        assert!(how_to_check("git push -q origin main").contains("`git status -sb`"));
+        assert!(how_to_check("gh pr create --fill").contains("`gh pr list --head"));
+        assert_eq!(
+            how_to_check("./deploy.sh prod"),
+            "Check first where it acts (the release, the registry, the deployment)."
+        );
+    }
 }

@@ -151,8 +151,11 @@ mod tests {
                 {"timestamp": "2026-01-01T00:00:01Z", "from_state": "initializing", "to_state": "step_pending", "trigger": "setup_complete"}],
             "history_archived": 5,
             "checkpoints": [
+                {"checkpoint_id": "ckpt-0", "created_at": "2026-01-01T00:03:00Z", "step_name": "Fix",
+                    "step_index": 0, "description": "bare", "trigger": "manual", "git_branch": ""},
                 {"checkpoint_id": "ckpt-1", "created_at": "2026-01-01T00:04:00Z", "step_name": "Fix",
-                    "step_index": 0, "description": "by hand", "trigger": "manual", "git_branch": ""},
+                    "step_index": 0, "description": "by hand", "trigger": "manual", "git_branch": "",
+                    "git_dirty": false},
                 {"checkpoint_id": "ckpt-2", "created_at": "2026-01-01T00:05:00Z", "step_name": "Fix",
                     "step_index": 0, "description": "Commit abc", "trigger": "git_commit",
                     "git_branch": "main", "git_dirty": true,
@@ -177,26 +180,36 @@ mod tests {
         assert_eq!(h.sessions.len(), 1);
         assert_eq!(h.sessions[0].session_id, "s-old");
         let counts = (h.history_count, h.checkpoint_count, h.receipt_count);
-        assert_eq!(counts, (7, 2, 1));
+        assert_eq!(counts, (7, 3, 1));
         let kept: Vec<&str> = h
             .recent_checkpoints
             .iter()
             .map(|c| c.checkpoint_id.as_str())
             .collect();
-        assert_eq!(kept, ["ckpt-1", "ckpt-2"]);
+        assert_eq!(kept, ["ckpt-0", "ckpt-1", "ckpt-2"]);
         assert_eq!(h.recent_receipts[0].receipt_id, "rcpt-1");
         let journal = (
             h.journal.history.len(),
             h.journal.checkpoints.len(),
             h.journal.receipts.len(),
         );
-        assert_eq!(journal, (2, 2, 1));
-        // Only the checkpoint that had an inline snapshot has a capture.
-        assert_eq!(m.captures.len(), 1);
-        assert_eq!(m.captures[0].checkpoint.checkpoint_id, "ckpt-2");
+        assert_eq!(journal, (2, 3, 1));
+        // A capture for each checkpoint that recorded anything of the tree: its
+        // dirtiness, its files, or both.
+        let captures: Vec<(&str, Option<bool>, usize)> = m
+            .captures
+            .iter()
+            .map(|c| {
+                (
+                    c.checkpoint.checkpoint_id.as_str(),
+                    c.git_dirty,
+                    c.files.len(),
+                )
+            })
+            .collect();
         assert_eq!(
-            (m.captures[0].git_dirty, m.captures[0].files.len()),
-            (Some(true), 1)
+            captures,
+            [("ckpt-1", Some(false), 0), ("ckpt-2", Some(true), 1)]
         );
         assert!(m.unsynced_receipts.is_empty());
     }

@@ -351,6 +351,11 @@ mod tests {
             (failed_id.as_str(), "ok\nFAILED parser")
         );
         assert_eq!(hook.current_step.as_ref().unwrap().last_failure, Some(f));
+        // A run waymark only observed does not end a validation waymark runs.
+        hook.state = HookState::StepValidating;
+        let observed_run = sealed(&hook, "cargo clippy", 0, false, now);
+        record(&mut hook, observed_run, "", now);
+        assert_eq!(hook.state, HookState::StepValidating);
         // Another command passing says nothing of the failure.
         hook.state = HookState::StepRunning;
         let other = sealed(&hook, "cargo fmt --check", 0, false, now);
@@ -377,6 +382,6 @@ mod tests {
                 passed_id
             );
         }
-        assert_eq!(hook.receipt_count, 3);
+        assert_eq!(hook.receipt_count, 4);
     }
 }
