@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, Version, cli, kill_group, wait_for};
+use crate::harness::{Binary, Sandbox, Version, cli, kill_group, sleeping, wait_for};
 use crate::{last_session, strs};
 
 on_each_version!(
@@ -59,14 +59,7 @@ fn crash_while_a_step_runs(sb: &Sandbox) {
             "Write",
             json!({"file_path": sb.path("parser.txt"), "content": "E2E-S2 parser, half done\n"}),
         ),
-        Turn::tool(
-            "Bash",
-            json!({
-                "command": format!("echo $$ > {}.tmp && mv {0}.tmp {0} && sleep 30", started.display()),
-                "description": "A long build",
-                "timeout": 120000
-            }),
-        ),
+        sleeping(&started),
         Turn::text("E2E-S2 never reached"),
     ]);
     let api = FakeApi::start(script);

@@ -586,6 +586,29 @@ fn tail_chars(s: &str, n: usize) -> &str {
     &s[skip..]
 }
 
+/// A Bash call that writes its shell's pid to `pid` and sleeps: the turn is mid-way while
+/// it runs (the Bash tool runs its shell in a process group of its own).
+pub fn sleeping(pid: &Path) -> Turn {
+    Turn::tool(
+        "Bash",
+        serde_json::json!({
+            "command": format!("echo $$ > {0}.tmp && mv {0}.tmp {0} && sleep 30", pid.display()),
+            "description": "A long build",
+            "timeout": 120000
+        }),
+    )
+}
+
+/// Kills a session mid-turn, as a crash of the machine would: Claude Code's whole process
+/// group, and the group of the Bash tool's shell whose pid is in `pid` (then removed).
+pub fn crash(mut child: std::process::Child, pid: &Path) {
+    kill_group(child.id());
+    let _ = child.wait();
+    let shell: u32 = fs::read_to_string(pid).unwrap().trim().parse().unwrap();
+    kill_group(shell);
+    fs::remove_file(pid).unwrap();
+}
+
 /// SIGKILL to the whole process group led by `leader` (a child spawned with
 /// `process_group(0)`), so that what it started dies with it. False when there was no
 /// such group left to kill.

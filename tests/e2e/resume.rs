@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, Version, bash, cli, git, kill_group, wait_for};
+use crate::harness::{Binary, Sandbox, Version, bash, cli, crash, git, sleeping, wait_for};
 use crate::strs;
 
 /// The project's validation: passes once `src/fixed.txt` exists.
@@ -56,19 +56,6 @@ fn write(sb: &Sandbox, rel: &str, content: &str) -> Turn {
     )
 }
 
-/// A Bash call that writes its shell's pid to `pid` and sleeps: the turn is mid-way while
-/// it runs.
-fn sleeping(pid: &std::path::Path) -> Turn {
-    Turn::tool(
-        "Bash",
-        json!({
-            "command": format!("echo $$ > {0}.tmp && mv {0}.tmp {0} && sleep 30", pid.display()),
-            "description": "A long build",
-            "timeout": 120000
-        }),
-    )
-}
-
 /// Starts Claude Code on `turns` followed by a sleeping Bash call, and returns once it
 /// sleeps: the session is live, mid-turn. The caller ends it with [`crash`].
 fn start_then_sleep(
@@ -88,15 +75,6 @@ fn start_then_sleep(
         sb.diagnose(&api)
     );
     (child, pid, api)
-}
-
-/// Kills the session (the whole process group, and the sleeping shell's): a crash mid-turn.
-fn crash(mut child: std::process::Child, pid: PathBuf) {
-    kill_group(child.id());
-    let _ = child.wait();
-    let shell: u32 = fs::read_to_string(&pid).unwrap().trim().parse().unwrap();
-    kill_group(shell);
-    fs::remove_file(&pid).unwrap();
 }
 
 /// A new session (not `--continue`) that says `marker` and ends; the resume brief its first
@@ -166,7 +144,7 @@ fn a_crash_with_no_plan_at_all_names_what_the_user_asked(version: Version) {
         first.contains("waymark plan"),
         "the first session was not told how to keep a plan"
     );
-    crash(child, pid);
+    crash(child, &pid);
     let brief = next_brief(&sb, "E2E-NP-RESUMED");
     has(
         &brief,
@@ -193,7 +171,7 @@ fn a_crash_after_a_validation_that_failed_then_passed(version: Version) {
         bash("./check.sh"),
     ]);
     let (child, pid, _api) = start_then_sleep(&sb, "E2E-FP", turns);
-    crash(child, pid);
+    crash(child, &pid);
     let brief = next_brief(&sb, "E2E-FP-RESUMED");
     has(
         &brief,
@@ -227,7 +205,7 @@ fn a_crash_after_a_validation_that_is_still_failing(version: Version) {
     let mut turns = step(&sb, "Fix the parser");
     turns.push(bash("./check.sh"));
     let (child, pid, _api) = start_then_sleep(&sb, "E2E-SF", turns);
-    crash(child, pid);
+    crash(child, &pid);
     let brief = next_brief(&sb, "E2E-SF-RESUMED");
     has(
         &brief,
@@ -254,7 +232,7 @@ fn repeated_crashes_past_max_attempts_hand_over_to_a_human(version: Version) {
     let mut turns = step(&sb, "Migrate the schema");
     turns.push(write(&sb, "src/a.txt", "first try\n"));
     let (child, pid, _api) = start_then_sleep(&sb, "E2E-MA1", turns);
-    crash(child, pid);
+    crash(child, &pid);
     // The second session resumes the step (attempt 2 of 2) and crashes too.
     let (child, pid, api) = start_then_sleep(
         &sb,
@@ -270,7 +248,7 @@ fn repeated_crashes_past_max_attempts_hand_over_to_a_human(version: Version) {
         &second,
         &["CRASH DETECTED", "resuming makes it attempt 2 of 2"],
     );
-    crash(child, pid);
+    crash(child, &pid);
     let brief = next_brief(&sb, "E2E-MA3");
     has(
         &brief,
@@ -338,23 +316,7 @@ fn two_live_sessions_in_one_project_are_not_a_crash(version: Version) {
         return;
     }
     let sb = sandbox("parallel", json!({}), version);
-    let mut turns = step(&sb, "Build the API");
-    turns.push(write(&sb, "src/api.txt", "working\n"));
-    let (first, pid, _api) = start_then_sleep(&sb, "E2E-PA", turns);
-    // A second terminal, same project, while the first is mid-turn.
-    let brief = next_brief(&sb, "E2E-PB");
-    let hook = sb.hook_json();
-    crash(first, pid);
-    lacks(&brief, &["CRASH DETECTED"]);
-    has(
-        &brief,
-        &[
-            "ANOTHER SESSION IS WORKING NOW: session ",
-            "is on step \"Build the API\", files src/api.txt",
-        ],
-    );
-    assert_ne!(hook["state"], "recovering", "{hook}");
-    assert!(hook["recovery"].is_null(), "{hook}");
+    let hook = a_second_session_finds_the_first_at_work(&sb, "E2E-PA");
     // Both sessions are in the table, the first with the process that ran it.
     let sessions = hook["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 2, "{hook}");
@@ -367,6 +329,43 @@ fn two_live_sessions_in_one_project_are_not_a_crash(version: Version) {
     // Once the first is gone for good, a third session finds the crash.
     let third = next_brief(&sb, "E2E-PC");
     has(&third, &["CRASH DETECTED"]);
+}
+
+/// A session mid-step (step "Build the API", src/api.txt written) and, while it works, a
+/// second one in another terminal: the second is told the first is at work, with no crash
+/// and no recovery. The first is then killed. Returns hook.json as the second left it.
+fn a_second_session_finds_the_first_at_work(sb: &Sandbox, tag: &str) -> Value {
+    let mut turns = step(sb, "Build the API");
+    turns.push(write(sb, "src/api.txt", "working\n"));
+    let (first, pid, _api) = start_then_sleep(sb, tag, turns);
+    let brief = next_brief(sb, &format!("{tag}-second"));
+    let hook = sb.hook_json();
+    crash(first, &pid);
+    lacks(&brief, &["CRASH DETECTED"]);
+    has(
+        &brief,
+        &[
+            "ANOTHER SESSION IS WORKING NOW: session ",
+            "is on step \"Build the API\", files src/api.txt",
+        ],
+    );
+    assert_ne!(hook["state"], "recovering", "{hook}");
+    assert!(hook["recovery"].is_null(), "{hook}");
+    hook
+}
+
+/// A bare repository at `remote.git` beside the project, its `origin`.
+fn origin(sb: &Sandbox) -> PathBuf {
+    let remote = sb.root.join("remote.git");
+    git(
+        &sb.root,
+        &["init", "-q", "--bare", remote.to_str().unwrap()],
+    );
+    git(
+        &sb.project,
+        &["remote", "add", "origin", remote.to_str().unwrap()],
+    );
+    remote
 }
 
 /// An Agent call for a subagent that writes docs/sub.txt, run in the foreground (2.1.332
@@ -425,22 +424,14 @@ fn a_push_repeated_after_a_crash_is_asked_about(version: Version) {
         return;
     }
     let sb = sandbox("repeat-push", json!({}), version);
-    let remote = sb.root.join("remote.git");
-    git(
-        &sb.root,
-        &["init", "-q", "--bare", remote.to_str().unwrap()],
-    );
-    git(
-        &sb.project,
-        &["remote", "add", "origin", remote.to_str().unwrap()],
-    );
+    let remote = origin(&sb);
     git(&sb.project, &["push", "-q", "origin", "main"]);
     let push = "git add -A && git commit -qm 'Add the feature' && git push -q origin main";
     let mut turns = step(&sb, "Ship the feature");
     turns.push(write(&sb, "src/feature.txt", "feature\n"));
     turns.push(bash(push));
     let (child, pid, _api) = start_then_sleep(&sb, "E2E-RP", turns);
-    crash(child, pid);
+    crash(child, &pid);
     let pushed = git(&remote, &["log", "--oneline", "main"]);
 
     // The resumed session tries the same push again.
@@ -497,7 +488,7 @@ fn a_crash_during_a_validation_run_from_bash_runs_it_again(version: Version) {
         "the validation never started\n{}",
         sb.diagnose(&api)
     );
-    crash(child, pid);
+    crash(child, &pid);
 
     let brief = next_brief(&sb, "E2E-BV-2");
     has(
@@ -518,18 +509,9 @@ fn a_push_in_flight_at_the_crash_is_checked_before_it_runs_again(version: Versio
         return;
     }
     let sb = sandbox("push-in-flight", json!({}), version);
-    let remote = sb.root.join("remote.git");
-    git(
-        &sb.root,
-        &["init", "-q", "--bare", remote.to_str().unwrap()],
-    );
-    let hook = remote.join("hooks/pre-receive");
+    let hook = origin(&sb).join("hooks/pre-receive");
     fs::write(&hook, "#!/bin/sh\nsleep 30\n").unwrap();
     fs::set_permissions(&hook, fs::Permissions::from_mode(0o755)).unwrap();
-    git(
-        &sb.project,
-        &["remote", "add", "origin", remote.to_str().unwrap()],
-    );
     let pid = sb.root.join("E2E-PF.pid");
     let push = format!(
         "echo $$ > {0}.tmp && mv {0}.tmp {0} && git push -q origin main",
@@ -542,7 +524,7 @@ fn a_push_in_flight_at_the_crash_is_checked_before_it_runs_again(version: Versio
     let child = sb.spawn(&api, &["-p", "E2E-PF go"]);
     let running = wait_for(Duration::from_secs(45), || pid.exists());
     assert!(running, "the push never started\n{}", sb.diagnose(&api));
-    crash(child, pid);
+    crash(child, &pid);
 
     let api = FakeApi::start(vec![bash(&push), Turn::text("E2E-PF-2 done")]);
     let run = sb.run(&api, &["-p", "E2E-PF-2 carry on"]);
@@ -592,13 +574,5 @@ fn a_wrapped_hook_command_still_tells_a_live_session(version: Version) {
         }
     }
     fs::write(&hooks, registered.to_string()).unwrap();
-    let mut turns = step(&sb, "Build the API");
-    turns.push(write(&sb, "src/api.txt", "working\n"));
-    let (first, pid, _api) = start_then_sleep(&sb, "E2E-WA", turns);
-    let brief = next_brief(&sb, "E2E-WB");
-    let hook = sb.hook_json();
-    crash(first, pid);
-    lacks(&brief, &["CRASH DETECTED"]);
-    has(&brief, &["ANOTHER SESSION IS WORKING NOW: session "]);
-    assert!(hook["recovery"].is_null(), "{hook}");
+    a_second_session_finds_the_first_at_work(&sb, "E2E-WA");
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::by_trigger;
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Sandbox, Version, bash, cli, kill_group, wait_for};
+use crate::harness::{Binary, Sandbox, Version, bash, cli, crash, sleeping, wait_for};
 
 on_each_version!(
     rewind_after_a_real_session_restores_the_files_and_the_next_brief_says_so,
@@ -337,29 +337,11 @@ fn a_session_killed_mid_turn(sb: &Sandbox) {
             "Write",
             json!({"file_path": sb.path("src/farewell.txt"), "content": "farewell\n"}),
         ),
-        Turn::tool(
-            "Bash",
-            json!({
-                "command": format!("echo $$ > {}.tmp && mv {0}.tmp {0} && sleep 30", started.display()),
-                "description": "A long build",
-                "timeout": 120000
-            }),
-        ),
+        sleeping(&started),
         Turn::text("E2E-RK2 never reached"),
     ]);
-    let mut child = sb.spawn(&api, &["-p", "E2E-RK2 go on", "--continue"]);
-    let sleeping = wait_for(std::time::Duration::from_secs(45), || started.exists());
-    kill_group(child.id());
-    let _ = child.wait();
-    assert!(
-        sleeping,
-        "the Bash call never started\n{}",
-        sb.diagnose(&api)
-    );
-    let shell: u32 = fs::read_to_string(&started)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    kill_group(shell);
+    let child = sb.spawn(&api, &["-p", "E2E-RK2 go on", "--continue"]);
+    let asleep = wait_for(std::time::Duration::from_secs(45), || started.exists());
+    assert!(asleep, "the Bash call never started\n{}", sb.diagnose(&api));
+    crash(child, &started);
 }
