@@ -444,14 +444,10 @@ fn a_push_repeated_after_a_crash_is_asked_about(version: Version) {
     has(&brief, &["Side effects this step already had", "(done,"]);
     // The hook answered `ask`: Claude Code did not run the push unasked (a session run
     // with -p cannot ask, so the call is refused), and the model was told why.
-    let after = api
-        .main_requests()
-        .iter()
-        .find_map(|r| api.tool_result_text(r))
-        .unwrap_or_else(|| panic!("no tool result for the repeated push\n{why}"));
-    assert!(
-        after.contains("waymark repeat guard: step \"Ship the feature\" already ran"),
-        "the reason did not reach the model: {after}\n{why}"
+    the_model_was_told(
+        &api,
+        &["waymark repeat guard: step \"Ship the feature\" already ran"],
+        &why,
     );
     assert_eq!(
         git(&remote, &["log", "--oneline", "main"]),
@@ -542,16 +538,27 @@ fn a_push_in_flight_at_the_crash_is_checked_before_it_runs_again(version: Versio
             "(outcome unknown: it was running when the session ended",
         ],
     );
+    the_model_was_told(
+        &api,
+        &["waymark repeat guard", "whether it took effect is unknown"],
+        &why,
+    );
+}
+
+/// Checks that the result of the repeated call, as the model got it, holds each of
+/// `needles`: the repeat guard's reason reached it.
+fn the_model_was_told(api: &FakeApi, needles: &[&str], why: &str) {
     let after = api
         .main_requests()
         .iter()
         .find_map(|r| api.tool_result_text(r))
         .unwrap_or_else(|| panic!("no tool result for the repeated push\n{why}"));
-    assert!(
-        after.contains("waymark repeat guard")
-            && after.contains("whether it took effect is unknown"),
-        "the reason did not reach the model: {after}\n{why}"
-    );
+    for n in needles {
+        assert!(
+            after.contains(n),
+            "the model was not told {n:?}: {after}\n{why}"
+        );
+    }
 }
 
 /// Issue 31, item 6: the user wraps the hook commands (`timeout 60 nice …`, as Claude Code
