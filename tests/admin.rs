@@ -251,3 +251,57 @@ fn intent_list(p: &Project) -> Value {
     assert_eq!(out.status.code(), Some(0));
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// A repository is untrusted input: its waymark.json may not choose the key that signs the
+/// user's receipts (issue 32, item 2). The project's `key_file` and `key_derivation` are
+/// refused with the reason, the key is the user's own, and nothing is created where the
+/// project pointed; `config set` refuses them for the project and takes them with --user.
+#[test]
+fn a_project_cannot_choose_the_signing_key() {
+    let p = Project::new();
+    let planted = p.config.path().join("planted/evil.key");
+    p.write(
+        ".orchestration/waymark.json",
+        &json!({"key_file": planted, "key_derivation": {"account": 7}, "max_checkpoints": 20})
+            .to_string(),
+    );
+    let out = p
+        .waymark()
+        .args(["config", "show", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["values"]["key_file"]["origin"]["kind"], "default", "{v}");
+    assert_eq!(v["values"]["key_derivation.account"]["value"], 0, "{v}");
+    assert_eq!(
+        v["values"]["max_checkpoints"]["value"], 20,
+        "narrowing keys still apply"
+    );
+    let errors = v["errors"].to_string();
+    assert!(
+        errors.contains("a project's waymark.json may not set it"),
+        "{errors}"
+    );
+    p.waymark()
+        .args(["validate", "--", "true"])
+        .assert()
+        .success();
+    assert!(
+        !planted.exists(),
+        "a key was made where the repository said"
+    );
+    let receipts = p.log(&format!(
+        ".orchestration/tasks/{}/receipts.jsonl",
+        p.hook_json()["task_id"].as_str().unwrap()
+    ));
+    assert_eq!(receipts[0]["key_path"], "m/44'/236'/0'/0");
+    p.waymark()
+        .args(["config", "set", "key_file", "/tmp/k"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("add --user"));
+    p.waymark()
+        .args(["config", "set", "--user", "key_derivation.account", "3"])
+        .assert()
+        .success();
+}

@@ -77,6 +77,14 @@ fn set(ctx: &Ctx, key: &str, value: String, user: bool) -> ExitCode {
     if let Err(e) = crate::config::check(key, &parsed) {
         return super::fail(super::USAGE, format!("{key}: {e}"));
     }
+    if !user && waymark_core::config::table::USER_ONLY.contains(&key) {
+        return super::fail(
+            super::USAGE,
+            format!(
+                "{key}: only your own configuration may set it, not the project's waymark.json: add --user"
+            ),
+        );
+    }
     let path = if user {
         match config::user_config_dir() {
             Some(d) => d.join("config.json"),

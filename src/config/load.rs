@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{Config, project_config_path, user_config_dir};
-use waymark_core::config::table::{ENV_ALIASES, KEYS, key_names};
+use waymark_core::config::table::{ENV_ALIASES, KEYS, USER_ONLY, key_names};
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -136,6 +136,14 @@ fn merge(
                 Origin::Env(_) => Origin::Env(env_var_of(map, key.name)),
                 o => o.clone(),
             };
+            if matches!(origin, Origin::Project(_)) && USER_ONLY.contains(&key.name) {
+                errors.push(ConfigError {
+                    key: key.name.into(),
+                    origin,
+                    message: "a project's waymark.json may not set it (a repository must not choose your signing key): set it in your own config.json or the environment".into(),
+                });
+                continue;
+            }
             match (key.apply)(&mut config, v) {
                 Ok(()) => effective = (v.clone(), origin),
                 Err(message) => {

@@ -251,6 +251,16 @@ pub const KEYS: &[Key] = &[
     },
 ];
 
+/// The keys only the user's own configuration or the environment may set, never a
+/// project's `waymark.json`: a repository is untrusted input, and must not choose the key
+/// that signs the user's receipts (where it is, or how a task's key is derived from it).
+pub const USER_ONLY: &[&str] = &[
+    "key_file",
+    "key_derivation.purpose",
+    "key_derivation.coin_type",
+    "key_derivation.account",
+];
+
 /// contextd's environment variables, accepted as aliases.
 pub const ENV_ALIASES: &[(&str, &str)] = &[
     (
