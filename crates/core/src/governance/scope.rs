@@ -1,9 +1,11 @@
 //! Scope globs: which files an intent owns.
 
-use globset::{Glob, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSetBuilder};
 
 /// True when `path` (root-relative) matches one of the `owned_scope` globs. A glob naming
-/// a directory (`src/auth` or `src/auth/`) owns everything below it.
+/// a directory (`src/auth` or `src/auth/`) owns everything below it. `*` and `?` stay
+/// within one path component, as in a shell (`web/*.ts` does not own
+/// `web/admin/secrets/x.ts`); `**` crosses directories.
 pub fn in_scope(scope: &[String], path: &str) -> bool {
     let mut builder = GlobSetBuilder::new();
     for pattern in scope {
@@ -12,7 +14,8 @@ pub fn in_scope(scope: &[String], path: &str) -> bool {
             continue;
         }
         for variant in [p.to_string(), format!("{}/**", p.trim_end_matches('/'))] {
-            if let Ok(g) = Glob::new(&variant) {
+            let glob = GlobBuilder::new(&variant).literal_separator(true).build();
+            if let Ok(g) = glob {
                 builder.add(g);
             }
         }
@@ -92,6 +95,17 @@ mod tests {
         assert!(in_scope(&scope, "docs/a/b.md"));
         assert!(!in_scope(&scope, "src/main.rs"));
         assert!(!in_scope(&[], "x"));
+    }
+
+    /// `*` stays within a directory, as in a shell: `web/*.ts` owns `web/app.ts`, not
+    /// what is below `web/admin/` (issue 32, item 5); `**` goes below.
+    #[test]
+    fn a_star_does_not_cross_a_directory() {
+        let scope = vec!["web/*.ts".to_string(), "api/**/*.rs".into()];
+        assert!(in_scope(&scope, "web/app.ts"));
+        assert!(!in_scope(&scope, "web/admin/secrets/x.ts"));
+        assert!(in_scope(&scope, "api/v1/users/get.rs"));
+        assert!(in_scope(&scope, "api/main.rs"));
     }
 
     #[test]
