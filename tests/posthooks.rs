@@ -510,10 +510,45 @@ fn us1_criteria_in_the_forks_trace_dialect_count() {
         ),
     );
     p.hook("PostToolUse", &p.edit_event("src/auth/jwt.ts"));
+    // The fork's change counts by its path; its output is words, not a run that passed.
+    assert!(
+        !p.read(".orchestration/active_intents.yaml")
+            .contains("status: \"COMPLETED\"")
+    );
+    p.hook(
+        "PostToolUse",
+        &p.bash_event("cargo test", "test result: ok. 9 passed"),
+    );
     assert!(
         p.read(".orchestration/active_intents.yaml")
             .contains("status: \"COMPLETED\"")
     );
+}
+
+/// Words are not runs (issue 32, item 6): an `echo` of the criterion, and a failing run
+/// whose output matches it, meet nothing; the same output from a validation that exited
+/// 0 does.
+#[test]
+fn us1_criteria_are_met_by_runs_that_passed_not_by_words() {
+    let p = Proj::new();
+    p.intents(INTENTS);
+    p.hook("PostToolUse", &p.edit_event("src/auth/jwt.ts"));
+    let yaml = || p.read(".orchestration/active_intents.yaml");
+    p.hook(
+        "PostToolUse",
+        &p.bash_event("echo 'test result: ok'", "test result: ok"),
+    );
+    let failing = p.bash_failure(
+        "cargo test",
+        "Exit code 101\ntest result: ok. 1 passed; 1 failed",
+    );
+    p.hook("PostToolUseFailure", &failing);
+    assert!(!yaml().contains("COMPLETED"), "{}", yaml());
+    p.hook(
+        "PostToolUse",
+        &p.bash_event("cargo test", "test result: ok. 2 passed"),
+    );
+    assert!(yaml().contains("COMPLETED"), "{}", yaml());
 }
 
 #[test]

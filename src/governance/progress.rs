@@ -50,7 +50,8 @@ pub fn run(
         return Ok(());
     }
     let recent = facts.recent(ctx)?;
-    let lines = evidence(&recent.lines);
+    let proven = evidence(&recent.lines);
+    let lines: Vec<&str> = proven.iter().map(String::as_str).collect();
     let mut met = Vec::new();
     for (id, name, criteria) in targets {
         let ev = evaluate(&criteria, &lines);

@@ -65,16 +65,31 @@ pub fn evaluate(criteria: &[String], lines: &[&str]) -> Evaluation {
     ev
 }
 
-/// The trace window's lines as evidence: waymark's own transition and scope records quote
-/// criteria and scopes, so they are left out.
-pub fn evidence(window: &[String]) -> Vec<&str> {
-    window
-        .iter()
-        .map(String::as_str)
-        .filter(|l| {
-            !l.contains("\"kind\":\"transition\"") && !l.contains("\"kind\":\"scope_warning\"")
-        })
-        .collect()
+/// What the trace window proves, one text per record: a criterion is met by a run that
+/// passed or a file that was changed, never by words. Not by an `echo 'test result: ok'`,
+/// not by a failing run's "1 passed; 1 failed", not by waymark's own records that quote
+/// the criteria.
+pub fn evidence(window: &[String]) -> Vec<String> {
+    window.iter().filter_map(|l| proof(l)).collect()
+}
+
+/// What one trace line proves: a validation command that exited 0, its whole record (the
+/// command and what it printed); a change to files (waymark's mutation records, and the
+/// forks' records, which are all changes), the paths changed; anything else, nothing.
+fn proof(line: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    let wm = value.pointer("/metadata/waymark");
+    let field = |k: &str| wm.and_then(|w| w.get(k));
+    let passed = field("validation") == Some(&true.into()) && field("exit_code") == Some(&0.into());
+    if passed {
+        return Some(line.to_string());
+    }
+    let entry = crate::trace::dialect::Entry::parse(line)?;
+    let change = entry
+        .kind
+        .as_deref()
+        .is_none_or(|k| k == crate::trace::kind::MUTATION);
+    (change && !entry.paths.is_empty()).then(|| entry.paths.join("\n"))
 }
 
 /// `intent` as the brief and HOOK.md show it: its scope, constraints and the acceptance
@@ -82,7 +97,11 @@ pub fn evidence(window: &[String]) -> Vec<&str> {
 pub fn intent_brief(intent: Intent, window: &[String]) -> IntentBrief {
     let unmet = match intent.acceptance_criteria.is_empty() {
         true => Vec::new(),
-        false => evaluate(&intent.acceptance_criteria, &evidence(window)).unmet,
+        false => {
+            let proven = evidence(window);
+            let lines: Vec<&str> = proven.iter().map(String::as_str).collect();
+            evaluate(&intent.acceptance_criteria, &lines).unmet
+        }
     };
     IntentBrief {
         criteria: intent.acceptance_criteria.len(),
@@ -116,12 +135,16 @@ mod tests {
         assert!(!evaluate(&[], &lines).all_met());
     }
 
-    fn record(kind: &str, output_tail: &str) -> String {
+    /// A trace record of `kind` with `output_tail`; for a command, its exit code and
+    /// whether it was a validation.
+    fn record(kind: &str, output_tail: &str, run: Option<(i32, bool)>) -> String {
         use crate::trace::{Record, TOOL_NAME, Tool, Waymark};
         let facts = Waymark {
             kind: kind.into(),
             event: "PostToolUse".into(),
             output_tail: Some(output_tail.into()),
+            exit_code: run.map(|(code, _)| code),
+            validation: run.and_then(|(_, v)| v.then_some(true)),
             ..Default::default()
         };
         let tool = Tool {
@@ -132,37 +155,65 @@ mod tests {
         serde_json::to_string(&Record::new("r".into(), now, None, tool, facts)).unwrap()
     }
 
-    /// A trace window where waymark's own records quote the criteria "docs updated" and
-    /// "lint clean"; only the bash and mutation records are evidence.
+    /// A trace window where only the first record is a validation that passed and the
+    /// mutation changed src/auth/jwt.rs: the others say words of the criteria ("docs
+    /// updated", "lint clean", "12 passed", "all checks green") without proof.
     fn window() -> Vec<String> {
         use crate::trace::kind;
         vec![
-            record(kind::BASH, "test result: ok"),
-            record(kind::TRANSITION, "docs updated"),
-            record(kind::SCOPE_WARNING, "lint clean"),
-            record(kind::MUTATION, "src/auth/jwt.rs"),
+            record(kind::BASH, "test result: ok. 3 passed", Some((0, true))),
+            record(kind::TRANSITION, "docs updated", None),
+            record(kind::SCOPE_WARNING, "lint clean", None),
+            mutation("src/auth/jwt.rs"),
+            record(kind::BASH, "12 passed; 1 failed", Some((101, true))),
+            record(kind::BASH, "echo 'all checks green'", Some((0, false))),
         ]
     }
 
+    fn mutation(path: &str) -> String {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&record(crate::trace::kind::MUTATION, "", None)).unwrap();
+        v["files"] = serde_json::json!([{"path": path, "conversations": []}]);
+        v.to_string()
+    }
+
+    /// Evidence is what validations that passed printed and the paths changed (issue
+    /// 32, item 6); a fork's change counts by its paths, its output does not.
     #[test]
-    fn evidence_leaves_out_waymarks_transition_and_scope_records() {
+    fn only_a_passed_validation_and_a_change_are_evidence() {
         let w = window();
-        assert_eq!(evidence(&w), [w[0].as_str(), w[3].as_str()]);
+        assert_eq!(evidence(&w), [w[0].clone(), "src/auth/jwt.rs".to_string()]);
         assert!(evidence(&[]).is_empty());
+        assert!(evidence(&["not json".to_string()]).is_empty());
+        let fork = r#"{"id":"f1","files":[{"relative_path":"src/a.ts"}],"tool":"execute_command","output":"test result: ok"}"#;
+        assert_eq!(evidence(&[fork.to_string()]), ["src/a.ts"]);
     }
 
     #[test]
     fn the_brief_lists_the_criteria_the_evidence_does_not_meet() {
         let intent = Intent {
             id: "INT-001".into(),
-            acceptance_criteria: ["test result: ok", "docs updated", "lint clean", "jwt.rs"]
-                .map(String::from)
-                .to_vec(),
+            acceptance_criteria: [
+                "test result: ok",
+                "docs updated",
+                "lint clean",
+                "jwt.rs",
+                r"re:\b12 passed",
+                "all checks green",
+            ]
+            .map(String::from)
+            .to_vec(),
             ..Default::default()
         };
         let brief = intent_brief(intent, &window());
-        assert_eq!(brief.unmet, ["docs updated", "lint clean"]);
-        assert_eq!(brief.criteria, 4);
+        let unmet = [
+            "docs updated",
+            "lint clean",
+            r"re:\b12 passed",
+            "all checks green",
+        ];
+        assert_eq!(brief.unmet, unmet);
+        assert_eq!(brief.criteria, 6);
         assert_eq!(brief.id, "INT-001");
     }
 }
