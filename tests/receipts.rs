@@ -319,6 +319,34 @@ fn an_edited_receipt_fails_verification() {
     }
 }
 
+/// Removing the receipts log together with hook.json's receipt head (issue 32, item 3)
+/// does not pass for a task that never validated: hook.json still counts the receipts.
+#[test]
+fn a_receipts_log_removed_with_its_head_fails_verification() {
+    let env = Env::new();
+    for _ in 0..3 {
+        env.waymark()
+            .args(["validate", "--", "true"])
+            .assert()
+            .success();
+    }
+    let hook = env.hook();
+    fs::remove_file(env.log_path(&hook, "receipts")).unwrap();
+    let mut raw: Value =
+        serde_json::from_str(&fs::read_to_string(env.hook_path()).unwrap()).unwrap();
+    raw.as_object_mut().unwrap().remove("receipt_head");
+    raw["recent_receipts"] = Value::Array(Vec::new());
+    fs::write(env.hook_path(), raw.to_string()).unwrap();
+    env.waymark()
+        .args(["receipts", "--verify"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "lost: hook.json counts 3 receipts, the log holds 0, and the receipt head is gone",
+        ))
+        .stderr(predicate::str::contains("verification FAILED"));
+}
+
 #[test]
 fn a_missing_key_warns_and_blocks_nothing() {
     let env = Env::new();

@@ -75,6 +75,7 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
         print_json(&checked, hook.as_ref().map(|h| h.task_id.clone()), key);
     } else if checked.receipts.is_empty() {
         println!("No receipts.");
+        print_chain(&[], &checked.problems, 0);
     } else {
         print_text(&checked);
     }

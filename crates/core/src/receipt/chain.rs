@@ -111,6 +111,9 @@ pub enum ChainProblem {
     MissingAtEnd { head_count: u64, found: u64 },
     /// Chained receipts are in the log but hook.json has no head for them.
     NoHead,
+    /// hook.json counts more receipts than the log holds, and has no head to say which:
+    /// the log and the head were removed together.
+    Lost { counted: u64, found: u64 },
     /// The head's MAC does not hold (hook.json was edited, or another key).
     BadHead,
 }
@@ -140,6 +143,10 @@ impl std::fmt::Display for ChainProblem {
             ChainProblem::NoHead => write!(
                 f,
                 "the log holds chained receipts but hook.json has no receipt head"
+            ),
+            ChainProblem::Lost { counted, found } => write!(
+                f,
+                "lost: hook.json counts {counted} receipts, the log holds {found}, and the receipt head is gone"
             ),
             ChainProblem::BadHead => write!(
                 f,
@@ -226,6 +233,10 @@ pub fn check(
         // A head hook.json never had (no receipt counted yet) is an interrupted first
         // write ([`interrupted`]); a head lost from a hook.json that counted receipts is not.
         None if chained > 0 && counted > 0 => problems.push(ChainProblem::NoHead),
+        None if counted > receipts.len() as u64 => problems.push(ChainProblem::Lost {
+            counted,
+            found: receipts.len() as u64,
+        }),
         None => {}
         Some(h) => {
             // The head must name a chained receipt of the log, as the count-th. Receipts
@@ -400,6 +411,22 @@ mod tests {
         assert_eq!(problems(&log, None), vec![ChainProblem::NoHead]);
     }
 
+    /// The log and the head removed together (issue 32, item 3): hook.json still counts the
+    /// receipts, so verification fails. Counting none, with no log, is a task that never
+    /// validated.
+    #[test]
+    fn a_log_removed_with_its_head_is_caught_by_the_count() {
+        let check = |counted| super::check("task-a", &[], None, counted, Some(&signer()));
+        assert_eq!(
+            check(3),
+            vec![ChainProblem::Lost {
+                counted: 3,
+                found: 0
+            }]
+        );
+        assert!(check(0).is_empty());
+    }
+
     #[test]
     fn a_receipt_appended_by_a_save_that_did_not_finish_is_accepted() {
         let (log, head) = chain("task-a", &[0, 0]);
@@ -478,6 +505,14 @@ mod tests {
             (
                 ChainProblem::BadHead,
                 "hook.json's receipt head does not authenticate: it was edited, or made with another key",
+                None,
+            ),
+            (
+                ChainProblem::Lost {
+                    counted: 3,
+                    found: 0,
+                },
+                "lost: hook.json counts 3 receipts, the log holds 0, and the receipt head is gone",
                 None,
             ),
         ];
