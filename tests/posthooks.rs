@@ -732,6 +732,50 @@ fn deny_mode_denies_out_of_scope_writes_in_pre_tool_use() {
     assert!(agent.contains("**Related Intent**: INT-001"));
 }
 
+/// Deny mode sees where a write really lands (issue 32, item 5): through a directory
+/// linked inside the project to a place out of the scope, or into a file with another name
+/// (a hard link) the scope cannot see.
+#[test]
+fn deny_mode_follows_links_to_where_a_write_lands() {
+    let p = Proj::new();
+    p.intents(INTENTS);
+    p.write(
+        ".orchestration/waymark.json",
+        r#"{"scope_enforcement": "deny"}"#,
+    );
+    p.write("src/main.rs", "fn main() {}\n");
+    // src/auth/up is src/: in the project, out of the scope.
+    std::fs::create_dir_all(p.path("src/auth")).unwrap();
+    std::os::unix::fs::symlink("..", p.path("src/auth/up")).unwrap();
+    let out = p.hook("PreToolUse", &p.pre_write("src/auth/up/main.rs"));
+    let h = &out["hookSpecificOutput"];
+    assert_eq!(h["permissionDecision"], "deny", "{out}");
+    assert!(
+        h["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("edit src/main.rs"),
+        "{out}"
+    );
+    p.write("src/auth/token.ts", "export {}\n");
+    std::fs::hard_link(p.path("src/auth/token.ts"), p.path("src/shared.ts")).unwrap();
+    let out = p.hook("PreToolUse", &p.pre_write("src/auth/token.ts"));
+    let h = &out["hookSpecificOutput"];
+    assert_eq!(h["permissionDecision"], "deny", "{out}");
+    assert!(
+        h["permissionDecisionReason"]
+            .as_str()
+            .unwrap()
+            .contains("has 2 names (hard links)"),
+        "{out}"
+    );
+    // A plain file in scope is still written freely.
+    assert_eq!(
+        p.hook("PreToolUse", &p.pre_write("src/auth/a.ts")),
+        Value::Null
+    );
+}
+
 // ---- US3: shared brain ----------------------------------------------------------------
 
 const AGENT_MD: &str = "# Agent notes\n\nHand-written rules.\n\n## Lessons Learned\n\n### 2026-01-01: Older lesson\n**Issue**: x\n**Solution**: y\n**Related Intent**: none\n**Category**: governance\n";

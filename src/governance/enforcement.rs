@@ -9,6 +9,7 @@ use crate::claude::event::Event;
 use crate::claude::tool::ToolCall;
 use crate::runtime::context::Ctx;
 use crate::store::log::Level;
+use crate::store::project::Located;
 use waymark_core::config::ScopeEnforcement;
 
 /// The reason to deny `call`, if it writes outside the active intent's scope. The lesson
@@ -19,8 +20,17 @@ pub fn check(ctx: &Ctx, facts: &mut Facts, event: &Event, call: &ToolCall) -> Op
     }
     let (file, chosen) = facts.intents_and_choice(ctx)?;
     let cwd = event.common.cwd.as_deref();
-    let (path, who, scope) = call.written_paths().into_iter().find_map(|raw| {
-        let loc = ctx.project.locate(raw, cwd);
+    let located: Vec<Located> = call
+        .written_paths()
+        .into_iter()
+        .map(|raw| ctx.project.locate(raw, cwd))
+        .collect();
+    if let Some(reason) = hard_linked(ctx, &located) {
+        return Some(reason);
+    }
+    // Each path as it is said and, through a symlink in the project, as it really is.
+    let real = located.iter().filter_map(|l| ctx.project.real(l));
+    let (path, who, scope) = located.iter().cloned().chain(real).find_map(|loc| {
         let findings = drift::judge(file, chosen.as_deref(), std::slice::from_ref(&loc), "");
         findings.into_iter().find_map(|f| match f {
             Finding::OutOfScope { intents, scope, .. } => {
@@ -64,4 +74,16 @@ pub fn check(ctx: &Ctx, facts: &mut Facts, event: &Event, call: &ToolCall) -> Op
         );
     }
     Some(reason)
+}
+
+/// A write to a file with more than one name (hard links) changes it under names the scope
+/// cannot see: refused, in deny mode, whatever the scope says of the name used.
+fn hard_linked(ctx: &Ctx, located: &[Located]) -> Option<String> {
+    located.iter().find_map(|loc| {
+        let names = ctx.project.names(loc)?;
+        Some(format!(
+            "Scope Violation: {} has {names} names (hard links): a write to it changes the file under names outside what the scope can see. Write a file of its own instead, or ask the user.",
+            loc.display()
+        ))
+    })
 }

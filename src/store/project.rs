@@ -194,6 +194,39 @@ impl Project {
         }
     }
 
+    /// Where a write to `loc` really lands when a symlink inside the project stands on its
+    /// way (a linked directory, or the file itself): the real root-relative path. `None`
+    /// when it lands where it says (a link out of the project is already `Outside`).
+    pub fn real(&self, loc: &Located) -> Option<Located> {
+        let Located::Inside(rel) = loc else {
+            return None;
+        };
+        let root = self.root.canonicalize().ok()?;
+        // The longest prefix that exists, resolved; the rest (a file to be made) as it is.
+        let abs = self.root.join(rel);
+        let mut existing = abs.as_path();
+        let mut rest = Vec::new();
+        while existing.symlink_metadata().is_err() {
+            rest.push(existing.file_name()?);
+            existing = existing.parent()?;
+        }
+        let mut real = existing.canonicalize().ok()?;
+        real.extend(rest.iter().rev());
+        let real = Located::Inside(slash(real.strip_prefix(&root).ok()?));
+        (real != *loc).then_some(real)
+    }
+
+    /// How many names the file at `loc` has, when it has more than one (hard links): a
+    /// write to it changes the file under every name.
+    pub fn names(&self, loc: &Located) -> Option<u64> {
+        use std::os::unix::fs::MetadataExt;
+        let Located::Inside(rel) = loc else {
+            return None;
+        };
+        let meta = self.root.join(rel).symlink_metadata().ok()?;
+        (meta.is_file() && meta.nlink() > 1).then(|| meta.nlink())
+    }
+
     /// True when an existing prefix of `rel` is a symlink whose target lies outside the root.
     fn escapes_through_symlink(&self, rel: &Path) -> bool {
         let mut cur = self.root.clone();
