@@ -347,6 +347,53 @@ fn a_receipts_log_removed_with_its_head_fails_verification() {
         .stderr(predicate::str::contains("verification FAILED"));
 }
 
+/// A finished task's receipts are checked too, with `--all` (issue 32, item 3): an edit of
+/// the first task's log passes the current task's verification, not every task's.
+#[test]
+fn every_task_s_receipts_are_verified_with_all() {
+    let env = Env::new();
+    let ok = |args: &[&str]| {
+        env.waymark().args(args).assert().success();
+    };
+    ok(&["task", "start", "--id", "first"]);
+    ok(&["validate", "--", "true"]);
+    ok(&["task", "done"]);
+    ok(&["task", "start", "--id", "second"]);
+    ok(&["validate", "--", "true"]);
+    ok(&["receipts", "--verify", "--all"]);
+    let log = env
+        .hook_path()
+        .parent()
+        .unwrap()
+        .join("tasks/first/receipts.jsonl");
+    let edited = fs::read_to_string(&log)
+        .unwrap()
+        .replace("\"exit_code\":0", "\"exit_code\":1");
+    fs::write(&log, edited).unwrap();
+    ok(&["receipts", "--verify"]);
+    env.waymark()
+        .args(["receipts", "--verify", "--all"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("Task first:").and(predicate::str::contains("1 INVALID")))
+        .stdout(predicate::str::contains("Task second:"))
+        .stderr(predicate::str::contains("verification FAILED"));
+    let out = env
+        .waymark()
+        .args(["receipts", "--all", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<&str> = v["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["task_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["second", "first"]);
+    assert_eq!(v["tasks"][1]["summary"]["invalid"], 1);
+}
+
 #[test]
 fn a_missing_key_warns_and_blocks_nothing() {
     let env = Env::new();

@@ -1,4 +1,5 @@
-//! `waymark receipts [--verify] [--json]`: the current task's receipts with their signature
+//! `waymark receipts [--verify] [--all] [--json]`: the current task's receipts (`--all`:
+//! every task's, each finished task's from its archive) with their signature
 //! status (valid / INVALID / unsigned / no key) and the state of their chain (replayed,
 //! reordered or missing receipts). Both are always checked; `--verify` makes the exit code
 //! say whether every receipt is valid and the chain whole.
@@ -27,6 +28,9 @@ pub struct ReceiptsArgs {
     /// Check every signature; exit 1 if any is invalid or unsigned, or cannot be checked.
     #[arg(long)]
     pub verify: bool,
+    /// Every task's receipts: the current task's and each finished task's.
+    #[arg(long)]
+    pub all: bool,
     /// Print one JSON object (stable; its fields are in docs/receipts.md).
     #[arg(long)]
     pub json: bool,
@@ -70,19 +74,18 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
         }
     }
 
+    let key = json!({"path": key_path, "status": key_status, "message": key_message});
+    if args.all {
+        return all(&ctx, hook, signer, &args, &key);
+    }
     if args.json {
-        let key = json!({"path": key_path, "status": key_status, "message": key_message});
-        print_json(&checked, hook.as_ref().map(|h| h.task_id.clone()), key);
-    } else if checked.receipts.is_empty() {
-        println!("No receipts.");
-        print_chain(&[], &checked.problems, 0);
+        let id = hook.as_ref().map(|h| h.task_id.clone());
+        super::print_json(&json_of(&checked, id, key));
     } else {
         print_text(&checked);
     }
 
-    if args.verify
-        && (!checked.verdicts.iter().all(Verdict::is_valid) || !checked.problems.is_empty())
-    {
+    if args.verify && !checked.holds() {
         if !args.json {
             eprintln!("waymark: receipts: verification FAILED");
         }
@@ -131,6 +134,11 @@ impl Checked {
         }
     }
 
+    /// Every signature valid and the chain whole.
+    fn holds(&self) -> bool {
+        self.verdicts.iter().all(Verdict::is_valid) && self.problems.is_empty()
+    }
+
     /// How many receipts have the verdict `word` (`valid`, `invalid`, `unsigned`, `no_key`).
     fn count(&self, word: &str) -> usize {
         self.verdicts.iter().filter(|v| v.as_str() == word).count()
@@ -149,7 +157,7 @@ impl Checked {
 }
 
 /// `--json`: the one object docs/receipts.md describes.
-fn print_json(checked: &Checked, task_id: Option<String>, key: Value) {
+fn json_of(checked: &Checked, task_id: Option<String>, key: Value) -> Value {
     let Checked {
         receipts,
         verdicts,
@@ -186,7 +194,7 @@ fn print_json(checked: &Checked, task_id: Option<String>, key: Value) {
         (true, true) => "none",
         (true, false) => "intact",
     };
-    super::print_json(&json!({
+    json!({
         "task_id": task_id,
         "key": key,
         "summary": {
@@ -199,12 +207,74 @@ fn print_json(checked: &Checked, task_id: Option<String>, key: Value) {
         "chain": {"status": chain_status, "unchained": unchained, "problems": chain_problems,
                   "interrupted_at": interrupted.map(|i| &receipts[i].receipt_id)},
         "receipts": entries,
-    }));
+    })
 }
 
-/// The text report: the table, the verdicts counted, then the chain's state.
+/// `--all`: every task's receipts, the current task's and each finished task's (from its
+/// archive), checked as one task's are; with `--verify`, the exit code says whether all of
+/// them hold. A task whose state or log cannot be read fails the verification.
+fn all(
+    ctx: &crate::runtime::context::Ctx,
+    current: Option<Hook>,
+    signer: Option<&dyn ReceiptSigner>,
+    args: &ReceiptsArgs,
+    key: &Value,
+) -> ExitCode {
+    let archived = match crate::task::store::archived(&ctx.project) {
+        Ok(a) => a,
+        Err(e) => return super::fail(super::CHECK_FAILED, format!("cannot read the tasks: {e}")),
+    };
+    let mut hooks: Vec<Hook> = current.into_iter().collect();
+    let mut unreadable = Vec::new();
+    for (name, hook) in archived {
+        match hook {
+            Ok(h) if hooks.iter().all(|k| k.task_id != h.task_id) => hooks.push(h),
+            Ok(_) => {}
+            Err(e) => unreadable.push(format!("task {name}: {e}")),
+        }
+    }
+    let mut tasks = Vec::new();
+    let mut holds = true;
+    for h in &hooks {
+        let receipts = match crate::task::store::receipts(&ctx.project, h) {
+            Ok(r) => r,
+            Err(e) => {
+                unreadable.push(format!("task {}: cannot read the receipts: {e}", h.task_id));
+                continue;
+            }
+        };
+        let checked = Checked::new(Some(h), receipts, signer);
+        holds &= checked.holds();
+        if args.json {
+            tasks.push(json_of(&checked, Some(h.task_id.clone()), key.clone()));
+        } else {
+            println!("Task {}:", h.task_id);
+            print_text(&checked);
+            println!();
+        }
+    }
+    if args.json {
+        super::print_json(&json!({"tasks": tasks, "unreadable": unreadable}));
+    }
+    for u in &unreadable {
+        eprintln!("waymark: {u}");
+    }
+    if args.verify && !(holds && unreadable.is_empty()) {
+        eprintln!("waymark: receipts: verification FAILED");
+        return ExitCode::from(super::CHECK_FAILED);
+    }
+    ExitCode::SUCCESS
+}
+
+/// The text report: the table, the verdicts counted, then the chain's state ("No
+/// receipts." and what the chain says of that, when there are none).
 fn print_text(checked: &Checked) {
     let receipts = &checked.receipts;
+    if receipts.is_empty() {
+        println!("No receipts.");
+        print_chain(&[], &checked.problems, 0);
+        return;
+    }
     print_table(receipts, &checked.verdicts);
     println!(
         "\n{}: {} valid, {} INVALID, {} unsigned, {} not checked (no key)",

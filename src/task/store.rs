@@ -510,6 +510,40 @@ pub fn receipts(project: &Project, hook: &Hook) -> io::Result<Vec<ValidationRece
     read_log(project, &hook.task_id, RECEIPTS_LOG, None)
 }
 
+/// The finished tasks kept in `tasks/<id>/hook.json` (their archive), by directory name,
+/// each as it reads; for checking every task's receipts (`receipts --verify --all`).
+pub fn archived(project: &Project) -> io::Result<Vec<(String, Result<Hook, StoreError>)>> {
+    let dir = project.state_dir().join(TASKS_DIR);
+    let mut names: Vec<String> = match fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    names.sort();
+    let read = |name: &str| -> Result<Option<Hook>, StoreError> {
+        let bytes = match fs::read(dir.join(name).join(HOOK_JSON)) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(Some(match parse(&bytes)? {
+            Parsed::Current(h) => h,
+            Parsed::Older(m) => m.hook,
+        }))
+    };
+    Ok(names
+        .into_iter()
+        .filter_map(|name| {
+            let hook = read(&name).transpose()?;
+            Some((name, hook))
+        })
+        .collect())
+}
+
 /// The receipts at the end of the task's log that hook.json's receipt head does not count:
 /// what a save killed between appending a receipt and writing hook.json left. The next
 /// receipt is chained after them (`Hook::count_receipts`), never after the head alone,
