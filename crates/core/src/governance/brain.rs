@@ -211,8 +211,9 @@ fn bump(lines: &[&str], quoted: &[bool], lesson: &Lesson) -> Option<(String, Rec
             n += 1;
             continue;
         }
+        // The lesson's fields come before its quoted output: its block ends at any heading.
         let end = (n + 1..lines.len())
-            .find(|&m| !quoted[m] && lines[m].starts_with('#'))
+            .find(|&m| lines[m].starts_with('#'))
             .unwrap_or(lines.len());
         // The lesson's own lines, not what its quoted output says.
         let own =

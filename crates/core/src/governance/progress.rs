@@ -157,22 +157,26 @@ mod tests {
 
     /// A trace window where only the first record is a validation that passed and the
     /// mutation changed src/auth/jwt.rs: the others say words of the criteria ("docs
-    /// updated", "lint clean", "12 passed", "all checks green") without proof.
+    /// updated", "lint clean", "12 passed", "all checks green") without proof, or name a
+    /// file they did not change (a scope warning about docs/notes.md).
     fn window() -> Vec<String> {
         use crate::trace::kind;
         vec![
             record(kind::BASH, "test result: ok. 3 passed", Some((0, true))),
             record(kind::TRANSITION, "docs updated", None),
-            record(kind::SCOPE_WARNING, "lint clean", None),
-            mutation("src/auth/jwt.rs"),
+            with_path(
+                record(kind::SCOPE_WARNING, "lint clean", None),
+                "docs/notes.md",
+            ),
+            with_path(record(kind::MUTATION, "", None), "src/auth/jwt.rs"),
             record(kind::BASH, "12 passed; 1 failed", Some((101, true))),
             record(kind::BASH, "echo 'all checks green'", Some((0, false))),
         ]
     }
 
-    fn mutation(path: &str) -> String {
-        let mut v: serde_json::Value =
-            serde_json::from_str(&record(crate::trace::kind::MUTATION, "", None)).unwrap();
+    /// `line` naming the file `path`.
+    fn with_path(line: String, path: &str) -> String {
+        let mut v: serde_json::Value = serde_json::from_str(&line).unwrap();
         v["files"] = serde_json::json!([{"path": path, "conversations": []}]);
         v.to_string()
     }
@@ -200,6 +204,7 @@ mod tests {
                 "jwt.rs",
                 r"re:\b12 passed",
                 "all checks green",
+                "docs/notes.md",
             ]
             .map(String::from)
             .to_vec(),
@@ -211,9 +216,10 @@ mod tests {
             "lint clean",
             r"re:\b12 passed",
             "all checks green",
+            "docs/notes.md",
         ];
         assert_eq!(brief.unmet, unmet);
-        assert_eq!(brief.criteria, 6);
+        assert_eq!(brief.criteria, 7);
         assert_eq!(brief.id, "INT-001");
     }
 }
