@@ -305,3 +305,37 @@ fn a_project_cannot_choose_the_signing_key() {
         .assert()
         .success();
 }
+
+/// A project's waymark.json may tighten the repeat guard and scope enforcement, never
+/// loosen them (issue 32, item 2): `off` from a repository is refused with the reason; a
+/// stricter value applies; the user's own config may loosen them.
+#[test]
+fn a_project_may_tighten_protections_never_loosen_them() {
+    let p = Project::new();
+    let show = || -> Value {
+        let out = p
+            .waymark()
+            .args(["config", "show", "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    p.write(
+        ".orchestration/waymark.json",
+        r#"{"repeat_guard": "off", "scope_enforcement": "deny"}"#,
+    );
+    let v = show();
+    assert_eq!(v["values"]["repeat_guard"]["value"], "ask", "{v}");
+    assert_eq!(v["values"]["scope_enforcement"]["value"], "deny", "{v}");
+    assert!(
+        v["errors"]
+            .to_string()
+            .contains("may make it stricter, never looser"),
+        "{v}"
+    );
+    p.waymark()
+        .args(["config", "set", "--user", "repeat_guard", "off"])
+        .assert()
+        .success();
+    assert_eq!(show()["values"]["repeat_guard"]["value"], "off");
+}

@@ -692,11 +692,9 @@ fn us2_out_of_scope_warns_and_never_blocks() {
 fn scope_enforcement_off_is_silent() {
     let p = Proj::new();
     p.intents(INTENTS);
-    p.write(
-        ".orchestration/waymark.json",
-        r#"{"scope_enforcement": "off"}"#,
-    );
-    let out = p.hook("PostToolUse", &p.write_event("src/main.rs", "x\n"));
+    // Switched off by the user (the environment); a project may not (tests/admin.rs).
+    let off = [("WAYMARK_SCOPE_ENFORCEMENT", "off")];
+    let out = p.hook_env("PostToolUse", &p.write_event("src/main.rs", "x\n"), &off);
     assert_eq!(out, Value::Null);
     assert!(p.records_of("scope_warning").is_empty());
 }

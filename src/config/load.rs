@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{Config, project_config_path, user_config_dir};
-use waymark_core::config::table::{ENV_ALIASES, KEYS, USER_ONLY, key_names};
+use waymark_core::config::table::{ENV_ALIASES, KEYS, USER_ONLY, key_names, strictness};
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -136,7 +136,8 @@ fn merge(
                 Origin::Env(_) => Origin::Env(env_var_of(map, key.name)),
                 o => o.clone(),
             };
-            if matches!(origin, Origin::Project(_)) && USER_ONLY.contains(&key.name) {
+            let is_project = matches!(origin, Origin::Project(_));
+            if is_project && USER_ONLY.contains(&key.name) {
                 errors.push(ConfigError {
                     key: key.name.into(),
                     origin,
@@ -144,7 +145,16 @@ fn merge(
                 });
                 continue;
             }
+            let before = strictness(key.name, &config);
             match (key.apply)(&mut config, v) {
+                Ok(()) if is_project && strictness(key.name, &config) < before => {
+                    errors.push(ConfigError {
+                        key: key.name.into(),
+                        origin,
+                        message: "a project's waymark.json may make it stricter, never looser: set it in your own config.json or the environment".into(),
+                    });
+                    let _ = (key.apply)(&mut config, &effective.0);
+                }
                 Ok(()) => effective = (v.clone(), origin),
                 Err(message) => {
                     errors.push(ConfigError {

@@ -261,6 +261,17 @@ pub const USER_ONLY: &[&str] = &[
     "key_derivation.account",
 ];
 
+/// How strict `config` is on key `name`, for the keys a project's `waymark.json` may only
+/// tighten (the repeat guard, scope enforcement: off, then ask or warn, then deny); `None`
+/// for the others. A repository must not switch off what protects the user.
+pub fn strictness(name: &str, config: &super::Config) -> Option<u8> {
+    match name {
+        "repeat_guard" => Some(config.repeat_guard as u8),
+        "scope_enforcement" => Some(config.scope_enforcement as u8),
+        _ => None,
+    }
+}
+
 /// contextd's environment variables, accepted as aliases.
 pub const ENV_ALIASES: &[(&str, &str)] = &[
     (
