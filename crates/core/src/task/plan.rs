@@ -39,6 +39,12 @@ pub enum Effect {
 /// make 640 steps). Items past it are refused and logged.
 pub const MAX_STEPS: usize = 1000;
 
+/// The most characters a step's name (and its active form) keeps, and its description:
+/// the words come from the model or the user, and a 10 MB name would make every later
+/// event read and write 10 MB more. The cut is marked `…`.
+pub const MAX_STEP_NAME: usize = 500;
+pub const MAX_STEP_DESCRIPTION: usize = 2000;
+
 /// The name of the step waymark starts when work happens outside any step.
 pub const IMPLICIT_STEP: &str = "Session work";
 
@@ -200,6 +206,10 @@ impl Hook {
         now: DateTime<Utc>,
     ) -> bool {
         self.updated_at = now;
+        let name = &crate::text::truncate(name, MAX_STEP_NAME);
+        let description = &crate::text::truncate(description, MAX_STEP_DESCRIPTION);
+        let active_form = active_form.map(|a| crate::text::truncate(a, MAX_STEP_NAME));
+        let active_form = active_form.as_deref();
         if let Some(pos) = self.step_pos(id) {
             let step = &mut self.steps[pos];
             if !name.is_empty() {
@@ -1508,5 +1518,30 @@ mod tests {
         h.finish(Completed, t(3)).unwrap();
         assert_eq!((h.state, last_trigger(&h)), (Completed, "task_complete"));
         assert_eq!(h.steps[1].status, StepStatus::Pending);
+    }
+
+    /// A step's words are kept to their bounds, however long they come (issue 32, item
+    /// 8): a 10 MB name is kept as 500 characters, marked as cut.
+    #[test]
+    fn a_step_s_words_are_bounded() {
+        let mut h = Hook::new("t", "w", 0, t(0));
+        let huge = "word ".repeat(2_000_000);
+        h.add_step("1", &huge, &huge, Some(&huge), StepSource::Task, t(0));
+        let s = &h.steps[0];
+        assert_eq!(s.name.chars().count(), MAX_STEP_NAME);
+        assert!(s.name.ends_with('…'));
+        assert_eq!(s.description.chars().count(), MAX_STEP_DESCRIPTION);
+        assert_eq!(
+            s.active_form.as_ref().unwrap().chars().count(),
+            MAX_STEP_NAME
+        );
+        // Renamed the same way; short words are kept whole.
+        h.add_step("1", &huge, "", None, StepSource::Task, t(1));
+        assert_eq!(h.steps[0].name.chars().count(), MAX_STEP_NAME);
+        h.add_step("2", "Ship", "it", None, StepSource::Task, t(1));
+        assert_eq!(
+            (h.steps[1].name.as_str(), h.steps[1].description.as_str()),
+            ("Ship", "it")
+        );
     }
 }
