@@ -745,28 +745,18 @@ fn deny_mode_follows_links_to_where_a_write_lands() {
     // src/auth/up is src/: in the project, out of the scope.
     std::fs::create_dir_all(p.path("src/auth")).unwrap();
     std::os::unix::fs::symlink("..", p.path("src/auth/up")).unwrap();
-    let out = p.hook("PreToolUse", &p.pre_write("src/auth/up/main.rs"));
-    let h = &out["hookSpecificOutput"];
-    assert_eq!(h["permissionDecision"], "deny", "{out}");
-    assert!(
-        h["permissionDecisionReason"]
-            .as_str()
-            .unwrap()
-            .contains("edit src/main.rs"),
-        "{out}"
-    );
+    // A write to `rel` is denied, for the reason that holds `why`.
+    let denied = |rel: &str, why: &str| {
+        let out = p.hook("PreToolUse", &p.pre_write(rel));
+        let h = &out["hookSpecificOutput"];
+        assert_eq!(h["permissionDecision"], "deny", "{out}");
+        let reason = h["permissionDecisionReason"].as_str().unwrap();
+        assert!(reason.contains(why), "{out}");
+    };
+    denied("src/auth/up/main.rs", "edit src/main.rs");
     p.write("src/auth/token.ts", "export {}\n");
     std::fs::hard_link(p.path("src/auth/token.ts"), p.path("src/shared.ts")).unwrap();
-    let out = p.hook("PreToolUse", &p.pre_write("src/auth/token.ts"));
-    let h = &out["hookSpecificOutput"];
-    assert_eq!(h["permissionDecision"], "deny", "{out}");
-    assert!(
-        h["permissionDecisionReason"]
-            .as_str()
-            .unwrap()
-            .contains("has 2 names (hard links)"),
-        "{out}"
-    );
+    denied("src/auth/token.ts", "has 2 names (hard links)");
     // A plain file in scope is still written freely.
     assert_eq!(
         p.hook("PreToolUse", &p.pre_write("src/auth/a.ts")),
