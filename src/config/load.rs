@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{Config, project_config_path, user_config_dir};
-use waymark_core::config::table::{ENV_ALIASES, KEYS, USER_ONLY, key_names, strictness};
+use waymark_core::config::table::{ENV_ALIASES, KEYS, key_names, refused_from_project};
 
 /// Where a value came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -136,34 +136,24 @@ fn merge(
                 Origin::Env(_) => Origin::Env(env_var_of(map, key.name)),
                 o => o.clone(),
             };
-            let is_project = matches!(origin, Origin::Project(_));
-            if is_project && USER_ONLY.contains(&key.name) {
-                errors.push(ConfigError {
-                    key: key.name.into(),
-                    origin,
-                    message: "a project's waymark.json may not set it (a repository must not choose your signing key): set it in your own config.json or the environment".into(),
-                });
-                continue;
-            }
-            let before = strictness(key.name, &config);
-            match (key.apply)(&mut config, v) {
-                Ok(()) if is_project && strictness(key.name, &config) < before => {
-                    errors.push(ConfigError {
-                        key: key.name.into(),
-                        origin,
-                        message: "a project's waymark.json may make it stricter, never looser: set it in your own config.json or the environment".into(),
-                    });
-                    let _ = (key.apply)(&mut config, &effective.0);
+            let before = config.clone();
+            let refused = match (key.apply)(&mut config, v) {
+                Ok(()) if matches!(origin, Origin::Project(_)) => {
+                    refused_from_project(key.name, &before, &config).map(str::to_string)
                 }
-                Ok(()) => effective = (v.clone(), origin),
-                Err(message) => {
+                Ok(()) => None,
+                Err(message) => Some(message.to_string()),
+            };
+            match refused {
+                None => effective = (v.clone(), origin),
+                Some(message) => {
                     errors.push(ConfigError {
                         key: key.name.into(),
                         origin,
-                        message: message.to_string(),
+                        message,
                     });
-                    // Re-apply what was in force before this layer.
-                    let _ = (key.apply)(&mut config, &effective.0);
+                    // What was in force before this layer stays.
+                    config = before;
                 }
             }
         }

@@ -264,12 +264,30 @@ pub const USER_ONLY: &[&str] = &[
 /// How strict `config` is on key `name`, for the keys a project's `waymark.json` may only
 /// tighten (the repeat guard, scope enforcement: off, then ask or warn, then deny); `None`
 /// for the others. A repository must not switch off what protects the user.
-pub fn strictness(name: &str, config: &super::Config) -> Option<u8> {
+fn strictness(name: &str, config: &super::Config) -> Option<u8> {
     match name {
         "repeat_guard" => Some(config.repeat_guard as u8),
         "scope_enforcement" => Some(config.scope_enforcement as u8),
         _ => None,
     }
+}
+
+/// Why a project's `waymark.json` may not change key `name` from `before` to `after`, if
+/// it may not: the keys of [`USER_ONLY`] at all, the protections looser. The one rule the
+/// loader applies to the project layer (a repository is untrusted input).
+pub fn refused_from_project(
+    name: &str,
+    before: &super::Config,
+    after: &super::Config,
+) -> Option<&'static str> {
+    if USER_ONLY.contains(&name) {
+        return Some(
+            "a project's waymark.json may not set it (a repository must not choose your signing key): set it in your own config.json or the environment",
+        );
+    }
+    (strictness(name, after) < strictness(name, before)).then_some(
+        "a project's waymark.json may make it stricter, never looser: set it in your own config.json or the environment",
+    )
 }
 
 /// contextd's environment variables, accepted as aliases.
@@ -348,5 +366,36 @@ mod tests {
             assert!(apply(min).is_ok() && apply(max).is_ok(), "{name}");
             assert!(apply(min - 1).is_err() && apply(max + 1).is_err(), "{name}");
         }
+    }
+
+    /// A project may not choose the signing key, nor loosen a protection; it may tighten
+    /// one, and set anything else.
+    #[test]
+    fn a_project_may_tighten_but_not_loosen_nor_choose_the_key() {
+        use crate::config::{Config, RepeatGuard, ScopeEnforcement};
+        let base = Config::default();
+        let with = |f: &dyn Fn(&mut Config)| {
+            let mut c = base.clone();
+            f(&mut c);
+            c
+        };
+        let off = with(&|c| c.repeat_guard = RepeatGuard::Off);
+        let deny = with(&|c| c.scope_enforcement = ScopeEnforcement::Deny);
+        assert!(
+            refused_from_project("key_file", &base, &base)
+                .unwrap()
+                .contains("signing key")
+        );
+        assert!(
+            refused_from_project("repeat_guard", &base, &off)
+                .unwrap()
+                .contains("never looser")
+        );
+        assert_eq!(refused_from_project("repeat_guard", &off, &base), None);
+        assert_eq!(
+            refused_from_project("scope_enforcement", &base, &deny),
+            None
+        );
+        assert_eq!(refused_from_project("max_attempts", &base, &off), None);
     }
 }
