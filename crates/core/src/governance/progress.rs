@@ -84,7 +84,7 @@ fn proof(line: &str) -> Option<String> {
     if passed {
         return Some(line.to_string());
     }
-    let entry = crate::trace::dialect::Entry::parse(line)?;
+    let entry = crate::trace::dialect::Entry::of(&value)?;
     let change = entry
         .kind
         .as_deref()

@@ -395,7 +395,8 @@ impl CheckpointTrigger {
         }
     }
 
-    pub fn parse(s: &str) -> Option<CheckpointTrigger> {
+    /// Every trigger.
+    pub const ALL: [CheckpointTrigger; 11] = {
         use CheckpointTrigger::*;
         [
             Manual,
@@ -410,8 +411,10 @@ impl CheckpointTrigger {
             ContextThreshold,
             PreRewind,
         ]
-        .into_iter()
-        .find(|t| t.as_str() == s)
+    };
+
+    pub fn parse(s: &str) -> Option<CheckpointTrigger> {
+        Self::ALL.into_iter().find(|t| t.as_str() == s)
     }
 }
 
@@ -682,21 +685,7 @@ mod tests {
     /// A trigger's name is its serde name, and reads back as the trigger.
     #[test]
     fn every_checkpoint_trigger_reads_back_from_its_name() {
-        use CheckpointTrigger::*;
-        let all = [
-            Manual,
-            GitCommit,
-            GitPush,
-            PrCreated,
-            Validation,
-            StepComplete,
-            Interval,
-            PreCompact,
-            Clear,
-            ContextThreshold,
-            PreRewind,
-        ];
-        for t in all {
+        for t in CheckpointTrigger::ALL {
             assert_eq!(serde_json::to_value(t).unwrap(), t.as_str());
             assert_eq!(CheckpointTrigger::parse(t.as_str()), Some(t));
         }

@@ -30,11 +30,15 @@ pub struct Entry {
 impl Entry {
     /// Parses one line; `None` when it is not a JSON object.
     pub fn parse(line: &str) -> Option<Entry> {
-        let v: Value = serde_json::from_str(line).ok()?;
+        Entry::of(&serde_json::from_str(line).ok()?)
+    }
+
+    /// [`Entry::parse`] of a line already parsed; `None` when it is not an object.
+    pub fn of(v: &Value) -> Option<Entry> {
         let obj = v.as_object()?;
         let wm = v.pointer("/metadata/waymark");
         let wm_str = |k: &str| wm.and_then(|w| w.get(k)).and_then(str_of);
-        let conversations = Conversations::of(&v);
+        let conversations = Conversations::of(v);
         let contributor = conversations.contributor().or_else(|| v.get("contributor"));
         Some(Entry {
             id: obj.get("id").and_then(str_of),
@@ -50,7 +54,7 @@ impl Entry {
                 .or_else(|| obj.get("intent_id").and_then(str_of))
                 .or_else(|| conversations.field("intent_id"))
                 .or_else(|| conversations.related(&["specification", "intent", "requirement"])),
-            paths: files(&v)
+            paths: files(v)
                 .filter_map(|f| {
                     f.get("path")
                         .or_else(|| f.get("relative_path"))
