@@ -46,36 +46,38 @@ pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> an
     if !(kinds.validation || kinds.side_effect) || bash.run_in_background {
         return Ok(());
     }
-    if kinds.side_effect && c.repeat_guard != RepeatGuard::Off {
-        isolated(ctx, event.name(), "repeat_guard", || {
-            let hook = crate::task::current::load(ctx)?;
-            if let Some(reason) = hook.as_ref().and_then(|h| repeat::check(h, &bash.command)) {
-                let decision = match c.repeat_guard {
-                    RepeatGuard::Deny => Decision::Deny,
-                    _ => Decision::Ask,
-                };
-                out.decision = Some((decision, reason));
-            }
-            Ok(())
-        });
-    }
-    if !matches!(out.decision, Some((Decision::Deny, _))) {
-        isolated(ctx, event.name(), "in_flight", || {
-            in_flight(ctx, event, &bash.command, &kinds)
-        });
-    }
+    isolated(ctx, event.name(), "command_start", || {
+        out.decision = start(ctx, event, &bash.command, &kinds)?;
+        Ok(())
+    });
     Ok(())
 }
 
-/// The command starts in the running step: a crash before its PostToolUse leaves it in
-/// flight, so the next session runs a validation again and checks a side effect first.
-fn in_flight(ctx: &Ctx, event: &Event, command: &str, kinds: &Kinds) -> anyhow::Result<()> {
+/// One locked change of the task as the command starts: the repeat guard's answer for a
+/// side effect, and unless it refuses, the command marked in flight in the running step (a
+/// crash before its PostToolUse leaves it there, so the next session runs a validation
+/// again and checks a side effect first).
+fn start(
+    ctx: &Ctx,
+    event: &Event,
+    command: &str,
+    kinds: &Kinds,
+) -> anyhow::Result<Option<(Decision, String)>> {
+    let guard = ctx.config.repeat_guard;
     let session = &event.common.session_id;
     let changed = current::change(ctx, Need::Create, |hook, _| {
-        hook.ensure_running(ctx.config.max_attempts, ctx.now)?;
-        hook.begin_command(session, command, kinds, ctx.now);
-        anyhow::Ok(())
+        let asked = (kinds.side_effect && guard != RepeatGuard::Off)
+            .then(|| repeat::check(hook, command))
+            .flatten()
+            .map(|reason| match guard {
+                RepeatGuard::Deny => (Decision::Deny, reason),
+                _ => (Decision::Ask, reason),
+            });
+        if !matches!(asked, Some((Decision::Deny, _))) {
+            hook.ensure_running(ctx.config.max_attempts, ctx.now)?;
+            hook.begin_command(session, command, kinds, ctx.now);
+        }
+        anyhow::Ok(asked)
     })?;
-    changed.map(|(r, _)| r).transpose()?;
-    Ok(())
+    Ok(changed.map(|(r, _)| r).transpose()?.flatten())
 }
