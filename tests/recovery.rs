@@ -606,24 +606,11 @@ fn a_wrapped_hook_command_records_claude_code_not_the_wrapper() {
             "timeout 10 nice env stdbuf -o0 '{}' hook {event}",
             bin.display()
         );
-        let mut child = std::process::Command::new("sh")
+        p.command("sh")
             .args(["-c", &command])
-            .current_dir(p.root())
-            .env("CLAUDE_PROJECT_DIR", p.root())
-            .env("HOME", p.config.path())
-            .env("XDG_CONFIG_HOME", p.config.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        assert!(child.wait().unwrap().success(), "{event}");
+            .write_stdin(input)
+            .assert()
+            .success();
     };
     for name in ["SessionStart-startup.json", "UserPromptSubmit.json"] {
         let event = name.split(['-', '.']).next().unwrap();
@@ -638,21 +625,11 @@ fn a_wrapped_hook_command_records_claude_code_not_the_wrapper() {
     // Session s1 is mid-turn and its Claude Code runs: a second session, in a Claude
     // Code of its own (here `git` running the hook as an alias), is not a recovery.
     let alias = format!("alias.start=!'{}' hook SessionStart", bin.display());
-    let out = std::process::Command::new("git")
+    let out = p
+        .command("git")
         .args(["-c", &alias, "start"])
-        .current_dir(p.root())
-        .env("CLAUDE_PROJECT_DIR", p.root())
-        .env("HOME", p.config.path())
-        .env("XDG_CONFIG_HOME", p.config.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write as _;
-            let input = today(&p, "SessionStart-startup.json", "s2", None);
-            c.stdin.take().unwrap().write_all(input.as_bytes())?;
-            c.wait_with_output()
-        })
+        .write_stdin(today(&p, "SessionStart-startup.json", "s2", None))
+        .output()
         .unwrap();
     let out = String::from_utf8(out.stdout).unwrap();
     let h = p.hook_json();

@@ -52,7 +52,12 @@ impl Project {
 
     /// `waymark …` in this project, with its own config home.
     pub fn waymark(&self) -> Command {
-        let mut c = Command::cargo_bin("waymark").unwrap();
+        self.command(assert_cmd::cargo::cargo_bin("waymark"))
+    }
+
+    /// `program` run in this project as `waymark` is: in its root, with its config home.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(program);
         c.current_dir(self.root())
             .env("CLAUDE_PROJECT_DIR", self.root())
             .env("XDG_CONFIG_HOME", self.config.path())
