@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter};
 
-use super::redact;
+use super::{MASK, is_credential_name, redact};
 
 /// Text or JSON every string of which went through [`redact`]. Only this module makes one,
 /// and the store's record writers take nothing else.
@@ -82,6 +82,8 @@ fn to_string<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> String
         string: String::new(),
         in_string: false,
         escaped: false,
+        in_key: false,
+        secret: false,
     };
     let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
     // waymark's types have string keys only; an error here is a bug, not bad input.
@@ -94,7 +96,9 @@ fn to_string<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> String
 /// A serde_json formatter that holds each string back until it is complete, redacts it,
 /// and writes it escaped through the formatter it wraps. Object keys are strings like any
 /// other (a map from a payload can have anything for keys): `token_count` passes, as no
-/// rule matches a bare name.
+/// rule matches a bare name. A key that names a credential ([`is_credential_name`]:
+/// `password`, `clientSecret`, `api_key`) hides its value whole, whatever it looks like:
+/// the strings and integers under it (an MCP tool's `{"password": "…"}`).
 struct Redacting<F> {
     inner: F,
     /// The string being serialized, unescaped (one buffer for all of them: a save
@@ -105,9 +109,20 @@ struct Redacting<F> {
     /// The string held back had a character serde_json escaped: it is escaped again when
     /// written (a string without one is written as it is).
     escaped: bool,
+    /// Writing an object key.
+    in_key: bool,
+    /// Under a key that names a credential, until its value ends.
+    secret: bool,
 }
 
 impl<F: Formatter> Redacting<F> {
+    /// The mask, as a JSON string, in place of a number under a credential's key.
+    fn write_mask<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.inner.begin_string(w)?;
+        self.inner.write_string_fragment(w, MASK)?;
+        self.inner.end_string(w)
+    }
+
     fn write_escaped<W: ?Sized + io::Write>(&mut self, w: &mut W, s: &str) -> io::Result<()> {
         let bytes = s.as_bytes();
         let mut run = 0;
@@ -191,6 +206,13 @@ impl<F: Formatter> Formatter for Redacting<F> {
         self.in_string = false;
         let s = std::mem::take(&mut self.string);
         self.inner.begin_string(w)?;
+        if self.in_key {
+            self.secret = is_credential_name(&s);
+        } else if self.secret && !s.is_empty() {
+            self.string = s;
+            self.inner.write_string_fragment(w, MASK)?;
+            return self.inner.end_string(w);
+        }
         match redact(&s) {
             // Nearly every string: no secret, nothing to escape, so written as it came.
             std::borrow::Cow::Borrowed(_) if !self.escaped => {
@@ -239,15 +261,31 @@ impl<F: Formatter> Formatter for Redacting<F> {
         w: &mut W,
         first: bool,
     ) -> io::Result<()> {
+        self.in_key = true;
+        self.secret = false;
         self.inner.begin_object_key(w, first)
     }
     fn end_object_key<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.in_key = false;
         self.inner.end_object_key(w)
+    }
+    fn write_i64<W: ?Sized + io::Write>(&mut self, w: &mut W, value: i64) -> io::Result<()> {
+        match self.secret {
+            true => self.write_mask(w),
+            false => self.inner.write_i64(w, value),
+        }
+    }
+    fn write_u64<W: ?Sized + io::Write>(&mut self, w: &mut W, value: u64) -> io::Result<()> {
+        match self.secret {
+            true => self.write_mask(w),
+            false => self.inner.write_u64(w, value),
+        }
     }
     fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
         self.inner.begin_object_value(w)
     }
     fn end_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.secret = false;
         self.inner.end_object_value(w)
     }
 }
@@ -264,6 +302,8 @@ mod tests {
             "command": "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 cargo test",
             "lines": ["password = \"hunter22\"", "ok \"quoted\"\n\ttab \u{1}"],
             "password": "not a secret by itself",
+            "mcp": {"tool_input": {"user": "bob", "clientSecret": "plain words", "pin": 1, "db_password": 4242}},
+            "passwords": ["a", "b"],
         });
         for clean in [Clean::json(&v), Clean::json_pretty(&v)] {
             let back: serde_json::Value = serde_json::from_slice(clean.as_bytes()).unwrap();
@@ -274,7 +314,17 @@ mod tests {
                 "{text}"
             );
             assert_eq!(back["lines"][1], "ok \"quoted\"\n\ttab \u{1}");
-            assert_eq!(back["password"], "not a secret by itself");
+            // A key that names a credential hides its value, whatever it looks like.
+            assert_eq!(back["password"], MASK);
+            assert_eq!(back["mcp"]["tool_input"]["clientSecret"], MASK);
+            assert_eq!(back["mcp"]["tool_input"]["db_password"], MASK);
+            assert_eq!(back["mcp"]["tool_input"]["user"], "bob");
+            assert_eq!(back["mcp"]["tool_input"]["pin"], 1);
+            assert_eq!(back["passwords"], json!([MASK, MASK]));
+            assert!(
+                !text.contains("4242") && !text.contains("plain words"),
+                "{text}"
+            );
         }
     }
 

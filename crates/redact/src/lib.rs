@@ -25,6 +25,7 @@
 //! It errs on the side of hiding: a false positive costs a few characters of context, a
 //! miss leaks a credential into a ledger that is meant to be committed.
 
+mod context;
 mod json;
 // The table's cases (`hit`, `secret`, `miss`) are read by the tests only.
 #[cfg_attr(not(test), allow(dead_code))]
@@ -36,6 +37,8 @@ use std::sync::OnceLock;
 
 use regex_lite::Regex;
 
+pub use context::is_credential_name;
+use context::{CONTEXT, ContextRule};
 pub use json::Clean;
 pub use json::scrub;
 use rules::RULES;
@@ -74,6 +77,18 @@ enum Confirm {
     /// `token` scheme. (`the bearer token expired`; `Authorization: Bearer [REDACTED]`,
     /// which waymark keeps once it has masked one.)
     Credential(usize),
+    /// The keyword is part of a command-line flag (`--db-password`: the word it is in
+    /// starts with `-` and ends with it), and a value follows after spaces, not another
+    /// flag. (`--token-file`, `password` in prose.)
+    Flag,
+    /// The keyword is part of a name followed by spaces and a quote: `password "…"`.
+    SpaceQuoted,
+    /// The keyword is in the key of a YAML block scalar: `password: |`.
+    BlockScalar,
+    /// The keyword is on a table's header row: a line with a `|`, a separator row next.
+    TableHeader,
+    /// The keyword is in an upper-case name followed by a space: `DB_PASSWORD X`.
+    NameSpaced,
 }
 
 /// The rules whose keywords need a [`Confirm`]: the ones whose keywords are common words or
@@ -103,14 +118,22 @@ const CONFIRMS: &[(&str, Confirm)] = &[
     ("waymark-url-credentials", Confirm::Userinfo),
     ("waymark-authorization-header", Confirm::Credential(8)),
     ("waymark-bearer-token", Confirm::Credential(16)),
+    ("waymark-password-flag", Confirm::Flag),
+    ("waymark-name-then-quoted-value", Confirm::SpaceQuoted),
 ];
 
+/// How many rules there are: the table's, then the context rules.
+const ALL: usize = RULES.len() + CONTEXT.len();
+
 /// Each rule's keywords, as the scanner takes them.
-const KEYWORD_LISTS: [&[&str]; RULES.len()] = {
-    let mut lists: [&[&str]; RULES.len()] = [&[]; RULES.len()];
+const KEYWORD_LISTS: [&[&str]; ALL] = {
+    let mut lists: [&[&str]; ALL] = [&[]; ALL];
     let mut i = 0;
-    while i < RULES.len() {
-        lists[i] = RULES[i].keywords;
+    while i < ALL {
+        lists[i] = match i < RULES.len() {
+            true => RULES[i].keywords,
+            false => CONTEXT[i - RULES.len()].keywords,
+        };
         i += 1;
     }
     lists
@@ -121,8 +144,13 @@ static SCANNER: scan::Scanner<{ scan::count(&KEYWORD_LISTS) }> =
     scan::Scanner::build(&KEYWORD_LISTS);
 
 /// Each rule's confirm, looked up at compile time.
-const CONFIRM: [Option<Confirm>; RULES.len()] = {
-    let mut confirm = [None; RULES.len()];
+const CONFIRM: [Option<Confirm>; ALL] = {
+    let mut confirm = [None; ALL];
+    let mut k = 0;
+    while k < CONTEXT.len() {
+        confirm[RULES.len() + k] = Some(CONTEXT[k].confirm);
+        k += 1;
+    }
     let mut c = 0;
     while c < CONFIRMS.len() {
         let mut i = 0;
@@ -220,22 +248,56 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
             let rest = &after[user.count()..];
             rest.first() == Some(&b':') && rest.iter().take_while(|b| !stop(b)).any(|&b| b == b'@')
         }
-        Confirm::Assigned => {
-            let name = |b: &u8| is_word(*b) || *b == b'-' || *b == b'.';
-            let mut rest = &after[after.iter().take_while(|b| name(b)).count()..];
-            if let [b'"' | b'\'', tail @ ..] = rest {
-                rest = tail;
-            }
-            let rest = &rest[spaces(rest)..];
-            let value = match rest {
-                [b':', b'=', v @ ..] | [b'=', b'>', v @ ..] | [b'?', b'=', v @ ..] => v,
-                [b':' | b'=', v @ ..] => v,
-                _ => return false,
-            };
-            let value = &value[spaces(value)..];
-            !masked(value, true)
+        Confirm::Flag => flag(text, start, after),
+        Confirm::SpaceQuoted => space_quoted(after),
+        Confirm::BlockScalar | Confirm::TableHeader | Confirm::NameSpaced => {
+            context::holds(confirm, text, start, end)
         }
+        Confirm::Assigned => assigned(after),
     }
+}
+
+/// [`Confirm::Assigned`], `after` being what follows the keyword.
+fn assigned(after: &[u8]) -> bool {
+    let name = |b: &u8| is_word(*b) || *b == b'-' || *b == b'.';
+    let mut rest = &after[after.iter().take_while(|b| name(b)).count()..];
+    if let [b'"' | b'\'', tail @ ..] = rest {
+        rest = tail;
+    }
+    let rest = &rest[spaces(rest)..];
+    let value = match rest {
+        [b':', b'=', v @ ..] | [b'=', b'>', v @ ..] | [b'?', b'=', v @ ..] => v,
+        [b':' | b'=', v @ ..] => v,
+        _ => return false,
+    };
+    let value = &value[spaces(value)..];
+    !masked(value, true)
+}
+
+/// [`Confirm::Flag`] at the keyword `text[start..]`, `after` being what follows it.
+fn flag(text: &[u8], start: usize, after: &[u8]) -> bool {
+    let flag = |b: &&u8| b.is_ascii_alphanumeric() || **b == b'-';
+    let before = text[..start].iter().rev().take_while(flag).count();
+    let gap = after
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count();
+    text.get(start - before) == Some(&b'-')
+        && gap > 0
+        && after
+            .get(gap)
+            .is_some_and(|b| *b != b'-' && !b.is_ascii_whitespace())
+}
+
+/// [`Confirm::SpaceQuoted`], `after` being what follows the keyword.
+fn space_quoted(after: &[u8]) -> bool {
+    let name = |b: &&u8| is_word(**b) || matches!(b, b'-' | b'.');
+    let rest = &after[after.iter().take_while(name).count()..];
+    let gap = rest
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count();
+    gap > 0 && matches!(rest.get(gap), Some(b'"' | b'\''))
 }
 
 /// Whether an assigned value is the mask already: `[REDACTED]`, or `"[REDACTED]"` with
@@ -288,7 +350,7 @@ fn hits(text: &str) -> Vec<Vec<usize>> {
             return;
         }
         if hits.is_empty() {
-            hits.resize_with(RULES.len(), Vec::new);
+            hits.resize_with(ALL, Vec::new);
         }
         hits[r].push(start);
     });
@@ -303,11 +365,15 @@ pub fn redact(text: &str) -> Cow<'_, str> {
         return Cow::Borrowed(text);
     }
     let mut out = Cow::Borrowed(text);
-    for i in 0..RULES.len() {
+    for i in 0..ALL {
         if found[i].is_empty() {
             continue;
         }
-        if let Some(changed) = apply(i, &out, &found[i]) {
+        let changed = match i.checked_sub(RULES.len()) {
+            None => apply(i, &out, &found[i]),
+            Some(c) => apply_context(&CONTEXT[c], &out, &found[i]),
+        };
+        if let Some(changed) = changed {
             out = Cow::Owned(changed);
             // Offsets moved: find the keywords of the rules still to come again.
             found = hits(&out);
@@ -363,6 +429,28 @@ fn apply(i: usize, text: &str, at: &[usize]) -> Option<String> {
         out.push_str(&text[done..]);
         out
     })
+}
+
+/// A context rule applied to `text` at its keywords `at`; `None` when it changed nothing
+/// (what it would hide is the mask already).
+fn apply_context(rule: &ContextRule, text: &str, at: &[usize]) -> Option<String> {
+    let mut ranges: Vec<_> = at.iter().flat_map(|&a| (rule.find)(text, a)).collect();
+    ranges.retain(|r| &text[r.clone()] != MASK);
+    if ranges.is_empty() {
+        return None;
+    }
+    ranges.sort_by_key(|r| (r.start, r.end));
+    let mut out = String::with_capacity(text.len());
+    let mut done = 0;
+    for r in ranges {
+        if r.start >= done {
+            out.push_str(&text[done..r.start]);
+            out.push_str(MASK);
+            done = r.end;
+        }
+    }
+    out.push_str(&text[done..]);
+    Some(out)
 }
 
 #[cfg(test)]

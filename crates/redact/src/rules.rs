@@ -10,7 +10,7 @@
 //! Sources: gitleaks' default configuration (`config/gitleaks.toml` of
 //! <https://github.com/gitleaks/gitleaks> at commit b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b), translated from
 //! Go RE2 to Rust `regex` syntax (215 rules, under their gitleaks ids), plus waymark's own rules
-//! (23, ids starting with `waymark-`): the ones waymark had before and ones for shapes gitleaks
+//! (37, ids starting with `waymark-`): the ones waymark had before and ones for shapes gitleaks
 //! leaves to its entropy-checked generic rule (quoted values, command-line flags, URLs).
 //!
 //! Translation: a gitleaks rule hides only its secret group, so where gitleaks matches

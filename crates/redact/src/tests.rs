@@ -536,6 +536,11 @@ fn every_confirm_is_met_by_its_rules_own_case_and_breaking_it_stops_the_rule() {
             Confirm::AfterDigits => rule.hit.replace(|c: char| c.is_ascii_digit(), "x"),
             Confirm::Userinfo => rule.hit.replace('@', " "),
             Confirm::Credential(_) => rule.hit.replace(rule.secret, MASK),
+            Confirm::Flag => rule.hit.replace('-', ""),
+            Confirm::SpaceQuoted => rule.hit.replace(['"', '\''], ""),
+            Confirm::BlockScalar | Confirm::TableHeader | Confirm::NameSpaced => {
+                unreachable!("{id}: a context rule's condition")
+            }
         };
         assert!(
             !regex(i).is_match(&broken),
@@ -609,4 +614,226 @@ fn an_assignment_already_masked_makes_no_rule_due_and_more_than_the_mask_still_c
         let out = redact(text);
         assert!(!out.contains(secret), "{text} -> {out}");
     }
+}
+
+// ----- context rules, and the channels of issue 32 -----
+
+#[test]
+fn every_context_rule_hides_its_hit_itself_and_keeps_its_miss() {
+    let mut ids: HashSet<&str> = RULES.iter().map(|r| r.id).collect();
+    for (k, rule) in CONTEXT.iter().enumerate() {
+        assert!(ids.insert(rule.id), "{} repeats an id", rule.id);
+        hides(rule.hit, rule.secret);
+        keeps(rule.miss);
+        // The context rule is what hides it: its keywords count, and it alone changes it.
+        let at = &hits(rule.hit)[RULES.len() + k];
+        assert!(!at.is_empty(), "{}: its keywords do not count", rule.id);
+        let alone = apply_context(rule, rule.hit, at).expect("changes its hit");
+        assert!(!alone.contains(rule.secret), "{}: {alone:?}", rule.id);
+        for r in RULES {
+            assert!(
+                !regex_lite::Regex::new(r.pattern)
+                    .unwrap()
+                    .is_match(rule.hit)
+                    || {
+                        let once = regex_lite::Regex::new(r.pattern).unwrap();
+                        once.replace_all(rule.hit, r.replace).contains(rule.secret)
+                    },
+                "{}: table rule {} hides it already",
+                rule.id,
+                r.id
+            );
+        }
+    }
+}
+
+#[test]
+fn a_name_is_a_credential_by_its_last_word() {
+    for name in [
+        "password",
+        "DB_PASSWORD",
+        "clientSecret",
+        "api_key",
+        "API key",
+        "access-token",
+        "Password",
+        "x-auth",
+        "signingKey",
+        "passwords",
+        "privateKey",
+        "aws.secret",
+    ] {
+        assert!(is_credential_name(name), "{name}");
+    }
+    for name in [
+        "token_count",
+        "password_file",
+        "max_tokens",
+        "key",
+        "public_key",
+        "user",
+        "secret_name",
+        "passwordHash",
+        "keyboard",
+        "author",
+        "",
+        "description",
+    ] {
+        assert!(!is_credential_name(name), "{name}");
+    }
+}
+
+/// Secrets that only their context gives away, in every channel waymark stores: command
+/// lines, encoded URLs, continued lines, YAML, tables, prose, commit subjects.
+#[test]
+fn hides_secrets_by_their_context() {
+    let cases: &[&str] = &[
+        "sshpass -p Hunter2pw ssh deploy@host",
+        "redis-cli -h cache -a Hunter2pw ping",
+        "openssl enc -aes-256-cbc -pass pass:Hunter2pw -in a",
+        "openssl pkcs12 -export -passout pass:Hunter2pw -out x.p12",
+        "ldapsearch -x -D cn=admin -w Hunter2pw -b dc=x",
+        "zip -P Hunter2pw secret.zip a.txt",
+        "htpasswd -b -c .htpasswd admin Hunter2pw",
+        "htpasswd -nb admin Hunter2pw",
+        "docker login -u bob -p Hunter2pw registry.io",
+        "docker login --password Hunter2pw registry.io",
+        "podman login --password=Hunter2pw quay.io",
+        "keytool -list -keystore k.jks -storepass Hunter2pw",
+        "jarsigner -keystore k.jks -storepass Hunter2pw -keypass Hunter2pw app.jar alias",
+        "deploy --api-key Hunter2pw --env prod",
+        "curl 'https://x.io/api?q=%7B%22password%22%3A%22Hunter2pw%22%7D'",
+        "curl 'https://x.io/cb?next=%2Flogin%3Fpassword%3DHunter2pw%26u%3Db'",
+        "export DB_PASSWORD=\\\n  Hunter2pw\n",
+        "export DB_PASSWORD=\\\n  'Hunter2pw'\n",
+        "db:\n  password: |\n    Hunter2pw\n  host: x\n",
+        "- api_key: >-\n    Hunter2pw\n    more\n",
+        "https://acct.blob.core.windows.net/c?sv=2021-08-06&ss=b&sp=r&sig=abcDEF123ghiJKL456mnoPQR789stu%3D",
+        "assertion failed: {\n  \"password\":\n    \"Hunter2pw\"\n}",
+        "assertion failed: {\n  password:\n    Hunter2pw\n}",
+        "The user set password \"Hunter2pw\" for the db",
+        "| user | password |\n|------|----------|\n| bob  | Hunter2pw |\n",
+        "user | API key\n--- | ---\nbob | Hunter2pw\n",
+        "fix: set DB_PASSWORD Hunter2pw in staging",
+        // Quoted in Markdown, as HOOK.md and AGENT.md quote an output.
+        "Its output ended:\n  > | user | password |\n  > | --- | --- |\n  > | bob | Hunter2pw |\n",
+        "Its output ended:\n  > db:\n  >   password: |\n  >     Hunter2pw\n  >\n  >     more\n",
+    ];
+    for c in cases {
+        hides(c, "Hunter2pw");
+        assert_eq!(redact(&redact(c)), redact(c), "stable: {c}");
+    }
+}
+
+#[test]
+fn context_leaves_what_only_looks_like_it_alone() {
+    for c in [
+        "docker login -u bob --password-stdin registry.io",
+        "vault kv get --token-file ~/.vault-token secret/app",
+        "DB_PASSWORD is required; set it with `waymark config`",
+        "echo $DB_PASSWORD | wc -c",
+        "unset DB_PASSWORD API_TOKEN",
+        "| step | token count |\n| --- | --- |\n| parse | 1200 |\n",
+        "notes: |\n  the password is rotated\nnext: 1\n",
+        "keytool -list -storepass:env KS_PASS",
+        "openssl req -passin env:KEY_PASS -new",
+        "7z a -mhe=on backup.7z data/",
+        "the password field is required",
+    ] {
+        keeps(c);
+    }
+}
+
+#[test]
+fn a_yaml_block_ends_where_its_indentation_or_its_quote_does() {
+    let quoted =
+        "> db:\n>   token: |\n>     Tk1a2b3c\n>   host: db.internal\n> port: 5432\nafter\n";
+    let out = redact(quoted);
+    assert!(!out.contains("Tk1a2b3c"), "{out}");
+    assert!(
+        out.contains(">   host: db.internal\n> port: 5432\nafter\n"),
+        "{out}"
+    );
+    let text =
+        "db:\n  password: |\n    line one\n\n    line two\n  host: db.internal\nport: 5432\n";
+    let out = redact(text);
+    assert!(
+        !out.contains("line one") && !out.contains("line two"),
+        "{out}"
+    );
+    assert!(out.contains("  host: db.internal\nport: 5432\n"), "{out}");
+}
+
+#[test]
+fn a_table_hides_only_its_credential_columns_to_the_table_s_end() {
+    let text = "| user | token | note |\n| --- | --- | --- |\n| bob | Tk1a2b3c | hi |\n| eve | Tk9z8y7x | yo |\n\nafter | Tkzzzz\n";
+    let out = redact(text);
+    assert!(
+        !out.contains("Tk1a2b3c") && !out.contains("Tk9z8y7x"),
+        "{out}"
+    );
+    assert!(out.contains("| bob | [REDACTED] | hi |"), "{out}");
+    assert!(out.contains("after | Tkzzzz"), "{out}");
+}
+
+/// docs/redaction-rules.md: every rule with one case it hides and one it leaves, as the
+/// table holds them. `WAYMARK_BLESS=1 cargo test -p waymark-redact` writes it anew.
+#[test]
+fn the_documented_table_is_the_table() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/redaction-rules.md");
+    let want = rules_doc();
+    if std::env::var_os("WAYMARK_BLESS").is_some() {
+        std::fs::write(path, &want).unwrap();
+    }
+    let have = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        have == want,
+        "docs/redaction-rules.md is not the table: run `WAYMARK_BLESS=1 cargo test -p waymark-redact`"
+    );
+}
+
+fn rules_doc() -> String {
+    // A case in a code span: JSON-quoted (newlines seen as \n), pipes escaped for the table.
+    let case = |s: &str| {
+        format!(
+            "`` {} ``",
+            serde_json::to_string(s).unwrap().replace('|', "\\|")
+        )
+    };
+    let mut out = String::from(
+        "# Redaction rules\n\n\
+         Generated from `crates/redact/src/rules.jsonl` and `crates/redact/src/context.rs` \
+         (`WAYMARK_BLESS=1 cargo test -p waymark-redact`; a test fails when this file is not \
+         the table). Each rule with a case it hides (the secret in it must not survive) and a \
+         case no rule may change; the tests hold every rule to both. How the rules are \
+         applied: [redaction.md](redaction.md).\n\n\
+         ## Context rules\n\n\
+         Run after the table, on what it left.\n\n\
+         | rule | what it hides | hides | leaves alone |\n| --- | --- | --- | --- |\n",
+    );
+    for r in CONTEXT {
+        let what = r.what.replace('|', "\\|");
+        out += &format!(
+            "| `{}` | {what} | {} | {} |\n",
+            r.id,
+            case(r.hit),
+            case(r.miss)
+        );
+    }
+    out += "\n## The table, in the order it runs\n\n| rule | keywords | hides | leaves alone |\n| --- | --- | --- | --- |\n";
+    for r in RULES {
+        let keywords = r
+            .keywords
+            .iter()
+            .map(|k| case(k))
+            .collect::<Vec<_>>()
+            .join(" ");
+        out += &format!(
+            "| `{}` | {keywords} | {} | {} |\n",
+            r.id,
+            case(r.hit),
+            case(r.miss)
+        );
+    }
+    out
 }

@@ -1,0 +1,431 @@
+//! Context rules: secrets only their place gives away, across lines or table columns,
+//! where a regex cannot follow (regex-lite has no back-references, and no pattern knows
+//! indentation or columns). Each has keywords and a cheap condition at its keyword as the
+//! table's rules do ([`Confirm`]), a case it must hide and one it must leave alone, and
+//! runs after the table, on what it left.
+//!
+//! What names a credential is one function, [`is_credential_name`], shared with the JSON
+//! writer, which hides the value of any object key it accepts.
+
+use std::ops::Range;
+
+use super::Confirm;
+
+// The cases and descriptions are read by the tests (and docs/redaction.md) only.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) struct ContextRule {
+    pub id: &'static str,
+    /// What the rule hides, for docs/redaction.md.
+    pub what: &'static str,
+    /// As a table rule's: lowercase, every case the rule hides contains one.
+    pub keywords: &'static [&'static str],
+    pub confirm: Confirm,
+    /// The byte ranges of `text` to mask, for the keyword starting at the offset.
+    pub find: fn(&str, usize) -> Vec<Range<usize>>,
+    pub hit: &'static str,
+    pub secret: &'static str,
+    pub miss: &'static str,
+}
+
+/// The keywords of a credential's name, as [`is_credential_name`] reads it.
+const NAME_KEYWORDS: &[&str] = &[
+    "passw",
+    "passphrase",
+    "pwd",
+    "pass",
+    "secret",
+    "token",
+    "credential",
+    "key",
+    "auth",
+];
+
+pub(crate) const CONTEXT: &[ContextRule] = &[
+    ContextRule {
+        id: "waymark-yaml-block-secret",
+        what: "A YAML block scalar (`|` or `>`) under a key named for a credential: every line indented under the key.",
+        keywords: NAME_KEYWORDS,
+        confirm: Confirm::BlockScalar,
+        find: yaml_block,
+        hit: "database:\n  password: |\n    Hunter2pw\n  host: db.internal\n",
+        secret: "Hunter2pw",
+        miss: "database:\n  description: |\n    The password is rotated monthly.\n  host: db.internal\n",
+    },
+    ContextRule {
+        id: "waymark-table-column-secret",
+        what: "A Markdown table whose header names a credential: that column's cells in every row.",
+        keywords: NAME_KEYWORDS,
+        confirm: Confirm::TableHeader,
+        find: table_column,
+        hit: "| user | password |\n| --- | --- |\n| bob | Hunter2pw |\n",
+        secret: "Hunter2pw",
+        miss: "| user | password set |\n| --- | --- |\n| bob | yes |\n",
+    },
+    ContextRule {
+        id: "waymark-name-space-value",
+        what: "An upper-case name of a credential, a space, then its value (`DB_PASSWORD X` in a commit subject); not a `$NAME` reference, another NAME, a flag or a word of prose (`DB_PASSWORD is required`).",
+        keywords: &[
+            "password",
+            "passwd",
+            "passphrase",
+            "secret",
+            "token",
+            "_key",
+            "_pat",
+            "_pwd",
+            "_pass",
+            "_auth",
+        ],
+        confirm: Confirm::NameSpaced,
+        find: name_space_value,
+        hit: "fix(ci): set DB_PASSWORD Hunter2pw in staging",
+        secret: "Hunter2pw",
+        miss: "fix(ci): DB_PASSWORD is read from the vault in staging",
+    },
+];
+
+/// Whether a name (an object key, a table header, a YAML key, a variable) names a
+/// credential: its last word is one (`db_password`, `clientSecret`, `API key`,
+/// `access-token`), not merely holds one (`token_count`, `password_file`).
+pub fn is_credential_name(name: &str) -> bool {
+    let words = words(name);
+    let last = words.last().map(String::as_str);
+    let before = words.len().checked_sub(2).map(|i| words[i].as_str());
+    matches!(
+        (before, last),
+        (
+            _,
+            Some("password" | "passwd" | "passphrase" | "pwd" | "pass" | "secret")
+        ) | (
+            _,
+            Some("passwords" | "secrets" | "token" | "credential" | "credentials")
+        ) | (
+            _,
+            Some("auth" | "apikey" | "secretkey" | "privatekey" | "accesskey")
+        ) | (_, Some("clientsecret"))
+            | (
+                Some("api" | "private" | "secret" | "access" | "signing"),
+                Some("key")
+            )
+    )
+}
+
+/// A name's words, lowercase: split at anything not a letter or digit and where a
+/// lowercase letter meets an uppercase one (`clientSecret`).
+fn words(name: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut prev_lower = false;
+    let mut word = String::new();
+    for c in name.chars() {
+        if !c.is_alphanumeric() {
+            words.extend((!word.is_empty()).then(|| std::mem::take(&mut word)));
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower {
+            words.push(std::mem::take(&mut word));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        word.extend(c.to_lowercase());
+    }
+    words.extend((!word.is_empty()).then_some(word));
+    words
+}
+
+/// Whether `confirm`, one of the context rules' conditions, holds at the keyword.
+pub(crate) fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
+    let line = line_at(text, start);
+    match confirm {
+        Confirm::BlockScalar => block_key(&text[line.clone()]).is_some_and(|(key, _)| {
+            let key = line.start + key.start..line.start + key.end;
+            key.contains(&start) && end <= key.end
+        }),
+        Confirm::TableHeader => {
+            text[line.clone()].contains(&b'|')
+                && text
+                    .get(line.end + 1..)
+                    .is_some_and(|rest| is_separator(&rest[..line_end(rest)]))
+        }
+        Confirm::NameSpaced => {
+            let name = env_name(text, start);
+            text[name.clone()].iter().all(|b| !b.is_ascii_lowercase())
+                && text[name.end..]
+                    .first()
+                    .is_some_and(|b| matches!(b, b' ' | b'\t'))
+        }
+        _ => unreachable!("not a context rule's condition: {confirm:?}"),
+    }
+}
+
+/// The line holding byte `at`, without its newline.
+fn line_at(text: &[u8], at: usize) -> Range<usize> {
+    let start = text[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    start..start + line_end(&text[start..])
+}
+
+fn line_end(text: &[u8]) -> usize {
+    text.iter().position(|&b| b == b'\n').unwrap_or(text.len())
+}
+
+/// The length of a line's Markdown quote marks (`  > `, `> > `), where waymark quotes an
+/// output (HOOK.md, AGENT.md): a block or a table is read inside its quote.
+fn quote(line: &[u8]) -> usize {
+    let mut at = 0;
+    loop {
+        let next = at + indent(&line[at..]);
+        if line.get(next) != Some(&b'>') {
+            return at;
+        }
+        at = next + 1 + usize::from(line.get(next + 1) == Some(&b' '));
+    }
+}
+
+fn indent(line: &[u8]) -> usize {
+    line.iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count()
+}
+
+/// In a line `  key: |` (or `- "key": >-`, with a comment after), the key's range and the
+/// line's indent.
+fn block_key(line: &[u8]) -> Option<(Range<usize>, usize)> {
+    let q = quote(line);
+    let ind = indent(&line[q..]);
+    let mut at = q + ind;
+    if line[at..].starts_with(b"- ") {
+        at += 2;
+    }
+    let quoted = matches!(line.get(at), Some(b'"' | b'\''));
+    let key_start = at + usize::from(quoted);
+    let name = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    let key_end = key_start + line[key_start..].iter().take_while(|b| name(b)).count();
+    let mut rest = &line[key_end + usize::from(quoted)..];
+    rest = &rest[indent(rest)..];
+    rest = rest.strip_prefix(b":")?;
+    rest = &rest[indent(rest)..];
+    let style = rest
+        .iter()
+        .take_while(|b| b"|>+-0123456789".contains(b))
+        .count();
+    let after = &rest[style..];
+    let after = &after[indent(after)..];
+    let closed = after.is_empty() || after.starts_with(b"#") || after == b"\r";
+    (matches!(rest.first(), Some(b'|' | b'>')) && closed).then_some((key_start..key_end, ind))
+}
+
+fn yaml_block(text: &str, at: usize) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let line = line_at(bytes, at);
+    let Some((key, ind)) = block_key(&bytes[line.clone()]) else {
+        return Vec::new();
+    };
+    let key = &text[line.start + key.start..line.start + key.end];
+    if !is_credential_name(key) {
+        return Vec::new();
+    }
+    let q = quote(&bytes[line.clone()]);
+    let mut masked = Vec::new();
+    let mut next = line.end + 1;
+    while next < bytes.len() {
+        let this = next..next + line_end(&bytes[next..]);
+        let content = trim_end(&bytes[this.clone()]);
+        // Inside a quote, the block ends with it.
+        let q = if q > 0 { q.min(content.len()) } else { 0 };
+        if q > 0 && quote(content) != q {
+            break;
+        }
+        let depth = q + indent(&content[q..]);
+        if depth < content.len() && depth - q <= ind {
+            break;
+        }
+        if depth < content.len() {
+            masked.push(this.start + depth..this.start + content.len());
+        }
+        next = this.end + 1;
+    }
+    masked
+}
+
+fn trim_end(line: &[u8]) -> &[u8] {
+    let n = line
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_whitespace())
+        .count();
+    &line[..line.len() - n]
+}
+
+/// A table's separator row: `| --- | :-: |`.
+fn is_separator(line: &[u8]) -> bool {
+    let line = trim_end(&line[quote(line)..]);
+    line.contains(&b'-') && line.iter().all(|b| b" \t|:-".contains(b))
+}
+
+/// The cells of a table row, each trimmed, relative to the line.
+fn cells(quoted: &[u8]) -> Vec<Range<usize>> {
+    let q = quote(quoted);
+    let line = &quoted[q..];
+    let mut bounds: Vec<usize> = vec![];
+    let mut escaped = false;
+    for (i, &b) in line.iter().enumerate() {
+        if b == b'|' && !escaped {
+            bounds.push(i);
+        }
+        escaped = b == b'\\' && !escaped;
+    }
+    let lead = trim_end(line).len() > indent(line) && line[indent(line)] == b'|';
+    let trail = trim_end(line).last() == Some(&b'|');
+    let mut edges = Vec::new();
+    if !lead {
+        edges.push(0);
+    }
+    edges.extend(bounds.iter().map(|b| b + 1));
+    let mut ends: Vec<usize> = bounds.clone();
+    if lead {
+        ends.remove(0);
+    }
+    if !trail {
+        ends.push(line.len());
+    }
+    edges
+        .into_iter()
+        .zip(ends)
+        .map(|(s, e)| {
+            let cell = &line[s..e];
+            let lead = indent(cell);
+            q + s + lead..q + s + lead.max(trim_end(cell).len())
+        })
+        .collect()
+}
+
+fn table_column(text: &str, at: usize) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let header = line_at(bytes, at);
+    let columns: Vec<usize> = cells(&bytes[header.clone()])
+        .into_iter()
+        .enumerate()
+        .filter(|(_, c)| is_credential_name(&text[header.start + c.start..header.start + c.end]))
+        .map(|(i, _)| i)
+        .collect();
+    let mut masked = Vec::new();
+    let separator = header.end + 1;
+    let mut next = separator + line_end(&bytes[separator..]) + 1;
+    while next < bytes.len() {
+        let row = next..next + line_end(&bytes[next..]);
+        if !bytes[row.clone()].contains(&b'|') {
+            break;
+        }
+        let cells = cells(&bytes[row.clone()]);
+        for &c in &columns {
+            if let Some(cell) = cells.get(c).filter(|c| !c.is_empty()) {
+                masked.push(row.start + cell.start..row.start + cell.end);
+            }
+        }
+        next = row.end + 1;
+    }
+    masked
+}
+
+/// The upper-case name (letters, digits, `_`) around byte `at`.
+fn env_name(text: &[u8], at: usize) -> Range<usize> {
+    let name = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    let start = at - text[..at].iter().rev().take_while(|b| name(b)).count();
+    start..at + text[at..].iter().take_while(|b| name(b)).count()
+}
+
+/// Words that follow a credential's name in prose, not its value.
+const PROSE: &[&str] = &[
+    "a",
+    "an",
+    "and",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "empty",
+    "env",
+    "environment",
+    "exists",
+    "file",
+    "for",
+    "from",
+    "had",
+    "has",
+    "have",
+    "if",
+    "in",
+    "into",
+    "is",
+    "isn't",
+    "missing",
+    "must",
+    "needed",
+    "not",
+    "of",
+    "on",
+    "or",
+    "required",
+    "set",
+    "should",
+    "that",
+    "the",
+    "then",
+    "to",
+    "unset",
+    "used",
+    "using",
+    "value",
+    "var",
+    "variable",
+    "via",
+    "was",
+    "were",
+    "when",
+    "will",
+    "with",
+    "without",
+    "would",
+];
+
+fn name_space_value(text: &str, at: usize) -> Vec<Range<usize>> {
+    let bytes = text.as_bytes();
+    let name = env_name(bytes, at);
+    let reference = name.start > 0 && matches!(bytes[name.start - 1], b'$' | b'{');
+    if reference || !is_credential_name(&text[name.clone()]) {
+        return Vec::new();
+    }
+    let gap = indent(&bytes[name.end..]);
+    let start = name.end + gap;
+    let len = bytes[start..]
+        .iter()
+        .take_while(|b| !b.is_ascii_whitespace())
+        .count();
+    let value = &text[start..start + len];
+    let other_name = value
+        .bytes()
+        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    let word = value
+        .trim_end_matches([',', '.', ';', ':'])
+        .to_ascii_lowercase();
+    let skip = value.is_empty()
+        || value.starts_with([
+            '$', '-', '(', '[', '{', '<', '>', '|', '=', ':', '"', '\'', '`', '#',
+        ])
+        || value.starts_with(super::MASK)
+        || other_name
+        || PROSE.contains(&word.as_str());
+    if skip {
+        return Vec::new();
+    }
+    std::iter::once(start..start + len).collect()
+}

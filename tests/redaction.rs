@@ -1,0 +1,166 @@
+//! No secret reaches a file waymark writes (issue 32, item 1), whatever channel it comes
+//! through: a failing run's output quoted in an AGENT.md lesson, a command in the trace,
+//! an MCP tool's input kept in the pending journal while the task is locked.
+
+use std::path::Path;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use util::Project;
+
+mod util;
+
+const SECRET: &str = "Hunter2pw";
+
+/// Every file under `dir` (but `.git`) that holds `secret`.
+fn holding(dir: &Path, secret: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_name() == ".git" {
+            continue;
+        }
+        if path.is_dir() {
+            found.extend(holding(&path, secret));
+        } else if String::from_utf8_lossy(&std::fs::read(&path).unwrap()).contains(secret) {
+            found.push(path.display().to_string());
+        }
+    }
+    found
+}
+
+/// What waymark wrote: the state directory and AGENT.md (the project's own files, which
+/// the tests write secrets into on purpose, are left out).
+fn leaks(p: &Project) -> Vec<String> {
+    let mut found = holding(&p.path(".orchestration"), SECRET);
+    if p.path("AGENT.md").exists() && p.read("AGENT.md").contains(SECRET) {
+        found.push("AGENT.md".into());
+    }
+    found
+}
+
+fn event(p: &Project, fixture: &str, with: Value) -> String {
+    let mut e: Value = serde_json::from_str(&p.fixture_of("2.1.332", fixture)).unwrap();
+    for (k, v) in with.as_object().unwrap() {
+        e[k] = v.clone();
+    }
+    e.to_string()
+}
+
+#[test]
+fn a_failing_run_s_secrets_reach_no_lesson_and_no_ledger() {
+    let p = Project::new();
+    p.hook(
+        "SessionStart",
+        &p.fixture_of("2.1.332", "SessionStart-startup.json"),
+    );
+    let output = [
+        "test config::loads ... FAILED",
+        "assertion failed: left == right",
+        "  left: {",
+        "    \"user\": \"app\",",
+        "    \"password\":",
+        &format!("      \"{SECRET}\""),
+        "  }",
+        "| user | password |",
+        "| ---- | -------- |",
+        &format!("| app  | {SECRET} |"),
+        "db:",
+        "  password: |",
+        &format!("    {SECRET}"),
+        &format!("note: set DB_PASSWORD {SECRET} before running"),
+        "test result: FAILED. 0 passed; 1 failed",
+    ]
+    .join("\n");
+    let command = format!("sshpass -p {SECRET} ssh ci 'cargo test' || cargo test");
+    let failed = event(
+        &p,
+        "PostToolUseFailure-Bash.json",
+        json!({"tool_input": {"command": command}, "error": format!("Exit code 101\n{output}")}),
+    );
+    p.hook("PostToolUseFailure", &failed);
+    assert!(
+        p.read("AGENT.md").contains("config::loads"),
+        "the lesson is written"
+    );
+    assert_eq!(leaks(&p), Vec::<String>::new());
+}
+
+/// `flock -x -o FILE sleep 30`: the task's lock held until flock is killed (`-o`: not
+/// by the sleep it runs).
+fn hold(lock: &Path) -> Child {
+    let child = Command::new("flock")
+        .args(["-x", "-o"])
+        .arg(lock)
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    // Until flock has it: a second, non-blocking flock fails while it is held.
+    let start = Instant::now();
+    while Command::new("flock")
+        .args(["-n"])
+        .arg(lock)
+        .arg("true")
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "flock never held the lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+#[test]
+fn an_mcp_tool_s_password_is_hidden_while_its_event_waits() {
+    let p = Project::new();
+    p.write(
+        ".orchestration/waymark.json",
+        r#"{"hook_deadline": "500ms"}"#,
+    );
+    p.hook(
+        "SessionStart",
+        &p.fixture_of("2.1.332", "SessionStart-startup.json"),
+    );
+    let mut holder = hold(&p.path(".orchestration/hook.json.lock"));
+    let mcp = event(
+        &p,
+        "PostToolUse-Bash.json",
+        json!({"tool_name": "mcp__postgres__connect",
+               "tool_input": {"host": "db.internal", "user": "app", "password": SECRET, "port": 5432},
+               "tool_response": {"ok": true}}),
+    );
+    p.hook("PostToolUse", &mcp);
+    let write = p.write_event(
+        ".env.example",
+        &format!("DB_HOST=db\ndb_password: |\n  {SECRET}\n"),
+    );
+    p.hook("PostToolUse", &write);
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let pending = p.read(".orchestration/pending.jsonl");
+    assert!(
+        pending.contains("mcp__postgres__connect"),
+        "the event waits: {pending}"
+    );
+    assert!(
+        pending.contains("db.internal"),
+        "what is not a secret is kept: {pending}"
+    );
+    assert!(
+        !pending.contains(SECRET) && !pending.contains("4242"),
+        "{pending}"
+    );
+    // The next event applies what waited; nothing it writes holds the secret either.
+    p.hook("Stop", &p.fixture_of("2.1.332", "Stop.json"));
+    assert!(!p.path(".orchestration/pending.jsonl").exists());
+    let leaked: Vec<String> = leaks(&p)
+        .into_iter()
+        .filter(|f| !f.ends_with(".env.example"))
+        .collect();
+    assert_eq!(leaked, Vec::<String>::new());
+}
