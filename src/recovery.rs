@@ -41,10 +41,15 @@ pub fn recover(
     let Some(crash) = detect(hook, ctx.now, ctx.config.stale_threshold, new_session, live) else {
         return false;
     };
-    let file_warnings = hook
+    let capture = hook
         .resume_checkpoint()
-        .and_then(|c| crate::task::capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id))
+        .and_then(|c| crate::task::capture::load(&ctx.project, &hook.task_id, &c.checkpoint_id));
+    let file_warnings = capture
+        .as_ref()
         .map(|c| crate::task::capture::changed_since(&ctx.project, &c.files))
+        .unwrap_or_default();
+    let withheld = capture
+        .map(|c| c.withheld.into_iter().map(|w| w.path).collect())
         .unwrap_or_default();
     let logged_history = if hook.state == HookState::StepValidating {
         use crate::task::store::{HISTORY_LOG, read_log};
@@ -54,6 +59,7 @@ pub fn recover(
     };
     let found = Found {
         file_warnings,
+        withheld,
         logged_history,
         changed: changed_since(ctx, hook),
     };

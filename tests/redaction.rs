@@ -164,3 +164,75 @@ fn an_mcp_tool_s_password_is_hidden_while_its_event_waits() {
         .collect();
     assert_eq!(leaked, Vec::<String>::new());
 }
+
+/// Every object reachable from waymark's snapshot refs, as text.
+fn snapshot_objects(p: &Project) -> String {
+    let refs = p.git(&["for-each-ref", "--format=%(refname)", "refs/waymark/"]);
+    assert!(!refs.trim().is_empty(), "a snapshot was taken");
+    let mut text = String::new();
+    for r in refs.lines() {
+        for line in p.git(&["rev-list", "--objects", r]).lines() {
+            let id = line.split_whitespace().next().unwrap();
+            text += &p.git(&["cat-file", "-p", id]);
+        }
+    }
+    text
+}
+
+/// A file that holds a secret is kept out of every snapshot (refs a `git push --mirror`
+/// would publish), recorded by hash, told in the brief, and left alone by a rewind.
+#[test]
+fn a_file_holding_a_secret_stays_out_of_snapshots_and_rewinds() {
+    let p = Project::new();
+    p.write("config.yml", "db:\n  host: localhost\n");
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "base"]);
+    p.run(&["task", "start", "--id", "T-1"], "");
+    p.write(".env.local", &format!("DB_PASSWORD={SECRET}\n"));
+    p.write(
+        "config.yml",
+        &format!("db:\n  host: localhost\n  password: {SECRET}\n"),
+    );
+    p.write("src/a.rs", "pub fn a() {}\n");
+    let out = p.run(&["checkpoint", "secrets in the tree"], "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .to_string();
+    let objects = snapshot_objects(&p);
+    assert!(
+        objects.contains("pub fn a() {}"),
+        "the rest of the work is in the snapshot"
+    );
+    assert!(!objects.contains(SECRET), "{objects}");
+    let capture: Value =
+        serde_json::from_str(&p.read(&format!(".orchestration/tasks/T-1/checkpoints/{id}.json")))
+            .unwrap();
+    let withheld: Vec<&str> = capture["withheld"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(withheld, [".env.local", "config.yml"]);
+    assert_eq!(capture["withheld"][0]["sha256"].as_str().unwrap().len(), 64);
+    // A rewind to it leaves both files as they are, and says so.
+    p.write("src/a.rs", "pub fn a() { changed() }\n");
+    let rewind = p.run(&["rewind", &id], "");
+    let said = String::from_utf8_lossy(&rewind.stdout);
+    assert!(rewind.status.success(), "{said}");
+    assert!(said.contains("left as it is: .env.local"), "{said}");
+    assert_eq!(p.read("src/a.rs"), "pub fn a() {}\n");
+    assert!(p.read(".env.local").contains(SECRET));
+    assert!(p.read("config.yml").contains(SECRET));
+    assert!(
+        !snapshot_objects(&p).contains(SECRET),
+        "nor the rewind's undo point"
+    );
+}

@@ -707,6 +707,7 @@ fn add_checkpoints(
             git_dirty: Some(true),
             files: snapshots.clone(),
             snapshot: None,
+            withheld: Vec::new(),
         };
         waymark::task::capture::save(project, &hook.task_id, &capture).unwrap();
         hook.push_checkpoint(cp);

@@ -151,8 +151,16 @@ fn changes_since(ctx: &Ctx, tree: &str, paths: &[String]) -> Result<(Vec<Change>
         .map_err(|e| format!("a checkpoint's snapshot is still being taken: {e}"))?;
     let index = crate::task::capture::index_path(&ctx.project);
     let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
-    let changes = snapshot::changes(root, tree, &now.tree, paths, lessons)
+    let mut changes = snapshot::changes(root, tree, &now.tree, paths, lessons)
         .ok_or("cannot compare with the snapshot")?;
+    // A file holding a secret is in no snapshot: rewinding it could not be undone.
+    for w in &now.withheld {
+        println!(
+            "  left as it is: {} (it holds a secret, so no snapshot has it)",
+            w.path
+        );
+    }
+    changes.retain(|c| !now.withheld.iter().any(|w| w.path == c.path));
     Ok((changes, now.tree.clone()))
 }
 

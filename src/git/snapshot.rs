@@ -55,12 +55,18 @@ fn ref_safe(s: &str) -> String {
 /// (kept, not read: the file goes with it, and a comparison with HEAD may still read it).
 pub struct WorkTree {
     pub tree: String,
+    /// The files left out of it, holding a secret.
+    pub withheld: Vec<Withheld>,
     _index: TempIndex,
 }
 
 /// The work tree added to a temporary index, its tree not written yet.
 pub struct Staged {
     index: TempIndex,
+    /// HEAD's commit when it was staged; `None` before the first commit.
+    pub head: Option<String>,
+    /// The files left out, holding a secret.
+    pub withheld: Vec<Withheld>,
 }
 
 /// The work tree now, as a tree object, staged in the temporary index `index` (a path
@@ -70,8 +76,8 @@ pub fn tree(root: &Path, index: &Path, lessons: &str) -> Option<WorkTree> {
     stage(root, index, lessons)?.write_tree(root)
 }
 
-/// The work tree now, added to the temporary index `index`. `None` outside git (or when
-/// git fails).
+/// The work tree now, added to the temporary index `index`, but for the files that hold a
+/// secret ([`Withheld`]). `None` outside git (or when git fails).
 pub fn stage(root: &Path, index: &Path, lessons: &str) -> Option<Staged> {
     let git_dir = super::head::find_git_dir(root)?;
     let index = TempIndex::new(&git_dir, index);
@@ -82,7 +88,13 @@ pub fn stage(root: &Path, index: &Path, lessons: &str) -> Option<Staged> {
         .stdout(Stdio::null())
         .status()
         .ok()?;
-    Some(Staged { index })
+    let head = super::head_revision(root);
+    let withheld = withhold_secrets(root, &index, lessons, head.as_deref())?;
+    Some(Staged {
+        index,
+        head,
+        withheld,
+    })
 }
 
 /// git on the temporary index. It is read back at once and thrown away: no checksum over
@@ -95,6 +107,67 @@ fn indexed(root: &Path, index: &TempIndex, args: &[&str]) -> std::process::Comma
     c
 }
 
+/// A file a snapshot leaves out: it changed since HEAD and holds a secret. The snapshot
+/// keeps HEAD's version (or no entry, for a new file), so no ref reaches its content; the
+/// capture records it by the SHA-256 of its content, and a rewind leaves it as it is.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Withheld {
+    pub path: String,
+    /// SHA-256 of the content, hex.
+    pub sha256: String,
+}
+
+/// The largest file read to judge whether it holds a secret: a larger one is kept whole
+/// (a secret rarely hides in a file that size, and reading it at every checkpoint costs).
+pub const SECRET_SCAN_LIMIT: u64 = 4 << 20;
+
+/// Takes the files that changed since `head` (every file, with no commit yet) and hold a
+/// secret back out of the staged tree `index`, and returns them; `None` when git could not
+/// take them out (no tree is written rather than one with the secret). Their blobs,
+/// written while staging, are reachable from no ref: never pushed or fetched, pruned by
+/// `git gc`.
+fn withhold_secrets(
+    root: &Path,
+    index: &TempIndex,
+    lessons: &str,
+    head: Option<&str>,
+) -> Option<Vec<Withheld>> {
+    let base = head.unwrap_or(EMPTY_TREES[0]);
+    let args = [
+        "diff-index",
+        "--cached",
+        "--name-only",
+        "-z",
+        "--no-renames",
+        "--diff-filter=AMT",
+        base,
+        "--",
+    ];
+    let out = indexed(root, index, &args)
+        .args(super::project_files(lessons))
+        .output()
+        .ok()?;
+    let withheld: Vec<Withheld> = out
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| secret_file(root, &String::from_utf8_lossy(p)))
+        .collect();
+    if withheld.is_empty() {
+        return Some(withheld);
+    }
+    // Back to HEAD's entry, or out of the index when HEAD has none.
+    let mut undo = match head {
+        Some(head) => indexed(root, index, &["reset", "-q", head, "--"]),
+        None => indexed(root, index, &["rm", "-q", "--cached", "--"]),
+    };
+    let done = undo
+        .args(withheld.iter().map(|w| format!(":(literal){}", w.path)))
+        .stdout(Stdio::null())
+        .status();
+    done.ok()?.success().then_some(withheld)
+}
+
 impl Staged {
     /// The staged work tree as a tree object.
     pub fn write_tree(self, root: &Path) -> Option<WorkTree> {
@@ -104,6 +177,7 @@ impl Staged {
         }
         Some(WorkTree {
             tree: trimmed(&out.stdout),
+            withheld: self.withheld,
             _index: self.index,
         })
     }
@@ -126,6 +200,21 @@ impl Staged {
         .spawn()
         .map_or(Dirty::Known(true), Dirty::Asked)
     }
+}
+
+/// `path` (root-relative) judged: withheld when it holds a secret.
+fn secret_file(root: &Path, path: &str) -> Option<Withheld> {
+    let full = root.join(path);
+    let meta = std::fs::symlink_metadata(&full).ok()?;
+    if !meta.is_file() || meta.len() > SECRET_SCAN_LIMIT {
+        return None;
+    }
+    let bytes = std::fs::read(&full).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    waymark_redact::holds_secret(&text).then(|| Withheld {
+        path: path.to_string(),
+        sha256: waymark_core::receipt::sha256_hex(&bytes),
+    })
 }
 
 /// Whether the work tree differs from HEAD, being found out.

@@ -51,8 +51,12 @@ pub struct Capture {
     /// `refs/waymark/checkpoints/<task>/<checkpoint>`; `None` outside git.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
+    /// Files the snapshot left out, holding a secret (`git::snapshot::Withheld`): by hash.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<Withheld>,
 }
 
+use crate::git::snapshot::Withheld;
 use crate::runtime::context::{CaptureMode, CaptureRequest};
 
 /// `.orchestration/tasks/<task>/checkpoints/<checkpoint>.json`.
@@ -80,9 +84,10 @@ pub fn take(
     snapshot::remove_old_indexes(&project.root);
     let staged = snapshot::stage(&project.root, &index_path(project), &request.lessons);
     crate::store::faults::at("capture.staged");
-    let head = staged
+    let head = staged.as_ref().and_then(|s| s.head.clone());
+    let withheld = staged
         .as_ref()
-        .and_then(|_| crate::git::head_revision(&project.root));
+        .map_or_else(Vec::new, |s| s.withheld.clone());
     // The comparison with HEAD runs while the tree and its commit are written.
     let dirty = staged
         .as_ref()
@@ -93,7 +98,8 @@ pub fn take(
         let message = format!("waymark checkpoint {}", request.checkpoint_id);
         snapshot::save(&project.root, &w.tree, head.as_deref(), &name, &message)
     });
-    let git_dirty = dirty.map(|d| d.wait(work.as_ref()));
+    // A file left out still changed: the tree is dirty all the same.
+    let git_dirty = dirty.map(|d| d.wait(work.as_ref()) || !withheld.is_empty());
     drop(work);
     let capture = Capture {
         checkpoint_id: request.checkpoint_id.clone(),
@@ -101,6 +107,7 @@ pub fn take(
         git_dirty,
         files: snapshots(project, &request.files),
         snapshot,
+        withheld,
     };
     save(project, &request.task_id, &capture)?;
     prune(project, &request.task_id, request.keep)?;

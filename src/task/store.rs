@@ -492,6 +492,7 @@ fn keep_inline_capture(
         git_dirty: c.git_dirty,
         files: c.files.clone(),
         snapshot: None,
+        withheld: Vec::new(),
     };
     crate::task::capture::save(project, task_id, &capture)
 }

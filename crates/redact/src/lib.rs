@@ -357,6 +357,11 @@ fn hits(text: &str) -> Vec<Vec<usize>> {
     hits
 }
 
+/// Whether `text` holds a secret a rule knows (a file kept out of a snapshot for it).
+pub fn holds_secret(text: &str) -> bool {
+    matches!(redact(text), Cow::Owned(_))
+}
+
 /// `text` with every secret the rules know replaced by [`MASK`]; borrowed (no copy) when
 /// there was none, which is nearly always.
 pub fn redact(text: &str) -> Cow<'_, str> {

@@ -85,6 +85,8 @@ pub fn detect(
 pub struct Found {
     /// Files of the last checkpoint changed since it was made.
     pub file_warnings: Vec<String>,
+    /// Files the last checkpoint's snapshot left out, holding a secret.
+    pub withheld: Vec<String>,
     /// The task's logged history, newest last (read only when the task was validating:
     /// `waymark validate` notes its command there when it enters `step_validating`).
     pub logged_history: Vec<HookEvent>,
@@ -144,6 +146,7 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
         reason: format!("{}; {}", crash.why, reason),
         last_checkpoint_id: hook.resume_checkpoint().map(|c| c.checkpoint_id.clone()),
         file_warnings: found.file_warnings,
+        withheld: found.withheld,
         session_id: crash.session_id,
         changed: found.changed,
     };
@@ -277,6 +280,7 @@ mod tests {
             h.current_step.as_mut().unwrap().last_output = "running 12 tests".into();
             let found = Found {
                 file_warnings: vec!["src/a.rs".into()],
+                withheld: vec![".env.local".into()],
                 logged_history: match logged {
                     true => std::mem::take(&mut h.journal.history),
                     false => vec![],
@@ -303,6 +307,7 @@ mod tests {
                 "session abcdef12 ended mid-turn; the crash came during validation, which is safe to re-run"
             );
             assert_eq!(r.file_warnings, ["src/a.rs"]);
+            assert_eq!(r.withheld, [".env.local"]);
             assert_eq!(r.session_id.as_deref(), Some("abcdef123456"));
             assert_eq!(r.changed.as_deref(), Some("1 file, +2/−0 lines"));
             assert!(h.current_step.as_ref().unwrap().resumed_after_crash);

@@ -398,6 +398,13 @@ fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
     for w in &rec.file_warnings {
         todo.push(format!("Check {w}: it changed since the last checkpoint.").into());
     }
+    if !rec.withheld.is_empty() {
+        let files: Vec<String> = rec.withheld.iter().map(|f| format!("`{f}`")).collect();
+        todo.push(format!(
+            "Left out of the last checkpoint's snapshot because each holds a secret (waymark kept only a SHA-256 of it, and a rewind leaves it as it is): {}.",
+            files.join(", ")
+        ).into());
+    }
     todo
 }
 
@@ -558,10 +565,22 @@ mod tests {
             reason: "the step changes files".into(),
             last_checkpoint_id: None,
             file_warnings: vec!["src/parser.rs".into()],
+            withheld: Vec::new(),
             session_id: Some("bbbbbbbb2222".into()),
             changed: None,
         });
         h
+    }
+
+    #[test]
+    fn files_left_out_of_the_snapshot_are_named_with_why() {
+        let mut h = crashed("retry_step");
+        h.recovery.as_mut().unwrap().withheld = names(&[".env.local", "config.yml"]);
+        let g = guidance(&h, &h.outline());
+        assert!(texts(&g).contains(&"Left out of the last checkpoint's snapshot because each holds a secret (waymark kept only a SHA-256 of it, and a rewind leaves it as it is): `.env.local`, `config.yml`."), "{:?}", texts(&g));
+        let clean = crashed("retry_step");
+        let g = guidance(&clean, &clean.outline());
+        assert!(!texts(&g).iter().any(|t| t.contains("Left out")));
     }
 
     #[test]

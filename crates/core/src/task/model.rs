@@ -514,6 +514,9 @@ pub struct RecoveryContext {
     /// Files whose content differs from the last checkpoint's snapshot.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub file_warnings: Vec<String>,
+    /// Files the last checkpoint's snapshot left out because they hold a secret.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<String>,
     /// The session that crashed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,

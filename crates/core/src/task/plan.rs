@@ -1215,6 +1215,7 @@ mod tests {
             reason: "the session ended mid-turn".into(),
             last_checkpoint_id: None,
             file_warnings: Vec::new(),
+            withheld: Vec::new(),
             session_id: None,
             changed: None,
         }
