@@ -259,8 +259,13 @@ fn xargs(args: &[Word]) -> Vec<Found> {
             Some(o) if o.len() == 1 && "adEILnPs".contains(o) => _ = it.next(),
             Some(_) => {}
             None => {
-                let words = std::iter::once(w).chain(it).cloned().collect();
-                return nested("xargs", words).into_iter().collect();
+                // The words xargs reads go after the command's own.
+                let read = Word {
+                    text: "{}".into(),
+                    ..Word::default()
+                };
+                let words = std::iter::once(w).chain(it).cloned().chain([read]);
+                return nested("xargs", words.collect()).into_iter().collect();
             }
         }
     }

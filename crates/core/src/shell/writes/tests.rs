@@ -191,6 +191,8 @@ fn what_the_text_cannot_name_is_unreadable() {
         "find . -name '*.rs' -exec sed -i s/a/b/ {} +",
         "find . -exec sh -c 'echo x > \"$1\"' _ {} \\;",
         "git ls-files | xargs -I{} sed -i s/a/b/ {}",
+        "git ls-files -z | xargs -0 sed -i s/a/b/",
+        "ls | xargs touch",
         "python3 -c \"open('x', 'w').write('y')\"",
         "python -c 'import json; json.dump({}, open(\"x\", \"w\"))'",
         "node -e \"require('fs').writeFileSync('x', 'y')\"",
