@@ -42,13 +42,7 @@ pub struct Line {
 
 /// Reads `command`.
 pub fn read(command: &str) -> Line {
-    let mut lexer = Lexer {
-        chars: command.chars().collect(),
-        at: 0,
-        line: Line::default(),
-        current: Simple::default(),
-        heredocs: Vec::new(),
-    };
+    let mut lexer = Lexer::new(command.chars().collect(), 0, false);
     lexer.run();
     lexer.line
 }
@@ -61,9 +55,25 @@ struct Lexer {
     /// Here-documents whose bodies begin after the next newline: (item index, delimiter,
     /// leading tabs stripped).
     heredocs: Vec<(usize, String, bool)>,
+    /// Reading inside `$(` or `<(`: a `)` with no `(` open ends it.
+    nested: bool,
+    /// Subshells open.
+    depth: usize,
 }
 
 impl Lexer {
+    fn new(chars: Vec<char>, at: usize, nested: bool) -> Lexer {
+        Lexer {
+            chars,
+            at,
+            line: Line::default(),
+            current: Simple::default(),
+            heredocs: Vec::new(),
+            nested,
+            depth: 0,
+        }
+    }
+
     fn peek(&self, ahead: usize) -> Option<char> {
         self.chars.get(self.at + ahead).copied()
     }
@@ -87,12 +97,27 @@ impl Lexer {
                     self.at += 1;
                     self.end_command();
                 }
-                '(' | ')' => {
+                // `(( a > b ))` is arithmetic: no command, no redirection.
+                '(' if self.peek(1) == Some('(') && self.current.words.is_empty() => {
                     self.at += 1;
-                    self.end_command();
-                    self.line
-                        .items
-                        .push(if c == '(' { Item::Open } else { Item::Close });
+                    self.balanced();
+                }
+                ')' if self.nested && self.depth == 0 => {
+                    self.at += 1;
+                    // Closed: the caller's sign that the `)` was found.
+                    self.nested = false;
+                    break;
+                }
+                '(' | ')' => self.subshell(c == '('),
+                // `[[ a > b ]]` compares: no redirection.
+                '<' | '>' if self.in_test() => {
+                    self.at += 1;
+                    let text = c.to_string();
+                    self.current.words.push(Word {
+                        text,
+                        literal: true,
+                        pipe: false,
+                    });
                 }
                 '<' | '>' | '&' => {
                     let fd = last_end == self.at && self.last_word_is_fd();
@@ -111,10 +136,29 @@ impl Lexer {
         self.end_command();
     }
 
+    /// At a subshell's `(` (`open`) or `)`.
+    fn subshell(&mut self, open: bool) {
+        self.at += 1;
+        self.end_command();
+        if open {
+            self.depth += 1;
+            self.line.items.push(Item::Open);
+        } else {
+            self.depth = self.depth.saturating_sub(1);
+            self.line.items.push(Item::Close);
+        }
+    }
+
     fn last_word_is_fd(&self) -> bool {
         self.current.words.last().is_some_and(|w| {
             w.literal && !w.text.is_empty() && w.text.bytes().all(|b| b.is_ascii_digit())
         })
+    }
+
+    /// Inside `[[ … ]]`.
+    fn in_test(&self) -> bool {
+        let words = &self.current.words;
+        words.first().is_some_and(|w| w.text == "[[") && !words.iter().any(|w| w.text == "]]")
     }
 
     fn skip_comment(&mut self) {
@@ -314,31 +358,18 @@ impl Lexer {
         }
         w.literal = false;
         if c == '`' {
-            self.at += 1;
-            let mut inner = String::new();
-            while let Some(q) = self.peek(0) {
-                self.at += 1;
-                match q {
-                    '`' => break,
-                    '\\' => {
-                        if let Some(n) = self.peek(0) {
-                            inner.push(n);
-                            self.at += 1;
-                        }
-                    }
-                    _ => inner.push(q),
-                }
-            }
-            w.text.push_str(&format!("`{inner}`"));
-            self.line.inner.push(inner);
+            self.backquoted(w);
             return;
         }
         self.at += 1;
         match next {
             Some('(') => {
+                let arithmetic = self.peek(1) == Some('(');
                 let inner = self.balanced();
                 w.text.push_str(&format!("$({inner})"));
-                self.line.inner.push(inner);
+                if !arithmetic {
+                    self.line.inner.push(inner);
+                }
             }
             Some('{') => {
                 let end = self.chars[self.at..]
@@ -363,29 +394,39 @@ impl Lexer {
         }
     }
 
-    /// At `(`: the text up to the matching `)`, which is skipped too.
+    /// At a backquote: the command substitution up to the next one.
+    fn backquoted(&mut self, w: &mut Word) {
+        self.at += 1;
+        let mut inner = String::new();
+        while let Some(q) = self.peek(0) {
+            self.at += 1;
+            match q {
+                '`' => break,
+                '\\' => {
+                    if let Some(n) = self.peek(0) {
+                        inner.push(n);
+                        self.at += 1;
+                    }
+                }
+                _ => inner.push(q),
+            }
+        }
+        w.text.push_str(&format!("`{inner}`"));
+        self.line.inner.push(inner);
+    }
+
+    /// At `(`: the text up to the matching `)`, which is skipped too. The text is read as
+    /// commands to find that `)`: one in quotes or in a here-document's body
+    /// (`$(cat <<'EOF'` with a `don't (yet)` in it) does not end it.
     fn balanced(&mut self) -> String {
         self.at += 1;
         let start = self.at;
-        let (mut depth, mut quote) = (1, None);
-        while let Some(c) = self.peek(0) {
-            self.at += 1;
-            match (quote, c) {
-                (None | Some('"'), '\\') => self.at += 1,
-                (None, '\'' | '"') => quote = Some(c),
-                (Some(q), _) if c == q => quote = None,
-                (None, '(') => depth += 1,
-                (None, ')') => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return self.chars[start..self.at - 1].iter().collect();
-                    }
-                }
-                _ => {}
-            }
-        }
-        self.at = self.at.min(self.chars.len());
-        self.chars[start..self.at].iter().collect()
+        let mut sub = Lexer::new(std::mem::take(&mut self.chars), start, true);
+        sub.run();
+        self.chars = std::mem::take(&mut sub.chars);
+        self.at = sub.at.min(self.chars.len());
+        let end = if sub.nested { self.at } else { self.at - 1 };
+        self.chars[start..end].iter().collect()
     }
 
     /// At an unquoted `{`: a brace expansion (`{a,b}`, `{1..3}`) before the word ends.

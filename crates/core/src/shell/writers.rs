@@ -1,6 +1,6 @@
 //! The commands whose arguments name the files they write: `tee`, `touch`, `truncate`,
 //! `dd of=`, `cp`/`mv`/`install`/`ln` (the destination; `mv`'s sources too, which it
-//! removes), `sed -i`, `perl -i`/`ruby -i`; and those that run other code: `sh -c`
+//! removes), `sed -i`, `perl -i`/`ruby -i`, `sort -o`, `curl -o`, `wget -O`; and those that run other code: `sh -c`
 //! scripts (read too), `find -exec` and `xargs` (writers of files they name, which the text
 //! cannot), interpreters' inline code (python `-c`, node/bun `-e`/`-p`, deno `eval`, perl
 //! and ruby `-e`, php `-r`, or a here-document fed to them) when it looks like it writes.
@@ -45,6 +45,12 @@ pub fn of(simple: &Simple) -> Vec<Found> {
             .map(|f| Found::File(f, None))
             .collect(),
         "cp" | "mv" | "ln" | "install" => copy(name, args),
+        "sort" => output(parse(args, "ko", &["output", "key"]), &["o", "output"]),
+        "curl" => output(parse(args, "o", &["output"]), &["o", "output"]),
+        "wget" => output(
+            parse(args, "O", &["output-document"]),
+            &["O", "output-document"],
+        ),
         "sed" => sed(args),
         "cd" | "pushd" => vec![Found::Cd(
             parse(args, "", &[]).operands.first().map(|w| (*w).clone()),
@@ -117,6 +123,15 @@ fn parse<'a>(args: &'a [Word], takes: &str, long: &[&str]) -> Args<'a> {
         }
     }
     out
+}
+
+/// The file an option names for the output (`sort -o F`, `curl -o F`, `wget -O F`); `-`
+/// is the standard output.
+fn output(a: Args, names: &[&str]) -> Vec<Found> {
+    let file = a.value(names).filter(|w| w.text != "-");
+    file.map(|w| Found::File(w.clone(), None))
+        .into_iter()
+        .collect()
 }
 
 /// A part of `w`'s text, as literal as `w`.

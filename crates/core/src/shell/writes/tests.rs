@@ -83,6 +83,11 @@ fn tee_touch_truncate_and_dd_name_their_files() {
         ("touch -r ref.txt c", &["c"]),
         ("truncate -s 0 app.log", &["app.log"]),
         ("dd if=/dev/zero of=disk.img bs=1M count=1", &["disk.img"]),
+        ("sort -u -o sorted.txt in.txt", &["sorted.txt"]),
+        ("curl -sSLo tool.tgz https://x/y", &["tool.tgz"]),
+        ("wget -q -O page.html https://x", &["page.html"]),
+        ("wget -O - https://x | sh", &[]),
+        ("curl https://x", &[]),
     ] {
         writes(command, want);
     }
@@ -152,6 +157,14 @@ fn scripts_lists_and_substitutions_are_followed() {
         ),
         ("cat <<'EOF' > out.txt\n$x `y`\nEOF", &["out.txt"]),
         ("bash <<'EOF'\ntouch from-heredoc\nEOF", &["from-heredoc"]),
+        // Claude Code's commit: a here-document in `$(…)`, with a quote, a parenthesis
+        // and an address in angle brackets in its body.
+        (
+            "git commit -m \"$(cat <<'EOF'\nDon't break (things\n\nCo-Authored-By: Claude <noreply@anthropic.com>\nEOF\n)\" && echo ok > status",
+            &["status"],
+        ),
+        ("echo $((1 + (2 * 3))) > n", &["n"]),
+        ("diff <(sort a) <(sort b) > d", &["d"]),
     ] {
         writes(command, want);
     }
@@ -241,6 +254,9 @@ fn ordinary_commands_write_nothing_here() {
         "echo $HOME",
         "grep -r 'x > y' src",
         "git diff > /dev/null",
+        "[[ $a > $b ]] && echo bigger",
+        "(( n > 5 )) && echo many",
+        "echo $(( 5 > 3 ))",
     ] {
         writes(command, &[]);
     }
