@@ -10,7 +10,7 @@
 
 use regex::RegexSet;
 
-pub mod lex;
+mod lex;
 mod writers;
 pub mod writes;
 

@@ -157,6 +157,11 @@ fn scripts_lists_and_substitutions_are_followed() {
         ),
         ("cat <<'EOF' > out.txt\n$x `y`\nEOF", &["out.txt"]),
         ("bash <<'EOF'\ntouch from-heredoc\nEOF", &["from-heredoc"]),
+        (
+            "if true; then sed -i s/a/b/ f; else touch g; fi",
+            &["f", "g"],
+        ),
+        ("while true; do touch t; done", &["t"]),
         // Claude Code's commit: a here-document in `$(…)`, with a quote, a parenthesis
         // and an address in angle brackets in its body.
         (
@@ -200,6 +205,7 @@ fn what_the_text_cannot_name_is_unreadable() {
         "echo x > out-{a,b}.txt",
         "echo x > ~alice/f",
         "sed -i s/a/b/ src/*.rs",
+        "for f in a b; do sed -i s/x/y/ $f; done",
         "cp \"$SRC\" dir",
         "find . -name '*.rs' -exec sed -i s/a/b/ {} +",
         "find . -exec sh -c 'echo x > \"$1\"' _ {} \\;",
