@@ -1,9 +1,10 @@
 //! The commands whose arguments name the files they write: `tee`, `touch`, `truncate`,
 //! `dd of=`, `cp`/`mv`/`install`/`ln` (the destination; `mv`'s sources too, which it
-//! removes), `sed -i`, `perl -i`/`ruby -i`, `sort -o`, `curl -o`, `wget -O`; and those that run other code: `sh -c`
-//! scripts (read too), `find -exec` and `xargs` (writers of files they name, which the text
-//! cannot), interpreters' inline code (python `-c`, node/bun `-e`/`-p`, deno `eval`, perl
-//! and ruby `-e`, php `-r`, or a here-document fed to them) when it looks like it writes.
+//! removes), `sed -i`, `perl -i`/`ruby -i`, `sort -o`, `curl -o`, `wget -O`; and those
+//! that run other code: `sh -c` scripts (read too), `find -exec` and `xargs` (writers of
+//! files they name, which the text cannot), interpreters' inline code (python `-c`,
+//! node/bun `-e`/`-p`, deno `eval`, perl and ruby `-e`, php `-r`, or a here-document fed to
+//! them) when it looks like it writes.
 
 use super::lex::{Simple, Word};
 
