@@ -204,6 +204,22 @@ impl Proj {
         e
     }
 
+    /// PreToolUse of a Bash command (the shape of 2.1.332's PreToolUse-Bash.json).
+    fn pre_bash(&self, command: &str) -> Value {
+        let mut e = self.fixture("PreToolUse.json");
+        e["tool_name"] = json!("Bash");
+        e["tool_input"] = json!({"command": command, "description": "test"});
+        e
+    }
+
+    /// PreToolUse of an MCP tool (`mcp__<server>__<tool>`) with `input`.
+    fn pre_mcp(&self, tool: &str, input: Value) -> Value {
+        let mut e = self.fixture("PreToolUse.json");
+        e["tool_name"] = json!(tool);
+        e["tool_input"] = input;
+        e
+    }
+
     fn abs(&self, rel: &str) -> String {
         if rel.starts_with('/') {
             rel.to_string()
@@ -762,6 +778,170 @@ fn deny_mode_follows_links_to_where_a_write_lands() {
         p.hook("PreToolUse", &p.pre_write("src/auth/a.ts")),
         Value::Null
     );
+}
+
+/// The PreToolUse decision for `input` ("" for none) and its reason.
+fn decision(p: &Proj, input: &Value) -> (String, String) {
+    let out = p.hook("PreToolUse", input);
+    let h = &out["hookSpecificOutput"];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    (
+        text(&h["permissionDecision"]),
+        text(&h["permissionDecisionReason"]),
+    )
+}
+
+fn deny_mode() -> Proj {
+    let p = Proj::new();
+    p.intents(INTENTS);
+    p.write(
+        ".orchestration/waymark.json",
+        r#"{"scope_enforcement": "deny"}"#,
+    );
+    p.write("src/auth/a.ts", "export {}\n");
+    p.write("src/main.rs", "fn main() {}\n");
+    p
+}
+
+/// Deny mode judges the files a Bash command writes like a Write's path (issue 32, item
+/// 5): a redirection, `sed -i`, `tee`, a copy's destination, after a `cd`, in a `bash -c`
+/// script, through a symlink, out of the project; what stays in scope runs.
+#[test]
+fn deny_mode_denies_a_bash_command_writing_out_of_scope() {
+    let p = deny_mode();
+    std::os::unix::fs::symlink("..", p.path("src/auth/up")).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let outside_file = format!("{}/f", outside.path().display());
+    for (command, path) in [
+        ("echo x > other/file", "other/file"),
+        ("sed -i 's/main/start/' src/main.rs", "src/main.rs"),
+        ("cargo test 2>&1 | tee build.log", "build.log"),
+        ("cp src/auth/a.ts other/b.ts", "other/b.ts"),
+        ("cp src/auth/a.ts src", "src/a.ts"),
+        ("cd src && echo x >> main.rs", "src/main.rs"),
+        ("bash -c 'touch notes.md'", "notes.md"),
+        ("echo x > src/auth/up/main.rs", "src/main.rs"),
+        (&format!("echo x > {outside_file}"), outside_file.as_str()),
+    ] {
+        let (d, reason) = decision(&p, &p.pre_bash(command));
+        assert_eq!(d, "deny", "{command}: {reason}");
+        let says = format!("Scope Violation: INT-001 is not authorized to edit {path}.");
+        assert!(reason.starts_with(&says), "{command}: {reason}");
+    }
+    let agent = p.read("AGENT.md");
+    assert!(
+        agent.contains("Scope violation denied: other/file"),
+        "{agent}"
+    );
+    assert!(agent.contains("Bash tried to edit other/file"), "{agent}");
+    for command in [
+        "echo x > src/auth/b.ts",
+        "sed -i 's/a/b/' src/auth/a.ts",
+        "cp README.md src/auth/",
+        "cargo test 2>&1 | tee src/auth/test.log > /dev/null",
+        "ls -la > /dev/null 2>&1",
+        "cargo build && git status",
+    ] {
+        assert_eq!(decision(&p, &p.pre_bash(command)).0, "", "{command}");
+    }
+}
+
+/// A Bash command whose targets the text does not name is asked about, naming why and the
+/// scope; never denied, and no lesson. One that also names a file out of scope is denied.
+#[test]
+fn deny_mode_asks_about_a_bash_command_writing_where_it_cannot_read() {
+    let p = deny_mode();
+    for (command, why) in [
+        (r#"echo x > "$OUT""#, "`$OUT` is not a literal path"),
+        ("echo x > *.log", "`*.log` is not a literal path"),
+        (
+            r#"python3 -c "open('x', 'w').write('y')""#,
+            "`python3` runs inline code that may write files",
+        ),
+        (
+            "git ls-files | xargs sed -i s/a/b/",
+            "`xargs sed` writes files the text does not name",
+        ),
+    ] {
+        let (d, reason) = decision(&p, &p.pre_bash(command));
+        assert_eq!(d, "ask", "{command}: {reason}");
+        assert!(reason.contains(why), "{command}: {reason}");
+        assert!(
+            reason.contains("INT-001's owned_scope (src/auth/**, src/session.ts)"),
+            "{reason}"
+        );
+    }
+    assert!(!p.read("AGENT.md").contains("Scope violation"));
+    let (d, reason) = decision(&p, &p.pre_bash(r#"echo x > "$OUT"; echo y > other.txt"#));
+    assert_eq!(d, "deny", "{reason}");
+    // No intent in progress: nothing to hold a command to.
+    p.intents(&INTENTS.replace("IN_PROGRESS", "DONE"));
+    assert_eq!(decision(&p, &p.pre_bash(r#"echo x > "$OUT""#)).0, "");
+}
+
+/// MCP filesystem writes are judged by the paths their input names: a move by both.
+#[test]
+fn deny_mode_judges_mcp_filesystem_writes() {
+    let p = deny_mode();
+    let write = |rel: &str| json!({"path": p.abs(rel), "content": "x"});
+    let (d, reason) = decision(
+        &p,
+        &p.pre_mcp("mcp__filesystem__write_file", write("other/b.ts")),
+    );
+    assert_eq!(d, "deny", "{reason}");
+    assert!(
+        reason.contains("not authorized to edit other/b.ts"),
+        "{reason}"
+    );
+    for (from, to, out) in [
+        ("src/auth/a.ts", "docs/a.ts", "docs/a.ts"),
+        ("src/main.rs", "src/auth/main.rs", "src/main.rs"),
+    ] {
+        let input = json!({"source": p.abs(from), "destination": p.abs(to)});
+        let (d, reason) = decision(&p, &p.pre_mcp("mcp__filesystem__move_file", input));
+        assert_eq!(d, "deny", "{reason}");
+        assert!(reason.contains(&format!("edit {out}.")), "{reason}");
+    }
+    let edit = json!({"path": p.abs("src/main.rs"), "edits": [], "dryRun": false});
+    assert_eq!(
+        decision(&p, &p.pre_mcp("mcp__fs__edit_file", edit)).0,
+        "deny"
+    );
+    for (tool, input) in [
+        ("mcp__filesystem__write_file", write("src/auth/c.ts")),
+        (
+            "mcp__filesystem__read_file",
+            json!({"path": p.abs("src/main.rs")}),
+        ),
+        (
+            "mcp__filesystem__edit_file",
+            json!({"path": p.abs("src/main.rs"), "dryRun": true}),
+        ),
+        (
+            "mcp__filesystem__create_directory",
+            json!({"path": p.abs("src/auth/new")}),
+        ),
+    ] {
+        assert_eq!(decision(&p, &p.pre_mcp(tool, input)).0, "", "{tool}");
+    }
+}
+
+/// `scope_enforcement: "warn"`, the default, never denies nor asks before a tool runs.
+#[test]
+fn warn_mode_never_denies_nor_asks_about_bash_or_mcp_writes() {
+    let p = Proj::new();
+    p.intents(INTENTS);
+    for input in [
+        p.pre_bash("echo x > other/file"),
+        p.pre_bash(r#"echo x > "$OUT""#),
+        p.pre_bash("sed -i s/a/b/ README.md"),
+        p.pre_mcp(
+            "mcp__filesystem__write_file",
+            json!({"path": p.abs("other/b.ts"), "content": "x"}),
+        ),
+    ] {
+        assert_eq!(p.hook("PreToolUse", &input), Value::Null, "{input}");
+    }
 }
 
 // ---- US3: shared brain ----------------------------------------------------------------

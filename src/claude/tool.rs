@@ -6,6 +6,8 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use waymark_core::shell;
+use waymark_core::shell::writes::{Target, Writes};
 
 /// A tool call as carried by PreToolUse, PostToolUse, PostToolUseFailure, PermissionDenied.
 #[derive(Debug, Clone, Default)]
@@ -216,6 +218,26 @@ impl ToolCall {
         .collect()
     }
 
+    /// What this call writes, for scope enforcement: a Write's, Edit's or NotebookEdit's
+    /// path, an MCP write's paths (`waymark_core::mcp`), what a Bash command names
+    /// (`waymark_core::shell::writes`, with what it cannot name). Other tools: nothing.
+    pub fn writes(&self) -> Writes {
+        let paths = match &self.input {
+            ToolInput::Bash(b) => return shell::writes::of(&b.command),
+            ToolInput::Other(input) => waymark_core::mcp::written_paths(&self.name, input),
+            _ => self
+                .written_paths()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
+        };
+        let targets = paths.into_iter().map(|path| Target { path, in_dir: None });
+        Writes {
+            targets: targets.collect(),
+            unreadable: Vec::new(),
+        }
+    }
+
     /// True for the tools that change files (the mutation classes of the trace).
     pub fn is_mutation(&self) -> bool {
         matches!(
@@ -319,6 +341,28 @@ mod tests {
             ToolCall::from_payload(&mut p).input,
             ToolInput::Other(_)
         ));
+    }
+
+    /// What scope enforcement judges: a Write's path, an MCP write's paths, a Bash
+    /// command's targets; a read writes nothing.
+    #[test]
+    fn writes_of_each_kind_of_call() {
+        let paths = |mut p: Value| {
+            let w = ToolCall::from_payload(&mut p).writes();
+            (
+                w.targets.into_iter().map(|t| t.path).collect::<Vec<_>>(),
+                w.unreadable.len(),
+            )
+        };
+        let write = json!({"tool_name":"Write","tool_input":{"file_path":"/p/a","content":"x"}});
+        assert_eq!(paths(write), (vec!["/p/a".to_string()], 0));
+        let mcp = json!({"tool_name":"mcp__filesystem__move_file","tool_input":{"source":"a","destination":"b"}});
+        assert_eq!(paths(mcp), (vec!["a".to_string(), "b".into()], 0));
+        let bash =
+            json!({"tool_name":"Bash","tool_input":{"command":"echo x > f; echo y > \"$O\""}});
+        assert_eq!(paths(bash), (vec!["f".to_string()], 1));
+        let read = json!({"tool_name":"Read","tool_input":{"file_path":"/p/a"}});
+        assert_eq!(paths(read), (vec![], 0));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! PreToolUse: checks before a tool runs. A tool that may change files first waits for a
 //! checkpoint's snapshot in flight (`capture::settle`). With `scope_enforcement: "deny"`, a write
-//! outside the active intent's scope is denied and the denial becomes a governance lesson.
+//! outside the active intent's scope is denied and the denial becomes a governance lesson;
+//! a Bash command writing where its text does not say is asked about.
 //! With `repeat_guard` (`"ask"` by default), a step resumed after a crash that is about to
 //! repeat one of its side effects (a push, a pull request, a deploy) is asked about, or
 //! refused. A validation or a command with side effects is marked in flight in the running
@@ -25,12 +26,10 @@ pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> an
     }
     isolated(ctx, event.name(), "scope_enforcement", || {
         let mut facts = Facts::new(None);
-        if let Some(reason) = enforcement::check(ctx, &mut facts, event, call) {
-            out.decision = Some((Decision::Deny, reason));
-        }
+        out.decision = enforcement::check(ctx, &mut facts, event, call);
         Ok(())
     });
-    if out.decision.is_some() {
+    if matches!(out.decision, Some((Decision::Deny, _))) {
         return Ok(());
     }
     let ToolInput::Bash(bash) = &call.input else {
@@ -47,10 +46,25 @@ pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> an
         return Ok(());
     }
     isolated(ctx, event.name(), "command_start", || {
-        out.decision = start(ctx, event, &bash.command, &kinds)?;
+        let asked = start(ctx, event, &bash.command, &kinds)?;
+        out.decision = stronger(out.decision.take(), asked);
         Ok(())
     });
     Ok(())
+}
+
+/// Two answers to one call: a denial over a question; two questions asked as one.
+fn stronger(
+    a: Option<(Decision, String)>,
+    b: Option<(Decision, String)>,
+) -> Option<(Decision, String)> {
+    match (a, b) {
+        (Some((Decision::Ask, x)), Some((Decision::Ask, y))) => {
+            Some((Decision::Ask, format!("{x}\n\n{y}")))
+        }
+        (Some(d @ (Decision::Deny, _)), _) | (_, Some(d @ (Decision::Deny, _))) => Some(d),
+        (a, b) => a.or(b),
+    }
 }
 
 /// One locked change of the task as the command starts: the repeat guard's answer for a
@@ -80,4 +94,22 @@ fn start(
         anyhow::Ok(asked)
     })?;
     Ok(changed.map(|(r, _)| r).transpose()?.flatten())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A denial wins over a question, whichever check asked; two questions are one.
+    #[test]
+    fn the_stronger_answer_is_given() {
+        let ask = |r: &str| Some((Decision::Ask, r.to_string()));
+        let deny = Some((Decision::Deny, "no".to_string()));
+        assert_eq!(stronger(ask("scope"), deny.clone()), deny);
+        assert_eq!(stronger(deny.clone(), ask("repeat")), deny);
+        assert_eq!(stronger(ask("scope"), None), ask("scope"));
+        assert_eq!(stronger(None, ask("repeat")), ask("repeat"));
+        assert_eq!(stronger(ask("a"), ask("b")), ask("a\n\nb"));
+        assert_eq!(stronger(None, None), None);
+    }
 }

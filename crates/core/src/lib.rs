@@ -8,6 +8,7 @@
 
 pub mod config;
 pub mod governance;
+pub mod mcp;
 pub mod receipt;
 pub mod recovery;
 pub mod shell;

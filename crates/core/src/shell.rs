@@ -10,6 +10,10 @@
 
 use regex::RegexSet;
 
+mod lex;
+mod writers;
+pub mod writes;
+
 use crate::config::DEFAULT_VALIDATION_COMMANDS;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

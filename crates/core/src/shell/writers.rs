@@ -1,0 +1,473 @@
+//! The commands whose arguments name the files they write: `tee`, `touch`, `truncate`,
+//! `dd of=`, `cp`/`mv`/`install`/`ln` (the destination; `mv`'s sources too, which it
+//! removes), `sed -i`, `perl -i`/`ruby -i`, `sort -o`, `curl -o`, `wget -O`; and those
+//! that run other code: `sh -c` scripts (read too), `find -exec` and `xargs` (writers of
+//! files they name, which the text cannot), interpreters' inline code (python `-c`,
+//! node/bun `-e`/`-p`, deno `eval`, perl and ruby `-e`, php `-r`, or a here-document fed to
+//! them) when it looks like it writes.
+
+use super::lex::{Simple, Word};
+
+/// What one simple command's words say it writes, or does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// A file written, and the name it gets when the path is a directory.
+    File(Word, Option<String>),
+    /// Something written that the text cannot name: why.
+    Unreadable(String),
+    /// A script the command runs (`bash -c SCRIPT`), to be read in turn.
+    Script(String),
+    /// `cd DIR` (`None`: home).
+    Cd(Option<Word>),
+}
+
+/// What `simple` writes by its arguments (its redirections are the caller's).
+pub fn of(simple: &Simple) -> Vec<Found> {
+    // The reserved words that may stand before a command (`then sed -i …`).
+    let keyword = |w: &Word| {
+        [
+            "if", "then", "else", "elif", "do", "while", "until", "!", "{",
+        ]
+        .contains(&w.text.as_str())
+    };
+    let words: Vec<Word> = simple
+        .words
+        .iter()
+        .skip_while(|w| keyword(w))
+        .cloned()
+        .collect();
+    let texts: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
+    if texts.is_empty() {
+        return Vec::new();
+    }
+    let at = super::command_word(&texts);
+    let args = &words[at + 1..];
+    let name = texts[at].rsplit('/').next().unwrap_or_default();
+    let files = |a: Args| {
+        a.operands
+            .into_iter()
+            .map(|w| Found::File(w.clone(), None))
+            .collect()
+    };
+    match name {
+        "tee" => files(parse(args, "", &[])),
+        "touch" => files(parse(args, "drt", &["date", "reference"])),
+        "truncate" => files(parse(args, "sr", &["size", "reference"])),
+        "dd" => args
+            .iter()
+            .filter_map(|w| w.text.strip_prefix("of=").map(|f| glued(w, f)))
+            .map(|f| Found::File(f, None))
+            .collect(),
+        "cp" | "mv" | "ln" | "install" => copy(name, args),
+        "sort" => output(parse(args, "ko", &["output", "key"]), &["o", "output"]),
+        "curl" => output(parse(args, "o", &["output"]), &["o", "output"]),
+        "wget" => output(
+            parse(args, "O", &["output-document"]),
+            &["O", "output-document"],
+        ),
+        "sed" => sed(args),
+        "cd" | "pushd" => vec![Found::Cd(
+            parse(args, "", &[]).operands.first().map(|w| (*w).clone()),
+        )],
+        "find" => find(args),
+        "xargs" => xargs(args),
+        "sh" | "bash" | "zsh" | "dash" | "ksh" => shell(args, &simple.heredocs),
+        _ => inline(name, args, &simple.heredocs).into_iter().collect(),
+    }
+}
+
+/// A command's arguments read the getopt way: options, with their values (a short option in
+/// `takes`, or a long one in `long`, takes the next word when none is glued to it), and
+/// operands, wherever they stand.
+struct Args<'a> {
+    operands: Vec<&'a Word>,
+    options: Vec<(String, Option<Word>)>,
+}
+
+impl Args<'_> {
+    fn value(&self, names: &[&str]) -> Option<&Word> {
+        self.options
+            .iter()
+            .find(|(k, _)| names.contains(&k.as_str()))
+            .and_then(|(_, v)| v.as_ref())
+    }
+
+    fn has(&self, names: &[&str]) -> bool {
+        self.options
+            .iter()
+            .any(|(k, _)| names.contains(&k.as_str()))
+    }
+}
+
+fn parse<'a>(args: &'a [Word], takes: &str, long: &[&str]) -> Args<'a> {
+    let mut out = Args {
+        operands: Vec::new(),
+        options: Vec::new(),
+    };
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        let t = w.text.as_str();
+        if t == "--" {
+            out.operands.extend(it);
+            break;
+        }
+        if let Some(l) = t.strip_prefix("--") {
+            let option = match l.split_once('=') {
+                Some((k, v)) => (k.to_string(), Some(glued(w, v))),
+                None if long.contains(&l) => (l.to_string(), it.next().cloned()),
+                None => (l.to_string(), None),
+            };
+            out.options.push(option);
+        } else if t.len() > 1 && t.starts_with('-') {
+            for (i, c) in t[1..].char_indices() {
+                if !takes.contains(c) {
+                    out.options.push((c.to_string(), None));
+                    continue;
+                }
+                let rest = &t[1 + i + c.len_utf8()..];
+                let value = match rest {
+                    "" => it.next().cloned(),
+                    r => Some(glued(w, r)),
+                };
+                out.options.push((c.to_string(), value));
+                break;
+            }
+        } else {
+            out.operands.push(w);
+        }
+    }
+    out
+}
+
+/// The file an option names for the output (`sort -o F`, `curl -o F`, `wget -O F`); `-`
+/// is the standard output.
+fn output(a: Args, names: &[&str]) -> Vec<Found> {
+    let file = a.value(names).filter(|w| w.text != "-");
+    file.map(|w| Found::File(w.clone(), None))
+        .into_iter()
+        .collect()
+}
+
+/// A part of `w`'s text, as literal as `w`.
+fn glued(w: &Word, text: &str) -> Word {
+    Word {
+        text: text.to_string(),
+        literal: w.literal,
+        pipe: false,
+    }
+}
+
+fn basename(w: &Word) -> &str {
+    let t = w.text.trim_end_matches('/');
+    t.rsplit('/').next().unwrap_or(t)
+}
+
+/// `dir/name-of-source`.
+fn inside(dir: &Word, source: &Word) -> Word {
+    Word {
+        text: format!("{}/{}", dir.text.trim_end_matches('/'), basename(source)),
+        literal: dir.literal && source.literal,
+        pipe: false,
+    }
+}
+
+/// `cp`, `mv`, `ln`, `install`: the destination (`-t DIR`, else the last operand; a file
+/// in it when it is a directory), and `mv`'s sources.
+fn copy(name: &str, args: &[Word]) -> Vec<Found> {
+    let takes = if name == "install" { "gmoSt" } else { "St" };
+    let long = ["target-directory", "suffix", "mode", "owner", "group"];
+    let a = parse(args, takes, &long);
+    let file = |w: &Word| Found::File(w.clone(), None);
+    if name == "install" && a.has(&["d", "directory"]) {
+        return a.operands.into_iter().map(file).collect();
+    }
+    let (sources, dest, into) = match (a.value(&["t", "target-directory"]), &a.operands[..]) {
+        (Some(dir), all) => (all, dir, true),
+        (None, [only]) if name == "ln" => {
+            return vec![Found::File(glued(only, basename(only)), None)];
+        }
+        (None, [sources @ .., dest]) if !sources.is_empty() => (
+            sources,
+            *dest,
+            sources.len() > 1 || dest.text.ends_with('/'),
+        ),
+        _ => return Vec::new(),
+    };
+    let mut found: Vec<Found> = Vec::new();
+    if name == "mv" {
+        found.extend(sources.iter().map(|s| file(s)));
+    }
+    match (into, a.has(&["T", "no-target-directory"]), sources) {
+        (_, true, _) => found.push(file(dest)),
+        (true, _, _) => found.extend(sources.iter().map(|s| file(&inside(dest, s)))),
+        (false, _, [source]) if !source.literal => found.push(file(&inside(dest, source))),
+        (false, _, [source]) => {
+            found.push(Found::File(dest.clone(), Some(basename(source).into())))
+        }
+        _ => {}
+    }
+    found
+}
+
+/// `sed -i` (`-i.bak`, `--in-place[=SUF]`, BSD's `-i ''`): its files, after the script
+/// (the first operand, unless `-e`/`-f` gave it).
+fn sed(args: &[Word]) -> Vec<Found> {
+    let (mut in_place, mut script_given, mut operands) = (false, false, Vec::new());
+    let mut it = args.iter().peekable();
+    while let Some(w) = it.next() {
+        let t = w.text.as_str();
+        if t == "--" {
+            operands.extend(it);
+            break;
+        }
+        if let Some(l) = t.strip_prefix("--") {
+            let (k, glued) = l.split_once('=').map_or((l, false), |(k, _)| (k, true));
+            match k {
+                "in-place" => in_place = true,
+                "expression" | "file" => script_given = true,
+                _ => {}
+            }
+            if !glued && ["expression", "file", "line-length"].contains(&k) {
+                it.next();
+            }
+        } else if t.len() > 1 && t.starts_with('-') {
+            for (i, c) in t[1..].char_indices() {
+                let rest = &t[1 + i + c.len_utf8()..];
+                match c {
+                    'i' => {
+                        in_place = true;
+                        if rest.is_empty() && it.peek().is_some_and(|n| n.text.is_empty()) {
+                            it.next();
+                        }
+                    }
+                    'e' | 'f' => script_given = true,
+                    'l' => {}
+                    _ => continue,
+                }
+                if c != 'i' && rest.is_empty() {
+                    it.next();
+                }
+                break;
+            }
+        } else {
+            operands.push(w);
+        }
+    }
+    let files = if script_given {
+        &operands[..]
+    } else {
+        operands.get(1..).unwrap_or_default()
+    };
+    let files = files.iter().filter(|_| in_place);
+    files.map(|w| Found::File((*w).clone(), None)).collect()
+}
+
+/// `find … -exec CMD … ;`: a writer run on the files find names.
+fn find(args: &[Word]) -> Vec<Found> {
+    let mut found = Vec::new();
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        if ["-exec", "-execdir", "-ok", "-okdir"].contains(&w.text.as_str()) {
+            let words: Vec<Word> = it
+                .by_ref()
+                .take_while(|w| w.text != ";" && w.text != "+")
+                .cloned()
+                .collect();
+            found.extend(nested("find -exec", words));
+        }
+    }
+    found
+}
+
+/// `xargs [options] CMD …`: a writer run on the words xargs reads.
+fn xargs(args: &[Word]) -> Vec<Found> {
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        let t = w.text.as_str();
+        match t.strip_prefix('-') {
+            Some(o) if o.len() == 1 && "adEILnPs".contains(o) => _ = it.next(),
+            Some(_) => {}
+            None => {
+                // The words xargs reads go after the command's own.
+                let read = Word {
+                    text: "{}".into(),
+                    ..Word::default()
+                };
+                let words = std::iter::once(w).chain(it).cloned().chain([read]);
+                return nested("xargs", words.collect()).into_iter().collect();
+            }
+        }
+    }
+    Vec::new()
+}
+
+/// A command run by `find` or `xargs`: if it writes anything, what it writes is named by
+/// what they read, not by the text.
+fn nested(by: &str, words: Vec<Word>) -> Option<Found> {
+    let program = words.first()?.text.clone();
+    let simple = Simple {
+        words,
+        ..Simple::default()
+    };
+    let writes = of(&simple).into_iter().any(|f| match f {
+        Found::File(..) | Found::Unreadable(_) => true,
+        Found::Script(s) => {
+            let w = super::writes::of(&s);
+            !w.targets.is_empty() || !w.unreadable.is_empty()
+        }
+        Found::Cd(_) => false,
+    });
+    writes.then(|| {
+        Found::Unreadable(format!(
+            "`{by} {program}` writes files the text does not name"
+        ))
+    })
+}
+
+/// `sh -c SCRIPT` (`bash -lc`, …) or a here-document fed to a shell: the script. A script
+/// file (`bash build.sh`) is a program of its own, not read.
+fn shell(args: &[Word], heredocs: &[String]) -> Vec<Found> {
+    let mut it = args.iter();
+    let mut command = false;
+    while let Some(w) = it.next() {
+        match w.text.strip_prefix('-') {
+            Some("o" | "O") => _ = it.next(),
+            Some(o) if !o.starts_with('-') && o.contains('c') => command = true,
+            Some(_) => {}
+            None if command => return vec![Found::Script(w.text.clone())],
+            None => return Vec::new(),
+        }
+    }
+    heredocs.iter().map(|h| Found::Script(h.clone())).collect()
+}
+
+/// Words in inline code that suggest it writes a file or runs a command that may.
+const WRITE_MARKERS: &[&str] = &[
+    "write",
+    "append",
+    "dump(",
+    "rename",
+    "unlink",
+    "remove",
+    "rmtree",
+    "copy",
+    "move",
+    "mkdir",
+    "truncate",
+    "put_contents",
+    "touch",
+    "symlink",
+    "system",
+    "subprocess",
+    "popen",
+    "spawn",
+    "exec",
+    "'w'",
+    "\"w\"",
+    "'wb'",
+    "\"wb\"",
+    "'w+'",
+    "\"w+\"",
+    "'>",
+    "\">",
+];
+
+/// An interpreter's inline code (or here-document), when it looks like it writes; `perl
+/// -i`/`ruby -i`'s files.
+fn inline(name: &str, args: &[Word], heredocs: &[String]) -> Vec<Found> {
+    let family = [
+        "python", "node", "nodejs", "bun", "deno", "perl", "ruby", "php",
+    ]
+    .into_iter()
+    .find(|f| name == *f || (*f == "python" && name.starts_with("python")));
+    let Some(family) = family else {
+        return Vec::new();
+    };
+    let (code, mut found) = match family {
+        "perl" | "ruby" => in_place(args),
+        _ => (inline_code(family, args), Vec::new()),
+    };
+    let code = code.or_else(|| (!heredocs.is_empty()).then(|| heredocs.join("\n")));
+    if let Some(marker) = code.as_deref().and_then(writes_in_code) {
+        found.push(Found::Unreadable(format!(
+            "`{name}` runs inline code that may write files (it says `{marker}`)"
+        )));
+    }
+    found
+}
+
+/// The first marker of a write in `code`.
+fn writes_in_code(code: &str) -> Option<&'static str> {
+    let lower = code.to_lowercase();
+    WRITE_MARKERS.iter().copied().find(|m| lower.contains(m))
+}
+
+/// The code given inline to python (`-c`), node/bun (`-e`, `-p`, `--eval`, `--print`),
+/// deno (`eval`), php (`-r`); `None` for a script file.
+fn inline_code(family: &str, args: &[Word]) -> Option<String> {
+    let flags: &[&str] = match family {
+        "python" => &["-c"],
+        "php" => &["-r"],
+        "deno" => &["eval"],
+        _ => &["-e", "-p", "--eval", "--print", "eval"],
+    };
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        let t = w.text.as_str();
+        if flags.contains(&t) {
+            return it.next().map(|c| c.text.clone());
+        }
+        if family == "python" && t.starts_with("-c") {
+            return Some(t[2..].to_string());
+        }
+        if !t.starts_with('-') || (family == "python" && t == "-m") {
+            return None;
+        }
+    }
+    None
+}
+
+/// perl's and ruby's options: the inline code (`-e`/`-E`), and with `-i[EXT]` the files
+/// edited in place (the operands after the script, a file when no `-e` gave it).
+fn in_place(args: &[Word]) -> (Option<String>, Vec<Found>) {
+    let (mut code, mut edit, mut operands) = (None::<String>, false, Vec::new());
+    let mut it = args.iter();
+    while let Some(w) = it.next() {
+        let t = w.text.as_str();
+        if t == "--" {
+            operands.extend(it);
+            break;
+        }
+        if t.len() < 2 || !t.starts_with('-') {
+            operands.push(w);
+            continue;
+        }
+        for (i, c) in t[1..].char_indices() {
+            let rest = &t[1 + i + c.len_utf8()..];
+            match c {
+                'i' => edit = true,
+                'e' | 'E' => {
+                    let given = if rest.is_empty() {
+                        it.next().map(|c| c.text.clone())
+                    } else {
+                        Some(rest.into())
+                    };
+                    code = Some(code.unwrap_or_default() + "\n" + &given.unwrap_or_default());
+                }
+                c if "IMmFCx0dDlV".contains(c) => {}
+                _ => continue,
+            }
+            break;
+        }
+    }
+    let files = if code.is_some() {
+        &operands[..]
+    } else {
+        operands.get(1..).unwrap_or_default()
+    };
+    let found = files
+        .iter()
+        .filter(|_| edit)
+        .map(|w| Found::File((*w).clone(), None));
+    (code, found.collect())
+}
