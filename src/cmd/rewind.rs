@@ -151,8 +151,7 @@ fn changes_since(ctx: &Ctx, tree: &str, paths: &[String]) -> Result<(Vec<Change>
         .map_err(|e| format!("a checkpoint's snapshot is still being taken: {e}"))?;
     let index = crate::task::capture::index_path(&ctx.project);
     let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
-    let changes = snapshot::changes(root, tree, &now.tree, paths, lessons)
-        .ok_or("cannot compare with the snapshot")?;
+    let changes = snapshot::changes(root, tree, &now.tree, paths, lessons)?;
     Ok((changes, now.tree.clone()))
 }
 

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use super::command;
+use super::tree_path::TreePath;
 
 /// Where checkpoint snapshots live: `refs/waymark/checkpoints/<task>/<checkpoint>`.
 const REF_PREFIX: &str = "refs/waymark/checkpoints";
@@ -355,8 +356,8 @@ pub fn busy(root: &Path) -> Option<String> {
 /// One file that differs between a snapshot and now, with what it was in the snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Change {
-    /// Root-relative path.
-    pub path: String,
+    /// Root-relative path, checked safe to write.
+    pub path: TreePath,
     /// `A` (new since: a rewind deletes it), `D` (deleted since: recreated), `M` or `T`
     /// (changed content, mode or type: restored).
     pub status: char,
@@ -366,14 +367,16 @@ pub struct Change {
 }
 
 /// What differs between tree `from` (a snapshot) and tree `to` (now), limited to `paths`
-/// (root-relative; all the project's files when empty).
+/// (root-relative; all the project's files when empty). A path a rewind must not write
+/// (inside `.git`, outside the project: a forged snapshot) fails the whole comparison,
+/// named.
 pub fn changes(
     root: &Path,
     from: &str,
     to: &str,
     paths: &[String],
     lessons: &str,
-) -> Option<Vec<Change>> {
+) -> Result<Vec<Change>, String> {
     let mut spec = super::project_files(lessons);
     if !paths.is_empty() {
         spec.splice(0..1, paths.iter().map(|p| format!(":(literal){p}")));
@@ -391,10 +394,9 @@ pub fn changes(
         ])
         .args(&spec)
         .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
+        .ok()
+        .filter(|o| o.status.success())
+        .ok_or("cannot compare with the snapshot (git diff-tree failed)")?;
     let mut fields = out.stdout.split(|b| *b == 0).filter(|f| !f.is_empty());
     let mut found = Vec::new();
     while let (Some(raw), Some(path)) = (fields.next(), fields.next()) {
@@ -406,14 +408,16 @@ pub fn changes(
         };
         let status = status.chars().next().unwrap_or('M');
         let gone = status == 'A';
+        let path = TreePath::new(path.to_vec())
+            .map_err(|why| format!("the snapshot holds {why}: not rewinding to it"))?;
         found.push(Change {
-            path: String::from_utf8_lossy(path).into_owned(),
+            path,
             status,
             mode: if gone { String::new() } else { old_mode.into() },
             blob: if gone { String::new() } else { old_blob.into() },
         });
     }
-    Some(found)
+    Ok(found)
 }
 
 /// The contents of `blobs`, by id, read with one `git cat-file --batch`.

@@ -10,6 +10,7 @@ pub mod config;
 pub mod governance;
 pub mod receipt;
 pub mod recovery;
+pub mod rewind;
 pub mod shell;
 pub mod task;
 pub mod text;

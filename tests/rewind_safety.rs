@@ -1,0 +1,207 @@
+//! Rewind safety (docs/rewind.md, "What a rewind will not do"): a rewind never destroys
+//! what its undo cannot bring back, checks its whole plan before it touches a file, never
+//! writes inside `.git` nor outside the project whatever a snapshot or a journal says, and
+//! rewinds file names that are not UTF-8.
+
+mod util;
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use util::Project;
+
+/// A project with a commit, an untracked file and a task.
+fn project() -> Project {
+    let p = Project::new();
+    p.write("src/lib.rs", "pub fn one() {}\n");
+    p.write(".gitignore", "target/\n");
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "base"]);
+    p.write("notes.txt", "the work\n");
+    p.run(&["task", "start", "--id", "T-1"], "");
+    p
+}
+
+/// `waymark checkpoint <desc>`: its id.
+fn checkpoint(p: &Project, description: &str) -> String {
+    let out = p.run(&["checkpoint", description], "");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{said}");
+    said.split_whitespace().nth(2).unwrap().to_string()
+}
+
+/// `waymark rewind <args…>`: whether it succeeded, stdout, stderr.
+fn rewind(p: &Project, args: &[&str]) -> (bool, String, String) {
+    let out = p.run(&[&["rewind"], args].concat(), "");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+fn journal(p: &Project) -> PathBuf {
+    p.path(".orchestration/rewind.json")
+}
+
+/// Makes a commit whose tree holds `entries` (raw tree entries: `mode name`, a blob
+/// holding `content`), and a snapshot ref for it: a forged checkpoint `ckpt-<name>`.
+fn forge(p: &Project, name: &str, entries: &[(&str, &[u8])], content: &str) -> String {
+    let blob = git_with_input(p, &["hash-object", "-w", "--stdin"], content.as_bytes());
+    let blob = hex_bytes(blob.trim());
+    let mut tree = Vec::new();
+    for (mode, path) in entries {
+        tree.extend_from_slice(format!("{mode} ").as_bytes());
+        tree.extend_from_slice(path);
+        tree.push(0);
+        tree.extend_from_slice(&blob);
+    }
+    let args = ["hash-object", "--literally", "-t", "tree", "-w", "--stdin"];
+    let tree = git_with_input(p, &args, &tree);
+    let commit = p.git(&["commit-tree", tree.trim(), "-m", "forged"]);
+    let id = format!("ckpt-{name}");
+    let name = format!("refs/waymark/checkpoints/T-1/{id}");
+    p.git(&["update-ref", &name, commit.trim()]);
+    id
+}
+
+/// A tree whose only entry is the directory `dir` holding `inner`: a path with a
+/// component git would never check out.
+fn nested(p: &Project, dir: &[u8], inner: &[u8], content: &str) -> Vec<u8> {
+    let blob = git_with_input(p, &["hash-object", "-w", "--stdin"], content.as_bytes());
+    let mut tree = b"100755 ".to_vec();
+    tree.extend_from_slice(inner);
+    tree.push(0);
+    tree.extend_from_slice(&hex_bytes(blob.trim()));
+    let args = ["hash-object", "--literally", "-t", "tree", "-w", "--stdin"];
+    let sub = git_with_input(p, &args, &tree);
+    let mut top = b"40000 ".to_vec();
+    top.extend_from_slice(dir);
+    top.push(0);
+    top.extend_from_slice(&hex_bytes(sub.trim()));
+    let top = git_with_input(p, &args, &top);
+    top.trim().as_bytes().to_vec()
+}
+
+fn forge_tree(p: &Project, name: &str, tree: &[u8]) -> String {
+    let tree = String::from_utf8(tree.to_vec()).unwrap();
+    let commit = p.git(&["commit-tree", &tree, "-m", "forged"]);
+    let id = format!("ckpt-{name}");
+    let name = format!("refs/waymark/checkpoints/T-1/{id}");
+    p.git(&["update-ref", &name, commit.trim()]);
+    id
+}
+
+fn git_with_input(p: &Project, args: &[&str], input: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("git")
+        .arg("-C")
+        .arg(p.root())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn hex_bytes(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_forged_snapshot_or_journal_never_writes_inside_git_nor_outside_the_project() {
+    let p = project();
+    checkpoint(&p, "base");
+    let head = p.read(".git/HEAD");
+    let forged = [
+        (
+            forge_tree(
+                &p,
+                "git",
+                &nested(&p, b".git", b"HEAD", "ref: refs/heads/evil\n"),
+            ),
+            ".git/HEAD",
+        ),
+        (
+            forge_tree(&p, "case", &nested(&p, b".GIT", b"config", "[core]\n")),
+            ".GIT/config",
+        ),
+        (
+            forge_tree(&p, "up", &nested(&p, b"..", b"escaped.txt", "out\n")),
+            "../escaped.txt",
+        ),
+        (
+            forge(&p, "abs", &[("100644", b"/tmp/waymark-abs.txt")], "abs\n"),
+            "/tmp/waymark-abs.txt",
+        ),
+    ];
+    for (id, bad) in &forged {
+        let (ok, said, err) = rewind(&p, &[id]);
+        assert!(!ok, "{id}: {said}");
+        assert!(err.contains(bad), "{bad} named in {err}");
+        assert_eq!(p.read(".git/HEAD"), head);
+        assert!(!journal(&p).exists());
+    }
+    assert!(!p.root().parent().unwrap().join("escaped.txt").exists());
+    assert!(!std::path::Path::new("/tmp/waymark-abs.txt").exists());
+
+    // A journal written by hand is checked as it is read back.
+    let blob = git_with_input(&p, &["hash-object", "-w", "--stdin"], b"#!/bin/sh\nevil\n");
+    let journal_text = serde_json::json!({
+        "task_id": "T-1", "checkpoint_id": "ckpt-x", "snapshot": "refs/x", "undo": null,
+        "started_at": "2026-01-01T00:00:00Z",
+        "changes": [{"path": ".git/hooks/post-commit", "status": "D", "mode": "100755",
+                     "blob": blob.trim()}]
+    });
+    std::fs::write(journal(&p), journal_text.to_string()).unwrap();
+    let (ok, _, err) = rewind(&p, &["--continue"]);
+    assert!(!ok);
+    assert!(err.contains(".git/hooks/post-commit"), "{err}");
+    assert!(!p.path(".git/hooks/post-commit").exists());
+}
+
+#[test]
+fn a_file_name_that_is_not_utf8_is_rewound_byte_for_byte() {
+    let p = project();
+    let name = OsStr::from_bytes(b"caf\xe9.txt");
+    let made = OsStr::from_bytes(b"new\xff.txt");
+    std::fs::write(p.root().join(name), "at the checkpoint\n").unwrap();
+    let id = checkpoint(&p, "base");
+    std::fs::write(p.root().join(name), "since\n").unwrap();
+    std::fs::write(p.root().join(made), "made since\n").unwrap();
+    p.write("notes.txt", "changed\n");
+
+    // Cut short after the first file: the journal carries the names as they are.
+    let out = p
+        .waymark()
+        .env("WAYMARK_TEST_FAULT", "rewind.file@1:kill")
+        .args(["rewind", &id])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "killed by the fault");
+    let kept = std::fs::read_to_string(journal(&p)).unwrap();
+    assert!(kept.contains(r#""hex": "636166e92e747874""#), "{kept}");
+    let (ok, said, err) = rewind(&p, &["--continue"]);
+    assert!(ok, "{said}{err}");
+
+    let read = |n: &OsStr| std::fs::read_to_string(p.root().join(n)).ok();
+    assert_eq!(read(name).as_deref(), Some("at the checkpoint\n"));
+    assert_eq!(read(made), None, "the file made since is deleted");
+    assert_eq!(p.read("notes.txt"), "the work\n");
+    let names: Vec<Vec<u8>> = std::fs::read_dir(p.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().as_bytes().to_vec())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.windows(3).any(|w| w == "\u{FFFD}".as_bytes())),
+        "no stray file: {names:?}"
+    );
+}
