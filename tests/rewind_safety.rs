@@ -39,8 +39,94 @@ fn rewind(p: &Project, args: &[&str]) -> (bool, String, String) {
     (out.status.success(), text(&out.stdout), text(&out.stderr))
 }
 
+/// The undo checkpoint a successful rewind printed.
+fn undo_of(said: &str) -> String {
+    said.lines()
+        .find_map(|l| l.strip_prefix("Undo with `waymark rewind "))
+        .and_then(|l| l.strip_suffix("`."))
+        .unwrap_or_else(|| panic!("{said}"))
+        .to_string()
+}
+
 fn journal(p: &Project) -> PathBuf {
     p.path(".orchestration/rewind.json")
+}
+
+#[test]
+fn what_a_rewind_cannot_remove_is_refused_before_any_file_is_touched() {
+    let p = project();
+    p.write("data", "a file at the checkpoint\n");
+    let id = checkpoint(&p, "base");
+    p.write("notes.txt", "changed since\n");
+    // A file became a directory holding an ignored file, and a repository was made.
+    std::fs::remove_file(p.path("data")).unwrap();
+    p.write("data/cache.bin", "ignored\n");
+    p.write(".git/info/exclude", "*.bin\n");
+    p.write("vendor/tool/main.c", "int main;\n");
+    let tool = p.path("vendor/tool");
+    util::git(&tool, &["init", "-q"]);
+    util::git(&tool, &["add", "main.c"]);
+    let identity = ["-c", "user.name=t", "-c", "user.email=t@e"];
+    util::git(&tool, &[&identity[..], &["commit", "-qm", "tool"]].concat());
+
+    for args in [vec![id.as_str()], vec![id.as_str(), "--dry-run"]] {
+        let (ok, said, err) = rewind(&p, &args);
+        assert!(!ok, "{said}");
+        for named in ["data/cache.bin", "vendor/tool", "move", "rewind again"] {
+            assert!(err.contains(named), "{named} in {err}");
+        }
+        assert_eq!(
+            p.read("notes.txt"),
+            "changed since\n",
+            "nothing was touched"
+        );
+        assert!(!journal(&p).exists());
+    }
+    assert!(p.path("vendor/tool/.git").is_dir());
+    // Once they are moved, it rewinds.
+    std::fs::remove_dir_all(p.path("data")).unwrap();
+    std::fs::remove_dir_all(p.path("vendor")).unwrap();
+    let (ok, said, err) = rewind(&p, &[&id]);
+    assert!(ok, "{said}{err}");
+    assert_eq!(p.read("data"), "a file at the checkpoint\n");
+    assert_eq!(p.read("notes.txt"), "the work\n");
+}
+
+#[test]
+fn a_rewind_cut_short_whose_plan_became_impossible_can_be_given_up() {
+    let p = project();
+    p.write("a.txt", "a at the checkpoint\n");
+    p.write("z.txt", "z at the checkpoint\n");
+    let id = checkpoint(&p, "base");
+    p.write("a.txt", "a since\n");
+    std::fs::remove_file(p.path("z.txt")).unwrap();
+    // Killed after a.txt, before z.txt.
+    let out = p
+        .waymark()
+        .env("WAYMARK_TEST_FAULT", "rewind.file@2:kill")
+        .args(["rewind", &id])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "killed by the fault");
+    // Meanwhile something that a rewind must not remove came where z.txt goes.
+    p.write("z.txt/keep.bin", "ignored\n");
+    p.write(".git/info/exclude", "*.bin\n");
+
+    let (ok, _, err) = rewind(&p, &["--continue"]);
+    assert!(!ok);
+    for named in ["z.txt/keep.bin", "waymark rewind --abort"] {
+        assert!(err.contains(named), "{named} in {err}");
+    }
+    assert_eq!(p.read("z.txt/keep.bin"), "ignored\n");
+    let (ok, abort_said, err) = rewind(&p, &["--abort"]);
+    assert!(ok, "{err}");
+    assert!(!journal(&p).exists());
+    let (ok, said, _) = rewind(&p, &["--continue"]);
+    assert!(ok && said.contains("No rewind to finish"), "{said}");
+    // Rewinding works again: the undo puts the files back as they were before.
+    let (ok, said, err) = rewind(&p, &[&undo_of(&abort_said)]);
+    assert!(ok, "{said}{err}");
+    assert_eq!(p.read("a.txt"), "a since\n");
 }
 
 /// Makes a commit whose tree holds `entries` (raw tree entries: `mode name`, a blob

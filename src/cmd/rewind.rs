@@ -1,6 +1,7 @@
-//! `waymark rewind <checkpoint> [--files PATH…] [--dry-run]` and `waymark rewind
-//! --continue`: put the project's files back as a checkpoint's snapshot had them, after
-//! saving the current state as a `pre_rewind` checkpoint (the undo). docs/rewind.md.
+//! `waymark rewind <checkpoint> [--files PATH…] [--dry-run]`, `waymark rewind --continue`
+//! and `waymark rewind --abort`: put the project's files back as a checkpoint's snapshot
+//! had them, after saving the current state as a `pre_rewind` checkpoint (the undo);
+//! finish or give up one cut short. docs/rewind.md.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -8,6 +9,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use crate::cmd::ExitCode;
+use crate::git::in_the_way;
 use crate::git::rewind::{self, Journal};
 use crate::git::snapshot::{self, Change};
 use crate::runtime::context::Ctx;
@@ -19,7 +21,7 @@ use crate::trace::{self, Waymark, kind};
 pub struct RewindArgs {
     /// The checkpoint to go back to (its id, or a unique start of it; `waymark checkpoints`
     /// lists them).
-    #[arg(required_unless_present = "resume")]
+    #[arg(required_unless_present_any = ["resume", "abort"])]
     pub checkpoint: Option<String>,
     /// Only these files (all of the project's by default).
     #[arg(long, num_args = 1..)]
@@ -30,10 +32,17 @@ pub struct RewindArgs {
     /// Finish a rewind that was cut short (a crash or a kill during it).
     #[arg(long = "continue", conflicts_with_all = ["checkpoint", "files", "dry_run"])]
     pub resume: bool,
+    /// Give up a rewind that was cut short: the files stay as they are, and its undo puts
+    /// them back as they were before it.
+    #[arg(long, conflicts_with_all = ["checkpoint", "files", "dry_run", "resume"])]
+    pub abort: bool,
 }
 
 pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
     let ctx = super::ctx(root);
+    if args.abort {
+        return abort(&ctx);
+    }
     if let Some(code) = pending(&ctx, args.resume) {
         return code;
     }
@@ -97,18 +106,11 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
 fn pending(ctx: &Ctx, resume: bool) -> Option<ExitCode> {
     match rewind::pending(&ctx.project) {
         Err(e) => Some(super::fail(super::CHECK_FAILED, e)),
-        Ok(Some(journal)) if resume => {
-            println!(
-                "Finishing the rewind to {} begun {}.",
-                journal.checkpoint_id,
-                waymark_core::text::stamp(journal.started_at)
-            );
-            Some(carry_out(ctx, &journal))
-        }
+        Ok(Some(journal)) if resume => Some(finish_cut_short(ctx, &journal)),
         Ok(Some(journal)) => Some(super::fail(
             super::CHECK_FAILED,
             format!(
-                "a rewind to {} was cut short: run `waymark rewind --continue` to finish it first",
+                "a rewind to {} was cut short: run `waymark rewind --continue` to finish it first (or `waymark rewind --abort` to give it up)",
                 journal.checkpoint_id
             ),
         )),
@@ -118,6 +120,52 @@ fn pending(ctx: &Ctx, resume: bool) -> Option<ExitCode> {
         }
         Ok(None) => None,
     }
+}
+
+/// `--continue`: the plan is checked again (what came in the way since), then applied.
+fn finish_cut_short(ctx: &Ctx, journal: &Journal) -> ExitCode {
+    if let Some(why) = in_the_way::survey(&ctx.project.root, &journal.changes).refusal() {
+        return super::fail(
+            super::CHECK_FAILED,
+            format!("{why}; or give the rewind up with `waymark rewind --abort`"),
+        );
+    }
+    println!(
+        "Finishing the rewind to {} begun {}.",
+        journal.checkpoint_id,
+        waymark_core::text::stamp(journal.started_at)
+    );
+    carry_out(ctx, journal)
+}
+
+/// `--abort`: the journal of a rewind cut short goes (even a damaged one), so that no plan
+/// that cannot be applied holds every later rewind back. The files stay as they are, each
+/// as it was or as the checkpoint had it; the rewind's undo puts them back as they were.
+fn abort(ctx: &Ctx) -> ExitCode {
+    let journal = rewind::pending(&ctx.project);
+    if matches!(journal, Ok(None)) {
+        println!("No rewind to give up.");
+        return ExitCode::SUCCESS;
+    }
+    if let Err(e) = rewind::finish(&ctx.project) {
+        let why = format!("cannot remove the journal: {e}");
+        return super::fail(super::CHECK_FAILED, why);
+    }
+    match journal {
+        Ok(Some(j)) => {
+            println!(
+                "Gave up the rewind to {}: the files it had put back stay as the checkpoint had them, the others as they were.",
+                j.checkpoint_id
+            );
+            if let Some(undo) = &j.undo {
+                println!("Undo with `waymark rewind {undo}`.");
+            }
+        }
+        _ => println!(
+            "Removed the damaged journal; the files stay as they are (the newest pre_rewind checkpoint in `waymark checkpoints` holds them as they were before)."
+        ),
+    }
+    ExitCode::SUCCESS
 }
 
 /// The `--files` as paths in the project (relative to the current directory when they
@@ -152,6 +200,9 @@ fn changes_since(ctx: &Ctx, tree: &str, paths: &[String]) -> Result<(Vec<Change>
     let index = crate::task::capture::index_path(&ctx.project);
     let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
     let changes = snapshot::changes(root, tree, &now.tree, paths, lessons)?;
+    if let Some(why) = in_the_way::survey(root, &changes).refusal() {
+        return Err(why);
+    }
     Ok((changes, now.tree.clone()))
 }
 
@@ -210,7 +261,7 @@ fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
         return super::fail(
             super::CHECK_FAILED,
             format!(
-                "the rewind stopped: {e}; every file is either as it was or rewound; run `waymark rewind --continue` once the cause is fixed"
+                "the rewind stopped: {e}; every file is either as it was or rewound; run `waymark rewind --continue` once the cause is fixed, or `waymark rewind --abort` to give it up"
             ),
         );
     }

@@ -148,9 +148,21 @@ fn restore(path: &Path, mode: &str, content: &[u8]) -> io::Result<()> {
     }
     // A directory where the file goes (left empty by the deletions) makes way.
     if path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-        fs::remove_dir(path)?;
+        remove_empty_dirs(path)?;
     }
     fs::rename(&tmp, path)
+}
+
+/// Removes `dir` and the directories in it, all of them empty (git keeps no directory, so
+/// an empty one is nothing lost); a file in it fails (`git::in_the_way` refused it first).
+fn remove_empty_dirs(dir: &Path) -> io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            remove_empty_dirs(&entry.path())?;
+        }
+    }
+    fs::remove_dir(dir)
 }
 
 /// Removes a file made since the snapshot, and the directories it leaves empty.
