@@ -53,6 +53,45 @@ fn journal(p: &Project) -> PathBuf {
 }
 
 #[test]
+fn a_file_ignored_since_the_checkpoint_is_brought_back_by_the_undo() {
+    // Ignored by the project's .gitignore (which the rewind puts back too), or by
+    // .git/info/exclude (which it does not: the file stays ignored throughout).
+    for ignores in [".gitignore", ".git/info/exclude"] {
+        let p = project();
+        p.write("config.local", "as at the checkpoint\n");
+        p.write("out/report.txt", "a report\n");
+        let id = checkpoint(&p, "base");
+        // Since then: it became ignored and was rewritten.
+        let before = std::fs::read_to_string(p.path(ignores)).unwrap_or_default();
+        let mut after = format!("{before}config.local\n");
+        p.write("config.local", "work done since, ignored\n");
+        // And a directory became an ignored file: a rewind puts the directory back.
+        // (Where `out` stays ignored, the undo would find `out/report.txt` ignored in the
+        // directory it must make a file again, and refuse, naming it.)
+        if ignores == ".gitignore" {
+            after.push_str("out\n");
+            std::fs::remove_dir_all(p.path("out")).unwrap();
+            p.write("out", "an ignored file where a directory was\n");
+        }
+        p.write(ignores, &after);
+
+        let (ok, said, err) = rewind(&p, &[&id]);
+        assert!(ok, "{ignores}: {said}{err}");
+        assert_eq!(p.read("config.local"), "as at the checkpoint\n");
+        assert_eq!(p.read("out/report.txt"), "a report\n");
+
+        let (ok, said, err) = rewind(&p, &[&undo_of(&said)]);
+        assert!(ok, "{ignores}: {said}{err}");
+        let config = p.read("config.local");
+        assert_eq!(config, "work done since, ignored\n", "{ignores}");
+        assert_eq!(p.read(ignores), after);
+        if ignores == ".gitignore" {
+            assert_eq!(p.read("out"), "an ignored file where a directory was\n");
+        }
+    }
+}
+
+#[test]
 fn what_a_rewind_cannot_remove_is_refused_before_any_file_is_touched() {
     let p = project();
     p.write("data", "a file at the checkpoint\n");

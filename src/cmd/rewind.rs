@@ -12,6 +12,7 @@ use crate::cmd::ExitCode;
 use crate::git::in_the_way;
 use crate::git::rewind::{self, Journal};
 use crate::git::snapshot::{self, Change};
+use crate::git::tree_path::TreePath;
 use crate::runtime::context::Ctx;
 use crate::store::project::Located;
 use crate::task::{CheckpointTrigger, Rewound, current};
@@ -47,14 +48,8 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         return code;
     }
     let root = &ctx.project.root;
-    if crate::git::head::find_git_dir(root).is_none() {
-        return super::fail(
-            super::USAGE,
-            "not a git repository: rewind restores from the snapshots git keeps, and checkpoints here record file hashes only",
-        );
-    }
-    if let Some(why) = snapshot::busy(root) {
-        return super::fail(super::CHECK_FAILED, format!("not rewinding: {why}"));
+    if let Some(code) = refused(root) {
+        return code;
     }
     let wanted = args.checkpoint.unwrap_or_default();
     let found = match snapshot::find(root, &wanted) {
@@ -65,22 +60,22 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let (changes, now) = match changes_since(&ctx, &found.tree, &paths) {
-        Ok(found) => found,
+    let plan = match changes_since(&ctx, &found.tree, &paths) {
+        Ok(plan) => plan,
         Err(why) => return super::fail(super::CHECK_FAILED, why),
     };
-    if changes.is_empty() {
+    if plan.changes.is_empty() {
         println!(
             "Nothing to rewind: the files are as checkpoint {} left them.",
             found.checkpoint
         );
         return ExitCode::SUCCESS;
     }
-    print_plan(&changes, args.dry_run);
+    print_plan(&plan.changes, args.dry_run);
     if args.dry_run {
         return ExitCode::SUCCESS;
     }
-    let undo = match save_undo(&ctx, &found.checkpoint, &now) {
+    let undo = match save_undo(&ctx, &found.checkpoint, &plan.now, &plan.forced) {
         Ok(u) => u,
         Err(e) => return super::fail(super::CHECK_FAILED, e),
     };
@@ -90,7 +85,7 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         snapshot: found.name,
         undo,
         started_at: ctx.now,
-        changes,
+        changes: plan.changes,
     };
     if let Err(e) = rewind::begin(&ctx.project, &journal) {
         return super::fail(
@@ -99,6 +94,21 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         );
     }
     carry_out(&ctx, &journal)
+}
+
+/// Why no rewind can be made here now: not in git, or git busy with a merge or the like.
+fn refused(root: &std::path::Path) -> Option<ExitCode> {
+    if crate::git::head::find_git_dir(root).is_none() {
+        return Some(super::fail(
+            super::USAGE,
+            "not a git repository: rewind restores from the snapshots git keeps, and checkpoints here record file hashes only",
+        ));
+    }
+    let why = snapshot::busy(root)?;
+    Some(super::fail(
+        super::CHECK_FAILED,
+        format!("not rewinding: {why}"),
+    ))
 }
 
 /// A rewind cut short comes first: `--continue` finishes it, any other rewind is refused
@@ -190,20 +200,60 @@ fn project_paths(ctx: &Ctx, files: &[String]) -> Result<Vec<String>, ExitCode> {
     Ok(paths)
 }
 
+/// A rewind's plan: the changes, the tree of the work tree now (what the undo holds), and
+/// the ignored files it holds because the rewind overwrites or removes them.
+struct Plan {
+    changes: Vec<Change>,
+    now: String,
+    forced: Vec<TreePath>,
+}
+
 /// What differs between the checkpoint's `tree` and the work tree now (restricted to
-/// `paths` when given), and the work tree's tree: staged under the capture lock, so that
-/// no checkpoint's snapshot is taken meanwhile.
-fn changes_since(ctx: &Ctx, tree: &str, paths: &[String]) -> Result<(Vec<Change>, String), String> {
+/// `paths` when given), checked for what is in the way: staged under the capture lock, so
+/// that no checkpoint's snapshot is taken meanwhile. Ignored files the rewind would
+/// overwrite or remove are added to the tree of now, and so to the plan and the undo: a
+/// rewind never destroys what its undo cannot bring back.
+fn changes_since(ctx: &Ctx, tree: &str, paths: &[String]) -> Result<Plan, String> {
     let (root, lessons) = (&ctx.project.root, &ctx.config.agent_md);
     let _exclusive = crate::task::capture::exclusive(&ctx.project)
         .map_err(|e| format!("a checkpoint's snapshot is still being taken: {e}"))?;
     let index = crate::task::capture::index_path(&ctx.project);
     let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
-    let changes = snapshot::changes(root, tree, &now.tree, paths, lessons)?;
-    if let Some(why) = in_the_way::survey(root, &changes).refusal() {
+    let mut spec: Vec<Vec<u8>> = paths.iter().map(|p| p.clone().into_bytes()).collect();
+    let changes = snapshot::changes(root, tree, &now.tree, &spec, lessons)?;
+    let survey = in_the_way::survey(root, &changes);
+    if let Some(why) = survey.refusal() {
         return Err(why);
     }
-    Ok((changes, now.tree.clone()))
+    if survey.unsaved.is_empty() {
+        let now = now.tree.clone();
+        let forced = Vec::new();
+        return Ok(Plan {
+            changes,
+            now,
+            forced,
+        });
+    }
+    let forced = survey.unsaved;
+    let now = now
+        .with_forced(root, &forced)
+        .ok_or("cannot snapshot the work tree")?;
+    if !spec.is_empty() {
+        spec.extend(forced.iter().map(|p| p.as_bytes().to_vec()));
+    }
+    let changes = snapshot::changes(root, tree, &now.tree, &spec, lessons)?;
+    let again = in_the_way::survey(root, &changes);
+    if let Some(unread) = again.unsaved.first() {
+        return Err(format!(
+            "not rewinding, no file was changed: {unread} would be overwritten, and git cannot read it to save it for the undo: make it readable or move it, then rewind again"
+        ));
+    }
+    let now = now.tree.clone();
+    Ok(Plan {
+        changes,
+        now,
+        forced,
+    })
 }
 
 fn print_plan(changes: &[Change], dry_run: bool) {
@@ -225,11 +275,24 @@ fn print_plan(changes: &[Change], dry_run: bool) {
 
 /// Saves the files as they are now, so the rewind can be undone: a `pre_rewind` checkpoint
 /// of the current task (its capture takes the snapshot), or, with no task, a bare snapshot.
-fn save_undo(ctx: &Ctx, target: &str, now_tree: &str) -> Result<Option<String>, String> {
+fn save_undo(
+    ctx: &Ctx,
+    target: &str,
+    now_tree: &str,
+    forced: &[TreePath],
+) -> Result<Option<String>, String> {
     let description = format!("Before rewind to {target}");
     let made = current::update(ctx, |slot, _| {
         slot.as_mut().map(|h| {
-            current::make_checkpoint(ctx, h, CheckpointTrigger::PreRewind, &description, None).id
+            let trigger = CheckpointTrigger::PreRewind;
+            let id = current::make_checkpoint(ctx, h, trigger, &description, None).id;
+            // Its snapshot holds the ignored files the rewind replaces, as `now_tree` does.
+            for r in ctx.captures.borrow_mut().iter_mut() {
+                if r.checkpoint_id == id {
+                    r.force = forced.iter().map(|p| p.as_bytes().to_vec()).collect();
+                }
+            }
+            id
         })
     })
     .map_err(|e| e.to_string())?;

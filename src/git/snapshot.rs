@@ -9,7 +9,9 @@
 //! are outside every diff and rewind: rewinding the work never rewinds the ledger.
 
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -53,10 +55,11 @@ fn ref_safe(s: &str) -> String {
 }
 
 /// The work tree at one moment: its tree object, and the temporary index that holds it
-/// (kept, not read: the file goes with it, and a comparison with HEAD may still read it).
+/// (kept: the file goes with it, a comparison with HEAD may still read it, and a rewind
+/// adds to it the ignored files it replaces).
 pub struct WorkTree {
     pub tree: String,
-    _index: TempIndex,
+    index: TempIndex,
 }
 
 /// The work tree added to a temporary index, its tree not written yet.
@@ -96,7 +99,39 @@ fn indexed(root: &Path, index: &TempIndex, args: &[&str]) -> std::process::Comma
     c
 }
 
+/// Adds `paths` to the temporary index even though git ignores them (a file git cannot
+/// read is skipped, as by `add -A`).
+fn force_add<P: AsRef<[u8]>>(root: &Path, index: &TempIndex, paths: &[P]) {
+    if paths.is_empty() {
+        return;
+    }
+    let _ = indexed(root, index, &["add", "-f", "--ignore-errors", "--"])
+        .args(paths.iter().map(|p| literal(p.as_ref())))
+        .stdout(Stdio::null())
+        .status();
+}
+
+/// A pathspec that matches exactly `path` (and what lies under it), whatever its bytes.
+pub fn literal(path: &[u8]) -> OsString {
+    let mut spec = OsString::from(":(literal)");
+    spec.push(OsStr::from_bytes(path));
+    spec
+}
+
+impl WorkTree {
+    /// The same work tree with `paths` added even though git ignores them, as a new tree.
+    pub fn with_forced(self, root: &Path, paths: &[TreePath]) -> Option<WorkTree> {
+        force_add(root, &self.index, paths);
+        Staged { index: self.index }.write_tree(root)
+    }
+}
+
 impl Staged {
+    /// Adds `paths` even though git ignores them (a rewind's undo holds what it replaces).
+    pub fn force<P: AsRef<[u8]>>(&self, root: &Path, paths: &[P]) {
+        force_add(root, &self.index, paths);
+    }
+
     /// The staged work tree as a tree object.
     pub fn write_tree(self, root: &Path) -> Option<WorkTree> {
         let out = indexed(root, &self.index, &["write-tree"]).output().ok()?;
@@ -105,7 +140,7 @@ impl Staged {
         }
         Some(WorkTree {
             tree: trimmed(&out.stdout),
-            _index: self.index,
+            index: self.index,
         })
     }
 
@@ -374,12 +409,15 @@ pub fn changes(
     root: &Path,
     from: &str,
     to: &str,
-    paths: &[String],
+    paths: &[Vec<u8>],
     lessons: &str,
 ) -> Result<Vec<Change>, String> {
-    let mut spec = super::project_files(lessons);
+    let mut spec: Vec<OsString> = super::project_files(lessons)
+        .into_iter()
+        .map(OsString::from)
+        .collect();
     if !paths.is_empty() {
-        spec.splice(0..1, paths.iter().map(|p| format!(":(literal){p}")));
+        spec.splice(0..1, paths.iter().map(|p| literal(p)));
     }
     let out = command(root)
         .args([

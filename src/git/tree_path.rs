@@ -46,6 +46,12 @@ impl TreePath {
     }
 }
 
+impl AsRef<[u8]> for TreePath {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 impl fmt::Display for TreePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         Shown(&self.0).fmt(f)
