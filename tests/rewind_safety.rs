@@ -207,6 +207,27 @@ fn nested(p: &Project, dir: &[u8], inner: &[u8], content: &str) -> Vec<u8> {
     top.trim().as_bytes().to_vec()
 }
 
+/// A tree holding `evil`, a symlink to `target`, and beside it a directory `evil` holding
+/// `escaped.txt`: a file to be written through the link (no tree git makes holds both).
+fn through_link(p: &Project, target: &std::path::Path) -> Vec<u8> {
+    let hash = |bytes: &[u8]| {
+        let id = git_with_input(p, &["hash-object", "-w", "--stdin"], bytes);
+        hex_bytes(id.trim())
+    };
+    let args = ["hash-object", "--literally", "-t", "tree", "-w", "--stdin"];
+    let inner = [&b"100644 escaped.txt\0"[..], &hash(b"out\n")].concat();
+    let sub = git_with_input(p, &args, &inner);
+    let link = hash(target.as_os_str().as_bytes());
+    let top = [
+        &b"120000 evil\0"[..],
+        &link,
+        b"40000 evil\0",
+        &hex_bytes(sub.trim()),
+    ]
+    .concat();
+    git_with_input(p, &args, &top).trim().as_bytes().to_vec()
+}
+
 fn forge_tree(p: &Project, name: &str, tree: &[u8]) -> String {
     let tree = String::from_utf8(tree.to_vec()).unwrap();
     let commit = p.git(&["commit-tree", &tree, "-m", "forged"]);
@@ -244,7 +265,12 @@ fn a_forged_snapshot_or_journal_never_writes_inside_git_nor_outside_the_project(
     let p = project();
     checkpoint(&p, "base");
     let head = p.read(".git/HEAD");
+    let outside = tempfile::tempdir().unwrap();
     let forged = [
+        (
+            forge_tree(&p, "link", &through_link(&p, outside.path())),
+            "`evil/escaped.txt` under `evil`",
+        ),
         (
             forge_tree(
                 &p,
@@ -274,6 +300,11 @@ fn a_forged_snapshot_or_journal_never_writes_inside_git_nor_outside_the_project(
         assert!(!journal(&p).exists());
     }
     assert!(!p.root().parent().unwrap().join("escaped.txt").exists());
+    assert!(!outside.path().join("escaped.txt").exists());
+    assert!(
+        p.path("evil").symlink_metadata().is_err(),
+        "no link was made"
+    );
     assert!(!std::path::Path::new("/tmp/waymark-abs.txt").exists());
 
     // A journal written by hand is checked as it is read back.

@@ -57,12 +57,19 @@ pub fn pending(project: &Project) -> io::Result<Option<Journal>> {
     let path = project.state_file(JOURNAL);
     match fs::read(&path) {
         // Its paths are checked as they are read: a journal is a file anyone can edit.
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-            io::Error::other(format!(
-                "{} is damaged or unsafe, nothing was rewound from it ({e}); look at it, then remove it to rewind again",
-                path.display()
-            ))
-        }),
+        Ok(bytes) => {
+            let read = serde_json::from_slice::<Journal>(&bytes).map_err(|e| e.to_string());
+            let checked = read.and_then(|j| match snapshot::through_a_link(&j.changes) {
+                Some(why) => Err(format!("it holds {why}")),
+                None => Ok(Some(j)),
+            });
+            checked.map_err(|e| {
+                io::Error::other(format!(
+                    "{} is damaged or unsafe, nothing was rewound from it ({e}); look at it, then remove it with `waymark rewind --abort`",
+                    path.display()
+                ))
+            })
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }

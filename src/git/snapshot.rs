@@ -455,7 +455,25 @@ pub fn changes(
             blob: if gone { String::new() } else { old_blob.into() },
         });
     }
-    Ok(found)
+    match through_a_link(&found) {
+        Some(why) => Err(format!("the snapshot holds {why}: not rewinding to it")),
+        None => Ok(found),
+    }
+}
+
+/// A file the plan writes under a symlink the same plan makes (`evil` → `/etc`, then
+/// `evil/passwd`): no tree git makes holds both, a forged one can. `None` when none is.
+pub fn through_a_link(changes: &[Change]) -> Option<String> {
+    let links: std::collections::HashSet<&[u8]> = changes
+        .iter()
+        .filter(|c| c.status != 'A' && c.mode == "120000")
+        .map(|c| c.path.as_bytes())
+        .collect();
+    changes.iter().filter(|c| c.status != 'A').find_map(|c| {
+        let link = c.path.ancestors().find(|a| links.contains(a))?;
+        let link = super::tree_path::Shown(link);
+        Some(format!("`{}` under `{link}`, a symbolic link", c.path))
+    })
 }
 
 /// The contents of `blobs`, by id, read with one `git cat-file --batch`.
