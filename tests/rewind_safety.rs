@@ -360,4 +360,16 @@ fn a_file_name_that_is_not_utf8_is_rewound_byte_for_byte() {
             .any(|n| n.windows(3).any(|w| w == "\u{FFFD}".as_bytes())),
         "no stray file: {names:?}"
     );
+
+    // `--files` takes the name as its bytes, and rewinds only it.
+    std::fs::write(p.root().join(name), "again\n").unwrap();
+    p.write("notes.txt", "changed again\n");
+    let out = p
+        .waymark()
+        .args(["rewind", &id, "--files"])
+        .arg(name)
+        .output();
+    assert!(out.unwrap().status.success());
+    assert_eq!(read(name).as_deref(), Some("at the checkpoint\n"));
+    assert_eq!(p.read("notes.txt"), "changed again\n");
 }

@@ -14,9 +14,9 @@ use crate::git::rewind::{self, Journal};
 use crate::git::snapshot::{self, Change};
 use crate::git::tree_path::TreePath;
 use crate::runtime::context::Ctx;
-use crate::store::project::Located;
 use crate::task::{CheckpointTrigger, Rewound, current};
 use crate::trace::{self, Waymark, kind};
+use std::os::unix::ffi::OsStrExt;
 
 #[derive(Debug, clap::Args)]
 pub struct RewindArgs {
@@ -26,7 +26,7 @@ pub struct RewindArgs {
     pub checkpoint: Option<String>,
     /// Only these files (all of the project's by default).
     #[arg(long, num_args = 1..)]
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
     /// Say what would change, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -178,22 +178,21 @@ fn abort(ctx: &Ctx) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The `--files` as paths in the project (relative to the current directory when they
-/// are); one outside the project is refused.
-fn project_paths(ctx: &Ctx, files: &[String]) -> Result<Vec<String>, ExitCode> {
+/// The `--files` as root-relative paths, git's bytes (a name need not be UTF-8), taken
+/// against the current directory when relative; one outside the project is refused.
+fn project_paths(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<Vec<u8>>, ExitCode> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ctx.project.root.clone());
     let mut paths = Vec::new();
     for f in files {
-        let cwd = std::env::current_dir().ok();
-        match ctx
-            .project
-            .locate(f, cwd.as_deref().and_then(|c| c.to_str()))
-        {
-            Located::Inside(rel) => paths.push(rel),
-            Located::Outside(abs) => {
-                return Err(super::fail(
-                    super::USAGE,
-                    format!("{abs} is outside the project"),
-                ));
+        let abs = crate::store::project::normalize(&cwd.join(f));
+        match abs.strip_prefix(&ctx.project.root) {
+            Ok(rel) if !ctx.project.leads_outside(rel) => {
+                paths.push(rel.as_os_str().as_bytes().to_vec());
+            }
+            _ => {
+                let abs = abs.display();
+                let why = format!("{abs} is outside the project");
+                return Err(super::fail(super::USAGE, why));
             }
         }
     }
@@ -213,13 +212,13 @@ struct Plan {
 /// that no checkpoint's snapshot is taken meanwhile. Ignored files the rewind would
 /// overwrite or remove are added to the tree of now, and so to the plan and the undo: a
 /// rewind never destroys what its undo cannot bring back.
-fn changes_since(ctx: &Ctx, tree: &str, paths: &[String]) -> Result<Plan, String> {
+fn changes_since(ctx: &Ctx, tree: &str, paths: &[Vec<u8>]) -> Result<Plan, String> {
     let (root, lessons) = (&ctx.project.root, &ctx.config.agent_md);
     let _exclusive = crate::task::capture::exclusive(&ctx.project)
         .map_err(|e| format!("a checkpoint's snapshot is still being taken: {e}"))?;
     let index = crate::task::capture::index_path(&ctx.project);
     let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
-    let mut spec: Vec<Vec<u8>> = paths.iter().map(|p| p.clone().into_bytes()).collect();
+    let mut spec = paths.to_vec();
     let changes = snapshot::changes(root, tree, &now.tree, &spec, lessons)?;
     let survey = in_the_way::survey(root, &changes);
     if let Some(why) = survey.refusal() {
