@@ -4,6 +4,7 @@
 //! finish or give up one cut short. docs/rewind.md.
 
 use std::collections::BTreeMap;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -16,7 +17,6 @@ use crate::git::tree_path::TreePath;
 use crate::runtime::context::Ctx;
 use crate::task::{CheckpointTrigger, Rewound, current};
 use crate::trace::{self, Waymark, kind};
-use std::os::unix::ffi::OsStrExt;
 
 #[derive(Debug, clap::Args)]
 pub struct RewindArgs {
