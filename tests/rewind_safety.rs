@@ -77,6 +77,10 @@ fn a_file_ignored_since_the_checkpoint_is_brought_back_by_the_undo() {
 
         let (ok, said, err) = rewind(&p, &[&id]);
         assert!(ok, "{ignores}: {said}{err}");
+        assert!(
+            said.contains("restore  config.local  (ignored: the undo keeps it)"),
+            "{said}"
+        );
         assert_eq!(p.read("config.local"), "as at the checkpoint\n");
         assert_eq!(p.read("out/report.txt"), "a report\n");
 

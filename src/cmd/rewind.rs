@@ -71,7 +71,7 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    print_plan(&plan.changes, args.dry_run);
+    print_plan(&plan, args.dry_run);
     if args.dry_run {
         return ExitCode::SUCCESS;
     }
@@ -255,20 +255,26 @@ fn changes_since(ctx: &Ctx, tree: &str, paths: &[Vec<u8>]) -> Result<Plan, Strin
     })
 }
 
-fn print_plan(changes: &[Change], dry_run: bool) {
+/// Each file and what the rewind does to it; an ignored file it replaces is said to be
+/// kept in the undo, so that nobody wonders where it went.
+fn print_plan(plan: &Plan, dry_run: bool) {
     let verb = |c: &Change| match c.status {
         'A' => "delete  ",
         'D' => "recreate",
         _ => "restore ",
     };
+    let count = plan.changes.len() as u64;
     if dry_run {
-        println!(
-            "Would rewind {}:",
-            waymark_core::text::count(changes.len() as u64, "file")
-        );
+        println!("Would rewind {}:", waymark_core::text::count(count, "file"));
     }
-    for c in changes {
-        println!("  {} {}", verb(c), c.path);
+    for c in &plan.changes {
+        let kept = plan.forced.contains(&c.path);
+        let note = if kept {
+            "  (ignored: the undo keeps it)"
+        } else {
+            ""
+        };
+        println!("  {} {}{note}", verb(c), c.path);
     }
 }
 
