@@ -1,17 +1,20 @@
-//! `waymark rewind <checkpoint> [--files PATH…] [--dry-run]` and `waymark rewind
-//! --continue`: put the project's files back as a checkpoint's snapshot had them, after
-//! saving the current state as a `pre_rewind` checkpoint (the undo). docs/rewind.md.
+//! `waymark rewind <checkpoint> [--files PATH…] [--dry-run]`, `waymark rewind --continue`
+//! and `waymark rewind --abort`: put the project's files back as a checkpoint's snapshot
+//! had them, after saving the current state as a `pre_rewind` checkpoint (the undo);
+//! finish or give up one cut short. docs/rewind.md.
 
 use std::collections::BTreeMap;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use serde_json::json;
 
 use crate::cmd::ExitCode;
+use crate::git::in_the_way;
 use crate::git::rewind::{self, Journal};
 use crate::git::snapshot::{self, Change};
+use crate::git::tree_path::TreePath;
 use crate::runtime::context::Ctx;
-use crate::store::project::Located;
 use crate::task::{CheckpointTrigger, Rewound, current};
 use crate::trace::{self, Waymark, kind};
 
@@ -19,33 +22,34 @@ use crate::trace::{self, Waymark, kind};
 pub struct RewindArgs {
     /// The checkpoint to go back to (its id, or a unique start of it; `waymark checkpoints`
     /// lists them).
-    #[arg(required_unless_present = "resume")]
+    #[arg(required_unless_present_any = ["resume", "abort"])]
     pub checkpoint: Option<String>,
     /// Only these files (all of the project's by default).
     #[arg(long, num_args = 1..)]
-    pub files: Vec<String>,
+    pub files: Vec<PathBuf>,
     /// Say what would change, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// Finish a rewind that was cut short (a crash or a kill during it).
     #[arg(long = "continue", conflicts_with_all = ["checkpoint", "files", "dry_run"])]
     pub resume: bool,
+    /// Give up a rewind that was cut short: the files stay as they are, and its undo puts
+    /// them back as they were before it.
+    #[arg(long, conflicts_with_all = ["checkpoint", "files", "dry_run", "resume"])]
+    pub abort: bool,
 }
 
 pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
     let ctx = super::ctx(root);
+    if args.abort {
+        return abort(&ctx);
+    }
     if let Some(code) = pending(&ctx, args.resume) {
         return code;
     }
     let root = &ctx.project.root;
-    if crate::git::head::find_git_dir(root).is_none() {
-        return super::fail(
-            super::USAGE,
-            "not a git repository: rewind restores from the snapshots git keeps, and checkpoints here record file hashes only",
-        );
-    }
-    if let Some(why) = snapshot::busy(root) {
-        return super::fail(super::CHECK_FAILED, format!("not rewinding: {why}"));
+    if let Some(code) = refused(root) {
+        return code;
     }
     let wanted = args.checkpoint.unwrap_or_default();
     let found = match snapshot::find(root, &wanted) {
@@ -56,22 +60,22 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         Ok(p) => p,
         Err(code) => return code,
     };
-    let (changes, now) = match changes_since(&ctx, &found.tree, &paths) {
-        Ok(found) => found,
+    let plan = match changes_since(&ctx, &found.tree, &paths) {
+        Ok(plan) => plan,
         Err(why) => return super::fail(super::CHECK_FAILED, why),
     };
-    if changes.is_empty() {
+    if plan.changes.is_empty() {
         println!(
             "Nothing to rewind: the files are as checkpoint {} left them.",
             found.checkpoint
         );
         return ExitCode::SUCCESS;
     }
-    print_plan(&changes, args.dry_run);
+    print_plan(&plan, args.dry_run);
     if args.dry_run {
         return ExitCode::SUCCESS;
     }
-    let undo = match save_undo(&ctx, &found.checkpoint, &now) {
+    let undo = match save_undo(&ctx, &found.checkpoint, &plan.now, &plan.forced) {
         Ok(u) => u,
         Err(e) => return super::fail(super::CHECK_FAILED, e),
     };
@@ -81,7 +85,7 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         snapshot: found.name,
         undo,
         started_at: ctx.now,
-        changes,
+        changes: plan.changes,
     };
     if let Err(e) = rewind::begin(&ctx.project, &journal) {
         return super::fail(
@@ -92,23 +96,31 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
     carry_out(&ctx, &journal)
 }
 
+/// Why no rewind can be made here now: not in git, or git busy with a merge or the like.
+fn refused(root: &std::path::Path) -> Option<ExitCode> {
+    if crate::git::head::find_git_dir(root).is_none() {
+        return Some(super::fail(
+            super::USAGE,
+            "not a git repository: rewind restores from the snapshots git keeps, and checkpoints here record file hashes only",
+        ));
+    }
+    let why = snapshot::busy(root)?;
+    Some(super::fail(
+        super::CHECK_FAILED,
+        format!("not rewinding: {why}"),
+    ))
+}
+
 /// A rewind cut short comes first: `--continue` finishes it, any other rewind is refused
 /// until it is. `None` when the command goes on to rewind.
 fn pending(ctx: &Ctx, resume: bool) -> Option<ExitCode> {
     match rewind::pending(&ctx.project) {
         Err(e) => Some(super::fail(super::CHECK_FAILED, e)),
-        Ok(Some(journal)) if resume => {
-            println!(
-                "Finishing the rewind to {} begun {}.",
-                journal.checkpoint_id,
-                waymark_core::text::stamp(journal.started_at)
-            );
-            Some(carry_out(ctx, &journal))
-        }
+        Ok(Some(journal)) if resume => Some(finish_cut_short(ctx, &journal)),
         Ok(Some(journal)) => Some(super::fail(
             super::CHECK_FAILED,
             format!(
-                "a rewind to {} was cut short: run `waymark rewind --continue` to finish it first",
+                "a rewind to {} was cut short: run `waymark rewind --continue` to finish it first (or `waymark rewind --abort` to give it up)",
                 journal.checkpoint_id
             ),
         )),
@@ -120,74 +132,193 @@ fn pending(ctx: &Ctx, resume: bool) -> Option<ExitCode> {
     }
 }
 
-/// The `--files` as paths in the project (relative to the current directory when they
-/// are); one outside the project is refused.
-fn project_paths(ctx: &Ctx, files: &[String]) -> Result<Vec<String>, ExitCode> {
+/// `--continue`: the plan is checked again (what came in the way since), then applied.
+fn finish_cut_short(ctx: &Ctx, journal: &Journal) -> ExitCode {
+    if let Some(why) = in_the_way::survey(&ctx.project.root, &journal.changes).refusal() {
+        return super::fail(
+            super::CHECK_FAILED,
+            format!("{why}; or give the rewind up with `waymark rewind --abort`"),
+        );
+    }
+    println!(
+        "Finishing the rewind to {} begun {}.",
+        journal.checkpoint_id,
+        waymark_core::text::stamp(journal.started_at)
+    );
+    carry_out(ctx, journal)
+}
+
+/// `--abort`: the journal of a rewind cut short goes (even a damaged one), so that no plan
+/// that cannot be applied holds every later rewind back. The files stay as they are, each
+/// as it was or as the checkpoint had it; the rewind's undo puts them back as they were.
+fn abort(ctx: &Ctx) -> ExitCode {
+    let journal = rewind::pending(&ctx.project);
+    if matches!(journal, Ok(None)) {
+        println!("No rewind to give up.");
+        return ExitCode::SUCCESS;
+    }
+    if let Err(e) = rewind::finish(&ctx.project) {
+        let why = format!("cannot remove the journal: {e}");
+        return super::fail(super::CHECK_FAILED, why);
+    }
+    match journal {
+        Ok(Some(j)) => {
+            println!(
+                "Gave up the rewind to {}: the files it had put back stay as the checkpoint had them, the others as they were.",
+                j.checkpoint_id
+            );
+            if let Some(undo) = &j.undo {
+                println!("Undo with `waymark rewind {undo}`.");
+            }
+        }
+        _ => println!(
+            "Removed the damaged journal; the files stay as they are (the newest pre_rewind checkpoint in `waymark checkpoints` holds them as they were before)."
+        ),
+    }
+    ExitCode::SUCCESS
+}
+
+/// The `--files` as root-relative paths, git's bytes (a name need not be UTF-8), taken
+/// against the current directory when relative; one outside the project is refused.
+fn project_paths(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<Vec<u8>>, ExitCode> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ctx.project.root.clone());
     let mut paths = Vec::new();
     for f in files {
-        let cwd = std::env::current_dir().ok();
-        match ctx
-            .project
-            .locate(f, cwd.as_deref().and_then(|c| c.to_str()))
-        {
-            Located::Inside(rel) => paths.push(rel),
-            Located::Outside(abs) => {
-                return Err(super::fail(
-                    super::USAGE,
-                    format!("{abs} is outside the project"),
-                ));
+        let abs = crate::store::project::normalize(&cwd.join(f));
+        match abs.strip_prefix(&ctx.project.root) {
+            Ok(rel) if !ctx.project.leads_outside(rel) => {
+                paths.push(rel.as_os_str().as_bytes().to_vec());
+            }
+            _ => {
+                let abs = abs.display();
+                let why = format!("{abs} is outside the project");
+                return Err(super::fail(super::USAGE, why));
             }
         }
     }
     Ok(paths)
 }
 
+/// A rewind's plan: the changes, the tree of the work tree now (what the undo holds), and
+/// the ignored files it holds because the rewind overwrites or removes them.
+struct Plan {
+    changes: Vec<Change>,
+    now: String,
+    forced: Vec<TreePath>,
+}
+
 /// What differs between the checkpoint's `tree` and the work tree now (restricted to
-/// `paths` when given), and the work tree's tree: staged under the capture lock, so that
-/// no checkpoint's snapshot is taken meanwhile.
-fn changes_since(ctx: &Ctx, tree: &str, paths: &[String]) -> Result<(Vec<Change>, String), String> {
+/// `paths` when given), checked for what is in the way: staged under the capture lock, so
+/// that no checkpoint's snapshot is taken meanwhile. Ignored files the rewind would
+/// overwrite or remove are added to the tree of now, and so to the plan and the undo: a
+/// rewind never destroys what its undo cannot bring back.
+fn changes_since(ctx: &Ctx, tree: &str, paths: &[Vec<u8>]) -> Result<Plan, String> {
     let (root, lessons) = (&ctx.project.root, &ctx.config.agent_md);
     let _exclusive = crate::task::capture::exclusive(&ctx.project)
         .map_err(|e| format!("a checkpoint's snapshot is still being taken: {e}"))?;
     let index = crate::task::capture::index_path(&ctx.project);
     let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
-    let mut changes = snapshot::changes(root, tree, &now.tree, paths, lessons)
-        .ok_or("cannot compare with the snapshot")?;
-    // A file holding a secret is in no snapshot: rewinding it could not be undone.
-    for w in &now.withheld {
-        println!(
-            "  left as it is: {} (it holds a secret, so no snapshot has it)",
-            w.path
-        );
+    let mut spec = paths.to_vec();
+    let mut changes = snapshot::changes(root, tree, &now.tree, &spec, lessons)?;
+    // A file that holds a secret is in no snapshot: a rewind of it could not be undone.
+    let mut secret: Vec<Vec<u8>> = now
+        .withheld
+        .iter()
+        .map(|w| w.path.clone().into_bytes())
+        .collect();
+    let survey = in_the_way::survey(root, &changes);
+    if let Some(why) = survey.refusal() {
+        return Err(why);
     }
-    changes.retain(|c| !now.withheld.iter().any(|w| w.path == c.path));
-    Ok((changes, now.tree.clone()))
+    // Nor can an ignored file that holds one be kept for the undo.
+    let (kept_out, forced): (Vec<TreePath>, Vec<TreePath>) = survey
+        .unsaved
+        .into_iter()
+        .partition(|p| snapshot::holds_secret(root, p.as_bytes()));
+    secret.extend(kept_out.iter().map(|p| p.as_bytes().to_vec()));
+    for s in &secret {
+        let shown = crate::git::tree_path::Shown(s);
+        println!("  left as it is: {shown} (it holds a secret, so no snapshot has it)");
+    }
+    left_alone(&mut changes, &secret);
+    if forced.is_empty() {
+        let now = now.tree.clone();
+        return Ok(Plan {
+            changes,
+            now,
+            forced,
+        });
+    }
+    let now = now
+        .with_forced(root, &forced)
+        .ok_or("cannot snapshot the work tree")?;
+    if !spec.is_empty() {
+        spec.extend(forced.iter().map(|p| p.as_bytes().to_vec()));
+    }
+    let mut changes = snapshot::changes(root, tree, &now.tree, &spec, lessons)?;
+    left_alone(&mut changes, &secret);
+    let again = in_the_way::survey(root, &changes);
+    if let Some(unread) = again.unsaved.first() {
+        return Err(format!(
+            "not rewinding, no file was changed: {unread} would be overwritten, and git cannot read it to save it for the undo: make it readable or move it, then rewind again"
+        ));
+    }
+    let now = now.tree.clone();
+    Ok(Plan {
+        changes,
+        now,
+        forced,
+    })
 }
 
-fn print_plan(changes: &[Change], dry_run: bool) {
+/// Takes the files that hold a secret (`secret`) out of the plan.
+fn left_alone(changes: &mut Vec<Change>, secret: &[Vec<u8>]) {
+    changes.retain(|c| !secret.iter().any(|s| s.as_slice() == c.path.as_bytes()));
+}
+
+/// Each file and what the rewind does to it; an ignored file it replaces is said to be
+/// kept in the undo, so that nobody wonders where it went.
+fn print_plan(plan: &Plan, dry_run: bool) {
     let verb = |c: &Change| match c.status {
         'A' => "delete  ",
         'D' => "recreate",
         _ => "restore ",
     };
+    let count = plan.changes.len() as u64;
     if dry_run {
-        println!(
-            "Would rewind {}:",
-            waymark_core::text::count(changes.len() as u64, "file")
-        );
+        println!("Would rewind {}:", waymark_core::text::count(count, "file"));
     }
-    for c in changes {
-        println!("  {} {}", verb(c), c.path);
+    for c in &plan.changes {
+        let kept = plan.forced.contains(&c.path);
+        let note = if kept {
+            "  (ignored: the undo keeps it)"
+        } else {
+            ""
+        };
+        println!("  {} {}{note}", verb(c), c.path);
     }
 }
 
 /// Saves the files as they are now, so the rewind can be undone: a `pre_rewind` checkpoint
 /// of the current task (its capture takes the snapshot), or, with no task, a bare snapshot.
-fn save_undo(ctx: &Ctx, target: &str, now_tree: &str) -> Result<Option<String>, String> {
+fn save_undo(
+    ctx: &Ctx,
+    target: &str,
+    now_tree: &str,
+    forced: &[TreePath],
+) -> Result<Option<String>, String> {
     let description = format!("Before rewind to {target}");
     let made = current::update(ctx, |slot, _| {
         slot.as_mut().map(|h| {
-            current::make_checkpoint(ctx, h, CheckpointTrigger::PreRewind, &description, None).id
+            let trigger = CheckpointTrigger::PreRewind;
+            let id = current::make_checkpoint(ctx, h, trigger, &description, None).id;
+            // Its snapshot holds the ignored files the rewind replaces, as `now_tree` does.
+            for r in ctx.captures.borrow_mut().iter_mut() {
+                if r.checkpoint_id == id {
+                    r.force = forced.iter().map(|p| p.as_bytes().to_vec()).collect();
+                }
+            }
+            id
         })
     })
     .map_err(|e| e.to_string())?;
@@ -219,7 +350,7 @@ fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
         return super::fail(
             super::CHECK_FAILED,
             format!(
-                "the rewind stopped: {e}; every file is either as it was or rewound; run `waymark rewind --continue` once the cause is fixed"
+                "the rewind stopped: {e}; every file is either as it was or rewound; run `waymark rewind --continue` once the cause is fixed, or `waymark rewind --abort` to give it up"
             ),
         );
     }

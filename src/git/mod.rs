@@ -3,7 +3,10 @@
 //! - [`head`]: the commit HEAD points at, read from `.git` itself (no process);
 //! - [`status`]: lines changed since a commit;
 //! - [`hooks`]: the post-commit and pre-push wrappers `waymark git-hooks` installs;
-//! - [`snapshot`]: the work tree saved as a commit per checkpoint, diffed and rewound.
+//! - [`snapshot`]: the work tree saved as a commit per checkpoint, diffed and rewound;
+//! - [`rewind`]: putting files back as a snapshot had them, by a journaled plan;
+//! - [`tree_path`]: a path from a snapshot's tree, as bytes, checked safe to write;
+//! - [`in_the_way`]: what a rewind's plan meets in the work tree, looked at before it starts.
 //!
 //! The rule of this room: [`command`] is the one place a `git` process is made (git found on
 //! `PATH` once, `crate::runtime::program::git`), and only checkpoint captures and commands call it,
@@ -11,9 +14,11 @@
 
 pub mod head;
 pub mod hooks;
+pub mod in_the_way;
 pub mod rewind;
 pub mod snapshot;
 pub mod status;
+pub mod tree_path;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::fs;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
@@ -17,7 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::snapshot::{self, Change};
-use crate::store::project::{Located, Project};
+use crate::store::project::Project;
 
 /// The journal of a rewind in progress, in the state directory.
 pub const JOURNAL: &str = "rewind.json";
@@ -37,10 +38,11 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Root-relative paths restored (or recreated) and deleted.
+    /// Root-relative paths restored (or recreated) and deleted, for people (a name that is
+    /// not UTF-8 has its bytes escaped).
     pub fn split(&self) -> (Vec<String>, Vec<String>) {
         let (deleted, restored) = self.deletions_first();
-        let paths = |v: Vec<&Change>| v.into_iter().map(|c| c.path.clone()).collect();
+        let paths = |v: Vec<&Change>| v.into_iter().map(|c| c.path.to_string()).collect();
         (paths(restored), paths(deleted))
     }
 
@@ -54,12 +56,20 @@ impl Journal {
 pub fn pending(project: &Project) -> io::Result<Option<Journal>> {
     let path = project.state_file(JOURNAL);
     match fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-            io::Error::other(format!(
-                "{} is damaged ({e}); look at it, then remove it to rewind again",
-                path.display()
-            ))
-        }),
+        // Its paths are checked as they are read: a journal is a file anyone can edit.
+        Ok(bytes) => {
+            let read = serde_json::from_slice::<Journal>(&bytes).map_err(|e| e.to_string());
+            let checked = read.and_then(|j| match snapshot::through_a_link(&j.changes) {
+                Some(why) => Err(format!("it holds {why}")),
+                None => Ok(Some(j)),
+            });
+            checked.map_err(|e| {
+                io::Error::other(format!(
+                    "{} is damaged or unsafe, nothing was rewound from it ({e}); look at it, then remove it with `waymark rewind --abort`",
+                    path.display()
+                ))
+            })
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
@@ -102,16 +112,15 @@ pub fn apply(project: &Project, journal: &Journal) -> io::Result<()> {
     for c in deletions.into_iter().chain(restores) {
         // The file itself is replaced or removed, never followed: its directory is what
         // must lie inside the project.
-        let dir = Path::new(&c.path).parent().unwrap_or(Path::new(""));
-        let dir = dir.to_str().filter(|d| !d.is_empty()).unwrap_or(".");
-        let Located::Inside(_) = project.locate(dir, None) else {
+        let dir = c.path.as_path().parent().unwrap_or(Path::new(""));
+        if project.leads_outside(dir) {
             return Err(io::Error::other(format!(
                 "{} leads outside the project: not rewound",
                 c.path
             )));
-        };
+        }
         crate::store::faults::at("rewind.file");
-        let path = root.join(&c.path);
+        let path = root.join(c.path.as_path());
         if c.status == 'A' {
             remove(root, &path)?;
         } else if c.mode != GITLINK {
@@ -131,12 +140,14 @@ const GITLINK: &str = "160000";
 fn restore(path: &Path, mode: &str, content: &[u8]) -> io::Result<()> {
     let dir = path.parent().expect("a path under the root");
     fs::create_dir_all(dir)?;
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let tmp = dir.join(format!(".{name}.waymark-rewind"));
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(".waymark-rewind");
+    let tmp = dir.join(name);
     let _ = fs::remove_file(&tmp);
     if mode == "120000" {
-        let target = std::ffi::OsStr::new(std::str::from_utf8(content).unwrap_or_default());
-        std::os::unix::fs::symlink(target, &tmp)?;
+        // A link's target is bytes too.
+        std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(content), &tmp)?;
     } else {
         fs::write(&tmp, content)?;
         let bits = if mode == "100755" { 0o755 } else { 0o644 };
@@ -144,9 +155,21 @@ fn restore(path: &Path, mode: &str, content: &[u8]) -> io::Result<()> {
     }
     // A directory where the file goes (left empty by the deletions) makes way.
     if path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-        fs::remove_dir(path)?;
+        remove_empty_dirs(path)?;
     }
     fs::rename(&tmp, path)
+}
+
+/// Removes `dir` and the directories in it, all of them empty (git keeps no directory, so
+/// an empty one is nothing lost); a file in it fails (`git::in_the_way` refused it first).
+fn remove_empty_dirs(dir: &Path) -> io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            remove_empty_dirs(&entry.path())?;
+        }
+    }
+    fs::remove_dir(dir)
 }
 
 /// Removes a file made since the snapshot, and the directories it leaves empty.

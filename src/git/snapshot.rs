@@ -9,11 +9,14 @@
 //! are outside every diff and rewind: rewinding the work never rewinds the ledger.
 
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use super::command;
+use super::tree_path::TreePath;
 
 /// Where checkpoint snapshots live: `refs/waymark/checkpoints/<task>/<checkpoint>`.
 const REF_PREFIX: &str = "refs/waymark/checkpoints";
@@ -52,12 +55,13 @@ fn ref_safe(s: &str) -> String {
 }
 
 /// The work tree at one moment: its tree object, and the temporary index that holds it
-/// (kept, not read: the file goes with it, and a comparison with HEAD may still read it).
+/// (kept: the file goes with it, a comparison with HEAD may still read it, and a rewind
+/// adds to it the ignored files it replaces).
 pub struct WorkTree {
     pub tree: String,
     /// The files left out of it, holding a secret.
     pub withheld: Vec<Withheld>,
-    _index: TempIndex,
+    index: TempIndex,
 }
 
 /// The work tree added to a temporary index, its tree not written yet.
@@ -162,13 +166,50 @@ fn withhold_secrets(
         None => indexed(root, index, &["rm", "-q", "--cached", "--"]),
     };
     let done = undo
-        .args(withheld.iter().map(|w| format!(":(literal){}", w.path)))
+        .args(withheld.iter().map(|w| literal(w.path.as_bytes())))
         .stdout(Stdio::null())
         .status();
     done.ok()?.success().then_some(withheld)
 }
 
+/// Adds `paths` to the temporary index even though git ignores them (a file git cannot
+/// read is skipped, as by `add -A`).
+fn force_add<P: AsRef<[u8]>>(root: &Path, index: &TempIndex, paths: &[P]) {
+    if paths.is_empty() {
+        return;
+    }
+    let _ = indexed(root, index, &["add", "-f", "--ignore-errors", "--"])
+        .args(paths.iter().map(|p| literal(p.as_ref())))
+        .stdout(Stdio::null())
+        .status();
+}
+
+/// A pathspec that matches exactly `path` (and what lies under it), whatever its bytes.
+pub fn literal(path: &[u8]) -> OsString {
+    let mut spec = OsString::from(":(literal)");
+    spec.push(OsStr::from_bytes(path));
+    spec
+}
+
+impl WorkTree {
+    /// The same work tree with `paths` added even though git ignores them, as a new tree.
+    pub fn with_forced(self, root: &Path, paths: &[TreePath]) -> Option<WorkTree> {
+        force_add(root, &self.index, paths);
+        let staged = Staged {
+            index: self.index,
+            head: None,
+            withheld: self.withheld,
+        };
+        staged.write_tree(root)
+    }
+}
+
 impl Staged {
+    /// Adds `paths` even though git ignores them (a rewind's undo holds what it replaces).
+    pub fn force<P: AsRef<[u8]>>(&self, root: &Path, paths: &[P]) {
+        force_add(root, &self.index, paths);
+    }
+
     /// The staged work tree as a tree object.
     pub fn write_tree(self, root: &Path) -> Option<WorkTree> {
         let out = indexed(root, &self.index, &["write-tree"]).output().ok()?;
@@ -178,7 +219,7 @@ impl Staged {
         Some(WorkTree {
             tree: trimmed(&out.stdout),
             withheld: self.withheld,
-            _index: self.index,
+            index: self.index,
         })
     }
 
@@ -200,6 +241,11 @@ impl Staged {
         .spawn()
         .map_or(Dirty::Known(true), Dirty::Asked)
     }
+}
+
+/// Whether the file at `path` (root-relative, git's bytes) holds a secret.
+pub fn holds_secret(root: &Path, path: &[u8]) -> bool {
+    secret_file(root, &String::from_utf8_lossy(path)).is_some()
 }
 
 /// `path` (root-relative) judged: withheld when it holds a secret.
@@ -444,8 +490,8 @@ pub fn busy(root: &Path) -> Option<String> {
 /// One file that differs between a snapshot and now, with what it was in the snapshot.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Change {
-    /// Root-relative path.
-    pub path: String,
+    /// Root-relative path, checked safe to write.
+    pub path: TreePath,
     /// `A` (new since: a rewind deletes it), `D` (deleted since: recreated), `M` or `T`
     /// (changed content, mode or type: restored).
     pub status: char,
@@ -455,17 +501,22 @@ pub struct Change {
 }
 
 /// What differs between tree `from` (a snapshot) and tree `to` (now), limited to `paths`
-/// (root-relative; all the project's files when empty).
+/// (root-relative; all the project's files when empty). A path a rewind must not write
+/// (inside `.git`, outside the project: a forged snapshot) fails the whole comparison,
+/// named.
 pub fn changes(
     root: &Path,
     from: &str,
     to: &str,
-    paths: &[String],
+    paths: &[Vec<u8>],
     lessons: &str,
-) -> Option<Vec<Change>> {
-    let mut spec = super::project_files(lessons);
+) -> Result<Vec<Change>, String> {
+    let mut spec: Vec<OsString> = super::project_files(lessons)
+        .into_iter()
+        .map(OsString::from)
+        .collect();
     if !paths.is_empty() {
-        spec.splice(0..1, paths.iter().map(|p| format!(":(literal){p}")));
+        spec.splice(0..1, paths.iter().map(|p| literal(p)));
     }
     let out = command(root)
         .args([
@@ -480,10 +531,9 @@ pub fn changes(
         ])
         .args(&spec)
         .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
+        .ok()
+        .filter(|o| o.status.success())
+        .ok_or("cannot compare with the snapshot (git diff-tree failed)")?;
     let mut fields = out.stdout.split(|b| *b == 0).filter(|f| !f.is_empty());
     let mut found = Vec::new();
     while let (Some(raw), Some(path)) = (fields.next(), fields.next()) {
@@ -495,14 +545,34 @@ pub fn changes(
         };
         let status = status.chars().next().unwrap_or('M');
         let gone = status == 'A';
+        let path = TreePath::new(path.to_vec())
+            .map_err(|why| format!("the snapshot holds {why}: not rewinding to it"))?;
         found.push(Change {
-            path: String::from_utf8_lossy(path).into_owned(),
+            path,
             status,
             mode: if gone { String::new() } else { old_mode.into() },
             blob: if gone { String::new() } else { old_blob.into() },
         });
     }
-    Some(found)
+    match through_a_link(&found) {
+        Some(why) => Err(format!("the snapshot holds {why}: not rewinding to it")),
+        None => Ok(found),
+    }
+}
+
+/// A file the plan writes under a symlink the same plan makes (`evil` → `/etc`, then
+/// `evil/passwd`): no tree git makes holds both, a forged one can. `None` when none is.
+pub fn through_a_link(changes: &[Change]) -> Option<String> {
+    let links: std::collections::HashSet<&[u8]> = changes
+        .iter()
+        .filter(|c| c.status != 'A' && c.mode == "120000")
+        .map(|c| c.path.as_bytes())
+        .collect();
+    changes.iter().filter(|c| c.status != 'A').find_map(|c| {
+        let link = c.path.ancestors().find(|a| links.contains(a))?;
+        let link = super::tree_path::Shown(link);
+        Some(format!("`{}` under `{link}`, a symbolic link", c.path))
+    })
 }
 
 /// The contents of `blobs`, by id, read with one `git cat-file --batch`.

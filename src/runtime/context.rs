@@ -20,6 +20,10 @@ pub struct CaptureRequest {
     pub keep: usize,
     /// The lessons file, left out of the snapshot like the state directory.
     pub lessons: String,
+    /// Files the snapshot holds even though git ignores them (root-relative, git's bytes):
+    /// those a rewind is about to overwrite or remove, which its undo (this snapshot) must
+    /// bring back.
+    pub force: Vec<Vec<u8>>,
 }
 
 /// How this invocation takes captures.

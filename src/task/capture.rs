@@ -83,6 +83,9 @@ pub fn take(
     use crate::git::snapshot;
     snapshot::remove_old_indexes(&project.root);
     let staged = snapshot::stage(&project.root, &index_path(project), &request.lessons);
+    if let Some(s) = &staged {
+        s.force(&project.root, &request.force);
+    }
     crate::store::faults::at("capture.staged");
     let head = staged.as_ref().and_then(|s| s.head.clone());
     let withheld = staged
@@ -370,6 +373,7 @@ mod tests {
                 files: vec!["a.rs".into()],
                 keep: 1,
                 lessons: "AGENT.md".into(),
+                force: Vec::new(),
             }]
         };
         run(&p, &request("ckpt-1"), CaptureMode::Inline, Utc::now()).unwrap();

@@ -159,6 +159,7 @@ pub fn make_checkpoint(
             files,
             keep: ctx.config.max_checkpoints,
             lessons: ctx.config.agent_md.clone(),
+            force: Vec::new(),
         });
     Made { id, repeat: false }
 }

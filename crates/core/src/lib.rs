@@ -11,6 +11,7 @@ pub mod governance;
 pub mod mcp;
 pub mod receipt;
 pub mod recovery;
+pub mod rewind;
 pub mod shell;
 pub mod task;
 pub mod text;
