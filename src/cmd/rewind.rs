@@ -413,7 +413,7 @@ fn record_rewind(ctx: &Ctx, rewound: &Rewound) -> Result<(), ExitCode> {
             ..Default::default()
         },
     );
-    if let Err(e) = trace::append(&ctx.project, record) {
+    if let Err(e) = trace::append(&ctx.project, &ctx.config, record) {
         ctx.log(
             crate::store::log::Level::Error,
             "rewind",

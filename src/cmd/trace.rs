@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 
 use crate::cmd::ExitCode;
-use crate::trace::{self, Verified};
+use crate::receipt::{FileKeyManager, KeyManager};
+use crate::runtime::context::Ctx;
+use crate::trace::{self, HeadCheck, Verified, head};
 
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
@@ -28,12 +30,67 @@ pub fn run(root: Option<PathBuf>, args: TraceArgs) -> ExitCode {
         }
     };
     print!("{}", summary(&found));
-    match (&found.bad, args.verify) {
-        (Some(_), true) => {
+    let (said, head_broken) = match found.bad {
+        Some(_) => (String::new(), false),
+        None => head_report(&ctx, &found),
+    };
+    print!("{said}");
+    match (found.bad.is_some() || head_broken, args.verify) {
+        (true, true) => {
             eprintln!("waymark: trace: verification FAILED");
             ExitCode::from(super::CHECK_FAILED)
         }
         _ => ExitCode::SUCCESS,
+    }
+}
+
+/// What the head written here says of the ledger, and whether that fails `--verify`.
+fn head_report(ctx: &Ctx, found: &Verified) -> (String, bool) {
+    let Some(head) = trace::read_head(&ctx.project) else {
+        return (
+            "no head here: the chain is checked against itself only (an edit re-chained after it, or a record appended, would pass; the head that catches them is kept on the machine that wrote the records)\n".into(),
+            false,
+        );
+    };
+    let mut keys = FileKeyManager::from_config(&ctx.config);
+    let signer = keys.load_existing().and_then(|()| keys.new_signer());
+    let Ok(signer) = signer else {
+        return (
+            "head: cannot be checked here, without the key that made it: the chain is checked against itself only\n".into(),
+            false,
+        );
+    };
+    let mac = signer.mac(head::KEY_PATH, &head.message());
+    if head.mac != mac {
+        let why = match head.mac.is_empty() {
+            true => "it carries no MAC, though your key is here",
+            false => "its MAC does not match (it was edited, or made with another key)",
+        };
+        return (format!("head BROKEN: {why}\n"), true);
+    }
+    match head::check(&head, found, &committed(ctx)) {
+        HeadCheck::Holds { line } => (format!("head authenticated: lines 1-{line} are as waymark wrote them here, and any after came through git\n"), false),
+        HeadCheck::Moved { count, line } => (format!("head authenticated: the last record written here moved from line {count} to line {line} (a merge put records before it); lines not written here came through git\n"), false),
+        HeadCheck::Interrupted => ("head authenticated: the last append was cut short (its head was written, its line not): an interrupted write, not tampering\n".into(), false),
+        HeadCheck::Broken(why) => (format!("head BROKEN: {why}\n"), true),
+    }
+}
+
+/// The lines of the ledger as HEAD's commit has it (each link counted): what came through
+/// git. Empty outside git or before the ledger was committed.
+fn committed(ctx: &Ctx) -> head::Lines {
+    let spec = format!(
+        "HEAD:./{}/{}",
+        crate::store::project::STATE_DIR,
+        trace::TRACE_FILE
+    );
+    let out = crate::git::command(&ctx.project.root)
+        .args(["show", &spec])
+        .stderr(std::process::Stdio::null())
+        .output();
+    match out.ok().filter(|o| o.status.success()) {
+        Some(out) => head::lines_of(&out.stdout),
+        None => head::Lines::new(),
     }
 }
 

@@ -61,7 +61,11 @@ pub fn run(
         warnings: notes,
         ..about.clone()
     };
-    trace::append(&ctx.project, trace::record(&ctx.project, ctx.now, wm))?;
+    trace::append(
+        &ctx.project,
+        &ctx.config,
+        trace::record(&ctx.project, ctx.now, wm),
+    )?;
     for f in findings.iter().filter(|f| f.is_warning()) {
         out.say(format!("waymark: {}", f.message()));
     }

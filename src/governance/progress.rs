@@ -108,7 +108,11 @@ fn record(
         }),
         ..about.clone()
     };
-    trace::append(&ctx.project, trace::record(&ctx.project, ctx.now, wm))?;
+    trace::append(
+        &ctx.project,
+        &ctx.config,
+        trace::record(&ctx.project, ctx.now, wm),
+    )?;
     out.say(format!(
         "waymark: intent {id} ({name}) is now {to}: all {count} acceptance criteria were met in the recent trace."
     ));

@@ -22,7 +22,7 @@ pub const GIT_FILES: [(&str, &str); 2] = [
          *.lock\n*.tmp\n.*.swap\n*.corrupt-*\n\
          waymark.log\nwaymark.log.1\n\
          hook.json\nhook.json.bak\nplan.json\nplan.json.bak\nHOOK.md\npending.jsonl\nrewind.json\n\
-         active_intent\nevents.seen\ncapture.index\n\
+         active_intent\nevents.seen\ncapture.index\ntrace.head\n\
          tasks/\n",
     ),
     (

@@ -23,6 +23,8 @@ use crate::claude::event::Event;
 use crate::claude::tool::ToolCall;
 use crate::store;
 use crate::store::project::Project;
+use waymark_core::config::Config;
+use waymark_redact::Clean;
 
 pub use waymark_core::trace::*;
 
@@ -89,16 +91,64 @@ pub fn trace_path(project: &Project) -> PathBuf {
     project.state_file(TRACE_FILE)
 }
 
-/// Appends one record, chained to the line before it. Returns the fragment of a torn
-/// last line that was cut off first, if a writer had been killed mid-record (the caller
-/// logs it).
-pub fn append(project: &Project, mut record: Record) -> io::Result<Option<String>> {
-    store::append_chained(&trace_path(project), |last| {
+/// The ledger's authenticated head (`waymark_core::trace::head`), beside it; this
+/// machine's, never shared (`.gitignore`).
+pub const HEAD_FILE: &str = "trace.head";
+
+/// Appends one record, chained to the line before it, and before it the head it makes,
+/// under the user's key (`config`'s). Returns the fragment of a torn last line that was
+/// cut off first, if a writer had been killed mid-record (the caller logs it).
+pub fn append(
+    project: &Project,
+    config: &Config,
+    mut record: Record,
+) -> io::Result<Option<String>> {
+    let path = trace_path(project);
+    store::append_chained(&path, |last| {
+        let prev = last.map(link).unwrap_or_default();
         if let Some(m) = record.metadata.as_mut() {
-            m.waymark.prev = Some(last.map(link).unwrap_or_default());
+            m.waymark.prev = Some(prev.clone());
         }
-        waymark_redact::Clean::json(&record)
+        let line = Clean::json(&record);
+        // Before the line: a kill between the two leaves a head naming a line never
+        // written, which `--verify` tells from tampering (`HeadCheck::Interrupted`). A head
+        // that cannot be written does not cost the record; `--verify` names the lines
+        // after the head it has.
+        let head = next_head(project, config, &path, &prev, line.as_bytes());
+        let _ = store::write_replaceable(&project.state_file(HEAD_FILE), &Clean::json(&head));
+        line
     })
+}
+
+/// The head after `line` is appended, its MAC made with the user's key (created on first
+/// use, as for receipts; without a usable key the head is kept unauthenticated).
+fn next_head(
+    project: &Project,
+    config: &Config,
+    path: &Path,
+    prev: &str,
+    line: &[u8],
+) -> TraceHead {
+    let before = read_head(project);
+    let count = || count_lines(path);
+    let mut head = TraceHead::after(before.as_ref(), prev, line, count);
+    if let Ok(signer) = crate::receipt::signer(config) {
+        head.mac = signer.mac(head::KEY_PATH, &head.message());
+    }
+    head
+}
+
+/// The head as last written here, if there is one to read.
+pub fn read_head(project: &Project) -> Option<TraceHead> {
+    let bytes = std::fs::read(project.state_file(HEAD_FILE)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// How many lines the ledger has: read whole, only when the head does not name its last
+/// line (the first append, or lines that came from elsewhere since).
+fn count_lines(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap_or_default();
+    bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
 /// Walks the ledger at `path` once, line by line ([`Verifier`]); an absent ledger is an
@@ -153,9 +203,19 @@ mod tests {
 
     use crate::store::project::temp_project as project;
 
+    /// A configuration whose key lives in `dir` (never the user's).
+    fn keyed(dir: &Path) -> Config {
+        let key_file = dir.join("keys/master.key").to_string_lossy().into_owned();
+        Config {
+            key_file,
+            ..Config::default()
+        }
+    }
+
     #[test]
     fn recent_reads_the_tail_and_tolerates_a_torn_line() {
-        let (_d, p) = project();
+        let (d, p) = project();
+        let config = keyed(d.path());
         for i in 0..50 {
             let w = Waymark {
                 kind: kind::BASH.into(),
@@ -163,7 +223,7 @@ mod tests {
                 command: Some(format!("echo {i}")),
                 ..Default::default()
             };
-            append(&p, record(&p, Utc::now(), w)).unwrap();
+            append(&p, &config, record(&p, Utc::now(), w)).unwrap();
         }
         use std::io::Write;
         std::fs::OpenOptions::new()
@@ -178,7 +238,7 @@ mod tests {
         assert!(r.lines[9].contains("echo 49"));
         assert_eq!(r.entries().count(), 10);
         // The next append repairs the torn line.
-        let torn = append(&p, record(&p, Utc::now(), Waymark::default())).unwrap();
+        let torn = append(&p, &config, record(&p, Utc::now(), Waymark::default())).unwrap();
         assert!(torn.is_some());
         assert!(!recent(&p, 10).unwrap().torn);
     }

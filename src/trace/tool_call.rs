@@ -75,7 +75,7 @@ pub fn record(
             record.add_file(loc.display(), url.clone(), contributor.clone(), &ranges);
         }
     }
-    if let Some(torn) = super::append(&ctx.project, record)? {
+    if let Some(torn) = super::append(&ctx.project, &ctx.config, record)? {
         ctx.log(
             crate::store::log::Level::Warn,
             t.event.name(),

@@ -31,6 +31,8 @@ pub struct Verified {
     /// Where another branch's records join (a union merge, docs/git.md): `(line, after)`,
     /// line `line` continues line `after` (0: the empty ledger) instead of the line before.
     pub merges: Vec<(u64, u64)>,
+    /// Each good line's link, its first 128 bits, in order (for the head, `head::check`).
+    pub links: Vec<u128>,
 }
 
 /// Checks, line by line, that every chained record names the line before it, and that no
@@ -51,7 +53,7 @@ pub struct Verifier {
 }
 
 /// The first 128 bits of a link, as a number (a compact key for [`Verifier::seen`]).
-fn short(link: &str) -> Option<u128> {
+pub(crate) fn short(link: &str) -> Option<u128> {
     link.get(..32)
         .and_then(|h| u128::from_str_radix(h, 16).ok())
 }
@@ -77,9 +79,9 @@ impl Verifier {
             return self.bad(n, why);
         }
         self.previous = link(body);
-        if let Some(k) = short(&self.previous) {
-            self.seen.insert(k, n);
-        }
+        let k = short(&self.previous).expect("a link is 64 hex digits");
+        self.seen.insert(k, n);
+        self.found.links.push(k);
         true
     }
 
@@ -192,8 +194,10 @@ mod tests {
                 chained_from: Some(1),
                 bad: None,
                 merges: vec![],
+                links: found.links.clone(),
             }
         );
+        assert_eq!(found.links.len(), 3);
     }
 
     #[test]

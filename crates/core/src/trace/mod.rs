@@ -18,6 +18,7 @@
 
 pub mod chain;
 pub mod dialect;
+pub mod head;
 pub mod ranges;
 
 use chrono::{DateTime, Utc};
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 pub use chain::{BadLine, Verified, Verifier, link};
 pub use dialect::Entry;
+pub use head::{HeadCheck, TraceHead};
 pub use ranges::LineRange;
 
 /// The `version` written in every record: the spec's current form, `X.Y.Z` (its schema
