@@ -49,7 +49,7 @@ pub fn recover(
         .map(|c| crate::task::capture::changed_since(&ctx.project, &c.files))
         .unwrap_or_default();
     let withheld = capture
-        .map(|c| c.withheld.into_iter().map(|w| w.path).collect())
+        .map(|c| c.withheld.iter().map(|w| w.describe()).collect())
         .unwrap_or_default();
     let logged_history = if hook.state == HookState::StepValidating {
         use crate::task::store::{HISTORY_LOG, read_log};

@@ -341,3 +341,66 @@ fn snapshots_are_pruned_with_their_checkpoints() {
     let refs = p.git(&["for-each-ref", "--format=%(objectname)", "refs/waymark/"]);
     assert!(refs.lines().any(|l| l == snapshot), "{refs}");
 }
+
+/// The size of `.git`'s objects, in bytes.
+fn objects_size(root: &Path) -> u64 {
+    fn walk(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| match e.file_type().unwrap().is_dir() {
+                true => walk(&e.path()),
+                false => e.metadata().unwrap().len(),
+            })
+            .sum()
+    }
+    walk(&root.join(".git/objects"))
+}
+
+/// A large untracked file (a growing log) is recorded by its hash only: `.git` does not
+/// grow by it at each checkpoint, and a rewind leaves it as it is (issue 32, item 8).
+#[test]
+fn a_large_untracked_file_is_recorded_by_hash_only() {
+    let p = project();
+    // Bytes that do not compress, as a log's would not into a handful of bytes.
+    let big = |seed: u8| {
+        let mut x = u64::from(seed) | 1;
+        (0..17 << 20)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect::<Vec<u8>>()
+    };
+    std::fs::write(p.path("app.log"), big(b'a')).unwrap();
+    let before = objects_size(p.root());
+    let first = checkpoint(&p, "with a large log");
+    std::fs::write(p.path("app.log"), big(b'b')).unwrap();
+    checkpoint(&p, "the log grew");
+    let grown = objects_size(p.root()) - before;
+    assert!(grown < 1 << 20, ".git grew by {grown} bytes");
+    let capture: Value = serde_json::from_str(&p.read(&format!(
+        ".orchestration/tasks/T-1/checkpoints/{first}.json"
+    )))
+    .unwrap();
+    let w = &capture["withheld"][0];
+    assert_eq!(
+        (w["path"].as_str(), w["reason"].as_str()),
+        (Some("app.log"), Some("large"))
+    );
+    assert_eq!(w["size"], 17 << 20);
+    assert_eq!(w["sha256"].as_str().unwrap().len(), 64);
+    // The rest of the work is in the snapshot, and a rewind leaves the log alone.
+    p.write("notes.txt", "changed\n");
+    let out = p.run(&["rewind", &first], "");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("left as it is: app.log (untracked and too large"),
+        "{said}"
+    );
+    assert_eq!(p.read("notes.txt"), "untracked, but part of the work\n");
+    assert_eq!(std::fs::read(p.path("app.log")).unwrap(), big(b'b'));
+}

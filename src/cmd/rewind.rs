@@ -12,7 +12,7 @@ use serde_json::json;
 use crate::cmd::ExitCode;
 use crate::git::in_the_way;
 use crate::git::rewind::{self, Journal};
-use crate::git::snapshot::{self, Change};
+use crate::git::snapshot::{self, Change, Reason};
 use crate::git::tree_path::TreePath;
 use crate::runtime::context::Ctx;
 use crate::task::{CheckpointTrigger, Rewound, current};
@@ -220,27 +220,33 @@ fn changes_since(ctx: &Ctx, tree: &str, paths: &[Vec<u8>]) -> Result<Plan, Strin
     let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
     let mut spec = paths.to_vec();
     let mut changes = snapshot::changes(root, tree, &now.tree, &spec, lessons)?;
-    // A file that holds a secret is in no snapshot: a rewind of it could not be undone.
-    let mut secret: Vec<Vec<u8>> = now
+    // A file a snapshot leaves out (it holds a secret, or is large and untracked) is in
+    // no snapshot: a rewind of it could not be undone.
+    let mut left: Vec<(Vec<u8>, &str)> = now
         .withheld
         .iter()
-        .map(|w| w.path.clone().into_bytes())
+        .map(|w| (w.path.clone().into_bytes(), why_left(w.reason)))
         .collect();
+    left_alone(&mut changes, &left);
     let survey = in_the_way::survey(root, &changes);
     if let Some(why) = survey.refusal() {
         return Err(why);
     }
-    // Nor can an ignored file that holds one be kept for the undo.
+    // Nor can an ignored file that holds a secret be kept for the undo.
     let (kept_out, forced): (Vec<TreePath>, Vec<TreePath>) = survey
         .unsaved
         .into_iter()
         .partition(|p| snapshot::holds_secret(root, p.as_bytes()));
-    secret.extend(kept_out.iter().map(|p| p.as_bytes().to_vec()));
-    for s in &secret {
-        let shown = crate::git::tree_path::Shown(s);
-        println!("  left as it is: {shown} (it holds a secret, so no snapshot has it)");
+    left.extend(
+        kept_out
+            .iter()
+            .map(|p| (p.as_bytes().to_vec(), why_left(Reason::Secret))),
+    );
+    for (path, why) in &left {
+        let shown = crate::git::tree_path::Shown(path);
+        println!("  left as it is: {shown} ({why})");
     }
-    left_alone(&mut changes, &secret);
+    left_alone(&mut changes, &left);
     if forced.is_empty() {
         let now = now.tree.clone();
         return Ok(Plan {
@@ -256,7 +262,7 @@ fn changes_since(ctx: &Ctx, tree: &str, paths: &[Vec<u8>]) -> Result<Plan, Strin
         spec.extend(forced.iter().map(|p| p.as_bytes().to_vec()));
     }
     let mut changes = snapshot::changes(root, tree, &now.tree, &spec, lessons)?;
-    left_alone(&mut changes, &secret);
+    left_alone(&mut changes, &left);
     let again = in_the_way::survey(root, &changes);
     if let Some(unread) = again.unsaved.first() {
         return Err(format!(
@@ -271,9 +277,17 @@ fn changes_since(ctx: &Ctx, tree: &str, paths: &[Vec<u8>]) -> Result<Plan, Strin
     })
 }
 
-/// Takes the files that hold a secret (`secret`) out of the plan.
-fn left_alone(changes: &mut Vec<Change>, secret: &[Vec<u8>]) {
-    changes.retain(|c| !secret.iter().any(|s| s.as_slice() == c.path.as_bytes()));
+/// Why a file is in no snapshot, as a rewind says it.
+fn why_left(reason: Reason) -> &'static str {
+    match reason {
+        Reason::Secret => "it holds a secret, so no snapshot has it",
+        Reason::Large => "untracked and too large for a snapshot",
+    }
+}
+
+/// Takes the files no snapshot has (`left`) out of the plan.
+fn left_alone(changes: &mut Vec<Change>, left: &[(Vec<u8>, &str)]) {
+    changes.retain(|c| !left.iter().any(|(p, _)| p.as_slice() == c.path.as_bytes()));
 }
 
 /// Each file and what the rewind does to it; an ignored file it replaces is said to be

@@ -18,6 +18,9 @@ use std::process::Stdio;
 use super::command;
 use super::tree_path::TreePath;
 
+mod withheld;
+pub use withheld::{LARGE_FILE, Reason, Withheld, holds_secret};
+
 /// Where checkpoint snapshots live: `refs/waymark/checkpoints/<task>/<checkpoint>`.
 const REF_PREFIX: &str = "refs/waymark/checkpoints";
 
@@ -59,7 +62,7 @@ fn ref_safe(s: &str) -> String {
 /// adds to it the ignored files it replaces).
 pub struct WorkTree {
     pub tree: String,
-    /// The files left out of it, holding a secret.
+    /// The files left out of it.
     pub withheld: Vec<Withheld>,
     index: TempIndex,
 }
@@ -69,7 +72,7 @@ pub struct Staged {
     index: TempIndex,
     /// HEAD's commit when it was staged; `None` before the first commit.
     pub head: Option<String>,
-    /// The files left out, holding a secret.
+    /// The files left out.
     pub withheld: Vec<Withheld>,
 }
 
@@ -80,20 +83,28 @@ pub fn tree(root: &Path, index: &Path, lessons: &str) -> Option<WorkTree> {
     stage(root, index, lessons)?.write_tree(root)
 }
 
-/// The work tree now, added to the temporary index `index`, but for the files that hold a
-/// secret ([`Withheld`]). `None` outside git (or when git fails).
+/// The work tree now, added to the temporary index `index`, but for the files a snapshot
+/// leaves out ([`Withheld`]: large untracked files, files that hold a secret). `None`
+/// outside git (or when git fails).
 pub fn stage(root: &Path, index: &Path, lessons: &str) -> Option<Staged> {
     let git_dir = super::head::find_git_dir(root)?;
     let index = TempIndex::new(&git_dir, index);
+    let mut withheld = withheld::large_untracked(root, &index, lessons);
     // `--ignore-errors` still exits 1 after skipping an unreadable file: the tree is
     // written all the same.
     indexed(root, &index, &["add", "-A", "--ignore-errors", "--"])
         .args(super::project_files(lessons))
+        .args(withheld.iter().map(|w| withheld::excluded(&w.path)))
         .stdout(Stdio::null())
         .status()
         .ok()?;
     let head = super::head_revision(root);
-    let withheld = withhold_secrets(root, &index, lessons, head.as_deref())?;
+    withheld.extend(withheld::take_out_secrets(
+        root,
+        &index,
+        lessons,
+        head.as_deref(),
+    )?);
     Some(Staged {
         index,
         head,
@@ -109,67 +120,6 @@ fn indexed(root: &Path, index: &TempIndex, args: &[&str]) -> std::process::Comma
         .args(["-c", "index.skipHash=true"])
         .args(args);
     c
-}
-
-/// A file a snapshot leaves out: it changed since HEAD and holds a secret. The snapshot
-/// keeps HEAD's version (or no entry, for a new file), so no ref reaches its content; the
-/// capture records it by the SHA-256 of its content, and a rewind leaves it as it is.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Withheld {
-    pub path: String,
-    /// SHA-256 of the content, hex.
-    pub sha256: String,
-}
-
-/// The largest file read to judge whether it holds a secret: a larger one is kept whole
-/// (a secret rarely hides in a file that size, and reading it at every checkpoint costs).
-pub const SECRET_SCAN_LIMIT: u64 = 4 << 20;
-
-/// Takes the files that changed since `head` (every file, with no commit yet) and hold a
-/// secret back out of the staged tree `index`, and returns them; `None` when git could not
-/// take them out (no tree is written rather than one with the secret). Their blobs,
-/// written while staging, are reachable from no ref: never pushed or fetched, pruned by
-/// `git gc`.
-fn withhold_secrets(
-    root: &Path,
-    index: &TempIndex,
-    lessons: &str,
-    head: Option<&str>,
-) -> Option<Vec<Withheld>> {
-    let base = head.unwrap_or(EMPTY_TREES[0]);
-    let args = [
-        "diff-index",
-        "--cached",
-        "--name-only",
-        "-z",
-        "--no-renames",
-        "--diff-filter=AMT",
-        base,
-        "--",
-    ];
-    let out = indexed(root, index, &args)
-        .args(super::project_files(lessons))
-        .output()
-        .ok()?;
-    let withheld: Vec<Withheld> = out
-        .stdout
-        .split(|&b| b == 0)
-        .filter(|p| !p.is_empty())
-        .filter_map(|p| secret_file(root, &String::from_utf8_lossy(p)))
-        .collect();
-    if withheld.is_empty() {
-        return Some(withheld);
-    }
-    // Back to HEAD's entry, or out of the index when HEAD has none.
-    let mut undo = match head {
-        Some(head) => indexed(root, index, &["reset", "-q", head, "--"]),
-        None => indexed(root, index, &["rm", "-q", "--cached", "--"]),
-    };
-    let done = undo
-        .args(withheld.iter().map(|w| literal(w.path.as_bytes())))
-        .stdout(Stdio::null())
-        .status();
-    done.ok()?.success().then_some(withheld)
 }
 
 /// Adds `paths` to the temporary index even though git ignores them (a file git cannot
@@ -241,26 +191,6 @@ impl Staged {
         .spawn()
         .map_or(Dirty::Known(true), Dirty::Asked)
     }
-}
-
-/// Whether the file at `path` (root-relative, git's bytes) holds a secret.
-pub fn holds_secret(root: &Path, path: &[u8]) -> bool {
-    secret_file(root, &String::from_utf8_lossy(path)).is_some()
-}
-
-/// `path` (root-relative) judged: withheld when it holds a secret.
-fn secret_file(root: &Path, path: &str) -> Option<Withheld> {
-    let full = root.join(path);
-    let meta = std::fs::symlink_metadata(&full).ok()?;
-    if !meta.is_file() || meta.len() > SECRET_SCAN_LIMIT {
-        return None;
-    }
-    let bytes = std::fs::read(&full).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    waymark_redact::holds_secret(&text).then(|| Withheld {
-        path: path.to_string(),
-        sha256: waymark_core::receipt::sha256_hex(&bytes),
-    })
 }
 
 /// Whether the work tree differs from HEAD, being found out.

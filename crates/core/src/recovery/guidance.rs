@@ -399,10 +399,9 @@ fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
         todo.push(format!("Check {w}: it changed since the last checkpoint.").into());
     }
     if !rec.withheld.is_empty() {
-        let files: Vec<String> = rec.withheld.iter().map(|f| format!("`{f}`")).collect();
         todo.push(format!(
-            "Left out of the last checkpoint's snapshot because each holds a secret (waymark kept only a SHA-256 of it, and a rewind leaves it as it is): {}.",
-            files.join(", ")
+            "Left out of the last checkpoint's snapshot (waymark kept only a SHA-256 of each, and a rewind leaves them as they are): {}.",
+            rec.withheld.join(", ")
         ).into());
     }
     todo
@@ -575,9 +574,12 @@ mod tests {
     #[test]
     fn files_left_out_of_the_snapshot_are_named_with_why() {
         let mut h = crashed("retry_step");
-        h.recovery.as_mut().unwrap().withheld = names(&[".env.local", "config.yml"]);
+        h.recovery.as_mut().unwrap().withheld = names(&[
+            "`.env.local` (it holds a secret)",
+            "`app.log` (96 MiB, larger than the 16 MiB a snapshot copies)",
+        ]);
         let g = guidance(&h, &h.outline());
-        assert!(texts(&g).contains(&"Left out of the last checkpoint's snapshot because each holds a secret (waymark kept only a SHA-256 of it, and a rewind leaves it as it is): `.env.local`, `config.yml`."), "{:?}", texts(&g));
+        assert!(texts(&g).contains(&"Left out of the last checkpoint's snapshot (waymark kept only a SHA-256 of each, and a rewind leaves them as they are): `.env.local` (it holds a secret), `app.log` (96 MiB, larger than the 16 MiB a snapshot copies)."), "{:?}", texts(&g));
         let clean = crashed("retry_step");
         let g = guidance(&clean, &clean.outline());
         assert!(!texts(&g).iter().any(|t| t.contains("Left out")));

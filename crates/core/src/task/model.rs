@@ -514,7 +514,8 @@ pub struct RecoveryContext {
     /// Files whose content differs from the last checkpoint's snapshot.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub file_warnings: Vec<String>,
-    /// Files the last checkpoint's snapshot left out because they hold a secret.
+    /// Files the last checkpoint's snapshot left out, each with why: `` `.env` (it holds a
+    /// secret) ``.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub withheld: Vec<String>,
     /// The session that crashed.

@@ -1,0 +1,176 @@
+//! What a snapshot leaves out, so that no ref reaches it (`git push --mirror` publishes
+//! every ref): a file that holds a secret, and an untracked file too large to copy into
+//! `.git` at every checkpoint (a growing log). Each is recorded by the SHA-256 of its
+//! content; a rewind leaves it as it is (docs/rewind.md).
+
+use std::io::Read;
+use std::path::Path;
+use std::process::Stdio;
+
+use serde::{Deserialize, Serialize};
+
+use super::{EMPTY_TREES, TempIndex, indexed, literal};
+
+/// The largest untracked file a snapshot copies; a larger one is recorded by hash only.
+pub const LARGE_FILE: u64 = 16 << 20;
+
+/// The largest file read to judge whether it holds a secret: a larger one is kept whole
+/// (a secret rarely hides in a file that size, and reading it at every checkpoint costs).
+const SECRET_SCAN_LIMIT: u64 = 4 << 20;
+
+/// A file a snapshot left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Withheld {
+    pub path: String,
+    /// SHA-256 of the content, hex.
+    pub sha256: String,
+    #[serde(default)]
+    pub reason: Reason,
+    /// Its size, for a large file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// It changed since HEAD and holds a secret: the snapshot keeps HEAD's version, or no
+    /// entry for a new file.
+    #[default]
+    Secret,
+    /// Untracked and larger than [`LARGE_FILE`].
+    Large,
+}
+
+impl Withheld {
+    /// Why, in words for the brief: `` `path` (it holds a secret) ``.
+    pub fn describe(&self) -> String {
+        match (self.reason, self.size) {
+            (Reason::Large, Some(size)) => format!(
+                "`{}` ({} MiB, larger than the {} MiB a snapshot copies)",
+                self.path,
+                size >> 20,
+                LARGE_FILE >> 20
+            ),
+            _ => format!("`{}` (it holds a secret)", self.path),
+        }
+    }
+}
+
+/// The pathspec that leaves `path` out of `git add`.
+pub(super) fn excluded(path: &str) -> std::ffi::OsString {
+    let mut spec = std::ffi::OsString::from(":(exclude,literal)");
+    spec.push(path);
+    spec
+}
+
+/// The untracked files (ignored ones aside) larger than [`LARGE_FILE`], found before they
+/// are added (once added, their blob is in `.git`): a walk of the untracked files.
+pub(super) fn large_untracked(root: &Path, index: &TempIndex, lessons: &str) -> Vec<Withheld> {
+    let args = ["ls-files", "--others", "--exclude-standard", "-z", "--"];
+    let Ok(out) = indexed(root, index, &args)
+        .args(super::super::project_files(lessons))
+        .stderr(Stdio::null())
+        .output()
+    else {
+        return Vec::new();
+    };
+    out.stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| {
+            let path = String::from_utf8(p.to_vec()).ok()?;
+            let meta = std::fs::symlink_metadata(root.join(&path)).ok()?;
+            let large = meta.is_file() && meta.len() > LARGE_FILE;
+            large.then(|| Withheld {
+                sha256: file_sha256(&root.join(&path)).unwrap_or_default(),
+                path,
+                reason: Reason::Large,
+                size: Some(meta.len()),
+            })
+        })
+        .collect()
+}
+
+/// SHA-256 of a file's content, read in pieces.
+fn file_sha256(path: &Path) -> std::io::Result<String> {
+    use sha2::{Digest, Sha256};
+    let mut file = std::fs::File::open(path)?;
+    let mut hash = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match file.read(&mut buf)? {
+            0 => return Ok(waymark_core::text::hex(&hash.finalize())),
+            n => hash.update(&buf[..n]),
+        }
+    }
+}
+
+/// Takes the files that changed since `head` (every file, with no commit yet) and hold a
+/// secret back out of the staged tree `index`, and returns them; `None` when git could not
+/// take them out (no tree is written rather than one with the secret). Their blobs,
+/// written while staging, are reachable from no ref: never pushed or fetched, pruned by
+/// `git gc`.
+pub(super) fn take_out_secrets(
+    root: &Path,
+    index: &TempIndex,
+    lessons: &str,
+    head: Option<&str>,
+) -> Option<Vec<Withheld>> {
+    let base = head.unwrap_or(EMPTY_TREES[0]);
+    let args = [
+        "diff-index",
+        "--cached",
+        "--name-only",
+        "-z",
+        "--no-renames",
+        "--diff-filter=AMT",
+        base,
+        "--",
+    ];
+    let out = indexed(root, index, &args)
+        .args(super::super::project_files(lessons))
+        .output()
+        .ok()?;
+    let withheld: Vec<Withheld> = out
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .filter_map(|p| secret_file(root, &String::from_utf8_lossy(p)))
+        .collect();
+    if withheld.is_empty() {
+        return Some(withheld);
+    }
+    // Back to HEAD's entry, or out of the index when HEAD has none.
+    let mut undo = match head {
+        Some(head) => indexed(root, index, &["reset", "-q", head, "--"]),
+        None => indexed(root, index, &["rm", "-q", "--cached", "--"]),
+    };
+    let done = undo
+        .args(withheld.iter().map(|w| literal(w.path.as_bytes())))
+        .stdout(Stdio::null())
+        .status();
+    done.ok()?.success().then_some(withheld)
+}
+
+/// Whether the file at `path` (root-relative, git's bytes) holds a secret.
+pub fn holds_secret(root: &Path, path: &[u8]) -> bool {
+    secret_file(root, &String::from_utf8_lossy(path)).is_some()
+}
+
+/// `path` (root-relative) judged: withheld when it holds a secret.
+fn secret_file(root: &Path, path: &str) -> Option<Withheld> {
+    let full = root.join(path);
+    let meta = std::fs::symlink_metadata(&full).ok()?;
+    if !meta.is_file() || meta.len() > SECRET_SCAN_LIMIT {
+        return None;
+    }
+    let bytes = std::fs::read(&full).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    waymark_redact::holds_secret(&text).then(|| Withheld {
+        path: path.to_string(),
+        sha256: waymark_core::receipt::sha256_hex(&bytes),
+        reason: Reason::Secret,
+        size: None,
+    })
+}
