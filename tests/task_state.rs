@@ -560,3 +560,64 @@ fn nothing_of_the_schema_2_state_is_lost(p: &Project) {
         "{md}"
     );
 }
+
+/// A planted or hand-grown hook.json is cut to the bounds when read (issue 32, item 8):
+/// 10,000 sessions to 8, 20,000 files of a step to 1,000, and HOOK.md names 50 of them.
+#[test]
+fn a_planted_task_is_cut_to_its_bounds() {
+    let p = Project::new();
+    p.replay_lines(&p.session_lines());
+    let path = ".orchestration/hook.json";
+    let mut hook: Value = serde_json::from_str(&p.read(path)).unwrap();
+    let session = hook["sessions"][0].clone();
+    hook["sessions"] = (0..10_000)
+        .map(|i| {
+            let mut s = session.clone();
+            s["session_id"] = format!("planted-{i}").into();
+            s["status"] = "ended".into();
+            s
+        })
+        .collect();
+    hook["current_step"]["files_touched"] = (0..20_000).map(|i| format!("src/f{i}.rs")).collect();
+    p.write(path, &hook.to_string());
+    p.hook("PostToolUse", &p.write_event("src/new.rs", "fn new() {}\n"));
+    let h = p.hook_json();
+    assert_eq!(h["sessions"].as_array().unwrap().len(), 8);
+    let files = h["current_step"]["files_touched"].as_array().unwrap();
+    assert_eq!(files.len(), 1000);
+    assert!(!files.iter().any(|f| f == "src/new.rs"), "the list is full");
+    let md = p.read(".orchestration/HOOK.md");
+    assert!(
+        md.contains("… and 950 more files (hook.json lists them)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("the list keeps a step's first 1000 files"),
+        "{md}"
+    );
+    assert!(md.len() < 20_000, "HOOK.md is {} bytes", md.len());
+}
+
+/// A step named with 10 MB of text dense with secrets' keywords is kept, cut and
+/// redacted, within the hook's deadline (issue 32, item 8): every keyword looks only
+/// near itself, so the cost grows with the text, not with the text times its keywords.
+#[test]
+fn a_huge_keyword_dense_step_name_is_kept_within_the_deadline() {
+    let p = Project::new();
+    let mut e: Value =
+        serde_json::from_str(&p.fixture_of("2.1.332", "PostToolUse-TaskCreate.json")).unwrap();
+    let unit = "password=hunter2 token=abc api_key=xyz DB_PASSWORD x --token y | a | password | ";
+    let name = unit.repeat((10 << 20) / unit.len());
+    e["tool_input"]["subject"] = name.clone().into();
+    e["tool_response"]["task"]["subject"] = name.into();
+    p.hook("PostToolUse", &e.to_string());
+    let log = std::fs::read_to_string(p.path(".orchestration/waymark.log")).unwrap_or_default();
+    assert!(!log.contains("deadline"), "{log}");
+    let h = p.hook_json();
+    let kept = h["steps"][0]["name"].as_str().unwrap();
+    assert_eq!(kept.chars().count(), 500);
+    assert!(
+        kept.contains("[REDACTED]") && !kept.contains("hunter2"),
+        "{kept}"
+    );
+}

@@ -145,6 +145,10 @@ fn read(project: &Project) -> Result<Loaded, StoreError> {
         }
         Parsed::Older(m) => (m.hook.clone(), Some(m)),
     };
+    // Whatever the files hold (edited by hand, planted in a clone), what is kept is
+    // bounded: every later event reads and writes it whole.
+    let mut hook = hook;
+    hook.bound();
     Ok(Loaded {
         hook: Some(hook),
         note,

@@ -134,18 +134,19 @@ fn words(name: &str) -> Vec<String> {
 
 /// Whether `confirm`, one of the context rules' conditions, holds at the keyword.
 pub(crate) fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
-    let line = line_at(text, start);
     match confirm {
-        Confirm::BlockScalar => block_key(&text[line.clone()]).is_some_and(|(key, _)| {
-            let key = line.start + key.start..line.start + key.end;
-            key.contains(&start) && end <= key.end
+        Confirm::BlockScalar => line_at(text, start).is_some_and(|line| {
+            block_key(&text[line.clone()]).is_some_and(|(key, _)| {
+                let key = line.start + key.start..line.start + key.end;
+                key.contains(&start) && end <= key.end
+            })
         }),
-        Confirm::TableHeader => {
+        Confirm::TableHeader => line_at(text, start).is_some_and(|line| {
             text[line.clone()].contains(&b'|')
                 && text
                     .get(line.end + 1..)
                     .is_some_and(|rest| is_separator(&rest[..line_end(rest)]))
-        }
+        }),
         Confirm::NameSpaced => {
             let name = env_name(text, start);
             text[name.clone()].iter().all(|b| !b.is_ascii_lowercase())
@@ -157,13 +158,23 @@ pub(crate) fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> 
     }
 }
 
-/// The line holding byte `at`, without its newline.
-fn line_at(text: &[u8], at: usize) -> Range<usize> {
-    let start = text[..at]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    start..start + line_end(&text[start..])
+/// The longest line a block's key or a table's header is looked for on: each keyword
+/// looks along its line, and a line of megabytes holding thousands of keywords would
+/// cost their product.
+const MAX_LINE: usize = 4096;
+
+/// The line holding byte `at`, without its newline; `None` when it is longer than
+/// [`MAX_LINE`].
+fn line_at(text: &[u8], at: usize) -> Option<Range<usize>> {
+    let back = &text[at.saturating_sub(MAX_LINE)..at];
+    let start = match back.iter().rposition(|&b| b == b'\n') {
+        Some(i) => at - back.len() + i + 1,
+        None if at <= MAX_LINE => 0,
+        None => return None,
+    };
+    let ahead = &text[start..text.len().min(start + MAX_LINE + 1)];
+    let len = line_end(ahead);
+    (len <= MAX_LINE).then_some(start..start + len)
 }
 
 fn line_end(text: &[u8]) -> usize {
@@ -218,7 +229,9 @@ fn block_key(line: &[u8]) -> Option<(Range<usize>, usize)> {
 
 fn yaml_block(text: &str, at: usize) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
-    let line = line_at(bytes, at);
+    let Some(line) = line_at(bytes, at) else {
+        return Vec::new();
+    };
     let Some((key, ind)) = block_key(&bytes[line.clone()]) else {
         return Vec::new();
     };
@@ -303,7 +316,9 @@ fn cells(quoted: &[u8]) -> Vec<Range<usize>> {
 
 fn table_column(text: &str, at: usize) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
-    let header = line_at(bytes, at);
+    let Some(header) = line_at(bytes, at) else {
+        return Vec::new();
+    };
     let columns: Vec<usize> = cells(&bytes[header.clone()])
         .into_iter()
         .enumerate()
@@ -329,11 +344,22 @@ fn table_column(text: &str, at: usize) -> Vec<Range<usize>> {
     masked
 }
 
-/// The upper-case name (letters, digits, `_`) around byte `at`.
+/// The longest name a credential's is taken to be: a run of name characters longer than
+/// this, walked from every keyword in it, would cost their product.
+const MAX_NAME: usize = 256;
+
+/// The upper-case name (letters, digits, `_`) around byte `at`, at most [`MAX_NAME`]
+/// bytes each way.
 fn env_name(text: &[u8], at: usize) -> Range<usize> {
-    let name = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
-    let start = at - text[..at].iter().rev().take_while(|b| name(b)).count();
-    start..at + text[at..].iter().take_while(|b| name(b)).count()
+    let name = |b: &&u8| b.is_ascii_alphanumeric() || **b == b'_';
+    let back = text[..at]
+        .iter()
+        .rev()
+        .take(MAX_NAME)
+        .take_while(name)
+        .count();
+    let ahead = text[at..].iter().take(MAX_NAME).take_while(name).count();
+    at - back..at + ahead
 }
 
 /// Words that follow a credential's name in prose, not its value.

@@ -51,6 +51,11 @@ pub const MASK: &str = rules::MASK;
 /// whole text (key blocks) run on the whole text.
 const WINDOW: usize = 4096;
 
+/// How far a [`Confirm`] looks from its keyword along a name, a flag or a URL: every
+/// keyword of a text looks, and a run of megabytes without a stop, holding thousands of
+/// keywords, would cost their product. No name, flag or user a rule knows is longer.
+const NEAR: usize = 256;
+
 /// A cheap condition every match of a rule meets at its keyword, checked before the rule
 /// is compiled or run. Each is a necessary condition of its rule's pattern (the tests
 /// break it in the rule's own case and see the rule stop matching).
@@ -219,13 +224,14 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
             text[..start]
                 .iter()
                 .rev()
+                .take(15)
                 .take_while(|b| b.is_ascii_digit())
                 .count()
                 >= 15
         }
         Confirm::EnvAssigned => {
             let upper = |b: &u8| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_';
-            let name = after.iter().take_while(|b| upper(b)).count();
+            let name = after.iter().take(NEAR).take_while(|b| upper(b)).count();
             text[start..end].iter().all(upper)
                 && after.get(name) == Some(&b'=')
                 && !masked(&after[name + 1..], false)
@@ -244,9 +250,15 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
             let stop = |b: &u8| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'<' | b'>');
             let user = after
                 .iter()
+                .take(NEAR)
                 .take_while(|b| !stop(b) && !matches!(b, b':' | b'/' | b'@'));
             let rest = &after[user.count()..];
-            rest.first() == Some(&b':') && rest.iter().take_while(|b| !stop(b)).any(|&b| b == b'@')
+            rest.first() == Some(&b':')
+                && rest
+                    .iter()
+                    .take(WINDOW)
+                    .take_while(|b| !stop(b))
+                    .any(|&b| b == b'@')
         }
         Confirm::Flag => flag(text, start, after),
         Confirm::SpaceQuoted => space_quoted(after),
@@ -260,7 +272,7 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
 /// [`Confirm::Assigned`], `after` being what follows the keyword.
 fn assigned(after: &[u8]) -> bool {
     let name = |b: &u8| is_word(*b) || *b == b'-' || *b == b'.';
-    let mut rest = &after[after.iter().take_while(|b| name(b)).count()..];
+    let mut rest = &after[after.iter().take(NEAR).take_while(|b| name(b)).count()..];
     if let [b'"' | b'\'', tail @ ..] = rest {
         rest = tail;
     }
@@ -277,7 +289,12 @@ fn assigned(after: &[u8]) -> bool {
 /// [`Confirm::Flag`] at the keyword `text[start..]`, `after` being what follows it.
 fn flag(text: &[u8], start: usize, after: &[u8]) -> bool {
     let flag = |b: &&u8| b.is_ascii_alphanumeric() || **b == b'-';
-    let before = text[..start].iter().rev().take_while(flag).count();
+    let before = text[..start]
+        .iter()
+        .rev()
+        .take(NEAR)
+        .take_while(flag)
+        .count();
     let gap = after
         .iter()
         .take_while(|b| matches!(b, b' ' | b'\t'))
@@ -292,7 +309,7 @@ fn flag(text: &[u8], start: usize, after: &[u8]) -> bool {
 /// [`Confirm::SpaceQuoted`], `after` being what follows the keyword.
 fn space_quoted(after: &[u8]) -> bool {
     let name = |b: &&u8| is_word(**b) || matches!(b, b'-' | b'.');
-    let rest = &after[after.iter().take_while(name).count()..];
+    let rest = &after[after.iter().take(NEAR).take_while(name).count()..];
     let gap = rest
         .iter()
         .take_while(|b| matches!(b, b' ' | b'\t'))

@@ -128,14 +128,37 @@ fn what_you_were_doing(md: &mut String, hook: &Hook) {
     }
 }
 
+/// How many files of a list HOOK.md names; the rest are counted (hook.json lists them).
+const SHOWN_FILES: usize = 50;
+
+/// A list of files, the first [`SHOWN_FILES`] named, and whether the list is full.
+fn file_list(md: &mut String, files: &[String]) {
+    for f in files.iter().take(SHOWN_FILES) {
+        let _ = writeln!(md, "  - `{f}`");
+    }
+    let more = files.len().saturating_sub(SHOWN_FILES);
+    if more > 0 {
+        let _ = writeln!(
+            md,
+            "  - … and {} (hook.json lists them)",
+            crate::text::count(more as u64, "more file")
+        );
+    }
+    if files.len() >= crate::task::bounds::MAX_STEP_FILES {
+        let _ = writeln!(
+            md,
+            "  - (the list keeps a step's first {} files: later ones are not listed)",
+            crate::task::bounds::MAX_STEP_FILES
+        );
+    }
+}
+
 /// The files touched between steps (while none runs), else the running step's files and
 /// its last output.
 fn files_touched(md: &mut String, hook: &Hook) {
     if hook.current_step.is_none() && !hook.unassigned_files.is_empty() {
         let _ = writeln!(md, "- **Files touched between steps:**");
-        for f in &hook.unassigned_files {
-            let _ = writeln!(md, "  - `{f}`");
-        }
+        file_list(md, &hook.unassigned_files);
     }
     let Some(c) = &hook.current_step else {
         return;
@@ -144,9 +167,7 @@ fn files_touched(md: &mut String, hook: &Hook) {
         let _ = writeln!(md, "- **Files touched in this step:** none yet");
     } else {
         let _ = writeln!(md, "- **Files touched in this step:**");
-        for f in &c.files_touched {
-            let _ = writeln!(md, "  - `{f}`");
-        }
+        file_list(md, &c.files_touched);
     }
     if !c.last_output.is_empty() {
         let _ = writeln!(

@@ -10,6 +10,7 @@
 //! - [`session`]: which session works on the task, and whether it is mid-turn;
 //! - [`migrate`]: schemas 1 and 2 read as 3.
 
+pub mod bounds;
 pub mod checkpoint;
 pub mod machine;
 pub mod migrate;

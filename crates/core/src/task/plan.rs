@@ -326,9 +326,7 @@ impl Hook {
         }
         let mut ctx = self.begin_attempt(pos, attempt, max_attempts, now);
         for f in std::mem::take(&mut self.unassigned_files) {
-            if !ctx.files_touched.contains(&f) {
-                ctx.files_touched.push(f);
-            }
+            super::bounds::add_file(&mut ctx.files_touched, &f);
         }
         self.current_step = Some(ctx);
         if self.state != HookState::StepRunning {
@@ -486,9 +484,7 @@ impl Hook {
         self.leave_step(pos, StepStatus::Deleted, "plan_recorded", now)?;
         let step = &mut self.steps[pos];
         for f in std::mem::take(&mut step.files_touched) {
-            if !self.unassigned_files.contains(&f) {
-                self.unassigned_files.push(f);
-            }
+            super::bounds::add_file(&mut self.unassigned_files, &f);
         }
         Ok(true)
     }
@@ -651,8 +647,7 @@ impl Hook {
             Some(ctx) => &mut ctx.files_touched,
             None => &mut self.unassigned_files,
         };
-        if !list.iter().any(|f| f == path) {
-            list.push(path.into());
+        if super::bounds::add_file(list, path) {
             self.updated_at = now;
         }
     }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Hook, MAX_SESSIONS, SESSION_FILES, Session, SessionStatus};
+use super::{Hook, SESSION_FILES, Session, SessionStatus};
 
 /// A process, as recorded on a session: the Claude Code process that runs it, named by its
 /// pid and its start time (in clock ticks since boot) so that a reused pid is not taken
@@ -92,22 +92,7 @@ impl Hook {
         }
         self.sessions
             .push(Session::new(id, transcript_path, status, now));
-        // Past the limit, the sessions least likely to matter go: ended ones, then idle
-        // ones, the longest quiet first. One mid-turn is never dropped for another.
-        while self.sessions.len() > MAX_SESSIONS {
-            let rank = |s: &Session| match s.status {
-                SessionStatus::Ended => 0,
-                SessionStatus::Idle => 1,
-                SessionStatus::Active => 2,
-            };
-            let Some(pos) = (0..self.sessions.len())
-                .filter(|&i| self.sessions[i].session_id != id)
-                .min_by_key(|&i| (rank(&self.sessions[i]), self.sessions[i].last_event_at))
-            else {
-                break;
-            };
-            self.sessions.remove(pos);
-        }
+        self.trim_sessions(Some(id));
     }
 
     /// Records the Claude Code process running session `id`, when it is known (a
@@ -174,6 +159,7 @@ impl Hook {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task::MAX_SESSIONS;
 
     #[test]
     fn sessions_are_kept_per_id_and_bounded() {
