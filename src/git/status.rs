@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use super::run;
 
 /// What changed in the work tree against a commit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -47,7 +46,12 @@ pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<Diff
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         args.into_iter().chain(super::project_files(lessons))
     };
-    let out = run(root, with_files(&["diff", "--numstat", base, "--"]))?;
+    // The two walks of the work tree run at once (a crash's SessionStart waits for both).
+    let diff = started(root, with_files(&["diff", "--numstat", base, "--"]));
+    let others = ["ls-files", "--others", "--exclude-standard", "--"];
+    let untracked = started(root, with_files(&others));
+    let out = finished(diff)?;
+    let untracked = finished(untracked).unwrap_or_default();
     let mut d = DiffStat::default();
     for line in out.lines() {
         let mut parts = line.split('\t');
@@ -61,17 +65,30 @@ pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<Diff
         d.deleted += num();
         d.files += 1;
     }
-    let untracked = run(
-        root,
-        with_files(&["ls-files", "--others", "--exclude-standard", "--"]),
-    )
-    .unwrap_or_default();
     for rel in untracked.lines() {
         d.files += 1;
         d.new += 1;
         d.added += lines_of(&root.join(rel));
     }
     Some(d)
+}
+
+/// `git -C root args…` started, its output piped.
+fn started(
+    root: &Path,
+    args: impl IntoIterator<Item = String>,
+) -> Option<std::process::Child> {
+    let mut c = super::command(root);
+    c.args(args).stdout(std::process::Stdio::piped());
+    c.spawn().ok()
+}
+
+/// The output of a git [`started`], when it succeeded.
+fn finished(child: Option<std::process::Child>) -> Option<String> {
+    let out = child?.wait_with_output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_string())
 }
 
 /// The lines of a new text file (0 for a binary or very large one, or one not readable).
