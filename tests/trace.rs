@@ -115,3 +115,24 @@ fn without_the_key_the_chain_is_checked_alone_and_says_so() {
     let (ok, said) = verify(&p);
     assert!(ok && said.contains("no head here"), "{said}");
 }
+
+#[test]
+fn a_head_torn_by_a_kill_is_said_and_the_next_record_writes_it_whole() {
+    let (p, _) = recorded();
+    let head = p.read(HEAD);
+    p.write(HEAD, &head[..head.len() / 2]);
+    let (ok, said) = verify(&p);
+    assert!(ok && said.contains("head unreadable"), "{said}");
+    p.hook("PostToolUse", &p.write_event("d.txt", "x\n"));
+    let (ok, said) = verify(&p);
+    assert!(
+        ok && said.contains("head authenticated: lines 1-4"),
+        "{said}"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(p.path(".orchestration"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

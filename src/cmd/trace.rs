@@ -47,6 +47,12 @@ pub fn run(root: Option<PathBuf>, args: TraceArgs) -> ExitCode {
 /// What the head written here says of the ledger, and whether that fails `--verify`.
 fn head_report(ctx: &Ctx, found: &Verified) -> (String, bool) {
     let Some(head) = trace::read_head(&ctx.project) else {
+        if ctx.project.state_file(trace::HEAD_FILE).exists() {
+            return (
+                "head unreadable (a writer was killed while writing it): the chain is checked against itself only, and the next record writes a whole head\n".into(),
+                false,
+            );
+        }
         return (
             "no head here: the chain is checked against itself only (an edit re-chained after it, or a record appended, would pass; the head that catches them is kept on the machine that wrote the records)\n".into(),
             false,

@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-
 /// What changed in the work tree against a commit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DiffStat {
@@ -74,10 +73,7 @@ pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<Diff
 }
 
 /// `git -C root args…` started, its output piped.
-fn started(
-    root: &Path,
-    args: impl IntoIterator<Item = String>,
-) -> Option<std::process::Child> {
+fn started(root: &Path, args: impl IntoIterator<Item = String>) -> Option<std::process::Child> {
     let mut c = super::command(root);
     c.args(args).stdout(std::process::Stdio::piped());
     c.spawn().ok()

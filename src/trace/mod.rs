@@ -111,11 +111,13 @@ pub fn append(
         }
         let line = Clean::json(&record);
         // Before the line: a kill between the two leaves a head naming a line never
-        // written, which `--verify` tells from tampering (`HeadCheck::Interrupted`). A head
-        // that cannot be written does not cost the record; `--verify` names the lines
-        // after the head it has.
+        // written, which `--verify` tells from tampering (`HeadCheck::Interrupted`). It is
+        // written in place, under the ledger's lock: a kill while writing it leaves it torn
+        // (unreadable: `--verify` says so and checks the chain alone; the next append
+        // counts the lines anew), never a temp file. A head that cannot be written does
+        // not cost the record; `--verify` names the lines after the head it has.
         let head = next_head(project, config, &path, &prev, line.as_bytes());
-        let _ = store::write_replaceable(&project.state_file(HEAD_FILE), &Clean::json(&head));
+        let _ = store::write_regenerable(&project.state_file(HEAD_FILE), &Clean::json(&head));
         line
     })
 }
