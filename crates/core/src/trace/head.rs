@@ -291,6 +291,68 @@ mod tests {
     }
 
     #[test]
+    fn the_message_is_every_field_length_prefixed() {
+        let head = TraceHead {
+            count: 12,
+            link: "ab".into(),
+            prev: "cd".into(),
+            mac: "ignored".into(),
+        };
+        assert_eq!(
+            head.message(),
+            b"waymark-trace-head/1\ncount:2:12\nlink:2:ab\nprev:2:cd\n"
+        );
+    }
+
+    #[test]
+    fn only_a_head_one_line_past_the_end_over_its_own_prev_is_a_cut_short_append() {
+        let lines = ledger(4);
+        let head = head_of(&lines);
+        // Three lines, but the third is not the one the head names as before it.
+        let mut other = ledger(2);
+        let prev = crate::trace::link(other[1].trim_end().as_bytes());
+        other.push(line("elsewhere", &prev) + "\n");
+        assert!(matches!(
+            check(&head, &walk(&other), &Lines::new()),
+            HeadCheck::Broken(_)
+        ));
+        // An empty ledger under a head whose line had one before it.
+        let second = head_of(&lines[..2]);
+        assert!(matches!(
+            check(&second, &walk(&[]), &Lines::new()),
+            HeadCheck::Broken(_)
+        ));
+    }
+
+    #[test]
+    fn the_record_written_here_moves_only_with_a_merge() {
+        // Another branch's two records, then ours joining the start (a union merge).
+        let ours = ledger(3);
+        let mut theirs_chained = vec![line("t0", "") + "\n"];
+        let prev = crate::trace::link(theirs_chained[0].trim_end().as_bytes());
+        theirs_chained.push(line("t1", &prev) + "\n");
+        let merged: Vec<String> = theirs_chained.iter().chain(&ours).cloned().collect();
+        let head = head_of(&ours);
+        assert_eq!(
+            check(&head, &walk(&merged), &links(&merged)),
+            HeadCheck::Moved { count: 3, line: 5 }
+        );
+        // A ledger an older waymark began (unchained lines), then ours; a line slipped in
+        // before it all: no merge explains the move, lines were inserted.
+        let old = |id: &str| format!("{{\"id\":\"{id}\"}}\n");
+        let mut written = vec![old("old-1"), old("old-2")];
+        let prev = crate::trace::link(written[1].trim_end().as_bytes());
+        written.push(line("r0", &prev) + "\n");
+        let head = head_of(&written);
+        let shifted: Vec<String> = [old("old-0")].iter().chain(&written).cloned().collect();
+        let found = walk(&shifted);
+        assert!(found.merges.is_empty() && found.bad.is_none());
+        assert!(
+            matches!(check(&head, &found, &links(&shifted)), HeadCheck::Broken(w) if w.contains("is now line 4"))
+        );
+    }
+
+    #[test]
     fn the_head_counts_on_or_recounts() {
         let before = TraceHead {
             count: 7,
