@@ -322,6 +322,16 @@ mod tests {
             check(&second, &walk(&[]), &Lines::new()),
             HeadCheck::Broken(_)
         ));
+        // A head that names no line before its own, over a ledger that has one; and one
+        // that names a line before the first.
+        let mut first = head_of(&lines[..2]);
+        first.prev = String::new();
+        let found = check(&first, &walk(&lines[..1]), &Lines::new());
+        assert!(matches!(found, HeadCheck::Broken(_)), "{found:?}");
+        let mut lone = head_of(&lines[..1]);
+        lone.prev = crate::trace::link(b"x");
+        let found = check(&lone, &walk(&[]), &Lines::new());
+        assert!(matches!(found, HeadCheck::Broken(_)), "{found:?}");
     }
 
     #[test]
