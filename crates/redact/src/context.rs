@@ -110,6 +110,15 @@ pub fn is_credential_name(name: &str) -> bool {
     )
 }
 
+/// Whether an upper-case variable names a credential: as [`is_credential_name`], or with
+/// the suffixes the environment rules take (`DEPLOY_KEY`, `GITHUB_PAT`, `SMTP_PASS`).
+fn is_credential_variable(name: &str) -> bool {
+    let suffixed = ["_KEY", "_PAT", "_PWD", "_PASS", "_AUTH"]
+        .iter()
+        .any(|s| name.len() > s.len() && name.ends_with(s));
+    suffixed || is_credential_name(name)
+}
+
 /// A name's words, lowercase: split at anything not a letter or digit and where a
 /// lowercase letter meets an uppercase one (`clientSecret`).
 fn words(name: &str) -> Vec<String> {
@@ -427,7 +436,7 @@ fn name_space_value(text: &str, at: usize) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     let name = env_name(bytes, at);
     let reference = name.start > 0 && matches!(bytes[name.start - 1], b'$' | b'{');
-    if reference || !is_credential_name(&text[name.clone()]) {
+    if reference || !is_credential_variable(&text[name.clone()]) {
         return Vec::new();
     }
     let gap = indent(&bytes[name.end..]);

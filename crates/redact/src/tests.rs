@@ -715,6 +715,7 @@ fn hides_secrets_by_their_context() {
         "| user | password |\n|------|----------|\n| bob  | Hunter2pw |\n",
         "user | API key\n--- | ---\nbob | Hunter2pw\n",
         "fix: set DB_PASSWORD Hunter2pw in staging",
+        "rotated GITHUB_PAT Hunter2pw and DEPLOY_KEY Hunter2pw",
         // Quoted in Markdown, as HOOK.md and AGENT.md quote an output.
         "Its output ended:\n  > | user | password |\n  > | --- | --- |\n  > | bob | Hunter2pw |\n",
         "Its output ended:\n  > db:\n  >   password: |\n  >     Hunter2pw\n  >\n  >     more\n",
@@ -733,6 +734,7 @@ fn context_leaves_what_only_looks_like_it_alone() {
         "DB_PASSWORD is required; set it with `waymark config`",
         "echo $DB_PASSWORD | wc -c",
         "unset DB_PASSWORD API_TOKEN",
+        "the _KEY suffix and KEY value stay",
         "| step | token count |\n| --- | --- |\n| parse | 1200 |\n",
         "notes: |\n  the password is rotated\nnext: 1\n",
         "keytool -list -storepass:env KS_PASS",
