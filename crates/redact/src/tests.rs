@@ -563,7 +563,7 @@ fn what_waymark_writes_every_event_makes_no_rule_due() {
     | --- | --- | --- |
     | Implement the parser | in_progress | 1 of 3 |
     Context: 45% used. Session s1 (task) at path src/gen/module_12.rs; ask the user.
-    {"url": "file:///home/me/.claude/projects/p/s1.jsonl", "docs": "https://docs.rs/x:1/@y"}
+    {"url": "file:///home/me/.claude/projects/p/s1.jsonl", "docs": "https://docs.rs/x:1/@y", "api": "http://localhost:8080/v1"}
     private fn access(&self) -> Secret; the password prompt; passing test_live_reload"#;
     let due = due(ordinary);
     assert!(due.is_empty(), "rules made due by ordinary text: {due:?}");
