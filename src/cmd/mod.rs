@@ -16,6 +16,8 @@ pub mod git_hooks;
 pub mod hook;
 pub mod init;
 pub mod intent;
+pub mod log;
+pub mod pager;
 pub mod receipts;
 pub mod recover;
 pub mod replay;
