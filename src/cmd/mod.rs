@@ -21,6 +21,7 @@ pub mod pager;
 pub mod receipts;
 pub mod recover;
 pub mod replay;
+pub mod report;
 pub mod rewind;
 pub mod status;
 pub mod task;

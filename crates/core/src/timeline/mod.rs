@@ -8,6 +8,7 @@
 //! `details.task` names the task, `details.step` the step when there is one.
 
 mod history;
+pub mod html;
 mod logs;
 mod sessions;
 mod steps;
