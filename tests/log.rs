@@ -20,7 +20,11 @@ fn session() -> Project {
     p
 }
 
-fn log_json(p: &Project, args: &[&str]) -> Vec<Value> {
+fn log_json(p: &Project) -> Vec<Value> {
+    log_json_of(p, &[])
+}
+
+fn log_json_of(p: &Project, args: &[&str]) -> Vec<Value> {
     let out = p.run(&[&["log", "--json"], args].concat(), "");
     assert!(
         out.status.success(),
@@ -44,7 +48,7 @@ fn kinds(events: &[Value]) -> Vec<String> {
 #[test]
 fn the_log_tells_the_recorded_session_in_time_order() {
     let p = session();
-    let events = log_json(&p, &[]);
+    let events = log_json(&p);
     assert_eq!(
         kinds(&events),
         [
@@ -66,8 +70,15 @@ fn the_log_tells_the_recorded_session_in_time_order() {
         ]
     );
     let times: Vec<&str> = events.iter().map(|e| e["time"].as_str().unwrap()).collect();
-    let parsed: Vec<chrono::DateTime<chrono::Utc>> =
-        times.iter().map(|t| t.parse().unwrap()).collect();
+    // In time order to the millisecond (what the trace keeps).
+    let parsed: Vec<i64> = times
+        .iter()
+        .map(|t| {
+            t.parse::<chrono::DateTime<chrono::Utc>>()
+                .unwrap()
+                .timestamp_millis()
+        })
+        .collect();
     assert!(
         parsed.windows(2).all(|w| w[0] <= w[1]),
         "in time order: {times:?}"
@@ -90,7 +101,7 @@ fn the_log_tells_the_recorded_session_in_time_order() {
 #[test]
 fn every_checkpoint_and_receipt_of_the_logs_is_in_the_timeline_once() {
     let p = session();
-    let events = log_json(&p, &[]);
+    let events = log_json(&p);
     let hook = p.hook_json();
     let with = |key: &str, id: &Value| events.iter().filter(|e| e["details"][key] == *id).count();
     for c in hook["checkpoints"].as_array().unwrap() {
@@ -135,7 +146,7 @@ fn piped_the_log_is_plain_text_without_a_pager() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains('\x1b'), "no colour when piped: {text}");
     assert!(!marker.exists(), "no pager when stdout is not a terminal");
-    let events = log_json(&p, &[]);
+    let events = log_json(&p);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), events.len(), "{text}");
     for (line, e) in lines.iter().zip(&events) {
@@ -154,12 +165,12 @@ fn all_adds_the_finished_tasks_from_their_archive() {
             .status
             .success()
     );
-    let current = log_json(&p, &[]);
+    let current = log_json(&p);
     assert!(
         current.iter().all(|e| e["details"]["task"] == "second"),
         "{current:?}"
     );
-    let all = log_json(&p, &["--all"]);
+    let all = log_json_of(&p, &["--all"]);
     let of = |t: &str| all.iter().filter(|e| e["details"]["task"] == t).count();
     assert!(of(&first) > current.len() && of("second") == current.len());
     let done = all
@@ -179,4 +190,57 @@ fn all_adds_the_finished_tasks_from_their_archive() {
         text.contains(&format!("[{first}] ")) && text.contains("[second] "),
         "{text}"
     );
+}
+
+/// A session that pushes (a side effect) and stops on an API error, then a rewind: each is
+/// told where it happened, the rewind after the checkpoint that can undo it.
+#[test]
+fn side_effects_errors_and_rewinds_are_in_the_log() {
+    let p = session();
+    let fixture = |name: &str| -> Value { serde_json::from_str(&p.fixture(name)).unwrap() };
+    let failure = fixture("StopFailure.json");
+    let mut start = fixture("SessionStart-startup.json");
+    start["session_id"] = failure["session_id"].clone();
+    let mut push = fixture("PostToolUse-Bash.json");
+    push["session_id"] = failure["session_id"].clone();
+    push["tool_input"]["command"] = "git push origin main".into();
+    p.replay_lines(&[start.to_string(), push.to_string(), failure.to_string()]);
+    let first = p.hook_json()["checkpoints"][0]["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    p.write("notes.txt", "made after the checkpoint\n");
+    let out = p.run(&["rewind", &first], "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let events = log_json(&p);
+    let tail: Vec<String> = kinds(&events).split_off(15);
+    assert_eq!(
+        tail,
+        [
+            "session_started",
+            "step_started",
+            "side_effect",
+            "checkpoint",
+            "session_stopped_on_error",
+            "checkpoint",
+            "rewind",
+        ]
+    );
+    let of = |k: &str| events.iter().find(|e| e["kind"] == k).unwrap();
+    assert_eq!(
+        of("side_effect")["details"]["command"],
+        "git push origin main"
+    );
+    assert_eq!(of("side_effect")["details"]["step"], "Implement fix");
+    assert_eq!(
+        of("session_stopped_on_error")["details"]["error"],
+        "invalid_request"
+    );
+    assert_eq!(of("rewind")["details"]["checkpoint_id"], first.as_str());
+    assert_eq!(events[20]["details"]["trigger"], "pre_rewind");
 }

@@ -80,25 +80,41 @@ pub struct Sources<'a> {
     pub side_effect_commands: &'a [String],
 }
 
-/// The task's events, oldest first; events at the same instant keep the order in which
-/// they are told (sessions begin, state changes, checkpoints, receipts, the trace,
-/// sessions end).
+/// The task's events, oldest first ([`order`]).
 pub fn build(src: &Sources) -> Vec<Event> {
     let mut events = sessions::started(src);
     events.extend(history::events(src));
-    events.extend(logs::checkpoints(src));
-    events.extend(logs::receipts(src));
     events.extend(trace::events(src));
+    events.extend(logs::receipts(src));
+    events.extend(logs::checkpoints(src));
     events.extend(sessions::ended(src));
-    events.sort_by_key(|e| e.time);
+    events.sort_by_key(order);
     steps::attribute(&mut events);
     events
+}
+
+/// Time order, to the millisecond: the trace keeps milliseconds, the logs nanoseconds, and
+/// what one hook event did carries one instant. Within a millisecond, cause before effect:
+/// a session begins, a rewind's safety checkpoint precedes it, the state changes, the
+/// tool call's records follow, then the receipt, the checkpoint it all made, and the
+/// session's end.
+fn order(e: &Event) -> (i64, u8) {
+    let rank = match e.kind.as_str() {
+        kind::SESSION_STARTED => 0,
+        kind::CHECKPOINT if e.details.get("trigger") == Some(&Value::from("pre_rewind")) => 1,
+        kind::FILE_CHANGED | kind::SIDE_EFFECT | kind::SCOPE_WARNING | kind::INTENT => 3,
+        kind::RECEIPT => 4,
+        kind::CHECKPOINT | kind::COMPACTION => 5,
+        kind::SESSION_ENDED | kind::SESSION_STOPPED_ON_ERROR => 6,
+        _ => 2,
+    };
+    (e.time.timestamp_millis(), rank)
 }
 
 /// Several tasks' timelines as one, in time order.
 pub fn merge(tasks: Vec<Vec<Event>>) -> Vec<Event> {
     let mut all: Vec<Event> = tasks.into_iter().flatten().collect();
-    all.sort_by_key(|e| e.time);
+    all.sort_by_key(order);
     all
 }
 
