@@ -37,7 +37,7 @@ const STYLE: &str = "body{font:14px system-ui,sans-serif;margin:1.5em;color:#222
 h1{font-size:1.3em}h2{font-size:1.1em;margin-top:1.5em}\
 .chart{overflow-x:auto;border:1px solid #ddd;padding:4px}\
 .event{cursor:pointer}.event:hover>*,.event:focus>*{stroke:#000;stroke-width:2}\
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}\
+table{border-collapse:collapse}th{white-space:nowrap}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}\
 .ok{color:#17803d;font-weight:bold}.bad{color:#c62828;font-weight:bold}\
 pre{margin:0;white-space:pre-wrap}code{font-size:12px}\
 .legend span{margin-right:1.2em}";

@@ -11,7 +11,7 @@ const LABEL: usize = 200;
 const COL: usize = 34;
 const ROW: usize = 44;
 /// Room above the lanes for the times.
-const TOP: usize = 90;
+const TOP: usize = 72;
 
 fn x(col: usize) -> usize {
     LABEL + COL / 2 + col * COL
@@ -51,17 +51,18 @@ fn truncate(s: &str, n: usize) -> String {
     crate::text::truncate(s, n)
 }
 
-/// The time above each column where it differs, to the second, from the column before.
+/// The time (UTC) above each column where it differs, to the second, from the column
+/// before; the date is in each point's hover text.
 fn times(events: &[Event]) -> String {
     let mut s = String::new();
     let mut last = String::new();
     for (col, e) in events.iter().enumerate() {
-        let t = e.time.format("%m-%d %H:%M:%S").to_string();
+        let t = e.time.format("%H:%M:%S").to_string();
         if t != last {
             let (cx, cy) = (x(col), TOP - 6);
             let _ = write!(
                 s,
-                "<text x=\"{cx}\" y=\"{cy}\" transform=\"rotate(-60 {cx} {cy})\" fill=\"#555\">{t}</text>"
+                "<text x=\"{cx}\" y=\"{cy}\" transform=\"rotate(-45 {cx} {cy})\" fill=\"#555\">{t}</text>"
             );
             last = t;
         }
