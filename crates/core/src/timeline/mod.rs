@@ -159,3 +159,6 @@ impl Event {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
