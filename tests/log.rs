@@ -244,3 +244,47 @@ fn side_effects_errors_and_rewinds_are_in_the_log() {
     assert_eq!(of("rewind")["details"]["checkpoint_id"], first.as_str());
     assert_eq!(events[20]["details"]["trigger"], "pre_rewind");
 }
+
+/// `waymark log` in a terminal (a pseudo-terminal made by util-linux's `script`), with a
+/// pager that leaves a mark, and what it printed.
+fn in_a_terminal(p: &Project, no_color: bool) -> (String, bool) {
+    let marker = p.config.path().join("pager-ran");
+    let _ = std::fs::remove_file(&marker);
+    let waymark = assert_cmd::cargo::cargo_bin("waymark");
+    let mut cmd = p.command("script");
+    cmd.args(["-qec", &format!("{} log", waymark.display()), "/dev/null"])
+        .env("PAGER", format!("touch {}; cat", marker.display()))
+        .env_remove("NO_COLOR");
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    let out = cmd.output().expect("util-linux's script runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        marker.exists(),
+    )
+}
+
+#[test]
+fn in_a_terminal_the_log_is_paged_and_coloured_unless_no_color_is_set() {
+    let p = session();
+    let (text, paged) = in_a_terminal(&p, false);
+    assert!(paged, "$PAGER runs when stdout is a terminal");
+    assert!(
+        text.contains("\x1b[32mreceipt"),
+        "a passed receipt in green: {text:?}"
+    );
+    assert!(
+        text.contains("\x1b[31mreceipt"),
+        "a failed one in red: {text:?}"
+    );
+    let (text, paged) = in_a_terminal(&p, true);
+    assert!(paged);
+    assert!(!text.contains("\x1b["), "NO_COLOR: {text:?}");
+    assert!(text.contains("receipt: true passed (exit 0)"), "{text}");
+}
