@@ -230,7 +230,11 @@ fn a_crash_is_marked_and_a_tampered_receipt_fails_its_verification() {
         .iter()
         .find(|(e, _)| e["kind"] == "crash")
         .expect("the crash is drawn");
-    assert!(crash.1.contains("crash found"), "{}", crash.1);
+    assert!(
+        crash.1.starts_with("session dc5c038f crashed (signal)"),
+        "whose crash, and how: {}",
+        crash.1
+    );
     let starts = points
         .iter()
         .filter(|(e, _)| e["kind"] == "session_started")

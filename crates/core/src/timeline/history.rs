@@ -78,14 +78,7 @@ fn kind_and_what(e: &HookEvent) -> (&'static str, String) {
                 detail("max_attempts").unwrap_or_default()
             ),
         ),
-        ("crash_detected", _) => (
-            kind::CRASH,
-            format!(
-                "crash found ({}): recommended {}",
-                detail("crash_type").unwrap_or_else(|| "unknown".into()),
-                detail("recommended_action").unwrap_or_else(|| "?".into())
-            ),
-        ),
+        ("crash_detected", _) => (kind::CRASH, crashed(e)),
         ("rewind", _) => (
             kind::REWIND,
             format!(
@@ -103,4 +96,19 @@ fn kind_and_what(e: &HookEvent) -> (&'static str, String) {
 
 fn from_text(e: &HookEvent) -> &'static str {
     e.from_state.map_or("start", HookState::as_str)
+}
+
+/// `session dc5c038f crashed (signal): recommended retry_from_checkpoint`; histories
+/// written before the session was recorded say `crash found`.
+fn crashed(e: &HookEvent) -> String {
+    let detail = |k: &str| e.details.get(k).map(Event::detail_text);
+    let who = match detail("session_id") {
+        Some(id) => format!("session {} crashed", super::sessions::short(&id)),
+        None => "crash found".into(),
+    };
+    format!(
+        "{who} ({}): recommended {}",
+        detail("crash_type").unwrap_or_else(|| "unknown".into()),
+        detail("recommended_action").unwrap_or_else(|| "?".into())
+    )
 }

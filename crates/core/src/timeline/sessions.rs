@@ -67,6 +67,6 @@ pub(super) fn ended(src: &Sources) -> Vec<Event> {
 }
 
 /// A session id's first 8 characters, as a person reads it.
-fn short(id: &str) -> &str {
+pub(super) fn short(id: &str) -> &str {
     id.get(..8).unwrap_or(id)
 }

@@ -104,11 +104,15 @@ fn the_recorded_plan_reads_as_its_steps_starting_and_ending() {
 
 #[test]
 fn crashes_attempts_rewinds_and_other_changes_are_named() {
-    let mut crash = history("crash_detected", HookState::Recovering, Some("Fix"), 1);
-    crash.details.insert("crash_type".into(), json!("signal"));
-    crash
+    let mut older = history("crash_detected", HookState::Recovering, Some("Fix"), 1);
+    older.details.insert("crash_type".into(), json!("signal"));
+    older
         .details
         .insert("recommended_action".into(), json!("retry_from_checkpoint"));
+    let mut crash = older.clone();
+    crash
+        .details
+        .insert("session_id".into(), json!("dc5c038f-fe1b"));
     let entered = history("step_start", HookState::StepRunning, Some("Fix"), 2);
     let mut out = history(
         "max_attempts_exceeded",
@@ -126,7 +130,9 @@ fn crashes_attempts_rewinds_and_other_changes_are_named() {
     let other = history("something_new", HookState::StepPending, None, 5);
     let quiet = history("validation_passed", HookState::StepPending, None, 6);
     let done = history("task_complete", HookState::Completed, None, 7);
-    let hist = [crash, entered, out, rewind, resume, other, quiet, done];
+    let hist = [
+        older, crash, entered, out, rewind, resume, other, quiet, done,
+    ];
     let events = build(&Sources {
         task_id: "t",
         history: &hist,
@@ -137,6 +143,7 @@ fn crashes_attempts_rewinds_and_other_changes_are_named() {
         whats,
         [
             "crash found (signal): recommended retry_from_checkpoint",
+            "session dc5c038f crashed (signal): recommended retry_from_checkpoint",
             "step \"Fix\" out of attempts (4 of 3): waiting for a human",
             "files rewound to checkpoint ckpt-1",
             "step \"Fix\" resumed, attempt 1",
@@ -147,6 +154,7 @@ fn crashes_attempts_rewinds_and_other_changes_are_named() {
     assert_eq!(
         kinds(&events),
         [
+            "crash",
             "crash",
             "awaiting_human",
             "rewind",
