@@ -468,6 +468,7 @@ fn lanes_follow_the_plan_then_steps_only_the_events_name() {
     let events = build(&Sources {
         task_id: "t",
         checkpoints: &[checkpoint("c", CheckpointTrigger::Manual, "Gone", 1)],
+        history: &[gone_attempt(2)],
         ..Sources::default()
     });
     let lanes = html::lanes(&events, &h.steps, h.current_step.as_ref());
@@ -491,4 +492,11 @@ fn lanes_follow_the_plan_then_steps_only_the_events_name() {
         html::esc("<a href=\"x\">&'"),
         "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
     );
+}
+
+/// Step "Gone" (in no plan) entered for its `attempt`th time.
+fn gone_attempt(attempt: u32) -> HookEvent {
+    let mut e = history("step_resume", HookState::StepRunning, Some("Gone"), 2);
+    e.details.insert("attempt".into(), json!(attempt));
+    e
 }

@@ -50,6 +50,7 @@ pub fn lanes(events: &[Event], steps: &[Step], current: Option<&StepContext>) ->
     }
     for lane in out.iter_mut().skip(1) {
         add_files(lane, events, current);
+        lane.attempts = lane.attempts.max(last_attempt(lane, events));
     }
     out
 }
@@ -73,6 +74,17 @@ fn add_files(lane: &mut Lane, events: &[Event], current: Option<&StepContext>) {
             add(f);
         }
     }
+}
+
+/// The highest attempt the events tell for the lane's step: a finished task's archive
+/// keeps no plan to count them.
+fn last_attempt(lane: &Lane, events: &[Event]) -> u32 {
+    events
+        .iter()
+        .filter(|e| e.kind == kind::STEP_STARTED && e.step() == lane.step.as_deref())
+        .filter_map(|e| e.details.get("attempt").and_then(|a| a.as_u64()))
+        .max()
+        .map_or(0, |a| a as u32)
 }
 
 /// The lane an event is drawn in: its step's, else the task's (0).
