@@ -248,3 +248,29 @@ fn a_crash_is_marked_and_a_tampered_receipt_fails_its_verification() {
     assert!(row.contains("FAILED") && row.contains("1 INVALID"), "{row}");
     assert!(check_row(&dom, "trace --verify").contains("holds"));
 }
+
+/// Without `-o` the page goes to stdout, the same page; without `--html` the command
+/// says which format to ask for (exit 2), and with no task it says so.
+#[test]
+fn the_page_goes_to_stdout_without_o_and_the_format_must_be_named() {
+    let p = Project::new();
+    let none = p.run(&["report", "--html"], "");
+    assert_eq!(none.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&none.stderr).contains("no task"));
+    p.replay_lines(&p.session_lines());
+    let page = p.config.path().join("r.html");
+    assert!(
+        p.run(&["report", "--html", "-o", page.to_str().unwrap()], "")
+            .status
+            .success()
+    );
+    let out = p.run(&["report", "--html"], "");
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        std::fs::read_to_string(&page).unwrap()
+    );
+    let bare = p.run(&["report"], "");
+    assert_eq!(bare.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bare.stderr).contains("--html"));
+}
