@@ -69,6 +69,10 @@ pub enum Command {
     Validate(cmd::validate::ValidateArgs),
     /// List receipts with their signature status.
     Receipts(cmd::receipts::ReceiptsArgs),
+    /// The task's timeline: sessions, steps, checkpoints, receipts, crashes, in time order.
+    Log(cmd::log::LogArgs),
+    /// The task's timeline as one self-contained HTML page, with its verifications.
+    Report(cmd::report::ReportArgs),
     /// Summarize the Agent Trace ledger, or check its chain (--verify).
     Trace(cmd::trace::TraceArgs),
     /// What changed since a checkpoint (new and deleted files included).
@@ -139,6 +143,8 @@ fn dispatch() -> ExitCode {
         Command::Plan { steps } => cmd::task::plan(root, steps),
         Command::Validate(args) => cmd::validate::run(root, args),
         Command::Receipts(args) => cmd::receipts::run(root, args),
+        Command::Log(args) => cmd::log::run(root, args),
+        Command::Report(args) => cmd::report::run(root, args),
         Command::Trace(args) => cmd::trace::run(root, args),
         Command::Diff(args) => cmd::diff::run(root, args),
         Command::Rewind(args) => cmd::rewind::run(root, args),

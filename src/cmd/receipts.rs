@@ -94,6 +94,37 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// What `waymark receipts --verify` says of `hook`'s receipts, for the report: whether
+/// they hold, and the command's summary (the verdicts counted, the chain's state).
+pub fn verdict(ctx: &crate::runtime::context::Ctx, hook: &Hook) -> (bool, String) {
+    let receipts = match crate::task::store::receipts(&ctx.project, hook) {
+        Ok(r) => r,
+        Err(e) => return (false, format!("cannot read the receipts: {e}")),
+    };
+    let mut km = FileKeyManager::from_config(&ctx.config);
+    let loaded = km.load_existing().and_then(|()| km.new_signer());
+    let signer: Option<&dyn ReceiptSigner> = loaded.as_ref().ok().map(|s| s.as_ref());
+    let checked = Checked::new(Some(hook), receipts, signer);
+    let mut text = format!(
+        "{}: {} valid, {} INVALID, {} unsigned, {} not checked (no key)\n",
+        waymark_core::text::count(checked.receipts.len() as u64, "receipt"),
+        checked.count("valid"),
+        checked.count("invalid"),
+        checked.count("unsigned"),
+        checked.count("no_key")
+    );
+    match checked.problems.as_slice() {
+        [] if checked.receipts.len() > checked.unchained => text.push_str("chain: intact\n"),
+        [] => {}
+        problems => {
+            for p in problems {
+                text.push_str(&format!("chain: BROKEN: {p}\n"));
+            }
+        }
+    }
+    (checked.holds(), text)
+}
+
 /// The task's receipts as checked: each one's signature verdict, and the chain's problems.
 struct Checked {
     receipts: Vec<ValidationReceipt>,

@@ -44,6 +44,24 @@ pub fn run(root: Option<PathBuf>, args: TraceArgs) -> ExitCode {
     }
 }
 
+/// What `waymark trace --verify` says, for the report: whether the ledger holds, and the
+/// command's text.
+pub fn verdict(ctx: &Ctx) -> (bool, String) {
+    let path = trace::trace_path(&ctx.project);
+    let found = match trace::verify(&path) {
+        Ok(v) => v,
+        Err(e) => return (false, format!("cannot read {}: {e}", path.display())),
+    };
+    let (said, head_broken) = match found.bad {
+        Some(_) => (String::new(), false),
+        None => head_report(ctx, &found),
+    };
+    (
+        found.bad.is_none() && !head_broken,
+        format!("{}{said}", summary(&found)),
+    )
+}
+
 /// What the head written here says of the ledger, and whether that fails `--verify`.
 fn head_report(ctx: &Ctx, found: &Verified) -> (String, bool) {
     let Some(head) = trace::read_head(&ctx.project) else {

@@ -12,6 +12,7 @@ pub mod capture;
 pub mod current;
 pub mod retention;
 pub mod store;
+pub mod timeline;
 pub mod tools;
 
 pub use current::Need;

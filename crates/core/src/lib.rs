@@ -15,4 +15,5 @@ pub mod rewind;
 pub mod shell;
 pub mod task;
 pub mod text;
+pub mod timeline;
 pub mod trace;

@@ -147,19 +147,22 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
         last_checkpoint_id: hook.resume_checkpoint().map(|c| c.checkpoint_id.clone()),
         file_warnings: found.file_warnings,
         withheld: found.withheld,
-        session_id: crash.session_id,
+        session_id: crash.session_id.clone(),
         changed: found.changed,
     };
-    let details = std::collections::BTreeMap::from([
+    // The crashed session, for the timeline (`waymark log`) to tell whose crash it was.
+    let session = crash.session_id.map(serde_json::Value::from);
+    let details: std::collections::BTreeMap<String, serde_json::Value> = [
         (
-            "crash_type".to_string(),
-            serde_json::Value::from(crash.crash_type),
+            "crash_type",
+            Some(serde_json::Value::from(crash.crash_type)),
         ),
-        (
-            "recommended_action".to_string(),
-            serde_json::Value::from(action),
-        ),
-    ]);
+        ("recommended_action", Some(serde_json::Value::from(action))),
+        ("session_id", session),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| Some((k.to_string(), v?)))
+    .collect();
     if hook
         .transition_with(HookState::Recovering, machine::CRASH_DETECTED, details, now)
         .is_err()

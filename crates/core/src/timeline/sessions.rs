@@ -1,0 +1,72 @@
+//! The Claude Code sessions hook.json keeps (the newest 8): when each started, and how it
+//! ended: a SessionEnd, or a turn stopped on an API error. A session that crashed has
+//! neither; the next session's crash detection is in the history (`crash`).
+
+use serde_json::Value;
+
+use super::{Event, Sources, event, kind};
+use crate::task::SessionStatus;
+
+pub(super) fn started(src: &Sources) -> Vec<Event> {
+    src.sessions
+        .iter()
+        .map(|s| {
+            let details = [("session_id", Value::from(&*s.session_id))];
+            let what = format!("session {} started", short(&s.session_id));
+            event(
+                src,
+                s.started_at,
+                kind::SESSION_STARTED,
+                what,
+                None,
+                details,
+            )
+        })
+        .collect()
+}
+
+pub(super) fn ended(src: &Sources) -> Vec<Event> {
+    let mut out = Vec::new();
+    for s in src.sessions {
+        let id = Value::from(&*s.session_id);
+        if let Some(f) = &s.failed_turn {
+            let what = format!(
+                "session {} stopped on an API error ({})",
+                short(&s.session_id),
+                f.error
+            );
+            let details = [
+                ("session_id", id.clone()),
+                ("error", Value::from(&*f.error)),
+                ("message", Value::from(&*f.message)),
+            ];
+            out.push(event(
+                src,
+                f.at,
+                kind::SESSION_STOPPED_ON_ERROR,
+                what,
+                None,
+                details,
+            ));
+        }
+        if s.status == SessionStatus::Ended {
+            let reason = s.end_reason.as_deref().unwrap_or("unknown");
+            let what = format!("session {} ended ({reason})", short(&s.session_id));
+            let details = [("session_id", id), ("reason", Value::from(reason))];
+            out.push(event(
+                src,
+                s.last_event_at,
+                kind::SESSION_ENDED,
+                what,
+                None,
+                details,
+            ));
+        }
+    }
+    out
+}
+
+/// A session id's first 8 characters, as a person reads it.
+pub(super) fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}

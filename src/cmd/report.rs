@@ -1,0 +1,73 @@
+//! `waymark report --html [-o FILE]`: the current task's timeline as one self-contained
+//! HTML page (`waymark_core::timeline::html`), with what `receipts --verify` and
+//! `trace --verify` say; to stdout, or to FILE.
+
+use std::path::PathBuf;
+
+use crate::cmd::ExitCode;
+use waymark_core::timeline::html::{self, Check, Report};
+use waymark_redact::Clean;
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// Write one self-contained HTML page (the only format there is).
+    #[arg(long)]
+    pub html: bool,
+    /// Write the page to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(root: Option<PathBuf>, args: ReportArgs) -> ExitCode {
+    if !args.html {
+        return super::fail(super::USAGE, "report: say which format: --html");
+    }
+    let ctx = super::ctx(root);
+    let hook = match super::load_hook(&ctx) {
+        Ok(Some(h)) => h,
+        Ok(None) => return super::fail(super::USAGE, "no task to report on"),
+        Err(code) => return code,
+    };
+    let events = match super::log::events(&ctx, false) {
+        Ok(e) => e,
+        Err(code) => return code,
+    };
+    let (receipts_hold, receipts) = super::receipts::verdict(&ctx, &hook);
+    let (trace_holds, trace) = super::trace::verdict(&ctx);
+    let checks = [
+        Check {
+            name: "receipts --verify".into(),
+            holds: receipts_hold,
+            text: receipts,
+        },
+        Check {
+            name: "trace --verify".into(),
+            holds: trace_holds,
+            text: trace,
+        },
+    ];
+    let page = Clean::text(&html::render(&Report {
+        task_id: &hook.task_id,
+        state: hook.state.as_str(),
+        events: &events,
+        steps: &hook.steps,
+        current: hook.current_step.as_ref(),
+        checks: &checks,
+    }));
+    match &args.output {
+        Some(path) => match std::fs::write(path, page.as_bytes()) {
+            Ok(()) => {
+                eprintln!("waymark: report written to {}", path.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => super::fail(
+                super::CHECK_FAILED,
+                format!("cannot write {}: {e}", path.display()),
+            ),
+        },
+        None => {
+            print!("{}", page.as_str());
+            ExitCode::SUCCESS
+        }
+    }
+}
