@@ -145,6 +145,8 @@ fn an_installed_plugin_runs_the_installed_waymark_not_the_checkouts_old_build() 
         .command(co.path("plugin/bin/waymark"))
         .env("PATH", &path)
         .env_remove("CLAUDE_PLUGIN_DATA")
+        .env_remove("WAYMARK_DEV")
+        .env_remove("WAYMARK_NO_PATH")
         .arg("status")
         .output()
         .unwrap();
@@ -279,6 +281,9 @@ fn doctor_prints_the_binary_the_plugins_hooks_run_and_its_version() {
             .waymark()
             .env("PATH", path)
             .env_remove("CLAUDE_PLUGIN_ROOT")
+            .env_remove("CLAUDE_PLUGIN_DATA")
+            .env_remove("WAYMARK_DEV")
+            .env_remove("WAYMARK_NO_PATH")
             .env_remove("CLAUDE_CONFIG_DIR")
             .arg("doctor")
             .output()
@@ -299,6 +304,53 @@ fn doctor_prints_the_binary_the_plugins_hooks_run_and_its_version() {
         report.contains("warn the plugin's hooks run ")
             && report.contains("release/waymark (waymark 0.0.1; the checkout's release build")
             && report.contains(&format!("not this waymark {}", env!("CARGO_PKG_VERSION"))),
+        "{report}"
+    );
+
+    // No binary at all: every event would be skipped, which is a failure.
+    fs::remove_dir_all(co.path("target")).unwrap();
+    let out = p
+        .waymark()
+        .env("PATH", co.search_path(false))
+        .env_remove("CLAUDE_PLUGIN_ROOT")
+        .env_remove("CLAUDE_PLUGIN_DATA")
+        .env_remove("WAYMARK_DEV")
+        .env_remove("WAYMARK_NO_PATH")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("FAIL the plugin's hooks find no waymark binary"),
+        "{report}"
+    );
+}
+
+/// The agent's `waymark doctor`, through the plugin's bin/ on its PATH (no settings say
+/// where the plugin is): the launcher it asks is the one it came through.
+#[test]
+fn doctor_run_by_the_agent_asks_the_plugin_it_runs_under() {
+    let p = Project::new();
+    let co = Checkout::new();
+    let out = p
+        .command(co.path("plugin/bin/waymark"))
+        .env("PATH", co.search_path(true))
+        .env_remove("CLAUDE_PLUGIN_ROOT")
+        .env_remove("CLAUDE_PLUGIN_DATA")
+        .env_remove("WAYMARK_DEV")
+        .env_remove("WAYMARK_NO_PATH")
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains(&format!(
+            "ok   the plugin's hooks run {} (waymark {}; waymark on PATH)",
+            co.installed.canonicalize().unwrap().display(),
+            env!("CARGO_PKG_VERSION")
+        )),
         "{report}"
     );
 }
