@@ -2,6 +2,10 @@
 //! runs what is registered and writes nothing, commands outside a project say so, and
 //! what of `.orchestration/` belongs in git merges across branches (docs/git.md).
 
+#[path = "install/first_steps.rs"]
+mod first_steps;
+#[path = "install/launcher.rs"]
+mod launcher;
 mod util;
 
 use std::path::Path;

@@ -117,10 +117,8 @@ fn a_clean_stop_is_not_a_crash() {
 fn compaction_checkpoints_and_resumes() {
     let p = Project::new();
     let out = p.replay_lines(&p.session_lines());
-    let after_compact = out
-        .lines()
-        .find(|l| l.contains("SessionStart") && l.contains("session compact"))
-        .unwrap();
+    // What the agent reads after the compaction, quoted under its SessionStart.
+    let after_compact = out.split("SessionStart (compact)").nth(1).unwrap();
     assert!(
         after_compact.contains("Resumed from checkpoint: Before manual compaction"),
         "{after_compact}"

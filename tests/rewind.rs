@@ -301,7 +301,7 @@ fn rewind_refuses_mid_merge_and_outside_git_and_unknown_checkpoints() {
 
     let out = p.run(&["rewind", "ckpt-nope"], "");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no snapshot of checkpoint ckpt-nope"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("there is no checkpoint ckpt-nope"));
 
     let plain = tempfile::tempdir().unwrap();
     std::fs::create_dir(plain.path().join(".orchestration")).unwrap();

@@ -19,7 +19,7 @@ fn step<'a>(hook: &'a Value, name: &str) -> &'a Value {
 fn replaying_the_recorded_session_yields_the_expected_plan() {
     let p = Project::new();
     let out = p.replay_lines(&p.session_lines());
-    assert_eq!(out.lines().count(), 35);
+    assert_eq!(util::replayed_events(&out).len(), 35);
     let h = p.hook_json();
     assert_eq!(h["schema_version"], "3.0");
     assert_eq!(step(&h, "Analyze parser")["status"], "completed");
@@ -89,7 +89,10 @@ fn replay_reports_bad_lines_by_number_and_goes_on() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 3: skipped"), "{err}");
     assert!(err.contains("line 5: skipped"), "{err}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 5);
+    assert_eq!(
+        util::replayed_events(&String::from_utf8_lossy(&out.stdout)).len(),
+        5
+    );
     assert_eq!(p.hook_json()["steps"].as_array().unwrap().len(), 1);
 }
 

@@ -23,9 +23,9 @@ pub fn run(root: Option<PathBuf>, args: DiffArgs) -> ExitCode {
     let ctx = super::ctx(root);
     let root = &ctx.project.root;
     let lessons = &ctx.config.agent_md;
-    let found = match snapshot::find(root, &args.checkpoint) {
+    let found = match snapshot_of(&ctx, &args.checkpoint) {
         Ok(f) => f,
-        Err(e) => return super::fail(super::USAGE, e),
+        Err(code) => return code,
     };
     // The work tree staged under the capture lock, held to the end: no checkpoint's
     // snapshot is taken meanwhile, and no tool call of an agent starts.
@@ -64,4 +64,22 @@ pub fn run(root: Option<PathBuf>, args: DiffArgs) -> ExitCode {
         Ok(_) => ExitCode::from(super::CHECK_FAILED),
         Err(e) => super::fail(super::CHECK_FAILED, format!("cannot run git: {e}")),
     }
+}
+
+/// The snapshot of checkpoint `wanted` (an id or its start), or why there is none: no such
+/// checkpoint at all, or one without a snapshot (exit 2 either way, as for an unknown step).
+pub(super) fn snapshot_of(
+    ctx: &crate::runtime::context::Ctx,
+    wanted: &str,
+) -> Result<snapshot::Found, ExitCode> {
+    snapshot::find(&ctx.project.root, wanted).map_err(|e| {
+        if wanted.is_empty() || crate::task::store::checkpoint_exists(&ctx.project, wanted) {
+            super::fail(super::USAGE, e)
+        } else {
+            super::fail(
+                super::USAGE,
+                format!("there is no checkpoint {wanted}: `waymark checkpoints` lists them"),
+            )
+        }
+    })
 }

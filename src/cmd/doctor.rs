@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 use crate::task::store::{self, Peeked};
 
+mod launcher;
+
 #[derive(PartialEq)]
 enum Mark {
     Ok,
@@ -75,15 +77,14 @@ fn install_lines(lines: &mut Vec<(Mark, String)>) {
 fn hook_lines(root: &Path, lines: &mut Vec<(Mark, String)>) {
     let registered = registrations(root);
     let plugin = plugin_enabled(root);
-    if let Some(file) = &plugin {
-        lines.push((
-            Mark::Ok,
-            format!("the plugin waymark@waymark is enabled in {file}"),
-        ));
-    } else if registered.is_empty() {
+    if let Some((file, id)) = &plugin {
+        lines.push((Mark::Ok, format!("the plugin {id} is enabled in {file}")));
+    }
+    lines.extend(launcher::line(plugin.as_ref().map(|(_, id)| id.as_str())));
+    if plugin.is_none() && registered.is_empty() {
         lines.push((Mark::Warn, "hooks not found in .claude/settings.json, .claude/settings.local.json or ~/.claude/settings.json, and no waymark plugin enabled there (fine with `claude --plugin-dir`; else `/plugin install waymark@waymark` or `waymark init`)".into()));
     }
-    if let Some(line) = twice(plugin.as_deref(), &registered) {
+    if let Some(line) = twice(plugin.as_ref().map(|(f, _)| f.as_str()), &registered) {
         lines.push((Mark::Warn, line));
     }
     for (file, commands) in registered {
@@ -271,14 +272,14 @@ fn registrations(root: &Path) -> Vec<(String, Vec<String>)> {
 }
 
 /// The settings file that enables the waymark plugin (`enabledPlugins`, as
-/// `/plugin install` writes it), if one does.
-fn plugin_enabled(root: &Path) -> Option<String> {
+/// `/plugin install` writes it), if one does, and the plugin's id there.
+fn plugin_enabled(root: &Path) -> Option<(String, String)> {
     settings_files(root).into_iter().find_map(|(f, settings)| {
         let enabled = settings.get("enabledPlugins")?.as_object()?;
-        enabled
+        let (id, _) = enabled
             .iter()
-            .any(|(name, on)| name.starts_with("waymark@") && on.as_bool() == Some(true))
-            .then(|| f.display().to_string())
+            .find(|(name, on)| name.starts_with("waymark@") && on.as_bool() == Some(true))?;
+        Some((f.display().to_string(), id.clone()))
     })
 }
 

@@ -53,6 +53,17 @@ fn program() -> (String, Option<String>) {
 
 pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
     let ctx = super::ctx_anywhere(root);
+    if !ctx.project.found && !user {
+        // As every command that works on a project: a directory that is none is not made
+        // one by accident (a `.claude/`, `.orchestration/` and `.gitattributes` in `~`).
+        return super::fail(
+            super::USAGE,
+            format!(
+                "not in a project: no .git or .orchestration in {} or above it, and CLAUDE_PROJECT_DIR is not set; nothing was written. Run `waymark init` in your project (a git repository), pass --root DIR, or use --user for ~/.claude/settings.json",
+                ctx.project.root.display()
+            ),
+        );
+    }
     let path = if user {
         match std::env::var_os("HOME") {
             Some(h) => PathBuf::from(h).join(".claude/settings.json"),
@@ -83,16 +94,16 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
             );
         }
     }
-    if !remove {
+    if !remove && ctx.project.found {
         if let Err(e) = skeleton(&ctx.project, &ctx.config.agent_md) {
             return super::fail(
                 super::CHECK_FAILED,
                 format!("cannot create .orchestration: {e}"),
             );
         }
-        if let Some(w) = warning {
-            eprintln!("waymark: warning: {w}");
-        }
+    }
+    if let Some(w) = warning.filter(|_| !remove) {
+        eprintln!("waymark: warning: {w}");
     }
     println!("{what} in {}", path.display());
     ExitCode::SUCCESS

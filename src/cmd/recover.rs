@@ -36,7 +36,7 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
     }
     if updated.value != Some(true) {
         println!(
-            "No crash detected: the last session ended its turn, or its process still runs (the README's Recovery section). Task {} is {}.\n",
+            "No crash detected: the last session ended its turn, or its process still runs (docs/recovery.md). Task {} is {}.\n",
             hook.task_id, hook.state
         );
     }

@@ -65,6 +65,7 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
             String::new()
         }
     );
+    print_what_to_open(&root);
     if bad > 0 {
         ExitCode::from(super::CHECK_FAILED)
     } else {
@@ -91,16 +92,53 @@ fn replay(root: &Path, n: usize, ev: &Event) -> Result<(), ExitCode> {
         return Err(super::fail(super::CHECK_FAILED, e));
     }
     let said = super::hook::run_event(&ctx, ev).out.to_json(ev.name());
-    let tool = match &ev.kind {
+    let what = match &ev.kind {
         event::EventKind::PreToolUse(c)
         | event::EventKind::PostToolUse(c, _)
         | event::EventKind::PostToolUseFailure(c, _)
         | event::EventKind::PermissionDenied(c, _) => format!(" {}", c.name),
+        event::EventKind::SessionStart(s) => format!(" ({})", s.source),
         _ => String::new(),
     };
-    match said {
-        Some(json) => println!("{n:>4} {}{tool}: {json}", ev.name()),
-        None => println!("{n:>4} {}{tool}", ev.name()),
-    }
+    print!("{n:>4} {}{what}", ev.name());
+    print_said(said.as_ref());
     Ok(())
+}
+
+/// What the hook answered, as the agent reads it: the text Claude Code adds to its
+/// context (a resume brief, a warning) or the reason of a decision, quoted line by line
+/// under the event, rather than the JSON it travels in.
+fn print_said(said: Option<&Value>) {
+    let Some(out) = said.map(|s| &s["hookSpecificOutput"]) else {
+        println!();
+        return;
+    };
+    let (head, text) = match out["permissionDecision"].as_str() {
+        Some(decision) => (
+            format!(": {decision}"),
+            out["permissionDecisionReason"].as_str(),
+        ),
+        None => (
+            ": the agent reads".into(),
+            out["additionalContext"].as_str(),
+        ),
+    };
+    println!("{head}");
+    for line in text.unwrap_or_default().lines() {
+        println!("{QUOTE}{line}");
+    }
+}
+
+/// How a line of what the agent reads is set off from the events.
+pub const QUOTE: &str = "     │ ";
+
+/// The last lines: where the recovery file is, the one thing to open after a replay.
+fn print_what_to_open(root: &Path) {
+    let hook_md = Project::at(root.to_path_buf()).state_file(crate::task::store::HOOK_MD);
+    if hook_md.is_file() {
+        println!(
+            "\nOpen {}: where the task stands, as the next session is told (the state itself is hook.json beside it).",
+            hook_md.display()
+        );
+    }
 }

@@ -52,9 +52,9 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         return code;
     }
     let wanted = args.checkpoint.unwrap_or_default();
-    let found = match snapshot::find(root, &wanted) {
+    let found = match super::diff::snapshot_of(&ctx, &wanted) {
         Ok(f) => f,
-        Err(e) => return super::fail(super::USAGE, e),
+        Err(code) => return code,
     };
     let paths = match project_paths(&ctx, &args.files) {
         Ok(p) => p,

@@ -5,10 +5,11 @@
 //! script that execs waymark), and a user may wrap the command (`timeout 10 waymark hook
 //! …`, `nice`, `env`, `stdbuf`), so the Claude Code process is the nearest ancestor that
 //! is neither a shell nor such a wrapper: a wrapper exits with the hook, Claude Code does
-//! not. A process is named by its pid and its start time (field 22 of
-//! `/proc/<pid>/stat`, in clock ticks since boot), so a pid reused by another process is
-//! not mistaken for it. Linux only: elsewhere there is no owner, and crash detection
-//! falls back to the session's status alone.
+//! not. A process is named by its pid and its start time, so a pid reused by another
+//! process is not mistaken for it. Each system is asked its own way: Linux through
+//! `/proc/<pid>/stat` ([`procfs`]: start in clock ticks since boot), macOS through
+//! `proc_pidinfo` ([`libproc`]: start in microseconds since the epoch). Elsewhere there is
+//! no owner, and crash detection falls back to the session's status alone.
 
 pub use waymark_core::task::Owner;
 
@@ -48,7 +49,7 @@ pub fn alive(owner: &Owner) -> bool {
     Stat::of(owner.pid).is_some_and(|s| s.start == owner.start)
 }
 
-/// What waymark reads of `/proc/<pid>/stat`.
+/// What waymark reads of a process: its name, its parent, when it started.
 struct Stat {
     comm: String,
     ppid: u32,
@@ -57,34 +58,26 @@ struct Stat {
 
 impl Stat {
     fn of(pid: u32) -> Option<Stat> {
-        use std::io::Read;
-        // Into a buffer the line fits in (a few hundred bytes; 52 numbers and a name of 16
-        // at most): /proc says its files are empty, so `read_to_string` asks for the size,
-        // then reads 32 bytes and doubles, a system call each (7 in all, against 2 here).
-        let mut buf = [0u8; 2048];
-        let mut file = std::fs::File::open(format!("/proc/{pid}/stat")).ok()?;
-        let mut len = 0;
-        while len < buf.len() {
-            match file.read(&mut buf[len..]).ok()? {
-                0 => break,
-                n => len += n,
-            }
-        }
-        parse(std::str::from_utf8(&buf[..len]).ok()?)
+        os::stat(pid)
     }
 }
 
-/// Parses a `/proc/<pid>/stat` line. The command name is in parentheses and may hold
-/// spaces and parentheses itself, so the fields are counted from the last `)`.
-fn parse(text: &str) -> Option<Stat> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?.to_string();
-    // After ")": state (field 3), ppid (4), …, starttime (22).
-    let fields: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
-    let ppid = fields.get(1)?.parse().ok()?;
-    let start = fields.get(19)?.parse().ok()?;
-    Some(Stat { comm, ppid, start })
+#[cfg(target_os = "linux")]
+mod procfs;
+#[cfg(target_os = "linux")]
+use procfs as os;
+
+#[cfg(target_os = "macos")]
+mod libproc;
+#[cfg(target_os = "macos")]
+use libproc as os;
+
+/// Elsewhere: no process is known, so no session has an owner.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+mod os {
+    pub(super) fn stat(_pid: u32) -> Option<super::Stat> {
+        None
+    }
 }
 
 #[cfg(test)]
@@ -92,20 +85,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_stat_line_is_read_past_a_name_with_spaces_and_parentheses() {
-        let line = "4242 (my (odd) name) S 17 4242 4242 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10 18446744073709551615";
-        let s = parse(line).unwrap();
-        assert_eq!(
-            (s.comm.as_str(), s.ppid, s.start),
-            ("my (odd) name", 17, 987654)
-        );
-        assert!(parse("garbage").is_none());
-    }
-
-    #[test]
     fn this_process_is_alive_and_a_changed_start_time_is_not() {
         let me = std::process::id();
-        let stat = Stat::of(me).expect("/proc is readable on Linux");
+        let stat = Stat::of(me).expect("this process is known");
         let owner = Owner {
             pid: me,
             start: stat.start,

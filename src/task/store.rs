@@ -510,6 +510,26 @@ pub fn checkpoints(
     read_log(project, task_id, CHECKPOINTS_LOG, Some(max))
 }
 
+/// Whether a checkpoint of any task has the id `wanted`, or one starting with it: what
+/// tells a mistyped id from a checkpoint whose snapshot is gone.
+pub fn checkpoint_exists(project: &Project, wanted: &str) -> bool {
+    let Ok(tasks) = fs::read_dir(project.state_dir().join(TASKS_DIR)) else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        let Ok(bytes) = store::read(&task.path().join(CHECKPOINTS_LOG), &[]) else {
+            return false;
+        };
+        String::from_utf8_lossy(&bytes).lines().any(|l| {
+            serde_json::from_str::<serde_json::Value>(l).is_ok_and(|c| {
+                c["checkpoint_id"]
+                    .as_str()
+                    .is_some_and(|id| id.starts_with(wanted))
+            })
+        })
+    })
+}
+
 /// The task's receipts, every one, oldest first: its log.
 pub fn receipts(project: &Project, hook: &Hook) -> io::Result<Vec<ValidationReceipt>> {
     read_log(project, &hook.task_id, RECEIPTS_LOG, None)

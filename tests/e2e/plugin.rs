@@ -215,7 +215,8 @@ fn path_with(dir: &Path) -> String {
 
 /// The install the README describes, with the real CLI: the checkout as a marketplace,
 /// `plugin install` (which copies only `plugin/`, not the checkout), a session whose hooks
-/// run the `waymark` that `cargo install` put on PATH, then `plugin uninstall`.
+/// run the `waymark` that `cargo install` put on PATH (not the checkout's old build), then
+/// `plugin uninstall`.
 fn marketplace_install_copies_a_small_plugin_whose_hooks_fire(version: Version) {
     let Some(cli) = cli(version) else {
         return;
@@ -250,6 +251,10 @@ fn marketplace_install_copies_a_small_plugin_whose_hooks_fire(version: Version) 
         "the hooks did not run the waymark on PATH: {runs:?}\n{}",
         sb.diagnose(&api)
     );
+    assert!(
+        !sb.root.join("checkout-build-ran").exists(),
+        "the checkout's old build ran instead of the installed waymark"
+    );
     let hook = sb.hook_json();
     assert_eq!(
         hook["current_step"]["files_touched"],
@@ -263,14 +268,21 @@ fn marketplace_install_copies_a_small_plugin_whose_hooks_fire(version: Version) 
 /// Adds the checkout as a marketplace, as a user's fresh clone holds it, and installs the
 /// plugin; checks that the install copied a small plugin, hooks included, no build.
 fn install_from_a_fresh_clone(cli: &Cli, sb: &Sandbox) {
-    // The checkout as a user's fresh clone holds it: no build in it. (The pinned CLI runs a
-    // local marketplace's plugin from its source directory, so the launcher would find a
-    // build of this checkout before PATH.)
+    // The checkout as a user's clone holds it, with an old release build in it. Both
+    // pinned CLIs run a local marketplace's plugin from its source directory, the
+    // checkout: the launcher must still run the waymark the user installed, not this.
     let repo = repo_root();
     let clone = sb.root.join("clone");
     copy_dir(&repo.join(".claude-plugin"), &clone.join(".claude-plugin"));
     copy_dir(&repo.join("plugin"), &clone.join("plugin"));
     fs::copy(repo.join("Cargo.toml"), clone.join("Cargo.toml")).unwrap();
+    let build = clone.join("target/x86_64-unknown-linux-gnu/release");
+    fs::create_dir_all(&build).unwrap();
+    noting_wrapper(
+        &build.join("waymark"),
+        &sb.root.join("checkout-build-ran"),
+        "\"$@\"",
+    );
     claude(
         cli,
         sb,

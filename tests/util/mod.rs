@@ -215,6 +215,19 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The events `waymark replay` printed: its lines that start with an event's number (what
+/// the agent reads is quoted under them, and the replay ends with what to open).
+pub fn replayed_events(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|w| w.parse::<u32>().is_ok())
+        })
+        .collect()
+}
+
 /// The `additionalContext` of a hook's stdout, if any.
 pub fn context_of(stdout: &str) -> Option<String> {
     let v: Value = serde_json::from_str(stdout.trim()).ok()?;

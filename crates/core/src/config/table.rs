@@ -315,13 +315,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// The keys README.md's configuration table documents, in its order (a row such as
+    /// The keys docs/configuration.md's table documents, in its order (a row such as
     /// `retention.completed` / `.failed` names its siblings by their last part).
     fn documented_keys() -> Vec<String> {
-        let readme = include_str!("../../../../README.md");
+        let readme = include_str!("../../../../docs/configuration.md");
         let table = readme
             .split_once("| key | default | meaning |")
-            .expect("README.md has the configuration table")
+            .expect("docs/configuration.md has the configuration table")
             .1;
         let mut keys = Vec::new();
         for row in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
@@ -341,9 +341,9 @@ mod tests {
     }
 
     /// `config show` and the "known keys" of an error list every key, in the order
-    /// README.md documents them.
+    /// docs/configuration.md documents them.
     #[test]
-    fn every_key_is_named_as_the_readme_documents_it() {
+    fn every_key_is_named_as_the_docs_document_it() {
         assert_eq!(key_names().collect::<Vec<_>>(), documented_keys());
     }
 
@@ -354,7 +354,7 @@ mod tests {
         }
     }
 
-    /// The ranges README.md gives are the ones a value is checked against, bounds included.
+    /// The ranges docs/configuration.md gives are the ones a value is checked against, bounds included.
     #[test]
     fn the_documented_ranges_are_enforced() {
         for (name, min, max) in [
