@@ -141,13 +141,14 @@ fn words(name: &str) -> Vec<String> {
     words
 }
 
-/// Whether `confirm`, one of the context rules' conditions, holds at the keyword.
-pub(crate) fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
+/// Whether `confirm`, one of the context rules' conditions, holds at the keyword starting
+/// at `start`. (A keyword that starts in a key ends in it: the keywords are letters, and a
+/// key ends at a `:`, a quote or a space.)
+pub(crate) fn holds(confirm: Confirm, text: &[u8], start: usize) -> bool {
     match confirm {
         Confirm::BlockScalar => line_at(text, start).is_some_and(|line| {
             block_key(&text[line.clone()]).is_some_and(|(key, _)| {
-                let key = line.start + key.start..line.start + key.end;
-                key.contains(&start) && end <= key.end
+                (line.start + key.start..line.start + key.end).contains(&start)
             })
         }),
         Confirm::TableHeader => line_at(text, start).is_some_and(|line| {

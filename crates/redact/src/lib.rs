@@ -263,7 +263,7 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
         Confirm::Flag => flag(text, start, after),
         Confirm::SpaceQuoted => space_quoted(after),
         Confirm::BlockScalar | Confirm::TableHeader | Confirm::NameSpaced => {
-            context::holds(confirm, text, start, end)
+            context::holds(confirm, text, start)
         }
         Confirm::Assigned => assigned(after),
     }

@@ -563,8 +563,9 @@ fn what_waymark_writes_every_event_makes_no_rule_due() {
     | --- | --- | --- |
     | Implement the parser | in_progress | 1 of 3 |
     Context: 45% used. Session s1 (task) at path src/gen/module_12.rs; ask the user.
-    {"url": "file:///home/me/.claude/projects/p/s1.jsonl", "docs": "https://docs.rs/x:1/@y", "api": "http://localhost:8080/v1"}
-    private fn access(&self) -> Secret; the password prompt; passing test_live_reload"#;
+    {"url": "file:///home/me/.claude/projects/p/s1.jsonl", "docs": "https://docs.rs/x:1/@y", "service": "http://localhost:8080/v1"}
+    private fn access(&self) -> Secret; the password prompt; passing test_live_reload
+    claude --max --tokens 4096; git --token --help; the passwords' list"#;
     let due = due(ordinary);
     assert!(due.is_empty(), "rules made due by ordinary text: {due:?}");
 }
@@ -586,6 +587,9 @@ fn due(text: &str) -> Vec<&'static str> {
 fn an_assignment_already_masked_makes_no_rule_due_and_more_than_the_mask_still_counts() {
     for masked in [
         "export API_KEY=[REDACTED] && make test",
+        "token := [REDACTED]",
+        "api_key => [REDACTED]",
+        "secret ?= [REDACTED]",
         "DB_PASSWORD='[REDACTED]' psql",
         r#"GITHUB_TOKEN="[REDACTED]""#,
         r#"password = "[REDACTED]""#,
@@ -838,4 +842,27 @@ fn rules_doc() -> String {
         );
     }
     out
+}
+
+#[test]
+fn holds_secret_says_whether_a_rule_would_hide_something() {
+    assert!(holds_secret("DB_PASSWORD=hunter22"));
+    assert!(holds_secret(
+        "| user | password |\n| --- | --- |\n| bob | Hunter2pw |\n"
+    ));
+    assert!(!holds_secret("cargo test --release"));
+    assert!(!holds_secret("password = [REDACTED]"));
+}
+
+/// A YAML key is looked for on a line of up to 4 KiB, whatever is before it; a longer
+/// line is not a block's key.
+#[test]
+fn a_block_key_is_read_on_a_line_up_to_its_bound() {
+    let with_indent = |n: usize| {
+        let key = format!("{}token: |", " ".repeat(n));
+        format!("db:\n{key}\n{}Tk1a2b3c\n", " ".repeat(n + 2))
+    };
+    let longest = 4096 - "token: |".len();
+    assert!(!redact(&with_indent(longest)).contains("Tk1a2b3c"));
+    assert!(redact(&with_indent(longest + 1)).contains("Tk1a2b3c"));
 }
