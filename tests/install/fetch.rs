@@ -42,13 +42,14 @@ fn hex(bytes: &[u8]) -> String {
 /// test at its root, and `<archive>.sha256` in sha256sum's format with `sum` (the right
 /// one when `None`).
 fn release(dir: &Path, sum: Option<&str>) {
+    release_of(dir, &assert_cmd::cargo::cargo_bin("waymark"), sum);
+}
+
+/// [`release`] of the program `bin`.
+fn release_of(dir: &Path, bin: &Path, sum: Option<&str>) {
     let stage = dir.join("stage");
     fs::create_dir_all(&stage).unwrap();
-    fs::copy(
-        assert_cmd::cargo::cargo_bin("waymark"),
-        stage.join("waymark"),
-    )
-    .unwrap();
+    fs::copy(bin, stage.join("waymark")).unwrap();
     let status = std::process::Command::new("tar")
         .arg("-czf")
         .arg(dir.join(archive()))
@@ -137,36 +138,67 @@ fn answer(mut stream: TcpStream, dir: &Path, asked: &Mutex<Vec<String>>, open: &
 }
 
 /// The plugin as a marketplace install from a git URL has it: the plugin's directory
-/// alone (no checkout, no build), a data directory, no waymark on PATH.
+/// alone (no checkout, no build), a data directory, no waymark on PATH, and the release
+/// URL pointing at `server`.
 struct Installed {
     co: Checkout,
     data: PathBuf,
+    url: String,
 }
 
 impl Installed {
-    fn new(p: &Project) -> Installed {
+    fn new(p: &Project, server: &Server) -> Installed {
         let co = Checkout::new();
         fs::remove_dir_all(co.path("target")).unwrap();
         fs::remove_file(co.path("Cargo.toml")).unwrap();
         let data = p.config.path().join("waymark-waymark");
-        Installed { co, data }
+        let url = server.url.clone();
+        Installed { co, data, url }
     }
 
-    fn event(&self, p: &Project, server: &Server, event: &str, input: &str) -> (String, Duration) {
-        let started = Instant::now();
-        let out = self
-            .co
-            .launcher(p, "waymark-waymark", &[event])
-            .env("PATH", self.co.search_path(false))
-            .env("WAYMARK_RELEASE_URL", &server.url)
+    /// The launcher as Claude Code runs it for this install.
+    fn launcher(&self, p: &Project, args: &[&str]) -> std::process::Command {
+        let mut c = self.co.launcher(p, "waymark-waymark", args);
+        c.env("PATH", self.co.search_path(false))
+            .env("WAYMARK_RELEASE_URL", &self.url)
             .env("no_proxy", "127.0.0.1")
-            .env("NO_PROXY", "127.0.0.1")
-            .output_with(input);
+            .env("NO_PROXY", "127.0.0.1");
+        c
+    }
+
+    /// An event that finds no binary: it passes, with one line on stderr (returned, with
+    /// how long the launcher took).
+    fn event(&self, p: &Project, event: &str, input: &str) -> (String, Duration) {
+        let started = Instant::now();
+        let out = self.launcher(p, &[event]).output_with(input);
         let took = started.elapsed();
         assert!(out.status.success(), "a hook never fails: {out:?}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(err.lines().count(), 1, "one line: {err}");
         (err, took)
+    }
+
+    /// `n` PostToolUse events at once.
+    fn at_once(&self, p: &Project, n: usize) -> Vec<(String, Duration)> {
+        std::thread::scope(|s| {
+            let started: Vec<_> = (0..n)
+                .map(|i| {
+                    s.spawn(move || {
+                        let event = p.write_event(&format!("{i}.txt"), "a\n");
+                        self.event(p, "PostToolUse", &event)
+                    })
+                })
+                .collect();
+            started.into_iter().map(|t| t.join().unwrap()).collect()
+        })
+    }
+
+    /// A PostToolUse event that runs a binary: it succeeds.
+    fn run(&self, p: &Project, file: &str) {
+        let out = self
+            .launcher(p, &["PostToolUse"])
+            .output_with(&p.write_event(file, "x\n"));
+        assert!(out.status.success(), "{out:?}");
     }
 
     fn bin(&self) -> PathBuf {
@@ -179,15 +211,19 @@ impl Installed {
 
     /// Waits (30 s at most) for the download under way to end.
     fn wait_for_the_fetch(&self) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.data.join("bin/.fetch.lock").exists() {
-            assert!(
-                Instant::now() < deadline,
-                "the fetch never ended: {}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until(
+            || !self.data.join("bin/.fetch.lock").exists(),
+            || self.log(),
+        );
+    }
+}
+
+/// Waits (30 s at most) for `done`; `why` says what was seen when it never is.
+fn wait_until(done: impl Fn() -> bool, why: impl Fn() -> String) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !done() {
+        assert!(Instant::now() < deadline, "waited 30 s: {}", why());
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -197,22 +233,11 @@ fn with_no_binary_the_release_is_fetched_once_checked_and_runs_the_next_event() 
     let site = tempfile::tempdir().unwrap();
     release(site.path(), None);
     let server = Server::start(site.path());
-    let plugin = Installed::new(&p);
+    let plugin = Installed::new(&p, &server);
 
     // Events at once, the archive's download held: one starts it, none waits for it.
     server.open.store(false, Ordering::SeqCst);
-    let events: Vec<(String, Duration)> = std::thread::scope(|s| {
-        let started: Vec<_> = (0..4)
-            .map(|i| {
-                let (p, plugin, server) = (&p, &plugin, &server);
-                s.spawn(move || {
-                    let event = p.write_event(&format!("{i}.txt"), "a\n");
-                    plugin.event(p, server, "PostToolUse", &event)
-                })
-            })
-            .collect();
-        started.into_iter().map(|t| t.join().unwrap()).collect()
-    });
+    let events = plugin.at_once(&p, 4);
     let fetching: Vec<_> = events
         .iter()
         .filter(|(err, _)| err.contains("fetching the waymark binary"))
@@ -231,12 +256,11 @@ fn with_no_binary_the_release_is_fetched_once_checked_and_runs_the_next_event() 
     }
     assert!(!plugin.bin().exists());
     assert!(!p.path(".orchestration/hook.json").exists());
-    let (err, _) = plugin.event(&p, &server, "Stop", "{}");
+    let (err, _) = plugin.event(&p, "Stop", "{}");
     assert!(err.contains("still being fetched"), "{err}");
 
     server.open.store(true, Ordering::SeqCst);
     plugin.wait_for_the_fetch();
-
     let mode = fs::metadata(plugin.bin()).unwrap().permissions().mode();
     assert!(mode & 0o111 != 0, "executable: {mode:o}");
     assert_eq!(
@@ -244,28 +268,17 @@ fn with_no_binary_the_release_is_fetched_once_checked_and_runs_the_next_event() 
         fs::read(assert_cmd::cargo::cargo_bin("waymark")).unwrap()
     );
     assert!(plugin.log().contains("installed"), "{}", plugin.log());
-    assert_eq!(server.archive_asked(), 1, "{:?}", server.asked);
 
     // The next event runs it.
-    let out = plugin
-        .co
-        .launcher(&p, "waymark-waymark", &["PostToolUse"])
-        .env("PATH", plugin.co.search_path(false))
-        .output_with(&p.write_event("b.txt", "b\n"));
-    assert!(out.status.success(), "{out:?}");
+    plugin.run(&p, "b.txt");
     assert!(p.path(".orchestration/hook.json").exists(), "the hook ran");
-    let which = plugin
-        .co
-        .launcher(&p, "waymark-waymark", &["--which"])
-        .env("PATH", plugin.co.search_path(false))
-        .output()
-        .unwrap();
+    let which = plugin.launcher(&p, &["--which"]).output().unwrap();
     let said = String::from_utf8_lossy(&which.stdout);
     assert!(
         said.contains("the binary kept in the plugin's data directory"),
         "{said}"
     );
-    assert_eq!(server.archive_asked(), 1);
+    assert_eq!(server.archive_asked(), 1, "{:?}", server.asked);
 }
 
 #[test]
@@ -274,9 +287,9 @@ fn a_wrong_sum_installs_nothing_says_why_and_waits_before_trying_again() {
     let site = tempfile::tempdir().unwrap();
     release(site.path(), Some(&"0".repeat(64)));
     let server = Server::start(site.path());
-    let plugin = Installed::new(&p);
+    let plugin = Installed::new(&p, &server);
 
-    let (err, _) = plugin.event(&p, &server, "Stop", "{}");
+    let (err, _) = plugin.event(&p, "Stop", "{}");
     assert!(err.contains("fetching the waymark binary"), "{err}");
     plugin.wait_for_the_fetch();
     let log = plugin.log();
@@ -293,7 +306,7 @@ fn a_wrong_sum_installs_nothing_says_why_and_waits_before_trying_again() {
     assert_eq!(left, [".fetch-failed"], "no download left behind");
 
     // The next events skip without downloading again, and point at the log.
-    let (err, _) = plugin.event(&p, &server, "Stop", "{}");
+    let (err, _) = plugin.event(&p, "Stop", "{}");
     assert!(
         err.contains("failed") && err.contains("waymark-fetch.log"),
         "{err}"
@@ -303,15 +316,78 @@ fn a_wrong_sum_installs_nothing_says_why_and_waits_before_trying_again() {
     // Once the wait is over (here: none) and the release is right, it is installed.
     write_sum(site.path(), None);
     let out = plugin
-        .co
-        .launcher(&p, "waymark-waymark", &["Stop"])
-        .env("PATH", plugin.co.search_path(false))
-        .env("WAYMARK_RELEASE_URL", &server.url)
-        .env("no_proxy", "127.0.0.1")
+        .launcher(&p, &["Stop"])
         .env("WAYMARK_FETCH_RETRY", "0")
         .output_with("{}");
     assert!(out.status.success());
     plugin.wait_for_the_fetch();
     assert!(plugin.bin().exists(), "{}", plugin.log());
+    assert_eq!(server.archive_asked(), 2);
+}
+
+/// Sets the modification time of `path` a minute back.
+fn age(path: &Path) {
+    let minute_ago = std::time::SystemTime::now() - Duration::from_secs(60);
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(minute_ago)
+        .unwrap();
+}
+
+/// A program that says it is waymark 0.2.0 and runs the binary under test.
+fn waymark_0_2_0(dir: &Path) -> PathBuf {
+    let newer = dir.join("waymark");
+    fs::create_dir_all(dir).unwrap();
+    fs::write(
+        &newer,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo 'waymark 0.2.0'; exit 0; }}\nexec '{}' \"$@\"\n",
+            assert_cmd::cargo::cargo_bin("waymark").display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&newer, fs::Permissions::from_mode(0o755)).unwrap();
+    newer
+}
+
+#[test]
+fn a_binary_fetched_before_the_plugin_was_updated_serves_while_the_new_one_is_fetched() {
+    let p = Project::new();
+    let site = tempfile::tempdir().unwrap();
+    release(site.path(), None);
+    let server = Server::start(site.path());
+    let plugin = Installed::new(&p, &server);
+    plugin.event(&p, "Stop", "{}");
+    plugin.wait_for_the_fetch();
+    let note = plugin.data.join("bin/waymark.fetched");
+    assert_eq!(fs::read_to_string(&note).unwrap(), "0.1.0\n");
+
+    // The plugin is updated to 0.2.0, whose release is another program.
+    let newer = waymark_0_2_0(&site.path().join("newer"));
+    release_of(site.path(), &newer, None);
+    let manifest = plugin.co.path("plugin/.claude-plugin/plugin.json");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(&manifest, text.replace("\"0.1.0\"", "\"0.2.0\"")).unwrap();
+    age(&note);
+
+    // The event runs the binary there is, and the new one replaces it.
+    plugin.run(&p, "a.txt");
+    assert!(p.path(".orchestration/hook.json").exists(), "the hook ran");
+    wait_until(
+        || fs::read_to_string(&note).unwrap() == "0.2.0\n",
+        || plugin.log(),
+    );
+    plugin.wait_for_the_fetch();
+    assert_eq!(fs::read(plugin.bin()).unwrap(), fs::read(&newer).unwrap());
+    assert_eq!(server.archive_asked(), 2);
+
+    // The manifest rewritten with the same version: the note is refreshed, nothing fetched.
+    age(&note);
+    plugin.run(&p, "b.txt");
+    let modified = |f: &Path| fs::metadata(f).unwrap().modified().unwrap();
+    wait_until(|| modified(&note) >= modified(&manifest), || plugin.log());
+    plugin.wait_for_the_fetch();
     assert_eq!(server.archive_asked(), 2);
 }
