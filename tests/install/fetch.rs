@@ -258,6 +258,10 @@ fn with_no_binary_the_release_is_fetched_once_checked_and_runs_the_next_event() 
     assert!(!p.path(".orchestration/hook.json").exists());
     let (err, _) = plugin.event(&p, "Stop", "{}");
     assert!(err.contains("still being fetched"), "{err}");
+    let which = plugin.launcher(&p, &["--which"]).output().unwrap();
+    assert_eq!(which.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&which.stderr);
+    assert!(said.contains("being fetched"), "doctor shows it: {said}");
 
     server.open.store(true, Ordering::SeqCst);
     plugin.wait_for_the_fetch();
@@ -312,6 +316,12 @@ fn a_wrong_sum_installs_nothing_says_why_and_waits_before_trying_again() {
         "{err}"
     );
     assert_eq!(server.archive_asked(), 1);
+    let which = plugin.launcher(&p, &["--which"]).output().unwrap();
+    let said = String::from_utf8_lossy(&which.stderr);
+    assert!(
+        said.contains("fetching the released one failed") && said.contains("waymark-fetch.log"),
+        "doctor shows it: {said}"
+    );
 
     // Once the wait is over (here: none) and the release is right, it is installed.
     write_sum(site.path(), None);
