@@ -401,3 +401,54 @@ fn a_binary_fetched_before_the_plugin_was_updated_serves_while_the_new_one_is_fe
     plugin.wait_for_the_fetch();
     assert_eq!(server.archive_asked(), 2);
 }
+
+/// A directory of links to the system's `tools`, for a PATH holding only them; `None`
+/// when one is missing.
+fn only(tools: &[&str]) -> Option<tempfile::TempDir> {
+    let dir = tempfile::tempdir().unwrap();
+    for tool in tools {
+        let found = ["/usr/bin", "/bin", "/usr/local/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(tool))
+            .find(|f| f.is_file())?;
+        std::os::unix::fs::symlink(found, dir.path().join(tool)).unwrap();
+    }
+    Some(dir)
+}
+
+/// macOS has no sha256sum, and some Linux machines no curl: wget and `shasum -a 256` do.
+#[test]
+fn without_curl_or_sha256sum_wget_and_shasum_fetch_and_check_it() {
+    let tools = [
+        "sh", "uname", "sed", "head", "date", "mkdir", "cat", "rm", "mv", "chmod", "tar", "gzip",
+        "tr", "touch", "wget", "shasum",
+    ];
+    let Some(bin) = only(&tools) else {
+        eprintln!("skipped: this machine lacks one of {tools:?}");
+        return;
+    };
+    let p = Project::new();
+    let site = tempfile::tempdir().unwrap();
+    release(site.path(), None);
+    let server = Server::start(site.path());
+    let plugin = Installed::new(&p, &server);
+    let path = format!(
+        "{}:{}",
+        plugin.co.path("plugin/bin").display(),
+        bin.path().display()
+    );
+    let out = plugin
+        .launcher(&p, &["Stop"])
+        .env("PATH", &path)
+        .output_with("{}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("fetching the waymark binary"), "{err}");
+    plugin.wait_for_the_fetch();
+    let sum = hex(&Sha256::digest(
+        fs::read(site.path().join(archive())).unwrap(),
+    ));
+    let log = plugin.log();
+    assert!(log.contains(&format!("SHA-256 {sum}")), "{log}");
+    assert!(plugin.bin().exists(), "{log}");
+    assert_eq!(server.archive_asked(), 1);
+}
