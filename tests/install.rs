@@ -2,6 +2,8 @@
 //! runs what is registered and writes nothing, commands outside a project say so, and
 //! what of `.orchestration/` belongs in git merges across branches (docs/git.md).
 
+#[path = "install/fetch.rs"]
+mod fetch;
 #[path = "install/first_steps.rs"]
 mod first_steps;
 #[path = "install/launcher.rs"]

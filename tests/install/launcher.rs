@@ -13,8 +13,8 @@ use crate::util::Project;
 
 /// A checkout as a user's clone holds it after `cargo build --release` long ago: the
 /// plugin, Cargo.toml, and a build that notes each run and says it is an old version.
-struct Checkout {
-    dir: tempfile::TempDir,
+pub(crate) struct Checkout {
+    pub(crate) dir: tempfile::TempDir,
     /// An installed waymark (a wrapper noting each run, then the binary under test).
     installed: PathBuf,
     /// What each fake program ran: one line each.
@@ -22,7 +22,7 @@ struct Checkout {
 }
 
 impl Checkout {
-    fn new() -> Checkout {
+    pub(crate) fn new() -> Checkout {
         let dir = tempfile::tempdir().unwrap();
         let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
         for rel in [
@@ -68,12 +68,12 @@ impl Checkout {
         }
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.dir.path().join(rel)
     }
 
     /// A PATH with the installed waymark (or without: `installed` false).
-    fn search_path(&self, installed: bool) -> String {
+    pub(crate) fn search_path(&self, installed: bool) -> String {
         let mut dirs = vec![self.path("plugin/bin").display().to_string()];
         if installed {
             dirs.push(self.path("cargo-bin").display().to_string());
@@ -84,7 +84,7 @@ impl Checkout {
 
     /// The plugin's launcher as Claude Code runs it, for an install from the marketplace
     /// `waymark` (`data` = `waymark-waymark`) or `--plugin-dir` (`waymark-inline`).
-    fn launcher(&self, p: &Project, data: &str, args: &[&str]) -> Command {
+    pub(crate) fn launcher(&self, p: &Project, data: &str, args: &[&str]) -> Command {
         let mut c = Command::new(self.path("plugin/hooks/waymark-hook"));
         c.args(args)
             .current_dir(p.root())
@@ -95,7 +95,10 @@ impl Checkout {
             .env("CLAUDE_PLUGIN_DATA", p.config.path().join(data))
             .env_remove("WAYMARK_DEV")
             .env_remove("WAYMARK_NO_PATH")
-            .env_remove("WAYMARK_NO_BUILD");
+            .env_remove("WAYMARK_NO_BUILD")
+            .env_remove("WAYMARK_NO_FETCH")
+            .env_remove("WAYMARK_FETCH_RETRY")
+            .env_remove("WAYMARK_RELEASE_URL");
         c
     }
 
@@ -231,7 +234,7 @@ fn with_nothing_installed_an_install_runs_the_build_and_never_starts_one() {
 }
 
 /// Runs a command with `input` on stdin to completion.
-trait OutputWith {
+pub(crate) trait OutputWith {
     fn output_with(&mut self, input: &str) -> std::process::Output;
 }
 
