@@ -1,5 +1,7 @@
-//! `waymark git-hooks install|uninstall|status`: the post-commit and pre-push wrappers of
-//! `git::hooks`, in the hooks directory git uses for the project's repository.
+//! `waymark git-hooks install|uninstall|status`: the post-commit, pre-push and
+//! prepare-commit-msg wrappers of `git::hooks`, in the hooks directory git uses for the
+//! project's repository. `trailers FILE` (hidden) is what the prepare-commit-msg wrapper
+//! calls.
 //!
 //! Exit codes: 0 done; 1 a hook could not be handled (a conflict, an I/O error: the other
 //! hook is still handled); 2 not a git repository.
@@ -14,7 +16,8 @@ use crate::store::project::Project;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum GitHooksCmd {
-    /// Install the post-commit and pre-push wrappers (existing hooks are kept and chained).
+    /// Install the post-commit, pre-push and prepare-commit-msg wrappers (existing hooks are
+    /// kept and chained).
     Install,
     /// Remove the wrappers and put back exactly what was there before.
     Uninstall,
@@ -23,9 +26,15 @@ pub enum GitHooksCmd {
         #[arg(long)]
         json: bool,
     },
+    /// (the prepare-commit-msg wrapper's) Add waymark's trailers to a commit message file.
+    #[command(hide = true)]
+    Trailers { file: PathBuf },
 }
 
 pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> ExitCode {
+    if let GitHooksCmd::Trailers { file } = &cmd {
+        return trailers(root, file);
+    }
     let project = Project::from_arg(root, None);
     let dir = match hooks::hooks_dir(&project.root) {
         Ok(d) => d,
@@ -35,6 +44,7 @@ pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> ExitCode {
         GitHooksCmd::Install => install(&dir),
         GitHooksCmd::Uninstall => uninstall(&dir),
         GitHooksCmd::Status { json } => status(&dir, json),
+        GitHooksCmd::Trailers { .. } => unreachable!("answered above"),
     }
 }
 
@@ -114,6 +124,25 @@ fn status(dir: &Path, as_json: bool) -> ExitCode {
     println!("Hooks directory: {}", dir.display());
     for s in rows {
         println!("{}: {}", s.hook.name(), s.describe());
+    }
+    ExitCode::SUCCESS
+}
+
+/// With `commit_trailers` on and a task in progress, waymark's trailers into the message
+/// file (`git::trailers`). Always exit 0: the wrapper ignores it anyway, and a commit is
+/// never refused for want of a trailer.
+fn trailers(root: Option<PathBuf>, file: &Path) -> ExitCode {
+    let ctx = super::ctx_unchecked(root);
+    if !ctx.config.commit_trailers {
+        return ExitCode::SUCCESS;
+    }
+    let hook = match crate::task::current::load(&ctx) {
+        Ok(Some(h)) if !h.state.is_terminal() => h,
+        _ => return ExitCode::SUCCESS,
+    };
+    let list = crate::git::trailers::for_commit(&ctx, &hook);
+    if !crate::git::trailers::add(&ctx.project.root, file, &list) {
+        eprintln!("waymark: git-hooks trailers: git interpret-trailers failed");
     }
     ExitCode::SUCCESS
 }

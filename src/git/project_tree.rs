@@ -39,6 +39,15 @@ pub fn of_commit(root: &Path, commit: &str, lessons: &str) -> Option<String> {
     index.without_waymark(root, lessons)
 }
 
+/// The tree the commit being made will have, waymark's files left out: the index git
+/// commits (`GIT_INDEX_FILE` when git set it for the hook, as `commit -a` does), copied.
+pub fn of_index(root: &Path, lessons: &str) -> Option<String> {
+    let index = Index::new(root, "index")?;
+    let source = std::env::var_os("GIT_INDEX_FILE").map_or_else(|| index.real(), PathBuf::from);
+    std::fs::copy(&source, &index.path).ok()?;
+    index.without_waymark(root, lessons)
+}
+
 /// A temporary index file in the git directory, removed when dropped.
 struct Index {
     path: PathBuf,
