@@ -4,7 +4,8 @@
 //! - `Waymark-Task: <task id>`;
 //! - `Waymark-Receipt: <receipt id>`: the newest passing, validly signed receipt of the
 //!   task whose tree is the tree being committed (waymark's files aside), if any;
-//! - `Waymark-Trace: <N> <link>`: the ledger's line count and its last line's link, which
+//! - `Waymark-Trace: <N> <link>`: the ledger's line count and its last line's link (the
+//!   ledger as the commit holds it, when it is tracked), which
 //!   `waymark trace --verify` later checks the ledger against (`trace::anchor`).
 
 use std::path::Path;
@@ -24,12 +25,31 @@ pub fn for_commit(ctx: &Ctx, hook: &Hook) -> Vec<(&'static str, String)> {
     if let Some(id) = receipt_of_index(ctx, hook) {
         out.push((RECEIPT, id));
     }
-    let ledger = std::fs::read(crate::trace::trace_path(&ctx.project)).unwrap_or_default();
-    let links = links(&ledger);
+    let links = links(&ledger(ctx));
     if let Some(last) = links.last() {
         out.push((TRACE, Anchor::value(links.len() as u64, last)));
     }
     out
+}
+
+/// The ledger the commit anchors: as the commit will hold it (the index's) when it is
+/// tracked, so that checking the commit out later gives a ledger that has the anchored
+/// line; else the file as it is.
+fn ledger(ctx: &Ctx) -> Vec<u8> {
+    let spec = format!(
+        ":./{}/{}",
+        crate::store::project::STATE_DIR,
+        crate::trace::TRACE_FILE
+    );
+    let staged = super::command(&ctx.project.root)
+        .args(["show", &spec])
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    match staged {
+        Some(out) => out.stdout,
+        None => std::fs::read(crate::trace::trace_path(&ctx.project)).unwrap_or_default(),
+    }
 }
 
 /// Each line's link, in order (empty lines skipped, as the chain does).
