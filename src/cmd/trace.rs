@@ -89,7 +89,7 @@ fn anchors_report(ctx: &Ctx, path: &std::path::Path) -> (String, bool) {
     if anchors.is_empty() {
         return (String::new(), false);
     }
-    let links = crate::git::trailers::links(&std::fs::read(path).unwrap_or_default());
+    let links = anchor::links(&std::fs::read(path).unwrap_or_default());
     let broken: Vec<String> = anchors
         .iter()
         .filter_map(|a| anchor::check(&links, a))

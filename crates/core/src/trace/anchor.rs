@@ -31,6 +31,15 @@ impl Anchor {
     }
 }
 
+/// Each line's link, in order (empty lines skipped, as the chain does).
+pub fn links(ledger: &[u8]) -> Vec<String> {
+    ledger
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(super::link)
+        .collect()
+}
+
 /// What is wrong with the ledger (`links`: each line's link, in order) by `anchor`, if
 /// anything. The anchored link must be at its line, or later: a union merge may put
 /// another branch's records before it (docs/git.md); before it, or nowhere, means the
