@@ -306,7 +306,7 @@ fn install_is_idempotent_and_uninstall_leaves_no_trace() {
     let out = w.install(&r);
     assert_eq!(
         out.matches("already installed").count(),
-        2,
+        3,
         "second install: {out}"
     );
     // The wrapper was not mistaken for a foreign hook and moved aside.

@@ -127,7 +127,7 @@ fn a_passing_validation_streams_output_signs_a_receipt_and_checkpoints() {
     assert_eq!(r["stdout_hash"], sha256(b"ok\n"));
     assert_eq!(r["stderr_hash"], sha256(b"careful\n"));
     assert_eq!(r["signature"].as_str().unwrap().len(), 128);
-    assert_eq!(r["sig_version"], 3);
+    assert_eq!(r["sig_version"], 4);
     assert!(r.get("observed").is_none());
     assert!(r["started_at"].as_str().unwrap() <= r["completed_at"].as_str().unwrap());
     // The checkpoint names the receipt; the task went through step_validating and back.

@@ -750,6 +750,7 @@ fn add_receipts(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
             stdout_hash: format!("{i:064x}"),
             stderr_hash: format!("{:064x}", i + 1),
             observed: i % 2 == 0,
+            tree: String::new(),
         };
         let step = format!("Step {}: implement part {}", 1 + i, 1 + i);
         let mut receipt = ValidationReceipt::new(&step, run);

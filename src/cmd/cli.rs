@@ -73,6 +73,12 @@ pub enum Command {
     Log(cmd::log::LogArgs),
     /// The task's timeline as one self-contained HTML page, with its verifications.
     Report(cmd::report::ReportArgs),
+    /// Check every receipt, the trace, and (--range) that each commit has a passing receipt
+    /// of its tree: the proof for CI.
+    Verify(cmd::verify::VerifyArgs),
+    /// Export the public keys that check receipts without the master key.
+    #[command(subcommand)]
+    Key(cmd::key::KeyCmd),
     /// Summarize the Agent Trace ledger, or check its chain (--verify).
     Trace(cmd::trace::TraceArgs),
     /// What changed since a checkpoint (new and deleted files included).
@@ -146,6 +152,8 @@ fn dispatch() -> ExitCode {
         Command::Log(args) => cmd::log::run(root, args),
         Command::Report(args) => cmd::report::run(root, args),
         Command::Trace(args) => cmd::trace::run(root, args),
+        Command::Verify(args) => cmd::verify::run(root, args),
+        Command::Key(c) => cmd::key::run(root, c),
         Command::Diff(args) => cmd::diff::run(root, args),
         Command::Rewind(args) => cmd::rewind::run(root, args),
         Command::Recover { json } => cmd::recover::run(root, json),

@@ -1,5 +1,7 @@
-//! `waymark git-hooks install|uninstall|status`: the post-commit and pre-push wrappers of
-//! `git::hooks`, in the hooks directory git uses for the project's repository.
+//! `waymark git-hooks install|uninstall|status`: the post-commit, pre-push and
+//! prepare-commit-msg wrappers of `git::hooks`, in the hooks directory git uses for the
+//! project's repository. `trailers FILE` (hidden) is what the prepare-commit-msg wrapper
+//! calls.
 //!
 //! Exit codes: 0 done; 1 a hook could not be handled (a conflict, an I/O error: the other
 //! hook is still handled); 2 not a git repository.
@@ -10,11 +12,17 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use crate::git::hooks::{self, GitHook, GitHookError, Installed, Uninstalled};
+use crate::git::trailers;
+use crate::receipt::{FileKeyManager, KeyManager};
+use crate::runtime::context::Ctx;
 use crate::store::project::Project;
+use waymark_core::task::Hook;
+use waymark_core::trace::anchor::{self, Anchor};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum GitHooksCmd {
-    /// Install the post-commit and pre-push wrappers (existing hooks are kept and chained).
+    /// Install the post-commit, pre-push and prepare-commit-msg wrappers (existing hooks are
+    /// kept and chained).
     Install,
     /// Remove the wrappers and put back exactly what was there before.
     Uninstall,
@@ -23,9 +31,15 @@ pub enum GitHooksCmd {
         #[arg(long)]
         json: bool,
     },
+    /// (the prepare-commit-msg wrapper's) Add waymark's trailers to a commit message file.
+    #[command(hide = true)]
+    Trailers { file: PathBuf },
 }
 
 pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> ExitCode {
+    if let GitHooksCmd::Trailers { file } = &cmd {
+        return add_trailers(root, file);
+    }
     let project = Project::from_arg(root, None);
     let dir = match hooks::hooks_dir(&project.root) {
         Ok(d) => d,
@@ -35,6 +49,7 @@ pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> ExitCode {
         GitHooksCmd::Install => install(&dir),
         GitHooksCmd::Uninstall => uninstall(&dir),
         GitHooksCmd::Status { json } => status(&dir, json),
+        GitHooksCmd::Trailers { .. } => unreachable!("answered above"),
     }
 }
 
@@ -116,4 +131,76 @@ fn status(dir: &Path, as_json: bool) -> ExitCode {
         println!("{}: {}", s.hook.name(), s.describe());
     }
     ExitCode::SUCCESS
+}
+
+/// With `commit_trailers` on and a task in progress, waymark's trailers into the message
+/// file (`git::trailers`). Always exit 0: the wrapper ignores it anyway, and a commit is
+/// never refused for want of a trailer.
+fn add_trailers(root: Option<PathBuf>, file: &Path) -> ExitCode {
+    let ctx = super::ctx_unchecked(root);
+    if !ctx.config.commit_trailers {
+        return ExitCode::SUCCESS;
+    }
+    let hook = match crate::task::current::load(&ctx) {
+        Ok(Some(h)) if !h.state.is_terminal() => h,
+        _ => return ExitCode::SUCCESS,
+    };
+    let list = for_commit(&ctx, &hook);
+    if !trailers::add(&ctx.project.root, file, &list) {
+        eprintln!("waymark: git-hooks trailers: git interpret-trailers failed");
+    }
+    ExitCode::SUCCESS
+}
+
+/// The trailers for a commit made now in `hook`'s task, as (key, value).
+fn for_commit(ctx: &Ctx, hook: &Hook) -> Vec<(&'static str, String)> {
+    let mut out = vec![(trailers::TASK, hook.task_id.clone())];
+    if let Some(id) = receipt_of_index(ctx, hook) {
+        out.push((trailers::RECEIPT, id));
+    }
+    let links = anchor::links(&ledger(ctx));
+    if let Some(last) = links.last() {
+        out.push((trailers::TRACE, Anchor::value(links.len() as u64, last)));
+    }
+    out
+}
+
+/// The ledger the commit anchors: as the commit will hold it (the index's) when it is
+/// tracked, so that checking the commit out later gives a ledger that has the anchored
+/// line; else the file as it is.
+fn ledger(ctx: &Ctx) -> Vec<u8> {
+    let spec = format!(
+        ":./{}/{}",
+        crate::store::project::STATE_DIR,
+        crate::trace::TRACE_FILE
+    );
+    let staged = crate::git::command(&ctx.project.root)
+        .args(["show", &spec])
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    match staged {
+        Some(out) => out.stdout,
+        None => std::fs::read(crate::trace::trace_path(&ctx.project)).unwrap_or_default(),
+    }
+}
+
+/// The newest passing receipt of the task, signed validly, whose tree is the index's.
+fn receipt_of_index(ctx: &Ctx, hook: &Hook) -> Option<String> {
+    let receipts = crate::task::store::receipts(&ctx.project, hook).ok()?;
+    if !receipts
+        .iter()
+        .any(|r| r.exit_code == 0 && !r.tree.is_empty())
+    {
+        return None;
+    }
+    let tree = crate::git::project_tree::of_index(&ctx.project.root, &ctx.config.agent_md)?;
+    let mut km = FileKeyManager::from_config(&ctx.config);
+    km.load_existing().ok()?;
+    let signer = km.new_signer().ok()?;
+    receipts
+        .iter()
+        .rev()
+        .find(|r| r.exit_code == 0 && r.tree == tree && signer.verify(r).is_ok())
+        .map(|r| r.receipt_id.clone())
 }

@@ -16,6 +16,7 @@ pub mod git_hooks;
 pub mod hook;
 pub mod init;
 pub mod intent;
+pub mod key;
 pub mod log;
 pub mod pager;
 pub mod receipts;
@@ -27,6 +28,7 @@ pub mod status;
 pub mod task;
 pub mod trace;
 pub mod validate;
+pub mod verify;
 
 use std::path::PathBuf;
 

@@ -1,6 +1,7 @@
 //! `waymark trace [--verify]`: how many records the Agent Trace ledger holds and whether
 //! its chain holds (docs/guarantees.md). Without `--verify` it is a listing (exit 0); with
-//! it, exit 1 names the first line where the chain breaks.
+//! it, exit 1 names the first line where the chain breaks, a head that does not hold, or
+//! a head anchored in a commit's `Waymark-Trace` trailer that the ledger no longer has.
 
 use std::path::PathBuf;
 
@@ -8,6 +9,7 @@ use crate::cmd::ExitCode;
 use crate::receipt::{FileKeyManager, KeyManager};
 use crate::runtime::context::Ctx;
 use crate::trace::{self, HeadCheck, Verified, head};
+use waymark_core::trace::anchor::{self, Anchor};
 
 #[derive(Debug, clap::Args)]
 pub struct TraceArgs {
@@ -35,7 +37,12 @@ pub fn run(root: Option<PathBuf>, args: TraceArgs) -> ExitCode {
         None => head_report(&ctx, &found),
     };
     print!("{said}");
-    match (found.bad.is_some() || head_broken, args.verify) {
+    let (anchored, anchor_broken) = anchors_report(&ctx, &path);
+    print!("{anchored}");
+    match (
+        found.bad.is_some() || head_broken || anchor_broken,
+        args.verify,
+    ) {
         (true, true) => {
             eprintln!("waymark: trace: verification FAILED");
             ExitCode::from(super::CHECK_FAILED)
@@ -56,10 +63,53 @@ pub fn verdict(ctx: &Ctx) -> (bool, String) {
         Some(_) => (String::new(), false),
         None => head_report(ctx, &found),
     };
+    let (anchored, anchor_broken) = anchors_report(ctx, &path);
     (
-        found.bad.is_none() && !head_broken,
-        format!("{}{said}", summary(&found)),
+        found.bad.is_none() && !head_broken && !anchor_broken,
+        format!("{}{said}{anchored}", summary(&found)),
     )
+}
+
+/// What the heads anchored in git history (`Waymark-Trace` trailers of HEAD's commits,
+/// `trace::anchor`) say of the ledger, and whether that fails `--verify`. Nothing when no
+/// commit carries one (or outside git).
+fn anchors_report(ctx: &Ctx, path: &std::path::Path) -> (String, bool) {
+    let format = format!(
+        "--format=%H %(trailers:key={},valueonly,separator=%x2C)",
+        crate::git::trailers::TRACE
+    );
+    let Some(log) = crate::git::run(&ctx.project.root, ["log", &format, "--"]) else {
+        return (String::new(), false);
+    };
+    let anchors: Vec<Anchor> = log
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .flat_map(|(commit, values)| values.split(',').filter_map(|v| Anchor::parse(commit, v)))
+        .collect();
+    if anchors.is_empty() {
+        return (String::new(), false);
+    }
+    let links = anchor::links(&std::fs::read(path).unwrap_or_default());
+    let broken: Vec<String> = anchors
+        .iter()
+        .filter_map(|a| anchor::check(&links, a))
+        .collect();
+    match broken.as_slice() {
+        [] => (
+            format!(
+                "anchors: the ledger holds the heads {} anchor\n",
+                waymark_core::text::count(anchors.len() as u64, "commit")
+            ),
+            false,
+        ),
+        _ => (
+            broken
+                .iter()
+                .map(|b| format!("anchor BROKEN: {b}\n"))
+                .collect(),
+            true,
+        ),
+    }
 }
 
 /// What the head written here says of the ledger, and whether that fails `--verify`.

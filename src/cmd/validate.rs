@@ -4,7 +4,7 @@
 //!    if the plan says so, and move `step_running` → `step_validating` with the command in
 //!    the history. This is saved *before* the command runs, so that a crash or a Ctrl-C in
 //!    the middle leaves a task that recovery reports as "crashed during validation".
-//! 2. Run the command: stdin passed on, stdout and stderr streamed through unchanged and
+//! 2. Take the tree of the project's files (`git::project_tree`), then run the command: stdin passed on, stdout and stderr streamed through unchanged and
 //!    hashed (src/receipt/runner.rs).
 //! 3. Under the lock again: the signed receipt (unsigned, with a warning, when there is no
 //!    usable key), `step_validating` → `step_pending`, a `validation` checkpoint on success
@@ -48,6 +48,8 @@ pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
         eprintln!("waymark: validate: task state not saved before the run ({e:#}); running anyway");
     }
 
+    // The code the command runs on: taken before it runs, since it may write files.
+    let tree = crate::git::project_tree::of_work_tree(&ctx.project.root, &ctx.config.agent_md);
     let ran = runner::run(&args.command);
     if let Some(why) = &ran.start_error {
         eprintln!("waymark: validate: {why}");
@@ -55,7 +57,8 @@ pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
 
     ctx.now = Utc::now();
     let finished = update(&ctx, |hook, effects| {
-        finish(&ctx, hook, args.step.as_deref(), &command, &ran, effects)
+        let step = args.step.as_deref();
+        finish(&ctx, hook, step, &command, (&ran, tree.as_deref()), effects)
     });
     match finished {
         Ok(done) => report(&ctx, &done, &command, &ran),
@@ -107,7 +110,7 @@ fn finish(
     hook: &mut Hook,
     step: Option<&str>,
     command: &str,
-    ran: &runner::Ran,
+    (ran, tree): (&runner::Ran, Option<&str>),
     effects: &mut Vec<waymark_core::task::Effect>,
 ) -> Finished {
     let run = Run {
@@ -119,6 +122,7 @@ fn finish(
         stdout_hash: ran.stdout_hash.clone(),
         stderr_hash: ran.stderr_hash.clone(),
         observed: false,
+        tree: tree.unwrap_or_default().to_string(),
     };
     crate::task::current::count_uncounted_receipts(ctx, hook);
     let (sealed, key_error) = crate::receipt::sealed(&ctx.config, hook, step, run);

@@ -2,7 +2,8 @@
 //! Git hooks).
 //!
 //! `waymark git-hooks install` puts a small POSIX wrapper at `post-commit` (trigger
-//! `git_commit`) and `pre-push` (trigger `git_push`) in the hooks directory git really
+//! `git_commit`), `pre-push` (trigger `git_push`) and `prepare-commit-msg` (waymark's
+//! trailers, with `commit_trailers` on: `git::trailers`) in the hooks directory git really
 //! uses (`git rev-parse --git-path hooks`: honours `core.hooksPath`, and worktrees share
 //! the main repository's hooks). The rules the wrapper keeps:
 //!
@@ -43,24 +44,47 @@ pub enum GitHook {
     PostCommit,
     #[serde(rename = "pre-push")]
     PrePush,
+    /// Adds waymark's trailers to the message (with `commit_trailers` on).
+    #[serde(rename = "prepare-commit-msg")]
+    PrepareCommitMsg,
 }
 
 impl GitHook {
-    pub const ALL: [GitHook; 2] = [GitHook::PostCommit, GitHook::PrePush];
+    pub const ALL: [GitHook; 3] = [
+        GitHook::PostCommit,
+        GitHook::PrePush,
+        GitHook::PrepareCommitMsg,
+    ];
 
     /// The file name git looks for.
     pub fn name(self) -> &'static str {
         match self {
             GitHook::PostCommit => "post-commit",
             GitHook::PrePush => "pre-push",
+            GitHook::PrepareCommitMsg => "prepare-commit-msg",
         }
     }
 
-    /// The checkpoint trigger the wrapper records.
+    /// What the wrapper does: the checkpoint trigger it records, or `commit_trailers`.
     pub fn trigger(self) -> &'static str {
         match self {
             GitHook::PostCommit => "git_commit",
             GitHook::PrePush => "git_push",
+            GitHook::PrepareCommitMsg => "commit_trailers",
+        }
+    }
+
+    /// The wrapper's first comment, after "Installed by `waymark git-hooks install`: ".
+    fn purpose(self) -> String {
+        match self {
+            GitHook::PrepareCommitMsg => "adds waymark's trailers to the\n\
+                # message (with `commit_trailers` on; a no-op otherwise)"
+                .into(),
+            _ => format!(
+                "records a {} checkpoint in waymark's\n\
+                 # current task (a no-op when there is none)",
+                self.trigger()
+            ),
         }
     }
 
@@ -117,12 +141,12 @@ pub fn wrapper_script(hook: GitHook, bin: Option<&Path>) -> String {
     let body = match hook {
         GitHook::PostCommit => POST_COMMIT_BODY,
         GitHook::PrePush => PRE_PUSH_BODY,
+        GitHook::PrepareCommitMsg => PREPARE_COMMIT_MSG_BODY,
     };
     format!(
         "#!/bin/sh\n\
          {MARKER} {name} v1\n\
-         # Installed by `waymark git-hooks install`: records a {trigger} checkpoint in waymark's\n\
-         # current task (a no-op when there is none). The hook that was here before waits beside\n\
+         # Installed by `waymark git-hooks install`: {purpose}. The hook that was here before waits beside\n\
          # this file as {orig}; it runs first, with the same arguments and stdin, and its\n\
          # exit code is this hook's. waymark's part never blocks git: its errors are ignored.\n\
          # `waymark git-hooks uninstall` puts back exactly what was here. {GUARD_ENV}=1 skips\n\
@@ -130,18 +154,19 @@ pub fn wrapper_script(hook: GitHook, bin: Option<&Path>) -> String {
          waymark_bin={bin}\n\
          orig=\"$(dirname \"$0\")/{orig}\"\n\
          {COMMON}{body}",
-        trigger = hook.trigger(),
+        purpose = hook.purpose(),
     )
 }
 
-/// Shell shared by both wrappers: `waymark_checkpoint TRIGGER DESCRIPTION`.
+/// Shell shared by the wrappers: `waymark_run ARGS…` (waymark's part: guarded, quiet,
+/// never failing) and `waymark_checkpoint TRIGGER DESCRIPTION`.
 ///
 /// The project is the work tree's top (git runs hooks there), or `$CLAUDE_PROJECT_DIR`
 /// when that lies inside it (a project in a subdirectory of the repository). git exports
 /// `GIT_DIR`/`GIT_INDEX_FILE` to hooks, sometimes relative; they are made absolute so that
 /// waymark's `git -C <root>` reads the same repository.
 const COMMON: &str = r#"
-waymark_checkpoint() {
+waymark_run() {
     [ -z "${WAYMARK_GIT_HOOK:-}" ] || return 0
     (
         bin=$waymark_bin
@@ -162,10 +187,29 @@ waymark_checkpoint() {
         case "${GIT_INDEX_FILE:-/}" in /*) ;; *) GIT_INDEX_FILE=$top/$GIT_INDEX_FILE; export GIT_INDEX_FILE ;; esac
         WAYMARK_GIT_HOOK=1
         export WAYMARK_GIT_HOOK
-        "$bin" --root "$root" checkpoint --auto --trigger "$1" "$2" </dev/null >/dev/null 2>&1
+        "$bin" --root "$root" "$@" </dev/null >/dev/null 2>&1
     ) || true
     return 0
 }
+waymark_checkpoint() {
+    waymark_run checkpoint --auto --trigger "$1" "$2"
+}
+"#;
+
+/// prepare-commit-msg: the foreign hook first (its exit code decides the commit), then
+/// waymark's trailers into the message file (`$1`, made absolute: waymark runs at the
+/// project's root).
+const PREPARE_COMMIT_MSG_BODY: &str = r#"
+status=0
+if [ -x "$orig" ]; then
+    "$orig" "$@"
+    status=$?
+fi
+if [ "$status" -eq 0 ] && [ -n "${1:-}" ]; then
+    case "$1" in /*) msg=$1 ;; *) msg=$(pwd -P)/$1 ;; esac
+    waymark_run git-hooks trailers "$msg"
+fi
+exit $status
 "#;
 
 /// post-commit: git ignores its exit code, but the foreign hook's is kept anyway. The

@@ -3,6 +3,8 @@
 //! - [`head`]: the commit HEAD points at, read from `.git` itself (no process);
 //! - [`status`]: lines changed since a commit;
 //! - [`hooks`]: the post-commit and pre-push wrappers `waymark git-hooks` installs;
+//! - [`project_tree`]: the project's files as a tree id, for receipts and `waymark verify`;
+//! - [`trailers`]: the proof a commit made during a task carries (`commit_trailers`);
 //! - [`snapshot`]: the work tree saved as a commit per checkpoint, diffed and rewound;
 //! - [`rewind`]: putting files back as a snapshot had them, by a journaled plan;
 //! - [`tree_path`]: a path from a snapshot's tree, as bytes, checked safe to write;
@@ -15,9 +17,11 @@
 pub mod head;
 pub mod hooks;
 pub mod in_the_way;
+pub mod project_tree;
 pub mod rewind;
 pub mod snapshot;
 pub mod status;
+pub mod trailers;
 pub mod tree_path;
 
 use std::path::Path;

@@ -53,6 +53,13 @@ impl FileKeyManager {
         self.path.as_deref()
     }
 
+    /// The public key of the task key `key_path`, from the loaded master key (what `waymark
+    /// key export` writes).
+    pub fn public_key(&self, key_path: &str) -> Result<String, KeyError> {
+        let key = self.key.clone().ok_or(KeyError::NotLoaded)?;
+        Ok(Ed25519Signer::new(key, self.derivation.clone()).public_key(key_path))
+    }
+
     fn require_path(&self) -> Result<PathBuf, KeyError> {
         self.path.clone().ok_or(KeyError::NoKeyPath)
     }

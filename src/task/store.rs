@@ -535,6 +535,27 @@ pub fn receipts(project: &Project, hook: &Hook) -> io::Result<Vec<ValidationRece
     read_log(project, &hook.task_id, RECEIPTS_LOG, None)
 }
 
+/// Every task's receipt log (`tasks/<id>/receipts.jsonl`), by task directory, sorted: for
+/// `waymark verify` and `waymark key export`, which need the receipts where no hook.json is
+/// (a CI checkout holds the logs the user committed, not the task state).
+pub fn receipt_logs(project: &Project) -> io::Result<Vec<(String, Vec<ValidationReceipt>)>> {
+    let dir = project.state_dir().join(TASKS_DIR);
+    let mut names: Vec<String> = match fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().join(RECEIPTS_LOG).is_file())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e),
+    };
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| Ok((name.clone(), read_log(project, &name, RECEIPTS_LOG, None)?)))
+        .collect()
+}
+
 /// The finished tasks kept in `tasks/<id>/hook.json` (their archive), by directory name,
 /// each as it reads; for checking every task's receipts (`receipts --verify --all`).
 pub fn archived(project: &Project) -> io::Result<Vec<(String, Result<Hook, StoreError>)>> {

@@ -90,6 +90,9 @@ pub struct Config {
     pub hook_deadline: Duration,
     /// Where the master key lives; empty means `$XDG_CONFIG_HOME/waymark/keys/master.key`.
     pub key_file: String,
+    /// The git hooks add `Waymark-Task`, `Waymark-Receipt` and `Waymark-Trace` trailers to
+    /// commits made during a task (docs/receipts.md, Commits carry their proof).
+    pub commit_trailers: bool,
 }
 
 impl Default for Config {
@@ -125,6 +128,7 @@ impl Default for Config {
             conflict_window: Duration::ZERO,
             hook_deadline: Duration::ZERO,
             key_file: String::new(),
+            commit_trailers: false,
         };
         for key in table::KEYS {
             (key.apply)(&mut c, &key.default_value()).expect("defaults are valid values");

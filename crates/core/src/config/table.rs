@@ -249,6 +249,14 @@ pub const KEYS: &[Key] = &[
             Ok(())
         },
     },
+    Key {
+        name: "commit_trailers",
+        default: "false",
+        apply: |c, v| {
+            c.commit_trailers = boolean(v)?;
+            Ok(())
+        },
+    },
 ];
 
 /// The keys only the user's own configuration or the environment may set, never a

@@ -294,6 +294,7 @@ mod tests {
             stdout_hash: String::new(),
             stderr_hash: String::new(),
             observed: true,
+            tree: String::new(),
         }
     }
 

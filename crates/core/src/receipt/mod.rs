@@ -17,6 +17,7 @@
 
 pub mod chain;
 pub mod key;
+pub mod public;
 pub mod signer;
 
 use std::time::Duration;
@@ -32,8 +33,8 @@ pub use key::{KeyError, MasterKey};
 pub use signer::{Ed25519Signer, ReceiptSigner, VerifyError};
 
 /// The signed-message format new receipts are signed with (every field, length-prefixed,
-/// with the task and the chain link).
-pub const SIG_VERSION: u32 = 3;
+/// with the task, the chain link and the work tree the command ran on).
+pub const SIG_VERSION: u32 = 4;
 /// The original six-field pipe format (docs/design.md, Receipt format). Receipts without
 /// a `sig_version` are of this format.
 pub const LEGACY_SIG_VERSION: u32 = 1;
@@ -76,6 +77,11 @@ pub struct ValidationReceipt {
     /// proves the command as kept, not the one typed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub redacted: bool,
+    /// The git tree id of the project's files when the command ran (waymark's own files
+    /// left out), "" when unknown (outside git, an observed run): what `waymark verify
+    /// --range` matches against a commit's tree (version 4).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tree: String,
     /// Which signed-message format `signature` is over. Absent in receipts written before
     /// the field existed, which were signed in the original pipe format (version 1).
     #[serde(default = "legacy_version")]
@@ -89,7 +95,7 @@ fn legacy_version() -> u32 {
 /// The bytes a receipt's signature is over, by its `sig_version`; None for a version this
 /// waymark does not know.
 ///
-/// Version 3 (current) covers every field except `signature`:
+/// Version 3 covers every field except `signature`:
 ///
 /// ```text
 /// waymark-receipt/3\n
@@ -100,8 +106,9 @@ fn legacy_version() -> u32 {
 ///
 /// one `name:<byte length>:<value>\n` line per field, in that order; times are
 /// `<unix seconds>.<9-digit nanoseconds>`. The length prefixes make the encoding
-/// injective whatever the values hold (a command may contain newlines). Version 2 is the
-/// same without the last three lines (verified, no longer written). The message ends in
+/// injective whatever the values hold (a command may contain newlines). Version 4 (current)
+/// adds a `tree:` line after `redacted:`; version 3 is without it, version 2 without the
+/// last three lines of version 3 (both verified, no longer written). The message ends in
 /// `\n`, and a version-1 message always ends in a digit, so no signature can be moved from
 /// one format to another.
 ///
@@ -143,14 +150,18 @@ pub fn signed_message(r: &ValidationReceipt) -> Option<Vec<u8>> {
             .into_bytes(),
         ),
         2 => Some(fields_message("waymark-receipt/2", &v2)),
-        3 => {
+        3 | 4 => {
             let mut fields = v2.to_vec();
             fields.extend([
                 ("task_id", r.task_id.as_str()),
                 ("prev", r.prev.as_str()),
                 ("redacted", flag(r.redacted)),
             ]);
-            Some(fields_message("waymark-receipt/3", &fields))
+            if r.sig_version == 4 {
+                fields.push(("tree", r.tree.as_str()));
+            }
+            let tag = format!("waymark-receipt/{}", r.sig_version);
+            Some(fields_message(&tag, &fields))
         }
         _ => None,
     }
@@ -195,6 +206,8 @@ pub struct Run {
     pub stdout_hash: String,
     pub stderr_hash: String,
     pub observed: bool,
+    /// The git tree of the project's files the command ran on; "" when unknown.
+    pub tree: String,
 }
 
 impl ValidationReceipt {
@@ -219,6 +232,7 @@ impl ValidationReceipt {
             task_id: String::new(),
             prev: String::new(),
             redacted: false,
+            tree: run.tree,
             sig_version: SIG_VERSION,
         }
     }

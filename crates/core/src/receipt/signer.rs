@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use ed25519_dalek::{Signature, Signer as _, SigningKey};
+use ed25519_dalek::{Signature, Signer as _, SigningKey, VerifyingKey};
 use hmac::{KeyInit, Mac};
 
 use super::key::{self, MasterKey};
@@ -81,6 +81,12 @@ impl Ed25519Signer {
         }
     }
 
+    /// The hex Ed25519 public key of the task key named `key_path`: what `waymark key
+    /// export` writes, so that receipts can be checked where the master key is not.
+    pub fn public_key(&self, key_path: &str) -> String {
+        crate::text::hex(self.signing_key(key_path).verifying_key().as_bytes())
+    }
+
     fn signing_key(&self, key_path: &str) -> SigningKey {
         let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
         keys.entry(key_path.to_string())
@@ -126,4 +132,26 @@ impl ReceiptSigner for Ed25519Signer {
             .verify_strict(message, &Signature::from_bytes(&bytes))
             .map_err(|_| VerifyError::BadSignature)
     }
+}
+
+/// Checks a receipt's signature against the hex Ed25519 public key of its task key (no
+/// master key needed: what `waymark verify --public-keys` does).
+pub fn verify_with_public_key(
+    receipt: &ValidationReceipt,
+    public_key: &str,
+) -> Result<(), VerifyError> {
+    if receipt.signature.is_empty() {
+        return Err(VerifyError::Unsigned);
+    }
+    let message =
+        signed_message(receipt).ok_or(VerifyError::UnknownVersion(receipt.sig_version))?;
+    let bytes: [u8; 64] = crate::text::unhex(&receipt.signature)
+        .and_then(|b| b.try_into().ok())
+        .ok_or(VerifyError::MalformedSignature)?;
+    let key = crate::text::unhex(public_key)
+        .and_then(|b| <[u8; 32]>::try_from(b).ok())
+        .and_then(|b| VerifyingKey::from_bytes(&b).ok())
+        .ok_or(VerifyError::BadSignature)?;
+    key.verify_strict(&message, &Signature::from_bytes(&bytes))
+        .map_err(|_| VerifyError::BadSignature)
 }

@@ -28,6 +28,7 @@ fn run(observed: bool) -> Run {
         stdout_hash: sha256_hex(b"test result: ok\n"),
         stderr_hash: sha256_hex(b""),
         observed,
+        tree: "4b825dc642cb6eb9a060e54bf8d69288fbee4904".into(),
     }
 }
 
@@ -81,7 +82,7 @@ fn every_field_tampered_fails() {
             json["observed"] = Value::Bool(false);
         }
         let fields: Vec<String> = json.as_object().unwrap().keys().cloned().collect();
-        assert_eq!(fields.len(), 13, "{fields:?}");
+        assert_eq!(fields.len(), 14, "{fields:?}");
         for field in fields.iter().filter(|f| *f != "signature") {
             let mut t = json.clone();
             t[field] = tamper(&json[field]);
@@ -157,7 +158,7 @@ fn legacy_six_field_receipts_still_verify() {
 }
 
 #[test]
-fn the_v3_and_v2_messages_are_the_documented_ones() {
+fn the_v4_v3_and_v2_messages_are_the_documented_ones() {
     let mut r = ValidationReceipt::new("Write tests", run(true));
     r.receipt_id = "rcpt-0000abcd".into();
     r.command = "a\nb".into();
@@ -182,9 +183,13 @@ fn the_v3_and_v2_messages_are_the_documented_ones() {
             sha256_hex(b"")
         )
     };
+    r.tree = "t1".into();
     let m = String::from_utf8(signed_message(&r).unwrap()).unwrap();
-    let expected = v2("3") + "task_id:6:task-1\nprev:2:ab\nredacted:5:false\n";
-    assert_eq!(m, expected);
+    let v3 = |tag: &str| v2(tag) + "task_id:6:task-1\nprev:2:ab\nredacted:5:false\n";
+    assert_eq!(m, v3("4") + "tree:2:t1\n");
+    r.sig_version = 3;
+    let m = String::from_utf8(signed_message(&r).unwrap()).unwrap();
+    assert_eq!(m, v3("3"));
     r.sig_version = 2;
     let m = String::from_utf8(signed_message(&r).unwrap()).unwrap();
     assert_eq!(m, v2("2"));
@@ -287,4 +292,25 @@ fn a_sealed_receipt_says_whether_secrets_were_masked() {
     // Masked once already (a receipt sealed again): it stays marked.
     assert!(seal_run("cargo test", true).redacted);
     assert!(!seal_run("cargo test", false).redacted);
+}
+
+/// Version 3 receipts (no tree) still verify as they did; a version-4 receipt relabelled
+/// version 3 (dropping the tree from what is signed) does not.
+#[test]
+fn version_3_receipts_verify_and_a_tree_cannot_be_dropped_by_relabelling() {
+    let s = signer(1);
+    let mut v3 = ValidationReceipt::new("Write tests", run(false));
+    v3.tree.clear();
+    v3.key_path = s.key_path(2);
+    v3.sig_version = 3;
+    v3.signature = s.sign_bytes(&v3.key_path, &signed_message(&v3).unwrap());
+    assert_eq!(s.verify(&v3), Ok(()));
+    let v4 = signed(false, 2);
+    assert_eq!(v4.sig_version, 4);
+    let mut relabelled = v4.clone();
+    relabelled.sig_version = 3;
+    assert_eq!(s.verify(&relabelled), Err(VerifyError::BadSignature));
+    let mut moved = v4;
+    moved.tree = "0".repeat(40);
+    assert_eq!(s.verify(&moved), Err(VerifyError::BadSignature));
 }

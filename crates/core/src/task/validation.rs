@@ -70,6 +70,7 @@ pub fn observed(
         stdout_hash: sha256_hex(stdout.as_bytes()),
         stderr_hash: sha256_hex(stderr.as_bytes()),
         observed: true,
+        tree: String::new(),
     }
 }
 

@@ -55,6 +55,7 @@ fn receipt(command: &str, exit_code: i32, step: &str, at: i64) -> ValidationRece
             stdout_hash: String::new(),
             stderr_hash: String::new(),
             observed: false,
+            tree: String::new(),
         },
     )
 }

@@ -16,6 +16,7 @@
 //! line. Records that link to an earlier line are where a merged branch joins (docs/git.md)
 //! and are listed as joins, not breaks: whole records added that way show there.
 
+pub mod anchor;
 pub mod chain;
 pub mod dialect;
 pub mod head;
