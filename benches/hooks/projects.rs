@@ -30,6 +30,16 @@ pub struct Bench {
 }
 
 impl Bench {
+    /// waymark's configuration as the bench's events see it (for what the bench writes
+    /// through waymark's own code): the key in the bench's config home.
+    pub fn config(&self) -> waymark_core::config::Config {
+        let key = self.config_home.join("waymark/keys/master.key");
+        waymark_core::config::Config {
+            key_file: key.to_string_lossy().into_owned(),
+            ..Default::default()
+        }
+    }
+
     /// `waymark <args>` for a project, with a clean environment: no user config, no
     /// `WAYMARK_*` overrides from the caller's shell.
     pub fn waymark(&self, root: &Path, args: &[&str]) -> Command {
@@ -606,6 +616,21 @@ impl Project {
             w.write_all(line.as_bytes()).unwrap();
         }
         w.flush().unwrap();
+    }
+
+    /// Appends one record through waymark itself, so that the generated ledger has the
+    /// head waymark keeps beside a ledger it wrote (the append counts the lines once, as
+    /// the first append to a ledger without a head does).
+    pub fn seal_trace(&self, bench: &Bench) {
+        let project = waymark::store::project::Project::at(self.root.clone());
+        let facts = waymark::trace::Waymark {
+            kind: waymark::trace::kind::BASH.into(),
+            event: "PostToolUse".into(),
+            command: Some("true".into()),
+            ..Default::default()
+        };
+        let record = waymark::trace::record(&project, chrono::Utc::now(), facts);
+        waymark::trace::append(&project, &bench.config(), record).unwrap();
     }
 
     /// An AGENT.md with `n` lessons in the format of docs/design.md.

@@ -88,6 +88,17 @@ pub(crate) const CONTEXT: &[ContextRule] = &[
 /// credential: its last word is one (`db_password`, `clientSecret`, `API key`,
 /// `access-token`), not merely holds one (`token_count`, `password_file`).
 pub fn is_credential_name(name: &str) -> bool {
+    // Every key of every JSON waymark writes is asked: nearly none holds a part of a
+    // credential's name, and those are answered without splitting it into words.
+    const PARTS: [&[u8]; 6] = [b"pass", b"pwd", b"secret", b"token", b"credential", b"key"];
+    let holds = |part: &[u8]| {
+        name.as_bytes()
+            .windows(part.len())
+            .any(|w| w.eq_ignore_ascii_case(part))
+    };
+    if !PARTS.iter().any(|p| holds(p)) && !holds(b"auth") {
+        return false;
+    }
     let words = words(name);
     let last = words.last().map(String::as_str);
     let before = words.len().checked_sub(2).map(|i| words[i].as_str());
