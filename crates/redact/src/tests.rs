@@ -789,7 +789,10 @@ fn a_table_hides_only_its_credential_columns_to_the_table_s_end() {
         "{out}"
     );
     assert!(out.contains("| bob | [REDACTED] | hi |"), "{out}");
-    assert!(out.contains("| --- | --- | --- |\n"), "the separator row stays: {out}");
+    assert!(
+        out.contains("| --- | --- | --- |\n"),
+        "the separator row stays: {out}"
+    );
     assert!(out.contains("after | Tkzzzz"), "{out}");
 }
 
