@@ -22,6 +22,7 @@
 //! the instruction counts), `WAYMARK_BENCH_BIN=<path>` (measure another waymark binary, e.g.
 //! an older build, instead of this one).
 
+mod launch;
 mod measure;
 mod projects;
 mod report;
@@ -92,6 +93,8 @@ fn main() {
     let counted = counted(&projects, knobs.trace_max);
     let instructions = count_instructions(&bench, &counted, &floor);
     let timings = time_events(&bench, &mut projects, &floor, knobs.runs);
+    eprintln!("timing an event as Claude Code runs it …");
+    let as_claude_code = launch::time(&bench, &projects[0], &floor, knobs.runs);
     let log_problems: Vec<(String, Vec<String>)> = projects
         .iter()
         .map(|p| (p.name.clone(), p.log_problems()))
@@ -115,6 +118,7 @@ fn main() {
         log_problems: &log_problems,
         elapsed: started.elapsed(),
     });
+    let text = text + "\n" + &launch::render(&as_claude_code);
     println!("{text}");
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("waymark-bench.md");
     fs::write(&out, &text).unwrap();

@@ -117,22 +117,22 @@ pub enum Command {
     Doctor,
 }
 
-/// Runs the command line and returns the exit status, stdout flushed.
-pub fn run() -> ExitCode {
-    let code = dispatch();
+/// Runs the command line `args` (the program's name first) and returns the exit status,
+/// stdout flushed.
+pub fn run(args: Vec<std::ffi::OsString>) -> ExitCode {
+    let code = dispatch(args);
     let _ = std::io::Write::flush(&mut std::io::stdout());
     code
 }
 
-fn dispatch() -> ExitCode {
+fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
     // `waymark hook <Event>` is what Claude Code runs on every tool call: it skips building
     // the whole command-line parser (a seventh of the event's work). Any other form, flags
     // included, goes through clap as usual.
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
-    if let Some(event) = plain_hook_call(&args) {
+    if let Some(event) = plain_hook_call(args.get(1..).unwrap_or_default()) {
         return cmd::hook::run(event, None);
     }
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(args);
     let root = cli.root;
     match cli.command {
         Command::Hook { event } => cmd::hook::run(event.as_deref(), root),

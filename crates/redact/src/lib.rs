@@ -88,6 +88,9 @@ enum Confirm {
     Flag,
     /// The keyword is part of a name followed by spaces and a quote: `password "…"`.
     SpaceQuoted,
+    /// The keyword starts a word that ends in a space or a tab: a command name and its
+    /// arguments (`ldapsearch -w`, `docker login`; not `Dockerfile.helm`).
+    Command,
     /// The keyword is in the key of a YAML block scalar: `password: |`.
     BlockScalar,
     /// The keyword is on a table's header row: a line with a `|`, a separator row next.
@@ -124,6 +127,18 @@ const CONFIRMS: &[(&str, Confirm)] = &[
     ("waymark-authorization-header", Confirm::Credential(8)),
     ("waymark-bearer-token", Confirm::Credential(16)),
     ("waymark-password-flag", Confirm::Flag),
+    // Command names: a word of their own, followed by its arguments (`7z` ends every
+    // timestamp whose nanoseconds end in 7, `zip` is in `gzip`, `docker` in `Dockerfile`).
+    ("waymark-sshpass-password", Confirm::Command),
+    ("waymark-redis-cli-password", Confirm::Command),
+    ("waymark-openssl-pass-argument", Confirm::Prefix(0)),
+    ("waymark-openssl-enc-key", Confirm::Command),
+    ("waymark-ldap-password", Confirm::Command),
+    ("waymark-zip-password", Confirm::Command),
+    ("waymark-7z-password", Confirm::Command),
+    ("waymark-htpasswd-batch", Confirm::Command),
+    ("waymark-registry-login-password", Confirm::Command),
+    ("waymark-azure-sas-signature", Confirm::Prefix(0)),
     ("waymark-name-then-quoted-value", Confirm::SpaceQuoted),
 ];
 
@@ -261,6 +276,7 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
                     .any(|&b| b == b'@')
         }
         Confirm::Flag => flag(text, start, after),
+        Confirm::Command => command(text, start, after),
         Confirm::SpaceQuoted => space_quoted(after),
         Confirm::BlockScalar | Confirm::TableHeader | Confirm::NameSpaced => {
             context::holds(confirm, text, start)
@@ -284,6 +300,16 @@ fn assigned(after: &[u8]) -> bool {
     };
     let value = &value[spaces(value)..];
     !masked(value, true)
+}
+
+/// [`Confirm::Command`] at the keyword `text[start..]`, `after` being what follows it.
+fn command(text: &[u8], start: usize, after: &[u8]) -> bool {
+    let word = after
+        .iter()
+        .take(NEAR)
+        .take_while(|b| is_word(**b) || **b == b'-');
+    let rest = &after[word.count()..];
+    (start == 0 || !is_word(text[start - 1])) && matches!(rest.first(), Some(b' ' | b'\t'))
 }
 
 /// [`Confirm::Flag`] at the keyword `text[start..]`, `after` being what follows it.

@@ -538,6 +538,7 @@ fn every_confirm_is_met_by_its_rules_own_case_and_breaking_it_stops_the_rule() {
             Confirm::Credential(_) => rule.hit.replace(rule.secret, MASK),
             Confirm::Flag => rule.hit.replace('-', ""),
             Confirm::SpaceQuoted => rule.hit.replace(['"', '\''], ""),
+            Confirm::Command => rule.hit.replace([' ', '\t'], "_"),
             Confirm::BlockScalar | Confirm::TableHeader | Confirm::NameSpaced => {
                 unreachable!("{id}: a context rule's condition")
             }
@@ -565,7 +566,8 @@ fn what_waymark_writes_every_event_makes_no_rule_due() {
     Context: 45% used. Session s1 (task) at path src/gen/module_12.rs; ask the user.
     {"url": "file:///home/me/.claude/projects/p/s1.jsonl", "docs": "https://docs.rs/x:1/@y", "service": "http://localhost:8080/v1"}
     private fn access(&self) -> Secret; the password prompt; passing test_live_reload
-    claude --max --tokens 4096; git --token --help; the passwords' list"#;
+    claude --max --tokens 4096; git --token --help; the passwords' list
+    {"at": "2026-11-26T14:59:13.123456787Z", "dir": "docs/Dockerfile.helm", "zip": "a.tar.gzip", "Horas": 1}"#;
     let due = due(ordinary);
     assert!(due.is_empty(), "rules made due by ordinary text: {due:?}");
 }
