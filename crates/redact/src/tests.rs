@@ -566,7 +566,7 @@ fn what_waymark_writes_every_event_makes_no_rule_due() {
     Context: 45% used. Session s1 (task) at path src/gen/module_12.rs; ask the user.
     {"url": "file:///home/me/.claude/projects/p/s1.jsonl", "docs": "https://docs.rs/x:1/@y", "service": "http://localhost:8080/v1"}
     private fn access(&self) -> Secret; the password prompt; passing test_live_reload
-    claude --max --tokens 4096; git --token --help; the passwords' list
+    claude --max --tokens 4096; git --token --help; the passwords' list; gzip -9 big.log
     {"at": "2026-11-26T14:59:13.123456787Z", "dir": "docs/Dockerfile.helm", "zip": "a.tar.gzip", "Horas": 1}"#;
     let due = due(ordinary);
     assert!(due.is_empty(), "rules made due by ordinary text: {due:?}");
@@ -695,6 +695,7 @@ fn a_name_is_a_credential_by_its_last_word() {
 fn hides_secrets_by_their_context() {
     let cases: &[&str] = &[
         "sshpass -p Hunter2pw ssh deploy@host",
+        "then ran `docker login -u bob -p Hunter2pw registry.io` and sshpass -p Hunter2pw ssh x",
         "redis-cli -h cache -a Hunter2pw ping",
         "openssl enc -aes-256-cbc -pass pass:Hunter2pw -in a",
         "openssl pkcs12 -export -passout pass:Hunter2pw -out x.p12",
