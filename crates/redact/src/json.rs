@@ -302,7 +302,7 @@ mod tests {
             "command": "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 cargo test",
             "lines": ["password = \"hunter22\"", "ok \"quoted\"\n\ttab \u{1}"],
             "password": "not a secret by itself",
-            "mcp": {"tool_input": {"user": "bob", "clientSecret": "plain words", "pin": 1, "db_password": 4242}},
+            "mcp": {"tool_input": {"user": "bob", "clientSecret": "plain words", "pin": 1, "db_password": 4242, "secret": -7}},
             "passwords": ["a", "b"],
         });
         for clean in [Clean::json(&v), Clean::json_pretty(&v)] {
@@ -318,6 +318,7 @@ mod tests {
             assert_eq!(back["password"], MASK);
             assert_eq!(back["mcp"]["tool_input"]["clientSecret"], MASK);
             assert_eq!(back["mcp"]["tool_input"]["db_password"], MASK);
+            assert_eq!(back["mcp"]["tool_input"]["secret"], MASK);
             assert_eq!(back["mcp"]["tool_input"]["user"], "bob");
             assert_eq!(back["mcp"]["tool_input"]["pin"], 1);
             assert_eq!(back["passwords"], json!([MASK, MASK]));

@@ -745,6 +745,7 @@ fn context_leaves_what_only_looks_like_it_alone() {
         "vault kv get --token-file ~/.vault-token secret/app",
         "DB_PASSWORD is required; set it with `waymark config`",
         "echo $DB_PASSWORD | wc -c",
+        "psql --host db $DB_PASSWORD mydb",
         "unset DB_PASSWORD API_TOKEN",
         "the _KEY suffix and KEY value stay",
         "| step | token count |\n| --- | --- |\n| parse | 1200 |\n",
@@ -781,6 +782,10 @@ fn a_yaml_block_ends_where_its_indentation_or_its_quote_does() {
         "{out}"
     );
     assert!(out.contains("  host: db.internal\nport: 5432\n"), "{out}");
+    assert!(
+        out.contains("[REDACTED]\n\n    [REDACTED]"),
+        "a blank line stays blank: {out}"
+    );
 }
 
 #[test]
