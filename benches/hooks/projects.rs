@@ -244,6 +244,13 @@ impl Project {
         }
         git(&root, &["add", "-A"]);
         git(&root, &["commit", "-qm", "initial"]);
+        if extra_files > 0 {
+            // A repository at rest: files written in the second of their index are "racily
+            // clean", and every git command of an event would hash them all again until
+            // someone's `git status` refreshes the index (main.rs, `settle_repository`).
+            std::thread::sleep(std::time::Duration::from_millis(1100));
+            git(&root, &["status", "--porcelain"]);
+        }
         // What the agent's Write created (untracked, like a real new file).
         fs::write(root.join("src/parser.rs"), "pub fn parse() {}\n").unwrap();
 
