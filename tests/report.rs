@@ -1,6 +1,8 @@
 //! `waymark report --html`, loaded in a real browser (Debian's `chromium`, headless):
 //! the page a user opens, drawn from a real recorded session replayed into a real git
-//! repository. Without chromium these tests fail, saying how to install it.
+//! repository. Without chromium they install Debian's (as the end-to-end suite installs
+//! the CLI it drives) when they run as root with apt-get; elsewhere they fail, saying how
+//! to install it.
 
 mod util;
 
@@ -11,23 +13,49 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use util::Project;
 
-/// The browser: `$WAYMARK_CHROMIUM`, else `chromium` (or `chromium-browser`) on PATH.
+/// The browser: `$WAYMARK_CHROMIUM`, else `chromium` (or `chromium-browser`) on PATH,
+/// installed first when it is missing and it can be ([`install`]).
 fn chromium() -> PathBuf {
     if let Some(p) = std::env::var_os("WAYMARK_CHROMIUM") {
         return p.into();
     }
+    static FOUND: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let found = FOUND.get_or_init(|| on_path().or_else(|| install().then(on_path).flatten()));
+    found.clone().unwrap_or_else(|| {
+        panic!(
+            "chromium is not installed: the report tests load the page in a real browser \
+             (apt-get install -y chromium chromium-driver, or set WAYMARK_CHROMIUM)"
+        )
+    })
+}
+
+fn on_path() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path) {
-        for name in ["chromium", "chromium-browser"] {
-            if dir.join(name).is_file() {
-                return dir.join(name);
-            }
-        }
+    std::env::split_paths(&path)
+        .flat_map(|dir| ["chromium", "chromium-browser"].map(|name| dir.join(name)))
+        .find(|p| p.is_file())
+}
+
+/// Debian's chromium installed with apt-get, when these tests run as root (a fresh
+/// machine of this project's kind); whether it ran.
+fn install() -> bool {
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"0");
+    let apt = |args: &[&str]| {
+        Command::new("apt-get")
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdout(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !root {
+        return false;
     }
-    panic!(
-        "chromium is not installed: the report tests load the page in a real browser \
-         (apt-get install -y chromium chromium-driver, or set WAYMARK_CHROMIUM)"
-    );
+    eprintln!("report tests: installing chromium (apt-get)");
+    apt(&["update", "-qq"]) && apt(&["install", "-y", "-qq", "chromium", "chromium-driver"])
 }
 
 /// The page as the browser built it (`--dump-dom`), and the console messages it logged.
