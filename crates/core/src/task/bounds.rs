@@ -20,6 +20,14 @@ pub fn add_file(list: &mut Vec<String>, file: &str) -> bool {
     add
 }
 
+/// `text` cut to `max` characters, only when it may be longer: every event reads the plan,
+/// and a name within its bound (nearly all) costs no copy.
+fn cut(text: &mut String, max: usize) {
+    if text.len() > max {
+        *text = crate::text::truncate(text, max);
+    }
+}
+
 impl Hook {
     /// Cuts what was read to the bounds: the sessions to [`MAX_SESSIONS`], the lists of
     /// files to [`MAX_STEP_FILES`], the steps' names and descriptions to theirs.
@@ -31,10 +39,10 @@ impl Hook {
         }
         for s in &mut self.steps {
             s.files_touched.truncate(MAX_STEP_FILES);
-            s.name = crate::text::truncate(&s.name, MAX_STEP_NAME);
-            s.description = crate::text::truncate(&s.description, MAX_STEP_DESCRIPTION);
+            cut(&mut s.name, MAX_STEP_NAME);
+            cut(&mut s.description, MAX_STEP_DESCRIPTION);
             if let Some(a) = s.active_form.as_mut() {
-                *a = crate::text::truncate(a, MAX_STEP_NAME);
+                cut(a, MAX_STEP_NAME);
             }
         }
     }

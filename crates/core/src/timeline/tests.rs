@@ -286,22 +286,10 @@ fn trace_records_of_the_task_belong_to_the_step_running_then() {
 #[test]
 fn sessions_start_and_end_or_stop_on_an_error() {
     let mut h = recorded_plan(t(0));
-    h.sessions = vec![crate::task::Session {
-        session_id: "abcdef0123".into(),
-        started_at: t(1),
-        last_event_at: t(9),
-        status: SessionStatus::Ended,
-        end_reason: Some("clear".into()),
-        transcript_path: None,
-        owner: None,
-        step: None,
-        files: Vec::new(),
-        cwd: None,
-        waiting_for: None,
-        failed_turn: None,
-        agents: Vec::new(),
-        turn: None,
-    }];
+    let mut ended = crate::task::Session::new("abcdef0123", None, SessionStatus::Ended, t(1));
+    ended.last_event_at = t(9);
+    ended.end_reason = Some("clear".into());
+    h.sessions = vec![ended];
     let mut stopped = h.sessions[0].clone();
     stopped.session_id = "s2".into();
     stopped.status = SessionStatus::Idle;
