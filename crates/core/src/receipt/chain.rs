@@ -268,34 +268,14 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::KeyDerivation;
-    use crate::receipt::{Ed25519Signer, MasterKey, Run, SIG_VERSION};
-
-    fn derivation() -> KeyDerivation {
-        KeyDerivation {
-            purpose: 44,
-            coin_type: 236,
-            account: 0,
-        }
-    }
+    use crate::receipt::{Ed25519Signer, Run, SIG_VERSION};
 
     fn signer() -> Ed25519Signer {
-        Ed25519Signer::new(MasterKey::from_bytes([7; 32]), derivation())
+        crate::receipt::testing::signer(7)
     }
 
     fn run(exit_code: i32) -> Run {
-        let now = chrono::Utc::now();
-        Run {
-            command: "cargo test".into(),
-            exit_code,
-            started_at: now,
-            completed_at: now,
-            duration: None,
-            stdout_hash: String::new(),
-            stderr_hash: String::new(),
-            observed: true,
-            tree: String::new(),
-        }
+        crate::receipt::testing::run(exit_code, true, "")
     }
 
     /// A task's log of `exits.len()` chained receipts, and its authenticated head.
@@ -464,7 +444,7 @@ mod tests {
         assert_eq!(problems(&log, Some(&forged)), vec![ChainProblem::BadHead]);
         // Nor does a head moved to another task, or checked with another master key.
         assert!(!head.as_ref().unwrap().holds(&signer(), "task-b"));
-        let other_key = Ed25519Signer::new(MasterKey::from_bytes([8; 32]), derivation());
+        let other_key = crate::receipt::testing::signer(8);
         assert!(!head.unwrap().holds(&other_key, "task-a"));
     }
 

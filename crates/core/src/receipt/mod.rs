@@ -323,4 +323,6 @@ pub fn verify_all(
 }
 
 #[cfg(test)]
+mod testing;
+#[cfg(test)]
 mod tests;

@@ -69,30 +69,16 @@ pub fn proof_of<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::receipt::{Ed25519Signer, MasterKey, ReceiptSigner, Run};
+    use crate::receipt::{Ed25519Signer, ReceiptSigner};
 
     fn receipt(exit_code: i32, tree: &str, signer: &Ed25519Signer) -> ValidationReceipt {
-        let now = chrono::Utc::now();
-        let run = Run {
-            command: "cargo test".into(),
-            exit_code,
-            started_at: now,
-            completed_at: now,
-            duration: None,
-            stdout_hash: String::new(),
-            stderr_hash: String::new(),
-            observed: false,
-            tree: tree.into(),
-        };
+        let run = crate::receipt::testing::run(exit_code, false, tree);
         let mut r = ValidationReceipt::new("step", run);
         signer.sign(&mut r, 3);
         r
     }
 
-    fn signer(seed: u8) -> Ed25519Signer {
-        let d = crate::config::Config::default().key_derivation;
-        Ed25519Signer::new(MasterKey::from_bytes([seed; 32]), d)
-    }
+    use crate::receipt::testing::signer;
 
     /// A receipt checks against its exported public key alone; a changed tree, another
     /// master's key, or a key path the file lacks do not pass.

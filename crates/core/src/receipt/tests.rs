@@ -4,16 +4,10 @@ use serde_json::Value;
 use super::*;
 use crate::config::KeyDerivation;
 
-fn derivation() -> KeyDerivation {
-    KeyDerivation {
-        purpose: 44,
-        coin_type: 236,
-        account: 0,
-    }
-}
+use super::testing::signer;
 
-fn signer(seed: u8) -> Ed25519Signer {
-    Ed25519Signer::new(MasterKey::from_bytes([seed; 32]), derivation())
+fn derivation() -> KeyDerivation {
+    crate::config::Config::default().key_derivation
 }
 
 fn run(observed: bool) -> Run {

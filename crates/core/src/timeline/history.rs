@@ -103,7 +103,7 @@ fn from_text(e: &HookEvent) -> &'static str {
 fn crashed(e: &HookEvent) -> String {
     let detail = |k: &str| e.details.get(k).map(Event::detail_text);
     let who = match detail("session_id") {
-        Some(id) => format!("session {} crashed", super::sessions::short(&id)),
+        Some(id) => format!("session {} crashed", crate::text::short_id(&id)),
         None => "crash found".into(),
     };
     format!(

@@ -12,7 +12,7 @@ pub(super) fn started(src: &Sources) -> Vec<Event> {
         .iter()
         .map(|s| {
             let details = [("session_id", Value::from(&*s.session_id))];
-            let what = format!("session {} started", short(&s.session_id));
+            let what = format!("session {} started", crate::text::short_id(&s.session_id));
             event(
                 src,
                 s.started_at,
@@ -32,7 +32,7 @@ pub(super) fn ended(src: &Sources) -> Vec<Event> {
         if let Some(f) = &s.failed_turn {
             let what = format!(
                 "session {} stopped on an API error ({})",
-                short(&s.session_id),
+                crate::text::short_id(&s.session_id),
                 f.error
             );
             let details = [
@@ -51,7 +51,10 @@ pub(super) fn ended(src: &Sources) -> Vec<Event> {
         }
         if s.status == SessionStatus::Ended {
             let reason = s.end_reason.as_deref().unwrap_or("unknown");
-            let what = format!("session {} ended ({reason})", short(&s.session_id));
+            let what = format!(
+                "session {} ended ({reason})",
+                crate::text::short_id(&s.session_id)
+            );
             let details = [("session_id", id), ("reason", Value::from(reason))];
             out.push(event(
                 src,
@@ -64,9 +67,4 @@ pub(super) fn ended(src: &Sources) -> Vec<Event> {
         }
     }
     out
-}
-
-/// A session id's first 8 characters, as a person reads it.
-pub(super) fn short(id: &str) -> &str {
-    id.get(..8).unwrap_or(id)
 }

@@ -34,7 +34,7 @@ pub(super) fn chart(events: &[Event], lanes: &[Lane]) -> String {
             s,
             "<rect x=\"0\" y=\"{top}\" width=\"{width}\" height=\"{ROW}\" fill=\"{fill}\"/><text x=\"6\" y=\"{}\" class=\"lane\">{}</text>",
             y(i) + 4,
-            esc(&truncate(&lane.name, 28))
+            esc(&crate::text::truncate(&lane.name, 28))
         );
     }
     s.push_str(&times(events));
@@ -45,10 +45,6 @@ pub(super) fn chart(events: &[Event], lanes: &[Lane]) -> String {
     }
     s.push_str("</svg>");
     s
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    crate::text::truncate(s, n)
 }
 
 /// The time (UTC) above each column where it differs, to the second, from the column
