@@ -86,12 +86,11 @@ fn key_paths(ctx: &crate::runtime::context::Ctx) -> anyhow::Result<BTreeSet<Stri
     Ok(paths)
 }
 
-/// Writes `text` to `path` whole (a temporary file renamed into place), its directory made.
+/// Writes `text` to `path` whole (`store::write_verbatim`: public keys, the user's own
+/// file), its directory made.
 fn write(path: &std::path::Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    crate::store::write_verbatim(path, text.as_bytes())
 }

@@ -18,7 +18,7 @@ use super::tree_path::{Shown, TreePath};
 const NAMED: usize = 3;
 
 /// A submodule's entry: not a file a rewind writes.
-const GITLINK: &str = "160000";
+pub(super) const GITLINK: &str = "160000";
 
 /// What a rewind's plan meets in the work tree.
 #[derive(Debug, Default)]

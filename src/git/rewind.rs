@@ -100,7 +100,7 @@ pub fn apply(project: &Project, journal: &Journal) -> io::Result<()> {
     let wanted: Vec<&str> = journal
         .changes
         .iter()
-        .filter(|c| c.status != 'A' && c.mode != GITLINK)
+        .filter(|c| c.status != 'A' && c.mode != super::in_the_way::GITLINK)
         .map(|c| c.blob.as_str())
         .collect();
     let blobs = if wanted.is_empty() {
@@ -123,7 +123,7 @@ pub fn apply(project: &Project, journal: &Journal) -> io::Result<()> {
         let path = root.join(c.path.as_path());
         if c.status == 'A' {
             remove(root, &path)?;
-        } else if c.mode != GITLINK {
+        } else if c.mode != super::in_the_way::GITLINK {
             let content = blobs.get(&c.blob).ok_or_else(|| {
                 io::Error::other(format!("{}: blob {} is not in git", c.path, c.blob))
             })?;
@@ -132,9 +132,6 @@ pub fn apply(project: &Project, journal: &Journal) -> io::Result<()> {
     }
     Ok(())
 }
-
-/// A submodule's entry: not a file to write.
-const GITLINK: &str = "160000";
 
 /// Replaces `path` by a file (or symlink) holding `content`, by rename.
 fn restore(path: &Path, mode: &str, content: &[u8]) -> io::Result<()> {

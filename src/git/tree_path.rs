@@ -84,7 +84,7 @@ impl From<TreePath> for Json {
         match String::from_utf8(p.0) {
             Ok(s) => Json::Text(s),
             Err(e) => Json::Bytes {
-                hex: e.as_bytes().iter().map(|b| format!("{b:02x}")).collect(),
+                hex: waymark_core::text::hex(e.as_bytes()),
             },
         }
     }
@@ -96,20 +96,12 @@ impl TryFrom<Json> for TreePath {
     fn try_from(j: Json) -> Result<TreePath, String> {
         let bytes = match j {
             Json::Text(s) => s.into_bytes(),
-            Json::Bytes { hex } => unhex(&hex).ok_or_else(|| format!("bad hex {hex:?}"))?,
+            Json::Bytes { hex } => {
+                waymark_core::text::unhex(&hex).ok_or_else(|| format!("bad hex {hex:?}"))?
+            }
         };
         TreePath::new(bytes)
     }
-}
-
-fn unhex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 || !hex.is_ascii() {
-        return None;
-    }
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok())
-        .collect()
 }
 
 #[cfg(test)]
