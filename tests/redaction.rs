@@ -262,3 +262,27 @@ fn an_ignored_file_holding_a_secret_is_left_out_of_the_undo_and_the_rewind() {
     assert!(p.read("local.cfg").contains(SECRET));
     assert!(!snapshot_objects(&p).contains(SECRET));
 }
+
+/// A file whose name is not UTF-8 is judged by its real name: one holding a secret stays
+/// out of the snapshot like any other.
+#[test]
+fn a_secret_in_a_file_named_in_no_utf8_stays_out_of_snapshots() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = Project::new();
+    p.write("README.md", "base\n");
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "base"]);
+    p.run(&["task", "start", "--id", "T-1"], "");
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.env");
+    std::fs::write(p.root().join(name), format!("DB_PASSWORD={SECRET}\n")).unwrap();
+    p.write("src/a.rs", "pub fn a() {}\n");
+    let out = p.run(&["checkpoint", "a name in latin-1"], "");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let objects = snapshot_objects(&p);
+    assert!(objects.contains("pub fn a() {}"));
+    assert!(!objects.contains(SECRET), "{objects}");
+}

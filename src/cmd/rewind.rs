@@ -225,7 +225,7 @@ fn changes_since(ctx: &Ctx, tree: &str, paths: &[Vec<u8>]) -> Result<Plan, Strin
     let mut left: Vec<(Vec<u8>, &str)> = now
         .withheld
         .iter()
-        .map(|w| (w.path.clone().into_bytes(), why_left(w.reason)))
+        .map(|w| (w.name.clone(), why_left(w.reason)))
         .collect();
     left_alone(&mut changes, &left);
     let survey = in_the_way::survey(root, &changes);

@@ -94,7 +94,7 @@ pub fn stage(root: &Path, index: &Path, lessons: &str) -> Option<Staged> {
     // written all the same.
     indexed(root, &index, &["add", "-A", "--ignore-errors", "--"])
         .args(super::project_files(lessons))
-        .args(withheld.iter().map(|w| withheld::excluded(&w.path)))
+        .args(withheld.iter().map(|w| withheld::excluded(&w.name)))
         .stdout(Stdio::null())
         .status()
         .ok()?;

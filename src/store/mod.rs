@@ -17,6 +17,7 @@ pub mod deadline;
 mod dir;
 mod edit;
 pub mod faults;
+mod hash;
 mod lock;
 pub mod log;
 mod nofollow;
@@ -32,6 +33,7 @@ pub use atomic::{
 };
 pub use dir::make_dir;
 pub use edit::{edit_text, rewrite_small};
+pub use hash::sha256_file;
 pub use lock::{FileLock, LOCK_TIMEOUT, LockError};
 pub use nofollow::{read, read_at_most, refuse_symlink};
 pub use tail::{TailLines, find_before, find_from_end, read_tail_lines};

@@ -19,13 +19,11 @@
 //!
 //! Living in the task's own folder, captures are archived and cleaned up with their task.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::store;
 use crate::store::project::Project;
@@ -298,18 +296,9 @@ pub fn snapshot(project: &Project, rel: &str) -> FileSnapshot {
     }
 }
 
+/// The first 16 hex digits of the file's SHA-256 (a file snapshot's `sha256`).
 fn hash_prefix(path: &Path) -> io::Result<String> {
-    let mut f = File::open(path)?;
-    let mut h = Sha256::new();
-    let mut buf = [0u8; 64 * 1024];
-    loop {
-        let n = f.read(&mut buf)?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(waymark_core::text::hex(&h.finalize()[..8]))
+    crate::store::sha256_file(path).map(|h| h[..16].to_string())
 }
 
 /// Files whose state differs from the snapshot (changed, appeared or vanished).

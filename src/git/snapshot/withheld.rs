@@ -3,7 +3,8 @@
 //! `.git` at every checkpoint (a growing log). Each is recorded by the SHA-256 of its
 //! content; a rewind leaves it as it is (docs/rewind.md).
 
-use std::io::Read;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::Stdio;
 
@@ -21,7 +22,12 @@ const SECRET_SCAN_LIMIT: u64 = 4 << 20;
 /// A file a snapshot left out, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Withheld {
+    /// The name as a person reads it (a name that is not UTF-8 shown with U+FFFD).
     pub path: String,
+    /// The name as git has it, bytes; what the snapshot leaves out and a rewind leaves
+    /// alone. Not stored: a capture read back names the file by `path`.
+    #[serde(skip)]
+    pub name: Vec<u8>,
     /// SHA-256 of the content, hex.
     pub sha256: String,
     #[serde(default)]
@@ -57,11 +63,16 @@ impl Withheld {
     }
 }
 
-/// The pathspec that leaves `path` out of `git add`.
-pub(super) fn excluded(path: &str) -> std::ffi::OsString {
+/// The pathspec that leaves `name` (git's bytes) out of `git add`.
+pub(super) fn excluded(name: &[u8]) -> std::ffi::OsString {
     let mut spec = std::ffi::OsString::from(":(exclude,literal)");
-    spec.push(path);
+    spec.push(OsStr::from_bytes(name));
     spec
+}
+
+/// The file named `name` (root-relative, git's bytes), whatever its bytes.
+fn file(root: &Path, name: &[u8]) -> std::path::PathBuf {
+    root.join(OsStr::from_bytes(name))
 }
 
 /// The untracked files (ignored ones aside) larger than [`LARGE_FILE`], found before they
@@ -78,32 +89,18 @@ pub(super) fn large_untracked(root: &Path, index: &TempIndex, lessons: &str) -> 
     out.stdout
         .split(|&b| b == 0)
         .filter(|p| !p.is_empty())
-        .filter_map(|p| {
-            let path = String::from_utf8(p.to_vec()).ok()?;
-            let meta = std::fs::symlink_metadata(root.join(&path)).ok()?;
+        .filter_map(|name| {
+            let meta = std::fs::symlink_metadata(file(root, name)).ok()?;
             let large = meta.is_file() && meta.len() > LARGE_FILE;
             large.then(|| Withheld {
-                sha256: file_sha256(&root.join(&path)).unwrap_or_default(),
-                path,
+                path: String::from_utf8_lossy(name).into_owned(),
+                name: name.to_vec(),
+                sha256: crate::store::sha256_file(&file(root, name)).unwrap_or_default(),
                 reason: Reason::Large,
                 size: Some(meta.len()),
             })
         })
         .collect()
-}
-
-/// SHA-256 of a file's content, read in pieces.
-fn file_sha256(path: &Path) -> std::io::Result<String> {
-    use sha2::{Digest, Sha256};
-    let mut file = std::fs::File::open(path)?;
-    let mut hash = Sha256::new();
-    let mut buf = vec![0u8; 1 << 16];
-    loop {
-        match file.read(&mut buf)? {
-            0 => return Ok(waymark_core::text::hex(&hash.finalize())),
-            n => hash.update(&buf[..n]),
-        }
-    }
 }
 
 /// Takes the files that changed since `head` (every file, with no commit yet) and hold a
@@ -136,7 +133,7 @@ pub(super) fn take_out_secrets(
         .stdout
         .split(|&b| b == 0)
         .filter(|p| !p.is_empty())
-        .filter_map(|p| secret_file(root, &String::from_utf8_lossy(p)))
+        .filter_map(|name| secret_file(root, name))
         .collect();
     if withheld.is_empty() {
         return Some(withheld);
@@ -147,20 +144,20 @@ pub(super) fn take_out_secrets(
         None => indexed(root, index, &["rm", "-q", "--cached", "--"]),
     };
     let done = undo
-        .args(withheld.iter().map(|w| literal(w.path.as_bytes())))
+        .args(withheld.iter().map(|w| literal(&w.name)))
         .stdout(Stdio::null())
         .status();
     done.ok()?.success().then_some(withheld)
 }
 
 /// Whether the file at `path` (root-relative, git's bytes) holds a secret.
-pub fn holds_secret(root: &Path, path: &[u8]) -> bool {
-    secret_file(root, &String::from_utf8_lossy(path)).is_some()
+pub fn holds_secret(root: &Path, name: &[u8]) -> bool {
+    secret_file(root, name).is_some()
 }
 
-/// `path` (root-relative) judged: withheld when it holds a secret.
-fn secret_file(root: &Path, path: &str) -> Option<Withheld> {
-    let full = root.join(path);
+/// `name` (root-relative, git's bytes) judged: withheld when it holds a secret.
+fn secret_file(root: &Path, name: &[u8]) -> Option<Withheld> {
+    let full = file(root, name);
     let meta = std::fs::symlink_metadata(&full).ok()?;
     if !meta.is_file() || meta.len() > SECRET_SCAN_LIMIT {
         return None;
@@ -168,7 +165,8 @@ fn secret_file(root: &Path, path: &str) -> Option<Withheld> {
     let bytes = std::fs::read(&full).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     waymark_redact::holds_secret(&text).then(|| Withheld {
-        path: path.to_string(),
+        path: String::from_utf8_lossy(name).into_owned(),
+        name: name.to_vec(),
         sha256: waymark_core::receipt::sha256_hex(&bytes),
         reason: Reason::Secret,
         size: None,
