@@ -576,10 +576,13 @@ pub fn archived(project: &Project) -> io::Result<Vec<(String, Result<Hook, Store
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e.into()),
         };
-        Ok(Some(match parse(&bytes)? {
+        let mut hook = match parse(&bytes)? {
             Parsed::Current(h) => h,
             Parsed::Older(m) => m.hook,
-        }))
+        };
+        // A finished task's file is bounded as the current one is when read.
+        hook.bound();
+        Ok(Some(hook))
     };
     Ok(names
         .into_iter()
