@@ -21,53 +21,38 @@ pub struct TraceArgs {
 
 pub fn run(root: Option<PathBuf>, args: TraceArgs) -> ExitCode {
     let ctx = super::ctx(root);
-    let path = trace::trace_path(&ctx.project);
-    let found = match trace::verify(&path) {
-        Ok(v) => v,
-        Err(e) => {
-            return super::fail(
-                super::CHECK_FAILED,
-                format!("cannot read {}: {e}", path.display()),
-            );
-        }
-    };
-    print!("{}", summary(&found));
-    let (said, head_broken) = match found.bad {
-        Some(_) => (String::new(), false),
-        None => head_report(&ctx, &found),
+    let (holds, said) = match checked(&ctx) {
+        Ok(checked) => checked,
+        Err(why) => return super::fail(super::CHECK_FAILED, why),
     };
     print!("{said}");
-    let (anchored, anchor_broken) = anchors_report(&ctx, &path);
-    print!("{anchored}");
-    match (
-        found.bad.is_some() || head_broken || anchor_broken,
-        args.verify,
-    ) {
-        (true, true) => {
-            eprintln!("waymark: trace: verification FAILED");
-            ExitCode::from(super::CHECK_FAILED)
-        }
-        _ => ExitCode::SUCCESS,
+    if !holds && args.verify {
+        eprintln!("waymark: trace: verification FAILED");
+        return ExitCode::from(super::CHECK_FAILED);
     }
+    ExitCode::SUCCESS
 }
 
-/// What `waymark trace --verify` says, for the report: whether the ledger holds, and the
-/// command's text.
+/// What `waymark trace --verify` says, for the report and `verify`: whether the ledger
+/// holds, and the command's text.
 pub fn verdict(ctx: &Ctx) -> (bool, String) {
+    checked(ctx).unwrap_or_else(|why| (false, why))
+}
+
+/// The ledger walked and judged: whether its chain, its head and the heads anchored in
+/// git hold, and what each says; `Err` when it cannot be read.
+fn checked(ctx: &Ctx) -> Result<(bool, String), String> {
     let path = trace::trace_path(&ctx.project);
-    let found = match trace::verify(&path) {
-        Ok(v) => v,
-        Err(e) => return (false, format!("cannot read {}: {e}", path.display())),
-    };
+    let found = trace::verify(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let (said, head_broken) = match found.bad {
         Some(_) => (String::new(), false),
         None => head_report(ctx, &found),
     };
     let (anchored, anchor_broken) = anchors_report(ctx, &path);
-    (
+    Ok((
         found.bad.is_none() && !head_broken && !anchor_broken,
         format!("{}{said}{anchored}", summary(&found)),
-    )
+    ))
 }
 
 /// What the heads anchored in git history (`Waymark-Trace` trailers of HEAD's commits,
