@@ -13,7 +13,6 @@ use serde_json::json;
 
 use crate::git::hooks::{self, GitHook, GitHookError, Installed, Uninstalled};
 use crate::git::trailers;
-use crate::receipt::{FileKeyManager, KeyManager};
 use crate::runtime::context::Ctx;
 use crate::store::project::Project;
 use waymark_core::task::Hook;
@@ -195,9 +194,7 @@ fn receipt_of_index(ctx: &Ctx, hook: &Hook) -> Option<String> {
         return None;
     }
     let tree = crate::git::project_tree::of_index(&ctx.project.root, &ctx.config.agent_md)?;
-    let mut km = FileKeyManager::from_config(&ctx.config);
-    km.load_existing().ok()?;
-    let signer = km.new_signer().ok()?;
+    let signer = crate::receipt::existing_signer(&ctx.config).ok()?;
     receipts
         .iter()
         .rev()

@@ -101,8 +101,7 @@ pub fn verdict(ctx: &crate::runtime::context::Ctx, hook: &Hook) -> (bool, String
         Ok(r) => r,
         Err(e) => return (false, format!("cannot read the receipts: {e}")),
     };
-    let mut km = FileKeyManager::from_config(&ctx.config);
-    let loaded = km.load_existing().and_then(|()| km.new_signer());
+    let loaded = crate::receipt::existing_signer(&ctx.config);
     let signer: Option<&dyn ReceiptSigner> = loaded.as_ref().ok().map(|s| s.as_ref());
     let checked = Checked::new(Some(hook), receipts, signer);
     let mut text = format!(

@@ -6,7 +6,6 @@
 use std::path::PathBuf;
 
 use crate::cmd::ExitCode;
-use crate::receipt::{FileKeyManager, KeyManager};
 use crate::runtime::context::Ctx;
 use crate::trace::{self, HeadCheck, Verified, head};
 use waymark_core::trace::anchor::{self, Anchor};
@@ -111,9 +110,7 @@ fn head_report(ctx: &Ctx, found: &Verified) -> (String, bool) {
             false,
         );
     };
-    let mut keys = FileKeyManager::from_config(&ctx.config);
-    let signer = keys.load_existing().and_then(|()| keys.new_signer());
-    let Ok(signer) = signer else {
+    let Ok(signer) = crate::receipt::existing_signer(&ctx.config) else {
         return (
             "head: cannot be checked here, without the key that made it: the chain is checked against itself only\n".into(),
             false,

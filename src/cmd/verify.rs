@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::cmd::ExitCode;
-use crate::receipt::{FileKeyManager, KeyManager, ReceiptSigner, Verdict, verify_all};
+use crate::receipt::{ReceiptSigner, Verdict, verify_all};
 use crate::runtime::context::Ctx;
 use waymark_core::receipt::ValidationReceipt;
 use waymark_core::receipt::chain;
@@ -89,8 +89,7 @@ fn load_keys(ctx: &Ctx, file: Option<&std::path::Path>) -> Result<Keys, String> 
         println!("keys: {} public keys from {}", keys.0.len(), file.display());
         return Ok(Keys::Public(keys));
     }
-    let mut km = FileKeyManager::from_config(&ctx.config);
-    match km.load_existing().and_then(|()| km.new_signer()) {
+    match crate::receipt::existing_signer(&ctx.config) {
         Ok(s) => {
             println!("keys: the master key");
             Ok(Keys::Master(Some(s)))

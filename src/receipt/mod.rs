@@ -20,6 +20,14 @@ pub fn signer(config: &Config) -> Result<Box<dyn ReceiptSigner>, KeyError> {
     km.new_signer()
 }
 
+/// The signer of the configured master key only when the key exists: what checks receipts
+/// (verifying must never create a key).
+pub fn existing_signer(config: &Config) -> Result<Box<dyn ReceiptSigner>, KeyError> {
+    let mut km = FileKeyManager::from_config(config);
+    km.load_existing()?;
+    km.new_signer()
+}
+
 /// [`waymark_core::task::validation::receipt`] signed with the configured key, and why it is unsigned when
 /// there is no usable key.
 pub fn sealed(
