@@ -365,7 +365,9 @@ fn the_plugin_and_init_register_the_same_events() {
             .unwrap();
         assert_eq!(
             command,
-            format!("\"${{CLAUDE_PLUGIN_ROOT}}/hooks/waymark-hook\" {event}")
+            format!(
+                "set -- {event}; command . \"${{CLAUDE_PLUGIN_ROOT}}/hooks/waymark-hook\" || exit 0"
+            )
         );
     }
     for event in ["WorktreeCreate", "WorktreeRemove"] {

@@ -86,8 +86,28 @@ impl Checkout {
     /// `waymark` (`data` = `waymark-waymark`) or `--plugin-dir` (`waymark-inline`).
     pub(crate) fn launcher(&self, p: &Project, data: &str, args: &[&str]) -> Command {
         let mut c = Command::new(self.path("plugin/hooks/waymark-hook"));
-        c.args(args)
-            .current_dir(p.root())
+        c.args(args);
+        self.as_plugin(c, p, data)
+    }
+
+    /// The event's command as hooks.json registers it, run the way Claude Code runs a
+    /// hook: `sh -c "<command>"`.
+    pub(crate) fn registered(&self, p: &Project, data: &str, event: &str) -> Command {
+        let hooks: serde_json::Value = serde_json::from_str(
+            &fs::read_to_string(self.path("plugin/hooks/hooks.json")).unwrap(),
+        )
+        .unwrap();
+        let command = hooks["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap();
+        let mut c = Command::new("sh");
+        c.args(["-c", command]);
+        self.as_plugin(c, p, data)
+    }
+
+    /// `c` with the environment Claude Code gives a plugin's hook.
+    fn as_plugin(&self, mut c: Command, p: &Project, data: &str) -> Command {
+        c.current_dir(p.root())
             .env("CLAUDE_PROJECT_DIR", p.root())
             .env("HOME", p.config.path())
             .env("XDG_CONFIG_HOME", p.config.path())
@@ -130,7 +150,7 @@ fn an_installed_plugin_runs_the_installed_waymark_not_the_checkouts_old_build() 
     let event = p.write_event("a.txt", "a\n");
 
     let out = co
-        .launcher(&p, "waymark-waymark", &["PostToolUse"])
+        .registered(&p, "waymark-waymark", "PostToolUse")
         .env("PATH", &path)
         .output_with(&event);
     assert!(out.status.success(), "{out:?}");
@@ -202,7 +222,7 @@ fn with_nothing_installed_an_install_runs_the_build_and_never_starts_one() {
     );
     let path = format!("{}:{path}", co.path("fake-cargo").display());
     let out = co
-        .launcher(&p, "waymark-waymark", &["Stop"])
+        .registered(&p, "waymark-waymark", "Stop")
         .env("PATH", &path)
         .output_with("{}");
     assert!(out.status.success());
@@ -221,7 +241,7 @@ fn with_nothing_installed_an_install_runs_the_build_and_never_starts_one() {
 
     // While developing, it does build (once, in the background).
     let out = co
-        .launcher(&p, "waymark-inline", &["Stop"])
+        .registered(&p, "waymark-inline", "Stop")
         .env("PATH", &path)
         .output_with("{}");
     assert!(out.status.success());
@@ -230,6 +250,32 @@ fn with_nothing_installed_an_install_runs_the_build_and_never_starts_one() {
     while !co.notes().contains("cargo build --release") {
         assert!(std::time::Instant::now() < deadline, "{}", co.notes());
         std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Claude Code runs each hook as `sh -c "<command>"`; the plugin's command reads the
+/// launcher into that shell (no second one), and a plugin missing its launcher still lets
+/// the tool call pass: exit 0, not the 2 that would block it.
+#[test]
+fn the_registered_command_runs_in_claude_codes_own_shell_and_never_blocks() {
+    let p = Project::new();
+    let co = Checkout::new();
+    let path = co.search_path(true);
+    let event = p.write_event("a.txt", "a\n");
+    let out = co
+        .registered(&p, "waymark-waymark", "PostToolUse")
+        .env("PATH", &path)
+        .output_with(&event);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(co.notes(), "installed hook PostToolUse\n");
+    for event in ["PreToolUse", "SessionStart"] {
+        fs::remove_file(co.path("plugin/hooks/waymark-hook")).ok();
+        let out = co
+            .registered(&p, "waymark-waymark", event)
+            .env("PATH", &path)
+            .output_with("{}");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("waymark-hook"));
     }
 }
 
