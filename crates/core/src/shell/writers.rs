@@ -6,6 +6,7 @@
 //! node/bun `-e`/`-p`, deno `eval`, perl and ruby `-e`, php `-r`, or a here-document fed to
 //! them) when it looks like it writes.
 
+use super::command::{SHELLS, shell_scripts};
 use super::lex::{Simple, Word};
 
 /// What one simple command's words say it writes, or does.
@@ -71,7 +72,10 @@ pub fn of(simple: &Simple) -> Vec<Found> {
         )],
         "find" => find(args),
         "xargs" => xargs(args),
-        "sh" | "bash" | "zsh" | "dash" | "ksh" => shell(args, &simple.heredocs),
+        n if SHELLS.contains(&n) => shell_scripts(args, &simple.heredocs)
+            .into_iter()
+            .map(Found::Script)
+            .collect(),
         _ => inline(name, args, &simple.heredocs).into_iter().collect(),
     }
 }
@@ -322,23 +326,6 @@ fn nested(by: &str, words: Vec<Word>) -> Option<Found> {
             "`{by} {program}` writes files the text does not name"
         ))
     })
-}
-
-/// `sh -c SCRIPT` (`bash -lc`, …) or a here-document fed to a shell: the script. A script
-/// file (`bash build.sh`) is a program of its own, not read.
-fn shell(args: &[Word], heredocs: &[String]) -> Vec<Found> {
-    let mut it = args.iter();
-    let mut command = false;
-    while let Some(w) = it.next() {
-        match w.text.strip_prefix('-') {
-            Some("o" | "O") => _ = it.next(),
-            Some(o) if !o.starts_with('-') && o.contains('c') => command = true,
-            Some(_) => {}
-            None if command => return vec![Found::Script(w.text.clone())],
-            None => return Vec::new(),
-        }
-    }
-    heredocs.iter().map(|h| Found::Script(h.clone())).collect()
 }
 
 /// Words in inline code that suggest it writes a file or runs a command that may.

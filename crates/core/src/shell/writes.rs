@@ -9,6 +9,7 @@
 //! files itself (`cargo build` into `target/`, `npm install` into `node_modules/`, `git
 //! commit` into `.git/`) is not judged: its outputs are its own business.
 
+use super::command::DEPTH;
 use super::lex::{self, Item, Line, Simple, Word};
 use super::writers::{self, Found};
 
@@ -30,9 +31,6 @@ pub struct Target {
     /// `dir/a.rs`); only the file system can tell.
     pub in_dir: Option<String>,
 }
-
-/// How deep `bash -c` scripts and substitutions are followed.
-const DEPTH: usize = 8;
 
 /// What `command` writes.
 pub fn of(command: &str) -> Writes {
