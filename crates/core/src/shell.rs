@@ -16,6 +16,7 @@ mod writers;
 pub mod writes;
 
 use crate::config::DEFAULT_VALIDATION_COMMANDS;
+use command::command_word;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Kinds {
@@ -90,24 +91,6 @@ fn gather(command: &str, depth: usize, out: &mut Vec<Vec<String>>) {
     for script in line.inner {
         gather(&script, depth, out);
     }
-}
-
-/// Where the command itself is among a simple command's words: after `VAR=value`
-/// assignments and the wrappers that run what follows (`sudo`, `env`, `time`, `nohup`,
-/// `exec`, `command`).
-fn command_word(words: &[String]) -> usize {
-    words
-        .iter()
-        .position(|w| {
-            let assignment = w.split_once('=').is_some_and(|(k, _)| {
-                !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            });
-            let wrapper = ["sudo", "env", "time", "nohup", "exec", "command"]
-                .iter()
-                .any(|x| is(w, x));
-            !assignment && !wrapper
-        })
-        .unwrap_or(words.len().saturating_sub(1))
 }
 
 /// True when `word` is `name`, or a path to it (`/usr/bin/git`, `./gradlew`).
@@ -707,6 +690,43 @@ mod tests {
         fn any_text_is_classified(command in "[a-z $'\"`\\\\(){}<>|&;~*#=/.\n\t-]{0,40}") {
             let _ = classify(&command, &patterns(), &[]);
             let _ = commit_message(&command);
+        }
+    }
+
+    /// A command run by a wrapper (`timeout`, `nice`, `env -i`, `sudo -u`), or after a
+    /// reserved word (`if`, `!`, `{`), is classified as the command it runs.
+    #[test]
+    fn wrappers_and_reserved_words_are_skipped_to_the_command() {
+        let p = patterns();
+        for command in [
+            "timeout 600 cargo test",
+            "timeout -s KILL 600 go test ./...",
+            "nice -n 10 make check",
+            "stdbuf -oL pytest -q",
+        ] {
+            assert!(classify(command, &p, &[]).validation, "{command}");
+        }
+        assert!(!classify("timeout 60 waymark validate -- cargo test", &p, &[]).validation);
+        for command in [
+            "nice -n 10 git commit -m x",
+            "env -i A=b git commit -m x",
+            "sudo -u me git commit -m x",
+            "if git commit -m x; then echo ok; fi",
+            "{ git commit -m x; }",
+            "! git commit -m x",
+        ] {
+            assert!(classify(command, &p, &[]).git_commit, "{command}");
+        }
+        assert_eq!(
+            commit_message("timeout 30 git commit -m wrapped").as_deref(),
+            Some("wrapped")
+        );
+        for command in [
+            "timeout -s KILL 60 npm publish",
+            "stdbuf -oL git push",
+            "nohup timeout 5 gh pr create --fill",
+        ] {
+            assert!(classify(command, &p, &[]).side_effect, "{command}");
         }
     }
 

@@ -6,7 +6,7 @@
 //! node/bun `-e`/`-p`, deno `eval`, perl and ruby `-e`, php `-r`, or a here-document fed to
 //! them) when it looks like it writes.
 
-use super::command::{SHELLS, shell_scripts};
+use super::command::{SHELLS, command_word, shell_scripts};
 use super::lex::{Simple, Word};
 
 /// What one simple command's words say it writes, or does.
@@ -24,25 +24,12 @@ pub enum Found {
 
 /// What `simple` writes by its arguments (its redirections are the caller's).
 pub fn of(simple: &Simple) -> Vec<Found> {
-    // The reserved words that may stand before a command (`then sed -i …`).
-    let keyword = |w: &Word| {
-        [
-            "if", "then", "else", "elif", "do", "while", "until", "!", "{",
-        ]
-        .contains(&w.text.as_str())
-    };
-    let words: Vec<Word> = simple
-        .words
-        .iter()
-        .skip_while(|w| keyword(w))
-        .cloned()
-        .collect();
-    let texts: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
+    let texts: Vec<String> = simple.words.iter().map(|w| w.text.clone()).collect();
     if texts.is_empty() {
         return Vec::new();
     }
-    let at = super::command_word(&texts);
-    let args = &words[at + 1..];
+    let at = command_word(&texts);
+    let args = &simple.words[at + 1..];
     let name = texts[at].rsplit('/').next().unwrap_or_default();
     let files = |a: Args| {
         a.operands
