@@ -22,8 +22,9 @@ pub enum Found {
     Cd(Option<Word>),
 }
 
-/// What `simple` writes by its arguments (its redirections are the caller's).
-pub fn of(simple: &Simple) -> Vec<Found> {
+/// What `simple` writes by its arguments (its redirections are the caller's); `depth`: how
+/// many scripts deeper may still be read.
+pub fn of(simple: &Simple, depth: usize) -> Vec<Found> {
     let texts: Vec<String> = simple.words.iter().map(|w| w.text.clone()).collect();
     if texts.is_empty() {
         return Vec::new();
@@ -57,8 +58,8 @@ pub fn of(simple: &Simple) -> Vec<Found> {
         "cd" | "pushd" => vec![Found::Cd(
             parse(args, "", &[]).operands.first().map(|w| (*w).clone()),
         )],
-        "find" => find(args),
-        "xargs" => xargs(args),
+        "find" => find(args, depth),
+        "xargs" => xargs(args, depth),
         n if SHELLS.contains(&n) => shell_scripts(args, &simple.heredocs)
             .into_iter()
             .map(Found::Script)
@@ -254,7 +255,7 @@ fn sed(args: &[Word]) -> Vec<Found> {
 }
 
 /// `find … -exec CMD … ;`: a writer run on the files find names.
-fn find(args: &[Word]) -> Vec<Found> {
+fn find(args: &[Word], depth: usize) -> Vec<Found> {
     let mut found = Vec::new();
     let mut it = args.iter();
     while let Some(w) = it.next() {
@@ -264,14 +265,14 @@ fn find(args: &[Word]) -> Vec<Found> {
                 .take_while(|w| w.text != ";" && w.text != "+")
                 .cloned()
                 .collect();
-            found.extend(nested("find -exec", words));
+            found.extend(nested("find -exec", words, depth));
         }
     }
     found
 }
 
 /// `xargs [options] CMD …`: a writer run on the words xargs reads.
-fn xargs(args: &[Word]) -> Vec<Found> {
+fn xargs(args: &[Word], depth: usize) -> Vec<Found> {
     let mut it = args.iter();
     while let Some(w) = it.next() {
         let t = w.text.as_str();
@@ -285,7 +286,9 @@ fn xargs(args: &[Word]) -> Vec<Found> {
                     ..Word::default()
                 };
                 let words = std::iter::once(w).chain(it).cloned().chain([read]);
-                return nested("xargs", words.collect()).into_iter().collect();
+                return nested("xargs", words.collect(), depth)
+                    .into_iter()
+                    .collect();
             }
         }
     }
@@ -293,17 +296,17 @@ fn xargs(args: &[Word]) -> Vec<Found> {
 }
 
 /// A command run by `find` or `xargs`: if it writes anything, what it writes is named by
-/// what they read, not by the text.
-fn nested(by: &str, words: Vec<Word>) -> Option<Found> {
+/// what they read, not by the text. Its scripts are read one level deeper than the caller.
+fn nested(by: &str, words: Vec<Word>, depth: usize) -> Option<Found> {
     let program = words.first()?.text.clone();
     let simple = Simple {
         words,
         ..Simple::default()
     };
-    let writes = of(&simple).into_iter().any(|f| match f {
+    let writes = of(&simple, depth).into_iter().any(|f| match f {
         Found::File(..) | Found::Unreadable(_) => true,
         Found::Script(s) => {
-            let w = super::writes::of(&s);
+            let w = super::writes::within(&s, depth - 1);
             !w.targets.is_empty() || !w.unreadable.is_empty()
         }
         Found::Cd(_) => false,

@@ -34,8 +34,13 @@ pub struct Target {
 
 /// What `command` writes.
 pub fn of(command: &str) -> Writes {
+    within(command, DEPTH)
+}
+
+/// What `command` writes, its scripts read `depth` levels deep at most.
+pub(super) fn within(command: &str, depth: usize) -> Writes {
     let mut out = Writes::default();
-    walk(command, &Dir::Here, DEPTH, &mut out);
+    walk(command, &Dir::Here, depth, &mut out);
     out.targets.dedup();
     out.unreadable.dedup();
     out
@@ -77,7 +82,7 @@ fn simple_command(simple: &Simple, dir: &mut Dir, depth: usize, out: &mut Writes
     for w in &simple.writes {
         target(w, None, dir, out);
     }
-    for found in writers::of(simple) {
+    for found in writers::of(simple, depth) {
         match found {
             Found::File(w, in_dir) => target(&w, in_dir, dir, out),
             Found::Unreadable(why) => out.unreadable.push(why),

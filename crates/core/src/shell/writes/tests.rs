@@ -199,6 +199,23 @@ fn wrappers_run_the_writer_after_them() {
     assert!(unreadable);
 }
 
+/// Scripts run by `xargs sh -c` inside one another are read as deep as `bash -c` ones, not
+/// each from the top again: too deep is unreadable.
+#[test]
+fn nested_scripts_are_read_to_one_depth() {
+    let chain = |levels: usize| {
+        (0..levels).fold("true".to_string(), |inner, _| {
+            format!("xargs sh -c {}", crate::shell::quote(&inner))
+        })
+    };
+    assert_eq!(read(&chain(3)), (vec![], false));
+    let w = of(&chain(DEPTH + 2));
+    assert_eq!(
+        w.unreadable,
+        vec!["`xargs sh` writes files the text does not name"]
+    );
+}
+
 /// A relative path after `cd` is taken from where the `cd` went; a subshell's `cd` ends
 /// at its `)`.
 #[test]
