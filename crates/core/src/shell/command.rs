@@ -52,9 +52,23 @@ const WRAPPERS: &[Wrapper] = &[
     wrapper("nice", "n", "adjustment"),
     wrapper("ionice", "cn", "class classdata"),
     wrapper("stdbuf", "ioe", "input output error"),
+    wrapper("unbuffer", "", ""),
     Wrapper {
         operands: 1,
         ..wrapper("timeout", "sk", "signal kill-after")
+    },
+    // A priority, a CPU mask, a lock file before the command.
+    Wrapper {
+        operands: 1,
+        ..wrapper("chrt", "TPD", "sched-runtime sched-period sched-deadline")
+    },
+    Wrapper {
+        operands: 1,
+        ..wrapper("taskset", "", "")
+    },
+    Wrapper {
+        operands: 1,
+        ..wrapper("flock", "wE", "timeout wait conflict-exit-code")
     },
 ];
 
@@ -161,6 +175,9 @@ mod tests {
             ("exec -a name git", "git"),
             ("command -p git", "git"),
             ("time -p git", "git"),
+            ("flock -w 5 /tmp/lock cargo test", "cargo"),
+            ("taskset -c 0,1 chrt -b 0 make", "make"),
+            ("unbuffer tee log", "tee"),
             ("if ! git push", "git"),
             ("then { A=1 git push", "git"),
             ("echo if", "echo"),
