@@ -815,6 +815,10 @@ fn deny_mode_denies_a_bash_command_writing_out_of_scope() {
     for (command, path) in [
         ("echo x > other/file", "other/file"),
         ("sed -i 's/main/start/' src/main.rs", "src/main.rs"),
+        (
+            "timeout 5 sed -i 's/main/start/' src/main.rs",
+            "src/main.rs",
+        ),
         ("cargo test 2>&1 | tee build.log", "build.log"),
         ("cp src/auth/a.ts other/b.ts", "other/b.ts"),
         ("cp src/auth/a.ts src", "src/a.ts"),

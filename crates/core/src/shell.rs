@@ -2,19 +2,21 @@
 //! request, a validation; and what its output says (the commit's hash, the PR's URL).
 //!
 //! Pure text work, and no regex compiled for it: compiling the patterns cost a Bash event
-//! more than everything else it does. A command is read as simple commands (split at `;`,
-//! `&`, `|`, `(`, `)` and newlines) of words (split at white space, quotes removed), and
-//! each rule is a sequence of words. Only the patterns a user configured
+//! more than everything else it does. A command is read by [`lex`], the one reading of the
+//! shell's language here, as simple commands of words, and each rule is a sequence of
+//! words. Only the patterns a user configured
 //! (`validation_commands` beyond the defaults, `side_effect_commands`) are regexes, and
 //! they are compiled only for Bash events.
 
 use regex::RegexSet;
 
+mod command;
 mod lex;
 mod writers;
 pub mod writes;
 
 use crate::config::DEFAULT_VALIDATION_COMMANDS;
+use command::command_word;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Kinds {
@@ -51,100 +53,44 @@ pub fn first_word(command: &str) -> &str {
     c
 }
 
-/// The simple commands of a command line, each as its words. A script handed to a shell
-/// (`bash -c "git commit -m x"`) is read as the commands it holds.
+/// The simple commands of a command line, each as its words (quotes removed, redirections
+/// left out), as [`lex::read`] reads them. A script handed to a shell (`bash -c "git
+/// commit -m x"`) and those in `$(…)` and backquotes are read as the commands they hold.
 pub fn simple_commands(command: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
-    for words in split(command) {
-        let at = command_word(&words);
-        let shell = ["sh", "bash", "zsh", "dash"]
-            .iter()
-            .any(|s| is(&words[at], s));
-        match (
-            shell,
-            words.get(at + 1).map(String::as_str),
-            words.get(at + 2),
-        ) {
-            (true, Some("-c"), Some(script)) => out.extend(simple_commands(script)),
-            _ => out.push(words),
-        }
-    }
+    gather(command, command::DEPTH, &mut out);
     out
 }
 
-/// Where the command itself is among a simple command's words: after `VAR=value`
-/// assignments and the wrappers that run what follows (`sudo`, `env`, `time`, `nohup`,
-/// `exec`, `command`).
-fn command_word(words: &[String]) -> usize {
-    words
-        .iter()
-        .position(|w| {
-            let assignment = w.split_once('=').is_some_and(|(k, _)| {
-                !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            });
-            let wrapper = ["sudo", "env", "time", "nohup", "exec", "command"]
-                .iter()
-                .any(|x| is(w, x));
-            !assignment && !wrapper
-        })
-        .unwrap_or(words.len().saturating_sub(1))
-}
-
-fn split(command: &str) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    let mut words: Vec<String> = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = command.chars().peekable();
-    let end_word = |word: &mut String, in_word: &mut bool, words: &mut Vec<String>| {
-        if *in_word {
-            words.push(std::mem::take(word));
-            *in_word = false;
-        }
+fn gather(command: &str, depth: usize, out: &mut Vec<Vec<String>>) {
+    let Some(depth) = depth.checked_sub(1) else {
+        return;
     };
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                for q in chars.by_ref() {
-                    if q == '\'' {
-                        break;
-                    }
-                    word.push(q);
-                }
-            }
-            '"' => {
-                in_word = true;
-                while let Some(q) = chars.next() {
-                    match q {
-                        '"' => break,
-                        '\\' => word.extend(chars.next()),
-                        _ => word.push(q),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                word.extend(chars.next());
-            }
-            ';' | '&' | '|' | '(' | ')' | '\n' | '`' => {
-                end_word(&mut word, &mut in_word, &mut words);
-                if !words.is_empty() {
-                    out.push(std::mem::take(&mut words));
-                }
-            }
-            c if c.is_whitespace() => end_word(&mut word, &mut in_word, &mut words),
-            c => {
-                in_word = true;
-                word.push(c);
-            }
+    let line = lex::read(command);
+    for item in line.items {
+        let lex::Item::Command(simple) = item else {
+            continue;
+        };
+        let words: Vec<String> = simple.words.iter().map(|w| w.text.clone()).collect();
+        if words.is_empty() {
+            continue;
+        }
+        let at = command_word(&words);
+        let scripts = if command::SHELLS.iter().any(|s| is(&words[at], s)) {
+            command::shell_scripts(&simple.words[at + 1..], &simple.heredocs)
+        } else {
+            Vec::new()
+        };
+        if scripts.is_empty() {
+            out.push(words);
+        }
+        for script in scripts {
+            gather(&script, depth, out);
         }
     }
-    end_word(&mut word, &mut in_word, &mut words);
-    if !words.is_empty() {
-        out.push(words);
+    for script in line.inner {
+        gather(&script, depth, out);
     }
-    out
 }
 
 /// True when `word` is `name`, or a path to it (`/usr/bin/git`, `./gradlew`).
@@ -649,6 +595,34 @@ mod tests {
         );
     }
 
+    /// Commands are read the way the shell reads them: the scripts a shell or a
+    /// substitution runs are commands; a here-document's body, a comment and a
+    /// redirection's file are not.
+    #[test]
+    fn commands_are_read_as_the_shell_reads_them() {
+        let p = patterns();
+        for (command, push) in [
+            ("echo \"$(git push)\"", true),
+            ("echo `git push`", true),
+            ("bash -lc 'git push'", true),
+            ("sh -o pipefail -c 'git push'", true),
+            ("bash <<'EOF'\ngit push\nEOF", true),
+            ("cat > notes <<EOF\ngit push\nEOF", false),
+            (
+                "git commit -m \"$(cat <<'EOF'\nThen git push\nEOF\n)\"",
+                false,
+            ),
+            ("echo done # git push", false),
+            ("bash push.sh", false),
+        ] {
+            assert_eq!(classify(command, &p, &[]).git_push, push, "{command:?}");
+        }
+        assert_eq!(
+            simple_commands("git commit -m x > /dev/null 2>&1 && cat <in"),
+            vec![vec!["git", "commit", "-m", "x"], vec!["cat"]]
+        );
+    }
+
     /// What `quote` writes, a shell (and this module's reading of one) takes back as the
     /// one word it was given.
     #[test]
@@ -707,6 +681,52 @@ mod tests {
             ("a.b=1 git commit -m y", false),
         ] {
             assert_eq!(classify(command, &p, &[]).git_commit, commit, "{command}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any text, however broken, is classified without a panic.
+        #[test]
+        fn any_text_is_classified(command in "[a-z $'\"`\\\\(){}<>|&;~*#=/.\n\t-]{0,40}") {
+            let _ = classify(&command, &patterns(), &[]);
+            let _ = commit_message(&command);
+        }
+    }
+
+    /// A command run by a wrapper (`timeout`, `nice`, `env -i`, `sudo -u`), or after a
+    /// reserved word (`if`, `!`, `{`), is classified as the command it runs.
+    #[test]
+    fn wrappers_and_reserved_words_are_skipped_to_the_command() {
+        let p = patterns();
+        for command in [
+            "timeout 600 cargo test",
+            "timeout -s KILL 600 go test ./...",
+            "nice -n 10 make check",
+            "stdbuf -oL pytest -q",
+        ] {
+            assert!(classify(command, &p, &[]).validation, "{command}");
+        }
+        assert!(!classify("timeout 60 waymark validate -- cargo test", &p, &[]).validation);
+        for command in [
+            "nice -n 10 git commit -m x",
+            "env -i A=b git commit -m x",
+            "sudo -u me git commit -m x",
+            "if git commit -m x; then echo ok; fi",
+            "{ git commit -m x; }",
+            "! git commit -m x",
+        ] {
+            assert!(classify(command, &p, &[]).git_commit, "{command}");
+        }
+        assert_eq!(
+            commit_message("timeout 30 git commit -m wrapped").as_deref(),
+            Some("wrapped")
+        );
+        for command in [
+            "timeout -s KILL 60 npm publish",
+            "stdbuf -oL git push",
+            "nohup timeout 5 gh pr create --fill",
+        ] {
+            assert!(classify(command, &p, &[]).side_effect, "{command}");
         }
     }
 

@@ -1,8 +1,7 @@
-//! A command line read the way the shell reads it, as far as knowing what it writes needs:
-//! simple commands of words (quotes removed, each marked literal or not), their output
-//! redirections and here-documents, subshell parentheses, and the scripts inside `$(…)`,
-//! backquotes and `<(…)` / `>(…)`, which run too. `shell::split` (for classifying) stays
-//! simpler: it needs neither redirections nor what is literal.
+//! A command line read the way the shell reads it, as far as classifying it and knowing
+//! what it writes need: simple commands of words (quotes removed, each marked literal or
+//! not), their output redirections and here-documents, subshell parentheses, and the
+//! scripts inside `$(…)`, backquotes and `<(…)` / `>(…)`, which run too.
 
 /// One word as the shell passes it on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -6,6 +6,7 @@
 //! node/bun `-e`/`-p`, deno `eval`, perl and ruby `-e`, php `-r`, or a here-document fed to
 //! them) when it looks like it writes.
 
+use super::command::{SHELLS, command_word, shell_scripts};
 use super::lex::{Simple, Word};
 
 /// What one simple command's words say it writes, or does.
@@ -21,27 +22,15 @@ pub enum Found {
     Cd(Option<Word>),
 }
 
-/// What `simple` writes by its arguments (its redirections are the caller's).
-pub fn of(simple: &Simple) -> Vec<Found> {
-    // The reserved words that may stand before a command (`then sed -i …`).
-    let keyword = |w: &Word| {
-        [
-            "if", "then", "else", "elif", "do", "while", "until", "!", "{",
-        ]
-        .contains(&w.text.as_str())
-    };
-    let words: Vec<Word> = simple
-        .words
-        .iter()
-        .skip_while(|w| keyword(w))
-        .cloned()
-        .collect();
-    let texts: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
+/// What `simple` writes by its arguments (its redirections are the caller's); `depth`: how
+/// many scripts deeper may still be read.
+pub fn of(simple: &Simple, depth: usize) -> Vec<Found> {
+    let texts: Vec<String> = simple.words.iter().map(|w| w.text.clone()).collect();
     if texts.is_empty() {
         return Vec::new();
     }
-    let at = super::command_word(&texts);
-    let args = &words[at + 1..];
+    let at = command_word(&texts);
+    let args = &simple.words[at + 1..];
     let name = texts[at].rsplit('/').next().unwrap_or_default();
     let files = |a: Args| {
         a.operands
@@ -69,9 +58,12 @@ pub fn of(simple: &Simple) -> Vec<Found> {
         "cd" | "pushd" => vec![Found::Cd(
             parse(args, "", &[]).operands.first().map(|w| (*w).clone()),
         )],
-        "find" => find(args),
-        "xargs" => xargs(args),
-        "sh" | "bash" | "zsh" | "dash" | "ksh" => shell(args, &simple.heredocs),
+        "find" => find(args, depth),
+        "xargs" => xargs(args, depth),
+        n if SHELLS.contains(&n) => shell_scripts(args, &simple.heredocs)
+            .into_iter()
+            .map(Found::Script)
+            .collect(),
         _ => inline(name, args, &simple.heredocs).into_iter().collect(),
     }
 }
@@ -263,7 +255,7 @@ fn sed(args: &[Word]) -> Vec<Found> {
 }
 
 /// `find … -exec CMD … ;`: a writer run on the files find names.
-fn find(args: &[Word]) -> Vec<Found> {
+fn find(args: &[Word], depth: usize) -> Vec<Found> {
     let mut found = Vec::new();
     let mut it = args.iter();
     while let Some(w) = it.next() {
@@ -273,14 +265,14 @@ fn find(args: &[Word]) -> Vec<Found> {
                 .take_while(|w| w.text != ";" && w.text != "+")
                 .cloned()
                 .collect();
-            found.extend(nested("find -exec", words));
+            found.extend(nested("find -exec", words, depth));
         }
     }
     found
 }
 
 /// `xargs [options] CMD …`: a writer run on the words xargs reads.
-fn xargs(args: &[Word]) -> Vec<Found> {
+fn xargs(args: &[Word], depth: usize) -> Vec<Found> {
     let mut it = args.iter();
     while let Some(w) = it.next() {
         let t = w.text.as_str();
@@ -294,7 +286,9 @@ fn xargs(args: &[Word]) -> Vec<Found> {
                     ..Word::default()
                 };
                 let words = std::iter::once(w).chain(it).cloned().chain([read]);
-                return nested("xargs", words.collect()).into_iter().collect();
+                return nested("xargs", words.collect(), depth)
+                    .into_iter()
+                    .collect();
             }
         }
     }
@@ -302,17 +296,17 @@ fn xargs(args: &[Word]) -> Vec<Found> {
 }
 
 /// A command run by `find` or `xargs`: if it writes anything, what it writes is named by
-/// what they read, not by the text.
-fn nested(by: &str, words: Vec<Word>) -> Option<Found> {
+/// what they read, not by the text. Its scripts are read one level deeper than the caller.
+fn nested(by: &str, words: Vec<Word>, depth: usize) -> Option<Found> {
     let program = words.first()?.text.clone();
     let simple = Simple {
         words,
         ..Simple::default()
     };
-    let writes = of(&simple).into_iter().any(|f| match f {
+    let writes = of(&simple, depth).into_iter().any(|f| match f {
         Found::File(..) | Found::Unreadable(_) => true,
         Found::Script(s) => {
-            let w = super::writes::of(&s);
+            let w = super::writes::within(&s, depth - 1);
             !w.targets.is_empty() || !w.unreadable.is_empty()
         }
         Found::Cd(_) => false,
@@ -322,23 +316,6 @@ fn nested(by: &str, words: Vec<Word>) -> Option<Found> {
             "`{by} {program}` writes files the text does not name"
         ))
     })
-}
-
-/// `sh -c SCRIPT` (`bash -lc`, …) or a here-document fed to a shell: the script. A script
-/// file (`bash build.sh`) is a program of its own, not read.
-fn shell(args: &[Word], heredocs: &[String]) -> Vec<Found> {
-    let mut it = args.iter();
-    let mut command = false;
-    while let Some(w) = it.next() {
-        match w.text.strip_prefix('-') {
-            Some("o" | "O") => _ = it.next(),
-            Some(o) if !o.starts_with('-') && o.contains('c') => command = true,
-            Some(_) => {}
-            None if command => return vec![Found::Script(w.text.clone())],
-            None => return Vec::new(),
-        }
-    }
-    heredocs.iter().map(|h| Found::Script(h.clone())).collect()
 }
 
 /// Words in inline code that suggest it writes a file or runs a command that may.

@@ -9,6 +9,7 @@
 //! files itself (`cargo build` into `target/`, `npm install` into `node_modules/`, `git
 //! commit` into `.git/`) is not judged: its outputs are its own business.
 
+use super::command::DEPTH;
 use super::lex::{self, Item, Line, Simple, Word};
 use super::writers::{self, Found};
 
@@ -31,13 +32,15 @@ pub struct Target {
     pub in_dir: Option<String>,
 }
 
-/// How deep `bash -c` scripts and substitutions are followed.
-const DEPTH: usize = 8;
-
 /// What `command` writes.
 pub fn of(command: &str) -> Writes {
+    within(command, DEPTH)
+}
+
+/// What `command` writes, its scripts read `depth` levels deep at most.
+pub(super) fn within(command: &str, depth: usize) -> Writes {
     let mut out = Writes::default();
-    walk(command, &Dir::Here, DEPTH, &mut out);
+    walk(command, &Dir::Here, depth, &mut out);
     out.targets.dedup();
     out.unreadable.dedup();
     out
@@ -79,7 +82,7 @@ fn simple_command(simple: &Simple, dir: &mut Dir, depth: usize, out: &mut Writes
     for w in &simple.writes {
         target(w, None, dir, out);
     }
-    for found in writers::of(simple) {
+    for found in writers::of(simple, depth) {
         match found {
             Found::File(w, in_dir) => target(&w, in_dir, dir, out),
             Found::Unreadable(why) => out.unreadable.push(why),

@@ -175,6 +175,47 @@ fn scripts_lists_and_substitutions_are_followed() {
     }
 }
 
+/// A writer run by a wrapper (`timeout`, `nice`, `env -i`, `sudo -u`) or after a
+/// reserved word writes what it names.
+#[test]
+fn wrappers_run_the_writer_after_them() {
+    for (command, want) in [
+        (
+            "timeout 5 sed -i s/a/b/ out_of_scope.txt",
+            &["out_of_scope.txt"][..],
+        ),
+        ("timeout -s KILL 5 sed -i s/a/b/ f", &["f"]),
+        ("timeout --kill-after=2 5 touch t", &["t"]),
+        ("nice -n 10 cp a b", &["b/+a"]),
+        ("stdbuf -oL tee log", &["log"]),
+        ("env -i A=b touch t", &["t"]),
+        ("sudo -u root tee /etc/x", &["/etc/x"]),
+        ("nohup timeout 5 bash -c 'touch deep'", &["deep"]),
+        ("if timeout 5 touch t; then ! nice touch u; fi", &["t", "u"]),
+    ] {
+        writes(command, want);
+    }
+    let (_, unreadable) = read("find . -exec timeout 5 sed -i s/a/b/ {} +");
+    assert!(unreadable);
+}
+
+/// Scripts run by `xargs sh -c` inside one another are read as deep as `bash -c` ones, not
+/// each from the top again: too deep is unreadable.
+#[test]
+fn nested_scripts_are_read_to_one_depth() {
+    let chain = |levels: usize| {
+        (0..levels).fold("true".to_string(), |inner, _| {
+            format!("xargs sh -c {}", crate::shell::quote(&inner))
+        })
+    };
+    assert_eq!(read(&chain(3)), (vec![], false));
+    let w = of(&chain(DEPTH + 2));
+    assert_eq!(
+        w.unreadable,
+        vec!["`xargs sh` writes files the text does not name"]
+    );
+}
+
 /// A relative path after `cd` is taken from where the `cd` went; a subshell's `cd` ends
 /// at its `)`.
 #[test]
