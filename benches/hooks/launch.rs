@@ -1,9 +1,9 @@
 //! An event as Claude Code runs it: Claude Code starts `sh -c "<command>"` for each hook,
-//! and the plugin's registered command is the launcher script (`plugin/hooks/waymark-hook`),
-//! itself a shell that finds the binary and execs it. Timed four ways on the small
-//! project, each against the floor run the same way: the binary alone (what the rest of
-//! the report measures), `sh -c` running the binary (a command that named the binary),
-//! `sh -c` running the launcher (what a plugin install runs), and the floor under `sh -c`.
+//! and the plugin's registered command reads the launcher (`plugin/hooks/waymark-hook`)
+//! into that shell, which finds the binary and execs it. Timed four ways on the small
+//! project, each against the floor run directly: the binary alone, `sh -c` running the
+//! binary (a command that named the binary), the registered command (what a plugin install
+//! runs, what the rest of the report times), and the floor under `sh -c`.
 
 use std::path::Path;
 use std::process::Command;
@@ -24,34 +24,23 @@ pub struct Launch {
 const EVENT: Event = Event::Write;
 
 pub fn time(bench: &Bench, p: &Project, floor: &Path, runs: usize) -> Launch {
-    let plugin = Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin");
-    let bin_dir = bench.bin.parent().expect("the binary's directory");
-    let path = format!("{}:/usr/bin:/bin", bin_dir.display());
-    let data = bench.dir.join("plugin-data/waymark-waymark");
     let input = p.event_file(EVENT);
     let hook = EVENT.hook_name();
-    // `sh -c SCRIPT <binary> ARGS…`: the binary is `$0` there, as the wrapper puts it.
-    let shell = |script: &str, args: &[&str]| {
-        let mut c = bench.waymark_under(Some(&["sh", "-c", script]), &p.root, args);
-        c.env("PATH", &path)
-            .env("CLAUDE_PLUGIN_ROOT", &plugin)
-            .env("CLAUDE_PLUGIN_DATA", &data);
-        c
-    };
-    let launcher = format!("\"{}/hooks/waymark-hook\" {hook}", plugin.display());
-    let floor_sh = format!("\"{}\"", floor.display());
     let mut samples: [Vec<Sample>; 5] = Default::default();
     for _ in 0..runs {
         samples[0].push(measure::run(&mut Command::new(floor), &input));
-        let mut sh_floor = Command::new("sh");
-        sh_floor.args(["-c", &floor_sh]);
-        samples[1].push(measure::run(&mut sh_floor, &input));
+        samples[1].push(measure::run(&mut crate::floor_sh(floor), &input));
         for way in 0..3 {
             p.reset(EVENT);
             let mut c = match way {
                 0 => bench.waymark(&p.root, &["hook", hook]),
-                1 => shell("\"$0\" \"$@\"", &["hook", hook]),
-                _ => shell(&launcher, &[]),
+                // `sh -c SCRIPT <binary> ARGS…`: the binary is `$0` there.
+                1 => bench.waymark_under(
+                    Some(&["/bin/sh", "-c", "\"$0\" \"$@\""]),
+                    &p.root,
+                    &["hook", hook],
+                ),
+                _ => bench.hook(&p.root, hook),
             };
             samples[2 + way].push(measure::run(&mut c, &input));
             p.settle(EVENT);
@@ -78,7 +67,7 @@ pub fn render(l: &Launch) -> String {
         )
     };
     let mut o = String::from(
-        "## As Claude Code runs it: `sh -c`, then the launcher\n\n\
+        "## As Claude Code runs it: `sh -c`, and the registered command\n\n\
          PostToolUse Write on the small project, each way against the floor run directly.\n\n\
          | run as | median | p99 | × floor |\n| --- | ---: | ---: | ---: |\n",
     );
@@ -87,7 +76,7 @@ pub fn render(l: &Launch) -> String {
     o += &row("waymark", &l.direct, &l.floor);
     o += &row("`sh -c` waymark", &l.sh_binary, &l.floor);
     o += &row(
-        "`sh -c` launcher → waymark (the plugin's command)",
+        "`sh -c` registered command (launcher read in, then waymark)",
         &l.sh_launcher,
         &l.floor,
     );

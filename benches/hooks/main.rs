@@ -117,6 +117,7 @@ fn main() {
         rewind: &rewind,
         log_problems: &log_problems,
         elapsed: started.elapsed(),
+        launch: &as_claude_code,
     });
     let text = text + "\n" + &launch::render(&as_claude_code);
     println!("{text}");
@@ -140,20 +141,44 @@ fn set_up() -> (Bench, PathBuf) {
     let fixtures = manifest.join("tests/fixtures/claude-code-2.1.197");
     let transcript = dir.join("transcript.jsonl");
     fs::copy(fixtures.join("transcript-sample.jsonl"), &transcript).unwrap();
+    let bin = std::env::var_os("WAYMARK_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_waymark")));
+    // An installed plugin's data directory keeps the binary the launcher runs.
+    let plugin_data = dir.join("plugin-data/waymark-waymark");
+    fs::create_dir_all(plugin_data.join("bin")).unwrap();
+    std::os::unix::fs::symlink(&bin, plugin_data.join("bin/waymark")).unwrap();
+    let plugin = manifest.join("plugin");
     let bench = Bench {
-        bin: std::env::var_os("WAYMARK_BENCH_BIN")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_waymark"))),
+        bin,
         config_home: dir.join("config"),
         dir: dir.clone(),
         fixtures,
         transcript,
+        registered: registered(&plugin),
+        plugin,
+        plugin_data,
     };
     let floor = build_floor(&dir, &manifest.join("benches/hooks/floor.c"));
     // The user's master key exists before any event, as it does after a session's first
     // append: its creation is once per machine, not a cost of the event measured first.
     waymark::receipt::signer(&bench.config()).expect("the bench's master key");
     (bench, floor)
+}
+
+/// Each event's command, as plugin/hooks/hooks.json registers it.
+fn registered(plugin: &Path) -> BTreeMap<String, String> {
+    let text = fs::read_to_string(plugin.join("hooks/hooks.json")).unwrap();
+    let hooks: serde_json::Value = serde_json::from_str(&text).unwrap();
+    hooks["hooks"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(event, h)| {
+            let command = h[0]["hooks"][0]["command"].as_str().unwrap();
+            (event.clone(), command.to_string())
+        })
+        .collect()
 }
 
 /// The projects whose instructions are counted: the small one, and the smallest and
@@ -202,11 +227,11 @@ fn time_events(bench: &Bench, projects: &mut [Project], floor: &Path, runs: usiz
             floor_samples
                 .entry(event)
                 .or_default()
-                .push(measure::run(&mut Command::new(floor), &floor_input));
+                .push(measure::run(&mut floor_sh(floor), &floor_input));
             for (i, p) in projects.iter().enumerate() {
                 p.reset(event);
                 let s = measure::run(
-                    &mut bench.waymark(&p.root, &["hook", event.hook_name()]),
+                    &mut bench.hook(&p.root, event.hook_name()),
                     &p.event_file(event),
                 );
                 p.settle(event);
@@ -223,6 +248,13 @@ fn time_events(bench: &Bench, projects: &mut [Project], floor: &Path, runs: usiz
             .map(|(e, v)| (*e, Stats::of(v)))
             .collect(),
     }
+}
+
+/// The floor as Claude Code would run it: `/bin/sh -c "<floor>"`.
+pub fn floor_sh(floor: &Path) -> Command {
+    let mut c = Command::new("/bin/sh");
+    c.arg("-c").arg(format!("\"{}\"", floor.display()));
+    c
 }
 
 /// The runs of whole commands after the timed rounds: concurrent processes, `receipts
@@ -452,7 +484,7 @@ fn run_concurrently(bench: &Bench, root: &Path, inputs: &Path, per_process: usiz
                     (0..per_process)
                         .map(|i| {
                             measure::run(
-                                &mut bench.waymark(root, &["hook", "PostToolUse"]),
+                                &mut bench.hook(root, "PostToolUse"),
                                 &inputs.join(format!("{p}-{i}.json")),
                             )
                         })

@@ -27,6 +27,13 @@ pub struct Bench {
     pub fixtures: PathBuf,
     /// A copy of the recorded transcript, so Stop reads a real one (its tail).
     pub transcript: PathBuf,
+    /// The plugin (`plugin/`), whose hooks.json says what Claude Code runs per event.
+    pub plugin: PathBuf,
+    /// The plugin's data directory, its `bin/waymark` the binary under test: what the
+    /// launcher finds for an installed plugin.
+    pub plugin_data: PathBuf,
+    /// Each event's command in hooks.json.
+    pub registered: std::collections::BTreeMap<String, String>,
 }
 
 impl Bench {
@@ -38,6 +45,22 @@ impl Bench {
             key_file: key.to_string_lossy().into_owned(),
             ..Default::default()
         }
+    }
+
+    /// `waymark hook <event>` as Claude Code runs it: `/bin/sh -c "<the command
+    /// hooks.json registers>"`, the launcher finding the binary under test in the plugin's
+    /// data directory, as for a plugin installed from a marketplace.
+    pub fn hook(&self, root: &Path, event: &str) -> Command {
+        let registered = self
+            .registered
+            .get(event)
+            .unwrap_or_else(|| panic!("hooks.json registers no {event}"));
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", registered])
+            .env("CLAUDE_PLUGIN_ROOT", &self.plugin)
+            .env("CLAUDE_PLUGIN_DATA", &self.plugin_data);
+        self.in_project(&mut c, root).env("WAYMARK_DEV", "0");
+        c
     }
 
     /// `waymark <args>` for a project, with a clean environment: no user config, no
@@ -56,8 +79,15 @@ impl Bench {
             }
             _ => Command::new(&self.bin),
         };
-        cmd.args(args)
-            .current_dir(root)
+        cmd.args(args);
+        self.in_project(&mut cmd, root);
+        cmd
+    }
+
+    /// `cmd` run in the project as a hook is: its root the working directory and
+    /// `CLAUDE_PROJECT_DIR`, no user config, no `WAYMARK_*` overrides from the caller's shell.
+    fn in_project<'c>(&self, cmd: &'c mut Command, root: &Path) -> &'c mut Command {
+        cmd.current_dir(root)
             .env("CLAUDE_PROJECT_DIR", root)
             .env("XDG_CONFIG_HOME", &self.config_home);
         for (k, _) in std::env::vars_os() {

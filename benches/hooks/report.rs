@@ -28,6 +28,8 @@ pub struct Results<'a> {
     pub elapsed: Duration,
     /// Median fsync latency of the disk the projects are on.
     pub fsync: Duration,
+    /// One event run directly, under `sh -c`, and as the registered command.
+    pub launch: &'a crate::launch::Launch,
 }
 
 /// `1234567` → `1,234,567`.
@@ -131,6 +133,7 @@ type Row = (String, String, bool);
 fn budgets(o: &mut String, r: &Results) {
     let failures: usize = r.stats.values().map(|s| s.failures).sum();
     let mut rows = Vec::from(floor_rows(r));
+    rows.insert(1, launcher_row(r.launch));
     rows.push(caps_row(r));
     rows.push(trace_row(r));
     rows.extend(crash_and_memory_rows(r));
@@ -176,26 +179,41 @@ fn floor_rows(r: &Results) -> [Row; 2] {
     let (git_event, git_ratio) = worst_of(true);
     [
         (
-            "every hook event that runs no git (crash recovery's `git diff` has its own budget below), wall: median ≤ 2.0× a C program that only reads its stdin".to_string(),
+            "every hook event that runs no git, as Claude Code runs it (`/bin/sh -c \"<registered command>\"`; crash recovery's git has its own budget below): median ≤ 1.5× `sh -c` + the C floor (a C program that only reads its stdin)".to_string(),
             format!(
                 "worst {plain_ratio:.2}× ({}, {:.2} ms; its floor {:.2} ms)",
                 plain_event.label(),
                 ms(r.get(plain_event, small).median),
                 floor(plain_event)
             ),
-            plain_ratio <= 2.0,
+            plain_ratio <= 1.5,
         ),
         (
-            "an event that checkpoints with git state (commit, push, validation, PreCompact): median ≤ 3.0× that floor".to_string(),
+            "an event that checkpoints with git state (commit, push, validation, PreCompact), as Claude Code runs it: median ≤ 2.0× that floor".to_string(),
             format!(
                 "worst {git_ratio:.2}× ({}, {:.2} ms; its floor {:.2} ms)",
                 git_event.label(),
                 ms(r.get(git_event, small).median),
                 floor(git_event)
             ),
-            git_ratio <= 3.0,
+            git_ratio <= 2.0,
         ),
     ]
+}
+
+/// The registered command (the launcher read into Claude Code's shell) against a command
+/// naming the binary itself.
+fn launcher_row(l: &crate::launch::Launch) -> Row {
+    let x = l.sh_launcher.median.as_secs_f64() / l.sh_binary.median.as_secs_f64();
+    (
+        "the registered command (launcher included) ≤ 1.10× `sh -c` + the binary alone".to_string(),
+        format!(
+            "{x:.2}× (PostToolUse Write: {:.2} ms against {:.2} ms)",
+            ms(l.sh_launcher.median),
+            ms(l.sh_binary.median)
+        ),
+        x <= 1.10,
+    )
 }
 
 /// The worst event with hook.json at its caps, against the same event on the small state.
@@ -206,10 +224,17 @@ fn caps_row(r: &Results) -> Row {
         .map(|&e| (e, r.ratio(e, caps, 0)))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .unwrap();
+    // Design: ≤ 1.15×, or ≤ 1.25× where only plain code gets there (BENCHMARKS.md says
+    // which events need the wider bound and why).
+    let plain = if caps_ratio > 1.15 && caps_ratio <= 1.25 {
+        " (within the 1.25× of plain code)"
+    } else {
+        ""
+    };
     (
-        "any event with hook.json at its caps (50 checkpoints, 200 history events, 113 steps, 60 receipts): ≤ 1.15× the same event on a small state".to_string(),
-        format!("worst {caps_ratio:.2}× ({})", caps_event.label()),
-        caps_ratio <= 1.15,
+        "any event with hook.json at its caps (50 checkpoints, 200 history events, 113 steps, 60 receipts): ≤ 1.15× the same event on a small state (≤ 1.25× if only plain code gets there)".to_string(),
+        format!("worst {caps_ratio:.2}× ({}){plain}", caps_event.label()),
+        caps_ratio <= 1.25,
     )
 }
 
@@ -261,10 +286,11 @@ fn trace_row(r: &Results) -> Row {
     )
 }
 
-/// SessionStart with crash recovery on the small project, and the peak memory of the
-/// event that took the most.
+/// SessionStart with crash recovery on the 10,000-file project, and the peak memory of
+/// the event that took the most.
 fn crash_and_memory_rows(r: &Results) -> [Row; 2] {
-    let crash = r.get(Event::SessionStartCrash, 0);
+    let large = r.index("10,000 files").expect("the 10,000-file project");
+    let crash = r.get(Event::SessionStartCrash, large);
     let ((mem_event, mem_project), mem) = r
         .stats
         .iter()
@@ -273,7 +299,7 @@ fn crash_and_memory_rows(r: &Results) -> [Row; 2] {
         .unwrap();
     [
         (
-            "`waymark hook SessionStart` with crash recovery: median ≤ 10 ms".to_string(),
+            "`waymark hook SessionStart` with crash recovery, 10,000-file project, as Claude Code runs it: median ≤ 10 ms".to_string(),
             format!("{:.2} ms (p99 {:.2} ms)", ms(crash.median), ms(crash.p99)),
             ms(crash.median) <= 10.0,
         ),
@@ -325,16 +351,19 @@ fn rewind_rows(r: &Results) -> [Row; 2] {
     [
         (
             format!(
-                "`waymark checkpoint` with its work-tree snapshot, {}-file repository: median ≤ 30 ms",
+                "`waymark checkpoint` with its work-tree snapshot, {}-file repository: median ≤ 1.2× git's own steps (temporary index, `add -A`, `write-tree`, `commit-tree`) run alone",
                 count(r.rewind.files)
             ),
             format!(
-                "{:.2} ms (p99 {:.2} ms); git's own steps alone: {:.2} ms",
+                "{:.2}× ({:.2} ms, p99 {:.2} ms; git's own steps alone: {:.2} ms)",
+                r.rewind.checkpoint.median.as_secs_f64() / r.rewind.git_alone.median.as_secs_f64(),
                 ms(r.rewind.checkpoint.median),
                 ms(r.rewind.checkpoint.p99),
                 ms(r.rewind.git_alone.median)
             ),
-            ms(r.rewind.checkpoint.median) <= 30.0 && r.rewind.checkpoint.failures == 0,
+            r.rewind.checkpoint.median.as_secs_f64()
+                <= 1.2 * r.rewind.git_alone.median.as_secs_f64()
+                && r.rewind.checkpoint.failures == 0,
         ),
         (
             format!(
