@@ -74,6 +74,10 @@ pub struct Staged {
     pub head: Option<String>,
     /// The files left out.
     pub withheld: Vec<Withheld>,
+    /// Whether the project's files differed from HEAD (with no commit yet: whether there
+    /// were any) when staged, files left out included; ignored files forced in later
+    /// are not changes.
+    pub dirty: bool,
 }
 
 /// The work tree now, as a tree object, staged in the temporary index `index` (a path
@@ -99,16 +103,15 @@ pub fn stage(root: &Path, index: &Path, lessons: &str) -> Option<Staged> {
         .status()
         .ok()?;
     let head = super::head_revision(root);
-    withheld.extend(withheld::take_out_secrets(
-        root,
-        &index,
-        lessons,
-        head.as_deref(),
-    )?);
+    let changes = withheld::take_out_secrets(root, &index, lessons, head.as_deref())?;
+    // A large file left out is a change too (it is untracked).
+    let dirty = changes.dirty || !withheld.is_empty();
+    withheld.extend(changes.withheld);
     Some(Staged {
         index,
         head,
         withheld,
+        dirty,
     })
 }
 
@@ -149,6 +152,7 @@ impl WorkTree {
             index: self.index,
             head: None,
             withheld: self.withheld,
+            dirty: false,
         };
         staged.write_tree(root)
     }
@@ -172,52 +176,7 @@ impl Staged {
             index: self.index,
         })
     }
-
-    /// Starts asking git, in the background, whether the project's files differ from
-    /// `head`, HEAD's commit (`None`: no commit yet), new files included; [`Dirty::wait`]
-    /// has the answer. Index to index: no second walk of the work tree. It reads the
-    /// index while `write-tree` writes its tree (which replaces the index file whole, with
-    /// the same entries), so that the two git processes run at once.
-    pub fn compare_with_head(&self, root: &Path, lessons: &str, head: Option<&str>) -> Dirty {
-        let Some(head) = head else {
-            return Dirty::Unborn;
-        };
-        indexed(
-            root,
-            &self.index,
-            &["diff-index", "--cached", "--quiet", head, "--"],
-        )
-        .args(super::project_files(lessons))
-        .spawn()
-        .map_or(Dirty::Known(true), Dirty::Asked)
-    }
 }
-
-/// Whether the work tree differs from HEAD, being found out.
-pub enum Dirty {
-    Known(bool),
-    Asked(std::process::Child),
-    /// No commit yet: dirty when the work tree holds anything.
-    Unborn,
-}
-
-impl Dirty {
-    /// The answer; `work` is the staged work tree's tree, when it was written (the
-    /// temporary index must outlive the question, so it is kept until now).
-    pub fn wait(self, work: Option<&WorkTree>) -> bool {
-        match self {
-            Dirty::Known(d) => d,
-            Dirty::Asked(mut child) => !child.wait().is_ok_and(|s| s.success()),
-            Dirty::Unborn => work.is_none_or(|w| !EMPTY_TREES.contains(&w.tree.as_str())),
-        }
-    }
-}
-
-/// The id of the tree with nothing in it, in a SHA-1 and in a SHA-256 repository.
-const EMPTY_TREES: [&str; 2] = [
-    "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
-    "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
-];
 
 /// A snapshot commit of `tree` on top of `head`, HEAD's commit (when there is one), under
 /// `ref_name`.
@@ -593,10 +552,7 @@ mod tests {
 
     /// Whether a capture finds the work tree of `d` dirty, the way it asks.
     fn dirty(d: &Path) -> bool {
-        let staged = stage(d, &index(d), "AGENT.md").unwrap();
-        let head = crate::git::head_revision(d);
-        let asked = staged.compare_with_head(d, "AGENT.md", head.as_deref());
-        asked.wait(staged.write_tree(d).as_ref())
+        stage(d, &index(d), "AGENT.md").unwrap().dirty
     }
 
     #[test]
@@ -636,12 +592,21 @@ mod tests {
     }
 
     #[test]
-    fn a_sha256_repository_with_nothing_in_it_is_not_dirty() {
+    fn a_sha256_repository_before_its_first_commit_is_judged_like_any_other() {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         git(d, &["init", "-q", "--object-format=sha256", "-b", "main"]);
         assert!(!dirty(d), "nothing at all");
         std::fs::write(d.join("a.txt"), "a\n").unwrap();
         assert!(dirty(d), "a new file, no commit");
+        // Before the first commit too, a file holding a secret stays out (every file is
+        // new then, whatever the repository's hash).
+        std::fs::write(d.join(".env"), "DB_PASSWORD=hunter2-correct-horse-battery\n").unwrap();
+        let staged = stage(d, &index(d), "AGENT.md").unwrap();
+        let names: Vec<&str> = staged.withheld.iter().map(|w| w.path.as_str()).collect();
+        assert_eq!(names, [".env"]);
+        let work = staged.write_tree(d).unwrap();
+        let listed = git(d, &["ls-tree", "--name-only", &work.tree]);
+        assert_eq!(listed, "a.txt");
     }
 }

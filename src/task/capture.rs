@@ -89,18 +89,13 @@ pub fn take(
     let withheld = staged
         .as_ref()
         .map_or_else(Vec::new, |s| s.withheld.clone());
-    // The comparison with HEAD runs while the tree and its commit are written.
-    let dirty = staged
-        .as_ref()
-        .map(|s| s.compare_with_head(&project.root, &request.lessons, head.as_deref()));
+    let git_dirty = staged.as_ref().map(|s| s.dirty);
     let work = staged.and_then(|s| s.write_tree(&project.root));
     let snapshot = work.as_ref().and_then(|w| {
         let name = snapshot::ref_name(&request.task_id, &request.checkpoint_id);
         let message = format!("waymark checkpoint {}", request.checkpoint_id);
         snapshot::save(&project.root, &w.tree, head.as_deref(), &name, &message)
     });
-    // A file left out still changed: the tree is dirty all the same.
-    let git_dirty = dirty.map(|d| d.wait(work.as_ref()) || !withheld.is_empty());
     drop(work);
     let capture = Capture {
         checkpoint_id: request.checkpoint_id.clone(),

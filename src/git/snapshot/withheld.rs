@@ -10,7 +10,7 @@ use std::process::Stdio;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EMPTY_TREES, TempIndex, indexed, literal};
+use super::{TempIndex, indexed, literal};
 
 /// The largest untracked file a snapshot copies; a larger one is recorded by hash only.
 pub const LARGE_FILE: u64 = 16 << 20;
@@ -103,40 +103,34 @@ pub(super) fn large_untracked(root: &Path, index: &TempIndex, lessons: &str) -> 
         .collect()
 }
 
-/// Takes the files that changed since `head` (every file, with no commit yet) and hold a
-/// secret back out of the staged tree `index`, and returns them; `None` when git could not
-/// take them out (no tree is written rather than one with the secret). Their blobs,
-/// written while staging, are reachable from no ref: never pushed or fetched, pruned by
-/// `git gc`.
+/// What staging found against HEAD: whether anything changed, and the files taken back
+/// out because they hold a secret.
+pub(super) struct Changes {
+    /// Whether the project's files differ from `head` (with no commit yet: whether there
+    /// are any), a file taken out included.
+    pub dirty: bool,
+    pub withheld: Vec<Withheld>,
+}
+
+/// Compares the staged tree `index` with `head` and takes the files that changed and hold
+/// a secret back out of it; `None` when git could not (no tree is written rather than one
+/// with the secret). One git process answers both. Their blobs, written while staging,
+/// are reachable from no ref: never pushed or fetched, pruned by `git gc`.
 pub(super) fn take_out_secrets(
     root: &Path,
     index: &TempIndex,
     lessons: &str,
     head: Option<&str>,
-) -> Option<Vec<Withheld>> {
-    let base = head.unwrap_or(EMPTY_TREES[0]);
-    let args = [
-        "diff-index",
-        "--cached",
-        "--name-only",
-        "-z",
-        "--no-renames",
-        "--diff-filter=AMT",
-        base,
-        "--",
-    ];
-    let out = indexed(root, index, &args)
-        .args(super::super::project_files(lessons))
-        .output()
-        .ok()?;
-    let withheld: Vec<Withheld> = out
-        .stdout
-        .split(|&b| b == 0)
-        .filter(|p| !p.is_empty())
-        .filter_map(|name| secret_file(root, name))
+) -> Option<Changes> {
+    let changed = changed_since(root, index, lessons, head)?;
+    let dirty = !changed.is_empty();
+    let withheld: Vec<Withheld> = changed
+        .into_iter()
+        .filter(|(content, _)| *content)
+        .filter_map(|(_, name)| secret_file(root, &name))
         .collect();
     if withheld.is_empty() {
-        return Some(withheld);
+        return Some(Changes { dirty, withheld });
     }
     // Back to HEAD's entry, or out of the index when HEAD has none.
     let mut undo = match head {
@@ -147,7 +141,47 @@ pub(super) fn take_out_secrets(
         .args(withheld.iter().map(|w| literal(&w.name)))
         .stdout(Stdio::null())
         .status();
-    done.ok()?.success().then_some(withheld)
+    done.ok()?.success().then_some(Changes { dirty, withheld })
+}
+
+/// The files of the staged tree `index` that differ from `head`, each with whether it has
+/// content a secret may be in (added, modified or retyped; a deletion holds none). With no
+/// commit yet, every staged file is new (the empty tree's id depends on the repository's
+/// hash, so the index is listed instead).
+fn changed_since(
+    root: &Path,
+    index: &TempIndex,
+    lessons: &str,
+    head: Option<&str>,
+) -> Option<Vec<(bool, Vec<u8>)>> {
+    let args: &[&str] = match head {
+        Some(head) => &[
+            "diff-index",
+            "--cached",
+            "--name-status",
+            "-z",
+            "--no-renames",
+            head,
+            "--",
+        ],
+        None => &["ls-files", "--cached", "-z", "--"],
+    };
+    let out = indexed(root, index, args)
+        .args(super::super::project_files(lessons))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let mut fields = out.stdout.split(|&b| b == 0).filter(|f| !f.is_empty());
+    let mut changed = Vec::new();
+    if head.is_none() {
+        changed.extend(fields.map(|name| (true, name.to_vec())));
+        return Some(changed);
+    }
+    // `<status>\0<path>\0` per file.
+    while let (Some(status), Some(name)) = (fields.next(), fields.next()) {
+        changed.push((matches!(status, b"A" | b"M" | b"T"), name.to_vec()));
+    }
+    Some(changed)
 }
 
 /// Whether the file at `path` (root-relative, git's bytes) holds a secret.
