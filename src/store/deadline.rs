@@ -121,8 +121,8 @@ pub fn arm(state_dir: &Path, event: &str, deadline: Duration) {
 
 fn set_timer(after: Duration) {
     let value = libc::timeval {
-        tv_sec: after.as_secs() as libc::time_t,
-        tv_usec: after.subsec_micros().max(1) as libc::suseconds_t,
+        tv_sec: after.as_secs() as _,
+        tv_usec: after.subsec_micros().max(1) as _,
     };
     let timer = libc::itimerval {
         it_interval: libc::timeval {
