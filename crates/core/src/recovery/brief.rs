@@ -312,11 +312,10 @@ fn running_step(
 /// checkpoint, what it worked on (or what the user asked), and the facts HOOK.md shares.
 fn context(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
     let mut body = String::new();
-    if let Some(changed) = hook.recovery.as_ref().and_then(|r| r.changed.as_ref()) {
-        let _ = writeln!(
-            body,
-            "Changed since the last checkpoint's commit: {changed}."
-        );
+    if let Some(r) = &hook.recovery
+        && let Some(changed) = &r.changed
+    {
+        let _ = writeln!(body, "Changed since {}: {changed}.", r.changed_since());
     }
     let unplanned = hook
         .current_step

@@ -253,6 +253,57 @@ mod tests {
         assert_eq!(at(299).unwrap().crash_type, "timeout");
     }
 
+    /// What changed is said against what it was counted against: the last checkpoint's
+    /// commit, or with none yet the last commit, in the brief and in HOOK.md alike.
+    #[test]
+    fn what_changed_names_its_base_the_same_in_the_brief_and_hook_md() {
+        let now = Utc::now();
+        for with_checkpoint in [false, true] {
+            let mut h = running("Implement fix", &["src/a.rs"]);
+            if with_checkpoint {
+                let cp = crate::task::checkpoint::build(
+                    &h,
+                    crate::task::CheckpointTrigger::Manual,
+                    "before",
+                    None,
+                    crate::task::checkpoint::Head::default(),
+                    now,
+                );
+                h.push_checkpoint(cp);
+            }
+            let found = Found {
+                changed: Some("1 file, +1/−0 lines (1 new)".into()),
+                ..Found::default()
+            };
+            assert!(enter_recovery(&mut h, crash(), found, now));
+            let base = match with_checkpoint {
+                true => "the last checkpoint's commit",
+                false => "the last commit (no checkpoint yet)",
+            };
+            let path = std::path::Path::new("/p/HOOK.md");
+            let extras = crate::recovery::brief::Extras::default();
+            let brief = crate::recovery::brief::render(
+                &h,
+                crate::config::Switch::On,
+                path,
+                4000,
+                &extras,
+                now,
+            );
+            let brief = brief.unwrap();
+            let line = format!("Changed since {base}: 1 file, +1/−0 lines (1 new).");
+            assert!(brief.contains(&line), "{brief}");
+            let md = crate::recovery::hookmd::render(&h);
+            let item = format!("- **Changed since {base}:** 1 file, +1/−0 lines (1 new)");
+            assert!(md.contains(&item), "{md}");
+            assert_eq!(
+                brief.contains("No checkpoint yet"),
+                !with_checkpoint,
+                "{brief}"
+            );
+        }
+    }
+
     /// A crash of session `abcdef123456`, and what the application read.
     fn crash() -> Crash {
         Crash {

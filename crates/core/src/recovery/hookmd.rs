@@ -106,11 +106,10 @@ fn what_you_were_doing(md: &mut String, hook: &Hook) {
         }
     }
     files_touched(md, hook);
-    if let Some(changed) = hook.recovery.as_ref().and_then(|r| r.changed.as_ref()) {
-        let _ = writeln!(
-            md,
-            "- **Changed since the last checkpoint's commit:** {changed}"
-        );
+    if let Some(r) = &hook.recovery
+        && let Some(changed) = &r.changed
+    {
+        let _ = writeln!(md, "- **Changed since {}:** {changed}", r.changed_since());
     }
     let rewound = crate::recovery::guidance::rewound(hook, None)
         .into_iter()

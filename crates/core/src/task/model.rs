@@ -527,6 +527,18 @@ pub struct RecoveryContext {
     pub changed: Option<String>,
 }
 
+impl RecoveryContext {
+    /// What [`Self::changed`] is counted against: the last checkpoint's commit, or with no
+    /// checkpoint yet HEAD when the crash was found (`recovery::changed_since` takes the
+    /// same base).
+    pub fn changed_since(&self) -> &'static str {
+        match self.last_checkpoint_id {
+            Some(_) => "the last checkpoint's commit",
+            None => "the last commit (no checkpoint yet)",
+        }
+    }
+}
+
 /// The Claude Code session last seen working on this task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
