@@ -601,7 +601,11 @@ mod tests {
         assert!(dirty(d), "a new file, no commit");
         // Before the first commit too, a file holding a secret stays out (every file is
         // new then, whatever the repository's hash).
-        std::fs::write(d.join(".env"), "DB_PASSWORD=hunter2-correct-horse-battery\n").unwrap();
+        std::fs::write(
+            d.join(".env"),
+            "DB_PASSWORD=hunter2-correct-horse-battery\n",
+        )
+        .unwrap();
         let staged = stage(d, &index(d), "AGENT.md").unwrap();
         let names: Vec<&str> = staged.withheld.iter().map(|w| w.path.as_str()).collect();
         assert_eq!(names, [".env"]);
