@@ -95,7 +95,7 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
 }
 
 /// What `waymark receipts --verify` says of `hook`'s receipts, for the report: whether
-/// they hold, and the command's summary (the verdicts counted, the chain's state).
+/// they hold, and the command's judgement under its table (the same text it prints).
 pub fn verdict(ctx: &crate::runtime::context::Ctx, hook: &Hook) -> (bool, String) {
     let receipts = match crate::task::store::receipts(&ctx.project, hook) {
         Ok(r) => r,
@@ -104,24 +104,7 @@ pub fn verdict(ctx: &crate::runtime::context::Ctx, hook: &Hook) -> (bool, String
     let loaded = crate::receipt::existing_signer(&ctx.config);
     let signer: Option<&dyn ReceiptSigner> = loaded.as_ref().ok().map(|s| s.as_ref());
     let checked = Checked::new(Some(hook), receipts, signer);
-    let mut text = format!(
-        "{}: {} valid, {} INVALID, {} unsigned, {} not checked (no key)\n",
-        waymark_core::text::count(checked.receipts.len() as u64, "receipt"),
-        checked.count("valid"),
-        checked.count("invalid"),
-        checked.count("unsigned"),
-        checked.count("no_key")
-    );
-    match checked.problems.as_slice() {
-        [] if checked.receipts.len() > checked.unchained => text.push_str("chain: intact\n"),
-        [] => {}
-        problems => {
-            for p in problems {
-                text.push_str(&format!("chain: BROKEN: {p}\n"));
-            }
-        }
-    }
-    (checked.holds(), text)
+    (checked.holds(), checked.judgement())
 }
 
 /// The task's receipts as checked: each one's signature verdict, and the chain's problems.
@@ -296,62 +279,80 @@ fn all(
     ExitCode::SUCCESS
 }
 
-/// The text report: the table, the verdicts counted, then the chain's state ("No
-/// receipts." and what the chain says of that, when there are none).
+/// The text report: the table, then the judgement.
 fn print_text(checked: &Checked) {
-    let receipts = &checked.receipts;
-    if receipts.is_empty() {
-        println!("No receipts.");
-        print_chain(&[], &checked.problems, 0);
-        return;
+    if !checked.receipts.is_empty() {
+        print_table(&checked.receipts, &checked.verdicts);
+        println!();
     }
-    print_table(receipts, &checked.verdicts);
-    println!(
-        "\n{}: {} valid, {} INVALID, {} unsigned, {} not checked (no key)",
-        waymark_core::text::count(receipts.len() as u64, "receipt"),
-        checked.count("valid"),
-        checked.count("invalid"),
-        checked.count("unsigned"),
-        checked.count("no_key")
-    );
-    print_chain(receipts, &checked.problems, checked.unchained);
-    if let Some(r) = checked.interrupted.map(|i| &receipts[i]) {
-        println!(
-            "chain: interrupted write at receipt {} ({}): the log holds it, hook.json does not count it yet (a save was cut short, not tampering); the next validation counts it",
-            receipts
-                .iter()
-                .position(|x| x.receipt_id == r.receipt_id)
-                .unwrap_or(0)
-                + 1,
-            r.receipt_id
+    print!("{}", checked.judgement());
+}
+
+impl Checked {
+    /// The verdicts counted, then the chain's state ("No receipts." and what the chain
+    /// says of that, when there are none): one text, so the report says what the command does.
+    fn judgement(&self) -> String {
+        let receipts = &self.receipts;
+        if receipts.is_empty() {
+            return format!("No receipts.\n{}", chain_text(&[], &self.problems, 0));
+        }
+        let mut out = format!(
+            "{}: {} valid, {} INVALID, {} unsigned, {} not checked (no key)\n",
+            waymark_core::text::count(receipts.len() as u64, "receipt"),
+            self.count("valid"),
+            self.count("invalid"),
+            self.count("unsigned"),
+            self.count("no_key")
         );
+        out.push_str(&chain_text(receipts, &self.problems, self.unchained));
+        if let Some(r) = self.interrupted.map(|i| &receipts[i]) {
+            out.push_str(&format!(
+                "chain: interrupted write at receipt {} ({}): the log holds it, hook.json does not count it yet (a save was cut short, not tampering); the next validation counts it\n",
+                receipts
+                    .iter()
+                    .position(|x| x.receipt_id == r.receipt_id)
+                    .unwrap_or(0)
+                    + 1,
+                r.receipt_id
+            ));
+        }
+        out
     }
 }
 
 /// The chain's verdict under the table: intact, or each problem with its receipt.
-fn print_chain(receipts: &[ValidationReceipt], problems: &[ChainProblem], unchained: usize) {
+fn chain_text(
+    receipts: &[ValidationReceipt],
+    problems: &[ChainProblem],
+    unchained: usize,
+) -> String {
+    let mut out = String::new();
     let chained = receipts.len() - unchained;
     if problems.is_empty() && chained > 0 {
-        println!(
-            "chain: intact ({}, authenticated head matches)",
+        out.push_str(&format!(
+            "chain: intact ({}, authenticated head matches)\n",
             waymark_core::text::count(chained as u64, "chained receipt")
-        );
+        ));
     }
     for p in problems {
         match p.index() {
-            Some(i) => println!("chain: BROKEN at {}: {p}", receipts[i].receipt_id),
-            None => println!("chain: BROKEN: {p}"),
+            Some(i) => out.push_str(&format!(
+                "chain: BROKEN at {}: {p}\n",
+                receipts[i].receipt_id
+            )),
+            None => out.push_str(&format!("chain: BROKEN: {p}\n")),
         }
     }
     if unchained > 0 {
-        println!(
-            "{} the chain (signature version 1 or 2): not chained",
+        out.push_str(&format!(
+            "{} the chain (signature version 1 or 2): not chained\n",
             match unchained {
                 1 => "1 receipt predates".to_string(),
                 n => format!("{n} receipts predate"),
             }
-        );
+        ));
     }
+    out
 }
 
 fn detail(v: &Verdict) -> Option<String> {
