@@ -108,10 +108,10 @@ pub fn verdict(ctx: &crate::runtime::context::Ctx, hook: &Hook) -> (bool, String
 }
 
 /// The task's receipts as checked: each one's signature verdict, and the chain's problems.
-struct Checked {
-    receipts: Vec<ValidationReceipt>,
-    verdicts: Vec<Verdict>,
-    problems: Vec<ChainProblem>,
+pub(super) struct Checked {
+    pub(super) receipts: Vec<ValidationReceipt>,
+    pub(super) verdicts: Vec<Verdict>,
+    pub(super) problems: Vec<ChainProblem>,
     /// The receipt whose save was cut short: the log holds it, hook.json does not count it.
     interrupted: Option<usize>,
     /// How many receipts predate the chain.
@@ -127,12 +127,23 @@ impl Checked {
         signer: Option<&dyn ReceiptSigner>,
     ) -> Checked {
         let verdicts = verify_all(signer, &receipts);
+        let task_id = hook.map_or("", |h| h.task_id.as_str());
+        Checked::of(task_id, hook, receipts, verdicts, signer)
+    }
+
+    /// Task `task_id`'s receipts with their signatures' `verdicts` (however they were
+    /// checked), the chain checked against its hook.json's head and count when `hook` is
+    /// there, else against itself; `head_signer` authenticates the head.
+    pub(super) fn of(
+        task_id: &str,
+        hook: Option<&Hook>,
+        receipts: Vec<ValidationReceipt>,
+        verdicts: Vec<Verdict>,
+        head_signer: Option<&dyn ReceiptSigner>,
+    ) -> Checked {
         let head = hook.and_then(|h| h.receipt_head.as_ref());
         let counted = hook.map_or(0, |h| h.receipt_count);
-        let problems = match hook {
-            Some(h) => chain::check(&h.task_id, &receipts, head, counted, signer),
-            None => Vec::new(),
-        };
+        let problems = chain::check(task_id, &receipts, head, counted, head_signer);
         let interrupted = chain::interrupted(&receipts, head, counted);
         let unchained = receipts
             .iter()
@@ -148,7 +159,7 @@ impl Checked {
     }
 
     /// Every signature valid and the chain whole.
-    fn holds(&self) -> bool {
+    pub(super) fn holds(&self) -> bool {
         self.verdicts.iter().all(Verdict::is_valid) && self.problems.is_empty()
     }
 
@@ -233,19 +244,10 @@ fn all(
     args: &ReceiptsArgs,
     key: &Value,
 ) -> ExitCode {
-    let archived = match crate::task::store::archived(&ctx.project) {
-        Ok(a) => a,
+    let (hooks, mut unreadable) = match crate::task::store::every_task(&ctx.project, current) {
+        Ok(t) => t,
         Err(e) => return super::fail(super::CHECK_FAILED, format!("cannot read the tasks: {e}")),
     };
-    let mut hooks: Vec<Hook> = current.into_iter().collect();
-    let mut unreadable = Vec::new();
-    for (name, hook) in archived {
-        match hook {
-            Ok(h) if hooks.iter().all(|k| k.task_id != h.task_id) => hooks.push(h),
-            Ok(_) => {}
-            Err(e) => unreadable.push(format!("task {name}: {e}")),
-        }
-    }
     let mut tasks = Vec::new();
     let mut holds = true;
     for h in &hooks {

@@ -13,11 +13,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::receipts::Checked;
 use crate::cmd::ExitCode;
 use crate::receipt::{ReceiptSigner, Verdict, verify_all};
 use crate::runtime::context::Ctx;
 use waymark_core::receipt::ValidationReceipt;
-use waymark_core::receipt::chain;
 use waymark_core::receipt::public::{PublicKeys, proof_of};
 use waymark_core::task::Hook;
 
@@ -121,48 +121,43 @@ fn receipts(ctx: &Ctx, keys: &Keys) -> (bool, Vec<(ValidationReceipt, Verdict)>)
     for (task, receipts) in tasks {
         let verdicts = keys.verdicts(&receipts);
         let hook = hooks.get(&task);
-        let head = hook.and_then(|h| h.receipt_head.as_ref());
-        let counted = hook.map_or(0, |h| h.receipt_count);
-        let problems = chain::check(&task, &receipts, head, counted, keys.head_signer());
-        holds &= verdicts.iter().all(Verdict::is_valid) && problems.is_empty();
-        print_task(&task, &receipts, &verdicts, &problems, hook.is_some());
-        all.extend(receipts.into_iter().zip(verdicts));
+        let checked = Checked::of(&task, hook, receipts, verdicts, keys.head_signer());
+        holds &= checked.holds();
+        print_task(&task, &checked, hook.is_some());
+        all.extend(checked.receipts.into_iter().zip(checked.verdicts));
     }
     (holds, all)
 }
 
-/// The current task and every archived one, by id; false when one cannot be read.
+/// The current task and every archived one, by id (as `receipts --all` gathers them);
+/// false when one cannot be read.
 fn hooks(ctx: &Ctx) -> (BTreeMap<String, Hook>, bool) {
-    let mut hooks = BTreeMap::new();
-    let mut holds = true;
-    match crate::task::current::load(ctx) {
-        Ok(h) => hooks.extend(h.map(|h| (h.task_id.clone(), h))),
+    let (current, mut holds) = match crate::task::current::load(ctx) {
+        Ok(h) => (h, true),
         Err(e) => {
             eprintln!("waymark: the current task: {e}");
-            holds = false;
+            (None, false)
         }
+    };
+    let (hooks, unreadable) = match crate::task::store::every_task(&ctx.project, current) {
+        Ok(t) => t,
+        Err(e) => (Vec::new(), vec![format!("cannot read the tasks: {e}")]),
+    };
+    for u in &unreadable {
+        eprintln!("waymark: {u}");
+        holds = false;
     }
-    for (name, hook) in crate::task::store::archived(&ctx.project).unwrap_or_default() {
-        match hook {
-            Ok(h) => {
-                hooks.entry(h.task_id.clone()).or_insert(h);
-            }
-            Err(e) => {
-                eprintln!("waymark: task {name}: {e}");
-                holds = false;
-            }
-        }
-    }
+    let hooks = hooks.into_iter().map(|h| (h.task_id.clone(), h)).collect();
     (hooks, holds)
 }
 
-fn print_task(
-    task: &str,
-    receipts: &[ValidationReceipt],
-    verdicts: &[Verdict],
-    problems: &[chain::ChainProblem],
-    has_head: bool,
-) {
+fn print_task(task: &str, checked: &Checked, has_head: bool) {
+    let Checked {
+        receipts,
+        verdicts,
+        problems,
+        ..
+    } = checked;
     let valid = verdicts.iter().filter(|v| v.is_valid()).count();
     println!(
         "  task {task}: {}, {valid} valid",

@@ -593,6 +593,24 @@ pub fn archived(project: &Project) -> io::Result<Vec<(String, Result<Hook, Store
         .collect())
 }
 
+/// `current`, then each archived task (by directory name) that is not it: every task, for
+/// `log --all`, `receipts --all` and `verify`; the archives that cannot be read are named apart.
+pub fn every_task(
+    project: &Project,
+    current: Option<Hook>,
+) -> io::Result<(Vec<Hook>, Vec<String>)> {
+    let mut hooks: Vec<Hook> = current.into_iter().collect();
+    let mut unreadable = Vec::new();
+    for (name, hook) in archived(project)? {
+        match hook {
+            Ok(h) if hooks.iter().all(|k| k.task_id != h.task_id) => hooks.push(h),
+            Ok(_) => {}
+            Err(e) => unreadable.push(format!("task {name}: {e}")),
+        }
+    }
+    Ok((hooks, unreadable))
+}
+
 /// The receipts at the end of the task's log that hook.json's receipt head does not count:
 /// what a save killed between appending a receipt and writing hook.json left. The next
 /// receipt is chained after them (`Hook::count_receipts`), never after the head alone,

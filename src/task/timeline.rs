@@ -45,17 +45,10 @@ pub fn of_task(ctx: &Ctx, hook: &Hook, trace: &[Record]) -> io::Result<Vec<Event
 /// counted once), oldest first. Tasks whose archive cannot be read are named in the error
 /// list and left out.
 pub fn tasks(ctx: &Ctx, current: Option<Hook>, all: bool) -> io::Result<(Vec<Hook>, Vec<String>)> {
-    let mut hooks: Vec<Hook> = current.into_iter().collect();
-    let mut unreadable = Vec::new();
-    if all {
-        for (name, hook) in store::archived(&ctx.project)? {
-            match hook {
-                Ok(h) if hooks.iter().all(|k| k.task_id != h.task_id) => hooks.push(h),
-                Ok(_) => {}
-                Err(e) => unreadable.push(format!("task {name}: {e}")),
-            }
-        }
-        hooks.sort_by_key(|h| h.created_at);
+    if !all {
+        return Ok((current.into_iter().collect(), Vec::new()));
     }
+    let (mut hooks, unreadable) = store::every_task(&ctx.project, current)?;
+    hooks.sort_by_key(|h| h.created_at);
     Ok((hooks, unreadable))
 }
