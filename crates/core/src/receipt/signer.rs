@@ -118,19 +118,12 @@ impl ReceiptSigner for Ed25519Signer {
         message: &[u8],
         signature: &str,
     ) -> Result<(), VerifyError> {
-        if signature.is_empty() {
-            return Err(VerifyError::Unsigned);
-        }
-        let bytes: [u8; 64] = crate::text::unhex(signature)
-            .and_then(|b| b.try_into().ok())
-            .ok_or(VerifyError::MalformedSignature)?;
-        if !key::is_key_path(key_path) {
-            return Err(VerifyError::MalformedKeyPath(key_path.to_string()));
-        }
-        self.signing_key(key_path)
-            .verifying_key()
-            .verify_strict(message, &Signature::from_bytes(&bytes))
-            .map_err(|_| VerifyError::BadSignature)
+        verify_hex(message, signature, || {
+            if !key::is_key_path(key_path) {
+                return Err(VerifyError::MalformedKeyPath(key_path.to_string()));
+            }
+            Ok(self.signing_key(key_path).verifying_key())
+        })
     }
 }
 
@@ -145,13 +138,28 @@ pub fn verify_with_public_key(
     }
     let message =
         signed_message(receipt).ok_or(VerifyError::UnknownVersion(receipt.sig_version))?;
-    let bytes: [u8; 64] = crate::text::unhex(&receipt.signature)
+    verify_hex(&message, &receipt.signature, || {
+        crate::text::unhex(public_key)
+            .and_then(|b| <[u8; 32]>::try_from(b).ok())
+            .and_then(|b| VerifyingKey::from_bytes(&b).ok())
+            .ok_or(VerifyError::BadSignature)
+    })
+}
+
+/// Checks a hex Ed25519 `signature` of `message` against the key `key` gives, asked for
+/// once the signature is well formed: the one check behind a derived key and an exported one.
+fn verify_hex(
+    message: &[u8],
+    signature: &str,
+    key: impl FnOnce() -> Result<VerifyingKey, VerifyError>,
+) -> Result<(), VerifyError> {
+    if signature.is_empty() {
+        return Err(VerifyError::Unsigned);
+    }
+    let bytes: [u8; 64] = crate::text::unhex(signature)
         .and_then(|b| b.try_into().ok())
         .ok_or(VerifyError::MalformedSignature)?;
-    let key = crate::text::unhex(public_key)
-        .and_then(|b| <[u8; 32]>::try_from(b).ok())
-        .and_then(|b| VerifyingKey::from_bytes(&b).ok())
-        .ok_or(VerifyError::BadSignature)?;
-    key.verify_strict(&message, &Signature::from_bytes(&bytes))
+    key()?
+        .verify_strict(message, &Signature::from_bytes(&bytes))
         .map_err(|_| VerifyError::BadSignature)
 }
