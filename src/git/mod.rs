@@ -21,6 +21,7 @@ pub mod project_tree;
 pub mod rewind;
 pub mod snapshot;
 pub mod status;
+mod temp_index;
 pub mod trailers;
 pub mod tree_path;
 

@@ -5,20 +5,23 @@
 //! the tree its validation ran on.
 //!
 //! Both are built in a temporary index of their own beside the repository's (never the
-//! repository's index, nor the checkpoints' `capture.index`), removed when done.
+//! repository's index, nor the checkpoints' `capture.index`), removed when done
+//! ([`super::temp_index`], as snapshots are).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use super::temp_index::TempIndex;
 
 /// The project's files as they are now (tracked and untracked, ignored ones left out, as
 /// `git add -A` takes them), as a tree id. `None` outside git or when git fails.
 pub fn of_work_tree(root: &Path, lessons: &str) -> Option<String> {
-    let index = Index::new(root, "work")?;
-    // A copy of the real index: git re-reads only the files whose stat changed.
-    let _ = std::fs::copy(index.real(), &index.path);
+    let (index, git_dir) = temp_index(root, "work")?;
+    let _ = index.seed(&git_dir.join("index"));
     let added = index
         .git(root, &["add", "-A", "--ignore-errors", "--"])
         .args(super::project_files(lessons))
+        .stdout(Stdio::null())
         .status()
         .ok()?;
     // `--ignore-errors` exits 1 after skipping an unreadable file; the tree is written all
@@ -26,84 +29,59 @@ pub fn of_work_tree(root: &Path, lessons: &str) -> Option<String> {
     if !added.success() && added.code() != Some(1) {
         return None;
     }
-    index.without_waymark(root, lessons)
+    without_waymark(&index, root, lessons)
 }
 
 /// The tree of `commit` with waymark's files left out. `None` when it is no commit.
 pub fn of_commit(root: &Path, commit: &str, lessons: &str) -> Option<String> {
-    let index = Index::new(root, "commit")?;
-    let read = index.git(root, &["read-tree", commit]).status().ok()?;
+    let (index, _) = temp_index(root, "commit")?;
+    let read = index
+        .git(root, &["read-tree", commit])
+        .stdout(Stdio::null())
+        .status()
+        .ok()?;
     if !read.success() {
         return None;
     }
-    index.without_waymark(root, lessons)
+    without_waymark(&index, root, lessons)
 }
 
 /// The tree the commit being made will have, waymark's files left out: the index git
 /// commits (`GIT_INDEX_FILE` when git set it for the hook, as `commit -a` does), copied.
 pub fn of_index(root: &Path, lessons: &str) -> Option<String> {
-    let index = Index::new(root, "index")?;
-    let source = std::env::var_os("GIT_INDEX_FILE").map_or_else(|| index.real(), PathBuf::from);
-    std::fs::copy(&source, &index.path).ok()?;
-    index.without_waymark(root, lessons)
+    let (index, git_dir) = temp_index(root, "index")?;
+    let source =
+        std::env::var_os("GIT_INDEX_FILE").map_or_else(|| git_dir.join("index"), PathBuf::from);
+    index.seed(&source).ok()?;
+    without_waymark(&index, root, lessons)
 }
 
-/// A temporary index file in the git directory, removed when dropped.
-struct Index {
-    path: PathBuf,
-    git_dir: PathBuf,
+/// An empty temporary index in the git directory (one per process and purpose), and the
+/// git directory.
+fn temp_index(root: &Path, what: &str) -> Option<(TempIndex, PathBuf)> {
+    let git_dir = super::head::find_git_dir(root)?;
+    let path = git_dir.join(format!("waymark-{what}-tree.{}.index", std::process::id()));
+    Some((TempIndex::new(path), git_dir))
 }
 
-impl Index {
-    fn new(root: &Path, what: &str) -> Option<Index> {
-        let git_dir = super::head::find_git_dir(root)?;
-        let path = git_dir.join(format!("waymark-{what}-tree.{}.index", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        Some(Index { path, git_dir })
+/// Takes waymark's files out of `index` and writes its tree.
+fn without_waymark(index: &TempIndex, root: &Path, lessons: &str) -> Option<String> {
+    let state = crate::store::project::STATE_DIR;
+    let removed = index
+        .git(
+            root,
+            &["rm", "--cached", "-r", "-q", "--ignore-unmatch", "--"],
+        )
+        .args([state, lessons])
+        .stdout(Stdio::null())
+        .status()
+        .ok()?;
+    if !removed.success() {
+        return None;
     }
-
-    fn real(&self) -> PathBuf {
-        self.git_dir.join("index")
-    }
-
-    /// git on this index (no checksum written: it is read back at once and thrown away).
-    fn git(&self, root: &Path, args: &[&str]) -> Command {
-        let mut c = super::command(root);
-        c.env("GIT_INDEX_FILE", &self.path)
-            .args(["-c", "index.skipHash=true"])
-            .args(args)
-            .stdout(Stdio::null());
-        c
-    }
-
-    /// Takes waymark's files out of the index and writes its tree.
-    fn without_waymark(&self, root: &Path, lessons: &str) -> Option<String> {
-        let state = crate::store::project::STATE_DIR;
-        let removed = self
-            .git(
-                root,
-                &["rm", "--cached", "-r", "-q", "--ignore-unmatch", "--"],
-            )
-            .args([state, lessons])
-            .status()
-            .ok()?;
-        if !removed.success() {
-            return None;
-        }
-        let out = self
-            .git(root, &["write-tree"])
-            .stdout(Stdio::piped())
-            .output()
-            .ok()?;
-        let tree = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        (out.status.success() && !tree.is_empty()).then_some(tree)
-    }
-}
-
-impl Drop for Index {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-    }
+    let out = index.git(root, &["write-tree"]).output().ok()?;
+    let tree = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !tree.is_empty()).then_some(tree)
 }
 
 #[cfg(test)]

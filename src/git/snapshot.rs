@@ -12,10 +12,11 @@ use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 
 use super::command;
+use super::temp_index::TempIndex;
 use super::tree_path::TreePath;
 
 mod withheld;
@@ -92,11 +93,14 @@ pub fn tree(root: &Path, index: &Path, lessons: &str) -> Option<WorkTree> {
 /// outside git (or when git fails).
 pub fn stage(root: &Path, index: &Path, lessons: &str) -> Option<Staged> {
     let git_dir = super::head::find_git_dir(root)?;
-    let index = TempIndex::new(&git_dir, index);
+    let index = TempIndex::new(index.to_path_buf());
+    // No real index yet (a fresh repository): git starts from an empty one.
+    let _ = index.seed(&git_dir.join("index"));
     let mut withheld = withheld::large_untracked(root, &index, lessons);
     // `--ignore-errors` still exits 1 after skipping an unreadable file: the tree is
     // written all the same.
-    indexed(root, &index, &["add", "-A", "--ignore-errors", "--"])
+    index
+        .git(root, &["add", "-A", "--ignore-errors", "--"])
         .args(super::project_files(lessons))
         .args(withheld.iter().map(|w| withheld::excluded(&w.name)))
         .stdout(Stdio::null())
@@ -115,23 +119,14 @@ pub fn stage(root: &Path, index: &Path, lessons: &str) -> Option<Staged> {
     })
 }
 
-/// git on the temporary index. It is read back at once and thrown away: no checksum over
-/// it (git 2.40+; older versions ignore the setting).
-fn indexed(root: &Path, index: &TempIndex, args: &[&str]) -> std::process::Command {
-    let mut c = command(root);
-    c.env("GIT_INDEX_FILE", &index.0)
-        .args(["-c", "index.skipHash=true"])
-        .args(args);
-    c
-}
-
 /// Adds `paths` to the temporary index even though git ignores them (a file git cannot
 /// read is skipped, as by `add -A`).
 fn force_add<P: AsRef<[u8]>>(root: &Path, index: &TempIndex, paths: &[P]) {
     if paths.is_empty() {
         return;
     }
-    let _ = indexed(root, index, &["add", "-f", "--ignore-errors", "--"])
+    let _ = index
+        .git(root, &["add", "-f", "--ignore-errors", "--"])
         .args(paths.iter().map(|p| literal(p.as_ref())))
         .stdout(Stdio::null())
         .status();
@@ -166,7 +161,7 @@ impl Staged {
 
     /// The staged work tree as a tree object.
     pub fn write_tree(self, root: &Path) -> Option<WorkTree> {
-        let out = indexed(root, &self.index, &["write-tree"]).output().ok()?;
+        let out = self.index.git(root, &["write-tree"]).output().ok()?;
         if !out.status.success() {
             return None;
         }
@@ -519,29 +514,14 @@ pub fn remove_old_indexes(root: &Path) {
     }
 }
 
-/// A temporary index, seeded from the real one (of `git_dir`), removed on drop.
-struct TempIndex(PathBuf);
-
-impl TempIndex {
-    fn new(git_dir: &Path, path: &Path) -> TempIndex {
-        // No real index yet (a fresh repository): git starts from an empty one.
-        let _ = std::fs::copy(git_dir.join("index"), path);
-        TempIndex(path.to_path_buf())
-    }
-}
-
-impl Drop for TempIndex {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 fn trimmed(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).trim().to_string()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
     use crate::git::test_git as git;
 

@@ -10,7 +10,8 @@ use std::process::Stdio;
 
 use serde::{Deserialize, Serialize};
 
-use super::{TempIndex, indexed, literal};
+use super::literal;
+use crate::git::temp_index::TempIndex;
 
 /// The largest untracked file a snapshot copies; a larger one is recorded by hash only.
 pub const LARGE_FILE: u64 = 16 << 20;
@@ -79,7 +80,8 @@ fn file(root: &Path, name: &[u8]) -> std::path::PathBuf {
 /// are added (once added, their blob is in `.git`): a walk of the untracked files.
 pub(super) fn large_untracked(root: &Path, index: &TempIndex, lessons: &str) -> Vec<Withheld> {
     let args = ["ls-files", "--others", "--exclude-standard", "-z", "--"];
-    let Ok(out) = indexed(root, index, &args)
+    let Ok(out) = index
+        .git(root, &args)
         .args(super::super::project_files(lessons))
         .stderr(Stdio::null())
         .output()
@@ -134,8 +136,8 @@ pub(super) fn take_out_secrets(
     }
     // Back to HEAD's entry, or out of the index when HEAD has none.
     let mut undo = match head {
-        Some(head) => indexed(root, index, &["reset", "-q", head, "--"]),
-        None => indexed(root, index, &["rm", "-q", "--cached", "--"]),
+        Some(head) => index.git(root, &["reset", "-q", head, "--"]),
+        None => index.git(root, &["rm", "-q", "--cached", "--"]),
     };
     let done = undo
         .args(withheld.iter().map(|w| literal(&w.name)))
@@ -166,7 +168,8 @@ fn changed_since(
         ],
         None => &["ls-files", "--cached", "-z", "--"],
     };
-    let out = indexed(root, index, args)
+    let out = index
+        .git(root, args)
         .args(super::super::project_files(lessons))
         .output()
         .ok()

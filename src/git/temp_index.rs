@@ -1,0 +1,39 @@
+//! A temporary index file beside the repository's, removed when dropped: what a snapshot
+//! ([`super::snapshot`]) and a project tree ([`super::project_tree`]) are staged in, so
+//! that neither touches the repository's own index.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub(super) struct TempIndex(PathBuf);
+
+impl TempIndex {
+    /// An empty index at `path`: what a killed process left there is removed first.
+    pub(super) fn new(path: PathBuf) -> TempIndex {
+        let _ = std::fs::remove_file(&path);
+        TempIndex(path)
+    }
+
+    /// Copies the index file `from` in, so that git re-reads only the files whose stat
+    /// changed.
+    pub(super) fn seed(&self, from: &Path) -> io::Result<()> {
+        std::fs::copy(from, &self.0).map(drop)
+    }
+
+    /// git on this index. It is read back at once and thrown away: no checksum over it
+    /// (git 2.40+; older versions ignore the setting).
+    pub(super) fn git(&self, root: &Path, args: &[&str]) -> Command {
+        let mut c = super::command(root);
+        c.env("GIT_INDEX_FILE", &self.0)
+            .args(["-c", "index.skipHash=true"])
+            .args(args);
+        c
+    }
+}
+
+impl Drop for TempIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
