@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::cmd::ExitCode;
 use crate::task::timeline;
+use waymark_core::task::Hook;
 use waymark_core::timeline::{Event, merge, text};
 use waymark_redact::Clean;
 
@@ -35,22 +36,31 @@ pub fn run(root: Option<PathBuf>, args: LogArgs) -> ExitCode {
 
 /// The events of the current task (with `all`, of every task), oldest first; a task that
 /// cannot be read is named on stderr and left out.
-pub fn events(ctx: &crate::runtime::context::Ctx, all: bool) -> Result<Vec<Event>, ExitCode> {
+fn events(ctx: &crate::runtime::context::Ctx, all: bool) -> Result<Vec<Event>, ExitCode> {
     let current = super::load_hook(ctx)?;
-    let cannot = |e: std::io::Error| {
-        super::fail(
-            super::CHECK_FAILED,
-            format!("cannot read the task's logs: {e}"),
-        )
-    };
     let (hooks, unreadable) = timeline::tasks(ctx, current, all).map_err(cannot)?;
     for u in &unreadable {
         eprintln!("waymark: {u}");
     }
+    events_of(ctx, &hooks)
+}
+
+/// The events of the tasks `hooks`, oldest first: for a caller that has loaded them.
+pub fn events_of(
+    ctx: &crate::runtime::context::Ctx,
+    hooks: &[Hook],
+) -> Result<Vec<Event>, ExitCode> {
     let trace = timeline::trace_records(ctx).map_err(cannot)?;
     let mut tasks = Vec::new();
-    for h in &hooks {
+    for h in hooks {
         tasks.push(timeline::of_task(ctx, h, &trace).map_err(cannot)?);
     }
     Ok(merge(tasks))
+}
+
+fn cannot(e: std::io::Error) -> ExitCode {
+    super::fail(
+        super::CHECK_FAILED,
+        format!("cannot read the task's logs: {e}"),
+    )
 }

@@ -28,7 +28,7 @@ pub fn run(root: Option<PathBuf>, args: ReportArgs) -> ExitCode {
         Ok(None) => return super::fail(super::USAGE, "no task to report on"),
         Err(code) => return code,
     };
-    let events = match super::log::events(&ctx, false) {
+    let events = match super::log::events_of(&ctx, std::slice::from_ref(&hook)) {
         Ok(e) => e,
         Err(code) => return code,
     };
