@@ -47,7 +47,10 @@ fn checked(ctx: &Ctx) -> Result<(bool, String), String> {
         Some(_) => (String::new(), false),
         None => head_report(ctx, &found),
     };
-    let (anchored, anchor_broken) = anchors_report(ctx, &path);
+    let (anchored, anchor_broken) = match found.bad {
+        Some(_) => (String::new(), false),
+        None => anchors_report(ctx, &found.links),
+    };
     Ok((
         found.bad.is_none() && !head_broken && !anchor_broken,
         format!("{}{said}{anchored}", summary(&found)),
@@ -55,9 +58,9 @@ fn checked(ctx: &Ctx) -> Result<(bool, String), String> {
 }
 
 /// What the heads anchored in git history (`Waymark-Trace` trailers of HEAD's commits,
-/// `trace::anchor`) say of the ledger, and whether that fails `--verify`. Nothing when no
-/// commit carries one (or outside git).
-fn anchors_report(ctx: &Ctx, path: &std::path::Path) -> (String, bool) {
+/// `trace::anchor`) say of the ledger (`links`, its lines' links from the chain's walk), and
+/// whether that fails `--verify`. Nothing when no commit carries one (or outside git).
+fn anchors_report(ctx: &Ctx, links: &[u128]) -> (String, bool) {
     let format = format!(
         "--format=%H %(trailers:key={},valueonly,separator=%x2C)",
         crate::git::trailers::TRACE
@@ -73,10 +76,9 @@ fn anchors_report(ctx: &Ctx, path: &std::path::Path) -> (String, bool) {
     if anchors.is_empty() {
         return (String::new(), false);
     }
-    let links = anchor::links(&std::fs::read(path).unwrap_or_default());
     let broken: Vec<String> = anchors
         .iter()
-        .filter_map(|a| anchor::check(&links, a))
+        .filter_map(|a| anchor::check(links, a))
         .collect();
     match broken.as_slice() {
         [] => (

@@ -40,17 +40,16 @@ pub fn links(ledger: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// What is wrong with the ledger (`links`: each line's link, in order) by `anchor`, if
-/// anything. The anchored link must be at its line, or later: a union merge may put
-/// another branch's records before it (docs/git.md); before it, or nowhere, means the
-/// lines up to it were changed.
-pub fn check(links: &[String], anchor: &Anchor) -> Option<String> {
+/// What is wrong with the ledger (`links`: each line's link, its first 128 bits, in order,
+/// as the chain's walk keeps them, `Verified::links`) by `anchor`, if anything. The
+/// anchored link must be at its line, or later: a union merge may put another branch's
+/// records before it (docs/git.md); before it, or nowhere, means the lines up to it were
+/// changed.
+pub fn check(links: &[u128], anchor: &Anchor) -> Option<String> {
     let at = anchor.line as usize;
-    if links.get(at - 1) == Some(&anchor.link) {
-        return None;
-    }
-    let later = links.iter().skip(at).any(|l| *l == anchor.link);
-    if later {
+    let wanted = super::chain::short(&anchor.link);
+    let is_it = |l: &u128| Some(*l) == wanted;
+    if links.get(at - 1).is_some_and(is_it) || links.iter().skip(at).any(is_it) {
         return None;
     }
     let short = &anchor.commit[..anchor.commit.len().min(12)];
@@ -70,14 +69,22 @@ pub fn check(links: &[String], anchor: &Anchor) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// `n` links that differ in their first 128 bits, as links do.
     fn links(n: usize) -> Vec<String> {
-        (0..n).map(|i| format!("{i:064x}")).collect()
+        (0..n).map(|i| format!("{i:032x}{:032x}", 0)).collect()
     }
 
     #[test]
     fn an_anchor_holds_at_its_line_or_later_and_breaks_otherwise() {
         let l = links(5);
         let at = |line: u64, link: &str| Anchor::parse("abcdef", &Anchor::value(line, link));
+        let check = |links: &[String], a: &Anchor| {
+            let short: Vec<u128> = links
+                .iter()
+                .filter_map(|l| super::super::chain::short(l))
+                .collect();
+            check(&short, a)
+        };
         assert_eq!(check(&l, &at(3, &l[2]).unwrap()), None);
         // Moved later by a merge: holds.
         assert_eq!(check(&l, &at(2, &l[4]).unwrap()), None);
