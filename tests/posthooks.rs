@@ -780,6 +780,33 @@ fn deny_mode_follows_links_to_where_a_write_lands() {
     );
 }
 
+/// A hard-linked file is refused only where a scope judges the write: in warn mode, or
+/// with no intent in progress, it is written like any other file.
+#[test]
+fn a_hard_linked_file_is_not_denied_where_no_scope_applies() {
+    let p = Proj::new();
+    p.intents(&INTENTS.replace("\"IN_PROGRESS\"", "\"PENDING\""));
+    p.write("src/auth/token.ts", "export {}\n");
+    std::fs::hard_link(p.path("src/auth/token.ts"), p.path("src/shared.ts")).unwrap();
+    let write = p.pre_write("src/auth/token.ts");
+    assert_eq!(p.hook("PreToolUse", &write), Value::Null, "warn mode");
+    p.write(
+        ".orchestration/waymark.json",
+        r#"{"scope_enforcement": "deny"}"#,
+    );
+    assert_eq!(
+        p.hook("PreToolUse", &write),
+        Value::Null,
+        "no intent in progress"
+    );
+    // With the intent in progress its scope judges the write, and the second name is
+    // one it cannot see.
+    p.intents(INTENTS);
+    let (d, reason) = decision(&p, &write);
+    assert_eq!(d, "deny", "{reason}");
+    assert!(reason.contains("has 2 names (hard links)"), "{reason}");
+}
+
 /// The PreToolUse decision for `input` ("" for none) and its reason.
 fn decision(p: &Proj, input: &Value) -> (String, String) {
     let out = p.hook("PreToolUse", input);

@@ -46,7 +46,12 @@ pub fn check(
                 .ok()
         })
         .collect();
-    if let Some(reason) = hard_linked(ctx, &located) {
+    // A scope judges the path as said or as it really is.
+    let scoped = |l: &&Located| {
+        let judged = |l: &Located| drift::scoped(file, chosen.as_deref(), l);
+        judged(l) || ctx.project.real(l).is_some_and(|r| judged(&r))
+    };
+    if let Some(reason) = hard_linked(ctx, located.iter().filter(scoped)) {
         return Some((Decision::Deny, reason));
     }
     // Each path as it is said and, through a symlink in the project, as it really is.
@@ -157,9 +162,10 @@ fn ask(file: &IntentFile, chosen: Option<&str>, why: &str) -> Option<String> {
 }
 
 /// A write to a file with more than one name (hard links) changes it under names the scope
-/// cannot see: refused, in deny mode, whatever the scope says of the name used.
-fn hard_linked(ctx: &Ctx, located: &[Located]) -> Option<String> {
-    located.iter().find_map(|loc| {
+/// cannot see: refused, in deny mode, whatever the scope says of the name used (`located`:
+/// the paths a scope judges; where none does, a second name hides nothing from it).
+fn hard_linked<'a>(ctx: &Ctx, mut located: impl Iterator<Item = &'a Located>) -> Option<String> {
+    located.find_map(|loc| {
         let names = ctx.project.names(loc)?;
         Some(format!(
             "Scope Violation: {} has {names} names (hard links): a write to it changes the file under names outside what the scope can see. Write a file of its own instead, or ask the user.",

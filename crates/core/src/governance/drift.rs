@@ -81,7 +81,7 @@ pub fn judge(
         return Vec::new();
     }
     let mut out = Vec::new();
-    for loc in paths {
+    for loc in paths.iter().filter(|l| scoped(file, chosen, l)) {
         let (path, inside) = match loc {
             Located::Inside(p) => (p.as_str(), true),
             Located::Outside(p) => (p.as_str(), false),
@@ -94,9 +94,6 @@ pub fn judge(
             });
             continue;
         };
-        if intent.owned_scope.is_empty() {
-            continue;
-        }
         if !inside || !scope::in_scope(&intent.owned_scope, path) {
             out.push(Finding::OutOfScope {
                 path: path.into(),
@@ -121,6 +118,16 @@ pub fn judge(
         }
     }
     out
+}
+
+/// Whether a scope judges a write to `loc`: an intent is in progress, and the one `loc`
+/// works under owns a scope (under none, the write is out of every scope). What else
+/// deny mode refuses (a hard link) is refused only where this holds.
+pub fn scoped(file: &IntentFile, chosen: Option<&str>, loc: &Located) -> bool {
+    file.running().next().is_some()
+        && file
+            .active(chosen, loc.inside())
+            .is_none_or(|i| !i.owned_scope.is_empty())
 }
 
 /// The intents in progress whose scopes all hold `path` (two or more is a scope conflict).
