@@ -332,9 +332,12 @@ fn concurrency_row(c: &Concurrency) -> Row {
             c.events / c.processes.max(1)
         ),
         format!(
-            "{}/{} recorded exactly once, {}; {:.0} events/s",
-            count(c.recorded_once),
+            "{}/{} trace records exactly once, {}/{} files listed once in the step (it lists at most {}), {}; {:.0} events/s",
+            count(c.trace_once.unwrap_or(0)),
             count(c.events),
+            count(c.recorded_once),
+            count(c.listable),
+            count(waymark_core::task::bounds::MAX_STEP_FILES),
             if c.hook_valid && c.leftovers.is_empty() {
                 "files valid"
             } else {
@@ -496,9 +499,11 @@ fn concurrency(o: &mut String, c: &Concurrency) {
     );
     let _ = writeln!(
         o,
-        "- files_touched: {} of {} exactly once, {} missing, {} duplicated; hook.json, hook.json.bak and HOOK.md {}; leftover temp/corrupt files: {}",
+        "- files_touched: {} of {} exactly once (the {} the step has room for: it lists at most {} files), {} missing, {} duplicated; hook.json, hook.json.bak and HOOK.md {}; leftover temp/corrupt files: {}",
         count(c.recorded_once),
         count(c.events),
+        count(c.listable),
+        count(waymark_core::task::bounds::MAX_STEP_FILES),
         c.missing,
         c.duplicated,
         if c.hook_valid { "valid" } else { "NOT valid" },
