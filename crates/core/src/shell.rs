@@ -614,6 +614,10 @@ mod tests {
             ),
             ("echo done # git push", false),
             ("bash push.sh", false),
+            // A script file named like a command, after options that take no script.
+            ("bash 'git push'", false),
+            ("bash -x 'git push'", false),
+            ("bash --rcfile 'git push' build.sh", false),
         ] {
             assert_eq!(classify(command, &p, &[]).git_push, push, "{command:?}");
         }

@@ -159,6 +159,25 @@ active_intents:
         Located::Inside(p.into())
     }
 
+    /// A scope judges a write only while an intent is in progress and the intent the
+    /// path works under owns one.
+    #[test]
+    fn a_scope_applies_only_to_an_intent_in_progress_that_owns_one() {
+        let f = file();
+        assert!(scoped(&f, None, &inside("src/auth/login.ts")));
+        assert!(
+            scoped(&f, None, &inside("src/main.ts")),
+            "under none: out of scope"
+        );
+        let pending = INTENTS.replace("IN_PROGRESS", "PENDING");
+        let none_running = crate::governance::intent::parse(&pending).unwrap();
+        assert!(!scoped(&none_running, None, &inside("src/auth/login.ts")));
+        let unscoped =
+            "active_intents:\n  - id: INT-9\n    name: Anything\n    status: IN_PROGRESS\n";
+        let unscoped = crate::governance::intent::parse(unscoped).unwrap();
+        assert!(!scoped(&unscoped, None, &inside("src/auth/login.ts")));
+    }
+
     #[test]
     fn each_path_of_one_event_is_judged() {
         let map = "## INT-001: JWT auth\n- src/auth/login.ts\n";
