@@ -22,6 +22,17 @@ fn sha256(text: &str) -> String {
 /// of the work tree as it is.
 fn project(on: bool) -> Project {
     let p = Project::new();
+    install_hooks(&p, on);
+    p.hook("PostToolUse", &p.write_event("a.txt", "one\n"));
+    p.waymark()
+        .args(["validate", "--", "true"])
+        .assert()
+        .success();
+    p
+}
+
+/// `commit_trailers` set to `on`, then `waymark git-hooks install`.
+fn install_hooks(p: &Project, on: bool) {
     let value = if on { "true" } else { "false" };
     p.waymark()
         .args(["config", "set", "commit_trailers", value])
@@ -31,12 +42,6 @@ fn project(on: bool) -> Project {
         .args(["git-hooks", "install"])
         .assert()
         .success();
-    p.hook("PostToolUse", &p.write_event("a.txt", "one\n"));
-    p.waymark()
-        .args(["validate", "--", "true"])
-        .assert()
-        .success();
-    p
 }
 
 /// Commits everything (through the installed hooks, with the project's config home); the
@@ -102,14 +107,7 @@ fn a_foreign_prepare_commit_msg_hook_is_chained() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    p.waymark()
-        .args(["config", "set", "commit_trailers", "true"])
-        .assert()
-        .success();
-    p.waymark()
-        .args(["git-hooks", "install"])
-        .assert()
-        .success();
+    install_hooks(&p, true);
     assert!(
         p.path(".git/hooks/prepare-commit-msg.waymark-orig")
             .exists()

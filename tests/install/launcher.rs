@@ -319,9 +319,9 @@ fn doctor_prints_the_binary_the_plugins_hooks_run_and_its_version() {
     let p = Project::new();
     let co = Checkout::new();
     installed_from(p.config.path(), co.dir.path());
+    // doctor run by the user: outside any plugin's hook.
     let doctor = |path: &str| {
-        let out = p
-            .waymark()
+        p.waymark()
             .env("PATH", path)
             .env_remove("CLAUDE_PLUGIN_ROOT")
             .env_remove("CLAUDE_PLUGIN_DATA")
@@ -330,10 +330,10 @@ fn doctor_prints_the_binary_the_plugins_hooks_run_and_its_version() {
             .env_remove("CLAUDE_CONFIG_DIR")
             .arg("doctor")
             .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap()
+            .unwrap()
     };
-    let report = doctor(&co.search_path(true));
+    let stdout = |out: std::process::Output| String::from_utf8(out.stdout).unwrap();
+    let report = stdout(doctor(&co.search_path(true)));
     let expected = format!(
         "ok   the plugin's hooks run {} (waymark {}; waymark on PATH)",
         co.installed.canonicalize().unwrap().display(),
@@ -342,7 +342,7 @@ fn doctor_prints_the_binary_the_plugins_hooks_run_and_its_version() {
     assert!(report.contains(&expected), "{expected}\n{report}");
 
     // Nothing installed: the old build runs, and doctor says it is not this version.
-    let report = doctor(&co.search_path(false));
+    let report = stdout(doctor(&co.search_path(false)));
     assert!(
         report.contains("warn the plugin's hooks run ")
             && report.contains("release/waymark (waymark 0.0.1; the checkout's release build")
@@ -352,17 +352,7 @@ fn doctor_prints_the_binary_the_plugins_hooks_run_and_its_version() {
 
     // No binary at all: every event would be skipped, which is a failure.
     fs::remove_dir_all(co.path("target")).unwrap();
-    let out = p
-        .waymark()
-        .env("PATH", co.search_path(false))
-        .env_remove("CLAUDE_PLUGIN_ROOT")
-        .env_remove("CLAUDE_PLUGIN_DATA")
-        .env_remove("WAYMARK_DEV")
-        .env_remove("WAYMARK_NO_PATH")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .arg("doctor")
-        .output()
-        .unwrap();
+    let out = doctor(&co.search_path(false));
     let report = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{report}");
     assert!(
