@@ -59,8 +59,7 @@ fn ref_safe(s: &str) -> String {
 }
 
 /// The work tree at one moment: its tree object, and the temporary index that holds it
-/// (kept: the file goes with it, a comparison with HEAD may still read it, and a rewind
-/// adds to it the ignored files it replaces).
+/// (kept: the file goes with it, and a rewind adds to it the ignored files it replaces).
 pub struct WorkTree {
     pub tree: String,
     /// The files left out of it.
@@ -143,13 +142,7 @@ impl WorkTree {
     /// The same work tree with `paths` added even though git ignores them, as a new tree.
     pub fn with_forced(self, root: &Path, paths: &[TreePath]) -> Option<WorkTree> {
         force_add(root, &self.index, paths);
-        let staged = Staged {
-            index: self.index,
-            head: None,
-            withheld: self.withheld,
-            dirty: false,
-        };
-        staged.write_tree(root)
+        written(root, self.index, self.withheld)
     }
 }
 
@@ -161,16 +154,21 @@ impl Staged {
 
     /// The staged work tree as a tree object.
     pub fn write_tree(self, root: &Path) -> Option<WorkTree> {
-        let out = self.index.git(root, &["write-tree"]).output().ok()?;
-        if !out.status.success() {
-            return None;
-        }
-        Some(WorkTree {
-            tree: trimmed(&out.stdout),
-            withheld: self.withheld,
-            index: self.index,
-        })
+        written(root, self.index, self.withheld)
     }
+}
+
+/// What `index` holds, written as a tree object.
+fn written(root: &Path, index: TempIndex, withheld: Vec<Withheld>) -> Option<WorkTree> {
+    let out = index.git(root, &["write-tree"]).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(WorkTree {
+        tree: trimmed(&out.stdout),
+        withheld,
+        index,
+    })
 }
 
 /// A snapshot commit of `tree` on top of `head`, HEAD's commit (when there is one), under
