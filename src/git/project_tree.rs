@@ -79,9 +79,7 @@ fn without_waymark(index: &TempIndex, root: &Path, lessons: &str) -> Option<Stri
     if !removed.success() {
         return None;
     }
-    let out = index.git(root, &["write-tree"]).output().ok()?;
-    let tree = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    (out.status.success() && !tree.is_empty()).then_some(tree)
+    index.write_tree(root)
 }
 
 #[cfg(test)]

@@ -160,12 +160,8 @@ impl Staged {
 
 /// What `index` holds, written as a tree object.
 fn written(root: &Path, index: TempIndex, withheld: Vec<Withheld>) -> Option<WorkTree> {
-    let out = index.git(root, &["write-tree"]).output().ok()?;
-    if !out.status.success() {
-        return None;
-    }
     Some(WorkTree {
-        tree: trimmed(&out.stdout),
+        tree: index.write_tree(root)?,
         withheld,
         index,
     })

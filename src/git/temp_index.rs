@@ -32,6 +32,15 @@ impl TempIndex {
     }
 }
 
+impl TempIndex {
+    /// What the index holds, written as a tree object: its id, `None` when git fails.
+    pub(super) fn write_tree(&self, root: &Path) -> Option<String> {
+        let out = self.git(root, &["write-tree"]).output().ok()?;
+        let tree = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !tree.is_empty()).then_some(tree)
+    }
+}
+
 impl Drop for TempIndex {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
