@@ -156,9 +156,19 @@ impl Installed {
         Installed { co, data, url }
     }
 
-    /// The launcher as Claude Code runs it for this install.
+    /// The launcher run by hand (`--which`) for this install.
     fn launcher(&self, p: &Project, args: &[&str]) -> std::process::Command {
-        let mut c = self.co.launcher(p, "waymark-waymark", args);
+        self.installed(self.co.launcher(p, "waymark-waymark", args))
+    }
+
+    /// An event's hook as Claude Code runs it for this install: `sh -c` the command
+    /// hooks.json registers.
+    fn hook(&self, p: &Project, event: &str) -> std::process::Command {
+        self.installed(self.co.registered(p, "waymark-waymark", event))
+    }
+
+    /// `c` with this install's environment: nothing on PATH, the release server's URL.
+    fn installed(&self, mut c: std::process::Command) -> std::process::Command {
         c.env("PATH", self.co.search_path(false))
             .env("WAYMARK_RELEASE_URL", &self.url)
             .env("no_proxy", "127.0.0.1")
@@ -170,7 +180,7 @@ impl Installed {
     /// how long the launcher took).
     fn event(&self, p: &Project, event: &str, input: &str) -> (String, Duration) {
         let started = Instant::now();
-        let out = self.launcher(p, &[event]).output_with(input);
+        let out = self.hook(p, event).output_with(input);
         let took = started.elapsed();
         assert!(out.status.success(), "a hook never fails: {out:?}");
         let err = String::from_utf8(out.stderr).unwrap();
@@ -196,7 +206,7 @@ impl Installed {
     /// A PostToolUse event that runs a binary: it succeeds.
     fn run(&self, p: &Project, file: &str) {
         let out = self
-            .launcher(p, &["PostToolUse"])
+            .hook(p, "PostToolUse")
             .output_with(&p.write_event(file, "x\n"));
         assert!(out.status.success(), "{out:?}");
     }
@@ -326,7 +336,7 @@ fn a_wrong_sum_installs_nothing_says_why_and_waits_before_trying_again() {
     // Once the wait is over (here: none) and the release is right, it is installed.
     write_sum(site.path(), None);
     let out = plugin
-        .launcher(&p, &["Stop"])
+        .hook(&p, "Stop")
         .env("WAYMARK_FETCH_RETRY", "0")
         .output_with("{}");
     assert!(out.status.success());
@@ -437,10 +447,7 @@ fn without_curl_or_sha256sum_wget_and_shasum_fetch_and_check_it() {
         plugin.co.path("plugin/bin").display(),
         bin.path().display()
     );
-    let out = plugin
-        .launcher(&p, &["Stop"])
-        .env("PATH", &path)
-        .output_with("{}");
+    let out = plugin.hook(&p, "Stop").env("PATH", &path).output_with("{}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("fetching the waymark binary"), "{err}");
     plugin.wait_for_the_fetch();
