@@ -9,6 +9,7 @@ mod util;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use waymark_core::timeline::html::unescape;
 
 use serde_json::Value;
 use util::Project;
@@ -98,15 +99,6 @@ fn load(page: &Path) -> (String, Vec<String>) {
         .collect();
     assert!(dom.contains("</svg>"), "chromium gave no page: {dom}");
     (dom, console)
-}
-
-fn unescape(s: &str) -> String {
-    s.replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&nbsp;", "\u{a0}")
-        .replace("&amp;", "&")
 }
 
 /// Each point of the chart: its `data-event`, parsed, and its hover text (`<title>`).

@@ -358,14 +358,6 @@ fn the_text_is_coloured_only_when_asked_and_names_tasks_with_all() {
     assert_eq!(text::render(&[], true, false), "No events.\n");
 }
 
-fn unescape(s: &str) -> String {
-    s.replace("&quot;", "\"")
-        .replace("&#39;", "'")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&")
-}
-
 /// The recorded plan with a checkpoint and a failed receipt whose texts need escaping,
 /// drawn with one check failing: its events and the page.
 fn recorded_page() -> (Vec<Event>, String) {
@@ -420,7 +412,10 @@ fn the_page_carries_each_event_and_shows_it_on_hover() {
             .split('"')
             .next()
             .unwrap();
-        assert_eq!(serde_json::from_str::<Event>(&unescape(attr)).unwrap(), *e);
+        assert_eq!(
+            serde_json::from_str::<Event>(&html::unescape(attr)).unwrap(),
+            *e
+        );
         let title = p
             .split("<title>")
             .nth(1)
@@ -428,7 +423,7 @@ fn the_page_carries_each_event_and_shows_it_on_hover() {
             .split("</title>")
             .next()
             .unwrap();
-        assert_eq!(unescape(title), html::hover(e));
+        assert_eq!(html::unescape(title), html::hover(e));
     }
     assert!(html::hover(&events[5]).starts_with("receipt: test \"a\" & 'b' failed (exit 1)\n2026-11-26T12:00:00Z\nkind: receipt\ntask: task-1\nstep: Implement fix\n"));
     assert!(

@@ -138,6 +138,18 @@ pub fn esc(s: &str) -> String {
     out
 }
 
+/// What [`esc`] made, read back, and `&nbsp;` (chromium writes U+00A0 so): for the tests
+/// that read a page's attributes and hover texts.
+#[cfg(any(test, feature = "testing"))]
+pub fn unescape(s: &str) -> String {
+    s.replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&")
+}
+
 /// What hovering a point shows: the event's line, time and kind, then each detail.
 pub fn hover(e: &Event) -> String {
     let mut lines = vec![
