@@ -11,7 +11,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Cli, Sandbox, Version, cli, copy_dir, repo_root};
+use crate::harness::{Binary, Cli, Sandbox, Version, cli, copy_dir, git, repo_root};
 
 fn validate(sb: &Sandbox, target: &Path) -> Output {
     cli(sb.version)
@@ -42,6 +42,7 @@ on_each_version!(
     session_finishes_with_a_failing_waymark_binary,
     session_finishes_with_a_non_executable_waymark_binary,
     marketplace_install_copies_a_small_plugin_whose_hooks_fire,
+    installed_from_github_with_no_binary_it_fetches_that_repositorys_release,
     registered_twice_each_event_is_handled_once,
 );
 
@@ -263,6 +264,100 @@ fn marketplace_install_copies_a_small_plugin_whose_hooks_fire(version: Version) 
         sb.diagnose(&api)
     );
     uninstalled_its_hooks_fire_no_more(cli, &sb, &path);
+}
+
+/// A user without Rust: `claude plugin marketplace add <owner>/<repo>` (GitHub, served
+/// offline: git's `insteadOf` sends the clone to a local bare repository), `plugin
+/// install`, a session with no waymark anywhere. The session finishes, and its first event
+/// started the download of that repository's release for this plugin's version (the
+/// manifest names no repository): the launcher found where the plugin came from in the
+/// layout Claude Code installs into. The download itself fails here (no network; every
+/// request goes to a closed port) and is proven against a real server in
+/// tests/install/fetch.rs.
+fn installed_from_github_with_no_binary_it_fetches_that_repositorys_release(version: Version) {
+    let Some(cli) = cli(version) else {
+        return;
+    };
+    let sb = Sandbox::new("github", Binary::Missing, version);
+    let repo = repo_root();
+    let stage = sb.root.join("stage");
+    copy_dir(&repo.join(".claude-plugin"), &stage.join(".claude-plugin"));
+    copy_dir(&repo.join("plugin"), &stage.join("plugin"));
+    fs::copy(repo.join("Cargo.toml"), stage.join("Cargo.toml")).unwrap();
+    let github = sb.root.join("github");
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e.invalid",
+            "commit",
+            "-qm",
+            "v",
+        ],
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            ".",
+            github.join("someone/waymark.git").to_str().unwrap(),
+        ],
+    ] {
+        git(&stage, args);
+    }
+    fs::write(
+        sb.home.join(".gitconfig"),
+        format!(
+            "[url \"file://{}/\"]\n\tinsteadOf = https://github.com/\n",
+            github.display()
+        ),
+    )
+    .unwrap();
+    claude(
+        cli,
+        &sb,
+        &["plugin", "marketplace", "add", "someone/waymark"],
+    );
+    let said = claude(cli, &sb, &["plugin", "install", "waymark@waymark"]);
+    assert!(said.contains("waymark@waymark"), "{said}");
+
+    let api = FakeApi::start(vec![Turn::text("E2E-GH done")]);
+    let (mut c, _) = sb.command_with(cli, &api, &["-p", "E2E-GH go"], None);
+    let status = c
+        .env("https_proxy", "http://127.0.0.1:9")
+        .env("HTTPS_PROXY", "http://127.0.0.1:9")
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .env("no_proxy", "127.0.0.1,localhost")
+        .status()
+        .expect("run claude");
+    assert!(status.success(), "{}", sb.diagnose(&api));
+    let manifest: Value = serde_json::from_str(
+        &fs::read_to_string(repo.join("plugin/.claude-plugin/plugin.json")).unwrap(),
+    )
+    .unwrap();
+    let wanted = format!(
+        "fetching https://github.com/someone/waymark/releases/download/v{}/waymark-",
+        manifest["version"].as_str().unwrap()
+    );
+    let data = sb.home.join(".claude/plugins/data");
+    let log = || {
+        let logs = fs::read_dir(&data).into_iter().flatten().flatten();
+        logs.map(|d| fs::read_to_string(d.path().join("waymark-fetch.log")).unwrap_or_default())
+            .collect::<String>()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !log().contains("could not download") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no fetch: {:?}\n{}",
+            log(),
+            sb.diagnose(&api)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(log().contains(&wanted), "{wanted}: {}", log());
 }
 
 /// Adds the checkout as a marketplace, as a user's fresh clone holds it, and installs the

@@ -1,7 +1,7 @@
 //! A plugin installed with no waymark anywhere fetches the released binary: the real
 //! launcher and hooks/fetch-waymark against a local HTTP server serving a release made
-//! here (the binary under test in `waymark-<target>.tar.gz`, made with the system `tar`,
-//! and its `.sha256`). The event that finds no binary passes at once; the binary lands in
+//! here (the binary under test packed by `.github/release-archive`, the release workflow's
+//! script, as `waymark-<target>.tar.gz` and its `.sha256`). The event that finds no binary passes at once; the binary lands in
 //! `${CLAUDE_PLUGIN_DATA}/bin/waymark` and runs the next event; a wrong sum installs
 //! nothing and the log says why; events during a download start no second one.
 
@@ -38,37 +38,39 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A release directory as the workflow makes it: the archive holding the binary under
-/// test at its root, and `<archive>.sha256` in sha256sum's format with `sum` (the right
-/// one when `None`).
+/// A release directory as the workflow makes it, with the script it packs each target
+/// with (`.github/release-archive`): the archive holding the binary under test at its
+/// root, and `<archive>.sha256` in sha256sum's format; the sum is replaced by `sum` when
+/// one is given (a wrong one).
 fn release(dir: &Path, sum: Option<&str>) {
     release_of(dir, &assert_cmd::cargo::cargo_bin("waymark"), sum);
 }
 
 /// [`release`] of the program `bin`.
 fn release_of(dir: &Path, bin: &Path, sum: Option<&str>) {
-    let stage = dir.join("stage");
-    fs::create_dir_all(&stage).unwrap();
-    fs::copy(bin, stage.join("waymark")).unwrap();
-    let status = std::process::Command::new("tar")
-        .arg("-czf")
-        .arg(dir.join(archive()))
-        .arg("-C")
-        .arg(&stage)
-        .arg("waymark")
-        .status()
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/release-archive");
+    let out = std::process::Command::new(script)
+        .arg(bin)
+        .arg(target())
+        .arg(dir)
+        .output()
         .unwrap();
-    assert!(status.success());
-    write_sum(dir, sum);
+    assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(said, format!("{}  {}\n", right_sum(dir), archive()));
+    if let Some(sum) = sum {
+        write_sum(dir, sum);
+    }
 }
 
-fn write_sum(dir: &Path, sum: Option<&str>) {
-    let right = hex(&Sha256::digest(fs::read(dir.join(archive())).unwrap()));
-    fs::write(
-        dir.join(format!("{}.sha256", archive())),
-        format!("{}  {}\n", sum.unwrap_or(&right), archive()),
-    )
-    .unwrap();
+/// The SHA-256 of the archive in `dir`.
+fn right_sum(dir: &Path) -> String {
+    hex(&Sha256::digest(fs::read(dir.join(archive())).unwrap()))
+}
+
+fn write_sum(dir: &Path, sum: &str) {
+    let file = format!("{}.sha256", archive());
+    fs::write(dir.join(file), format!("{sum}  {}\n", archive())).unwrap();
 }
 
 /// A GET-only HTTP server for a directory, on a thread; it notes each path asked for, and
@@ -334,7 +336,7 @@ fn a_wrong_sum_installs_nothing_says_why_and_waits_before_trying_again() {
     );
 
     // Once the wait is over (here: none) and the release is right, it is installed.
-    write_sum(site.path(), None);
+    write_sum(site.path(), &right_sum(site.path()));
     let out = plugin
         .hook(&p, "Stop")
         .env("WAYMARK_FETCH_RETRY", "0")
@@ -343,6 +345,79 @@ fn a_wrong_sum_installs_nothing_says_why_and_waits_before_trying_again() {
     plugin.wait_for_the_fetch();
     assert!(plugin.bin().exists(), "{}", plugin.log());
     assert_eq!(server.archive_asked(), 2);
+}
+
+/// Where a plugin whose manifest names no `repository` fetches from: the GitHub
+/// repository its checkout was cloned from (a local marketplace's plugin runs in the
+/// checkout; `tests/e2e/plugin.rs` proves it for a plugin Claude Code installed from
+/// GitHub). A manifest's `repository` wins; an origin that is not GitHub fetches nothing.
+#[test]
+fn with_no_repository_named_the_release_comes_from_the_repository_the_plugin_came_from() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin/.claude-plugin/plugin.json");
+    let manifest: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(manifest).unwrap()).unwrap();
+    assert!(
+        manifest.get("repository").is_none(),
+        "the test assumes none"
+    );
+    let version = manifest["version"].as_str().unwrap();
+    let from = |owner| format!("https://github.com/{owner}/releases/download/v{version}");
+    for (origin, repository, fetched) in [
+        (
+            "git@github.com:someone/waymark.git",
+            None,
+            Some(from("someone/waymark")),
+        ),
+        (
+            "https://github.com/someone/fork/",
+            None,
+            Some(from("someone/fork")),
+        ),
+        (
+            "https://github.com/someone/fork.git",
+            Some("https://github.com/publisher/waymark"),
+            Some(from("publisher/waymark")),
+        ),
+        ("https://gitlab.com/someone/waymark.git", None, None),
+    ] {
+        let p = Project::new();
+        let co = Checkout::new();
+        fs::remove_dir_all(co.path("target")).unwrap();
+        crate::util::git(co.dir.path(), &["init", "-q"]);
+        crate::util::git(co.dir.path(), &["remote", "add", "origin", origin]);
+        if let Some(repository) = repository {
+            let mut m = manifest.clone();
+            m["repository"] = repository.into();
+            let text = serde_json::to_string_pretty(&m).unwrap();
+            fs::write(co.path("plugin/.claude-plugin/plugin.json"), text).unwrap();
+        }
+        let data = p.config.path().join("waymark-waymark");
+        // No download leaves this machine: every one goes to a closed port.
+        let out = co
+            .registered(&p, "waymark-waymark", "Stop")
+            .env("PATH", co.search_path(false))
+            .env("https_proxy", "http://127.0.0.1:9")
+            .env("HTTPS_PROXY", "http://127.0.0.1:9")
+            .output_with("{}");
+        assert!(out.status.success(), "{out:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        let log = || fs::read_to_string(data.join("waymark-fetch.log")).unwrap_or_default();
+        match fetched {
+            Some(url) => {
+                assert!(
+                    said.contains("fetching the waymark binary"),
+                    "{origin}: {said}"
+                );
+                wait_until(|| log().contains("could not download"), log);
+                let asked = format!("fetching {url}/{}", archive());
+                assert!(log().contains(&asked), "{origin}: {}", log());
+            }
+            None => {
+                assert!(said.contains("WAYMARK_RELEASE_URL"), "{origin}: {said}");
+                assert!(!data.join("bin").exists(), "{origin}: nothing fetched");
+            }
+        }
+    }
 }
 
 /// Sets the modification time of `path` a minute back.
