@@ -279,42 +279,7 @@ fn installed_from_github_with_no_binary_it_fetches_that_repositorys_release(vers
         return;
     };
     let sb = Sandbox::new("github", Binary::Missing, version);
-    let repo = repo_root();
-    let stage = sb.root.join("stage");
-    copy_dir(&repo.join(".claude-plugin"), &stage.join(".claude-plugin"));
-    copy_dir(&repo.join("plugin"), &stage.join("plugin"));
-    fs::copy(repo.join("Cargo.toml"), stage.join("Cargo.toml")).unwrap();
-    let github = sb.root.join("github");
-    for args in [
-        &["init", "-q", "-b", "main"][..],
-        &["add", "-A"],
-        &[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@e.invalid",
-            "commit",
-            "-qm",
-            "v",
-        ],
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            ".",
-            github.join("someone/waymark.git").to_str().unwrap(),
-        ],
-    ] {
-        git(&stage, args);
-    }
-    fs::write(
-        sb.home.join(".gitconfig"),
-        format!(
-            "[url \"file://{}/\"]\n\tinsteadOf = https://github.com/\n",
-            github.display()
-        ),
-    )
-    .unwrap();
+    on_github(&sb, "someone/waymark");
     claude(
         cli,
         &sb,
@@ -333,31 +298,63 @@ fn installed_from_github_with_no_binary_it_fetches_that_repositorys_release(vers
         .status()
         .expect("run claude");
     assert!(status.success(), "{}", sb.diagnose(&api));
-    let manifest: Value = serde_json::from_str(
-        &fs::read_to_string(repo.join("plugin/.claude-plugin/plugin.json")).unwrap(),
-    )
-    .unwrap();
+    let manifest = repo_root().join("plugin/.claude-plugin/plugin.json");
+    let manifest: Value = serde_json::from_str(&fs::read_to_string(manifest).unwrap()).unwrap();
     let wanted = format!(
         "fetching https://github.com/someone/waymark/releases/download/v{}/waymark-",
         manifest["version"].as_str().unwrap()
     );
+    let log = fetch_log(&sb, "could not download");
+    assert!(log.contains(&wanted), "{wanted}: {log}");
+}
+
+/// GitHub as `git clone https://github.com/<repo>.git` sees it in the sandbox, offline: a
+/// bare repository holding the checkout's marketplace and plugin, where the sandbox
+/// HOME's git config (`insteadOf`) sends every github.com URL.
+fn on_github(sb: &Sandbox, repo: &str) {
+    let checkout = repo_root();
+    let stage = sb.root.join("stage");
+    copy_dir(
+        &checkout.join(".claude-plugin"),
+        &stage.join(".claude-plugin"),
+    );
+    copy_dir(&checkout.join("plugin"), &stage.join("plugin"));
+    fs::copy(checkout.join("Cargo.toml"), stage.join("Cargo.toml")).unwrap();
+    let github = sb.root.join("github");
+    let bare = github.join(format!("{repo}.git"));
+    git(&stage, &["init", "-q", "-b", "main"]);
+    git(&stage, &["add", "-A"]);
+    let who = ["-c", "user.name=t", "-c", "user.email=t@e.invalid"];
+    git(&stage, &[&who[..], &["commit", "-qm", "v"]].concat());
+    git(
+        &stage,
+        &["clone", "-q", "--bare", ".", bare.to_str().unwrap()],
+    );
+    let rewrite = format!(
+        "[url \"file://{}/\"]\n\tinsteadOf = https://github.com/\n",
+        github.display()
+    );
+    fs::write(sb.home.join(".gitconfig"), rewrite).unwrap();
+}
+
+/// The plugin's fetch log once it holds `line` (30 s at most).
+fn fetch_log(sb: &Sandbox, line: &str) -> String {
     let data = sb.home.join(".claude/plugins/data");
     let log = || {
-        let logs = fs::read_dir(&data).into_iter().flatten().flatten();
-        logs.map(|d| fs::read_to_string(d.path().join("waymark-fetch.log")).unwrap_or_default())
+        let dirs = fs::read_dir(&data).into_iter().flatten().flatten();
+        dirs.map(|d| fs::read_to_string(d.path().join("waymark-fetch.log")).unwrap_or_default())
             .collect::<String>()
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !log().contains("could not download") {
+    while !log().contains(line) {
         assert!(
             std::time::Instant::now() < deadline,
-            "no fetch: {:?}\n{}",
-            log(),
-            sb.diagnose(&api)
+            "no {line:?}: {}",
+            log()
         );
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(log().contains(&wanted), "{wanted}: {}", log());
+    log()
 }
 
 /// Adds the checkout as a marketplace, as a user's fresh clone holds it, and installs the
