@@ -152,31 +152,35 @@ fn words(name: &str) -> Vec<String> {
     words
 }
 
-/// Whether `confirm`, one of the context rules' conditions, holds at the keyword starting
-/// at `start`. (A keyword that starts in a key ends in it: the keywords are letters, and a
-/// key ends at a `:`, a quote or a space.)
-pub(crate) fn holds(confirm: Confirm, text: &[u8], start: usize) -> bool {
-    match confirm {
-        Confirm::BlockScalar => line_at(text, start).is_some_and(|line| {
-            block_key(&text[line.clone()]).is_some_and(|(key, _)| {
-                (line.start + key.start..line.start + key.end).contains(&start)
-            })
-        }),
-        Confirm::TableHeader => line_at(text, start).is_some_and(|line| {
-            text[line.clone()].contains(&b'|')
-                && text
-                    .get(line.end + 1..)
-                    .is_some_and(|rest| is_separator(&rest[..line_end(rest)]))
-        }),
-        Confirm::NameSpaced => {
-            let name = env_name(text, start);
-            text[name.clone()].iter().all(|b| !b.is_ascii_lowercase())
-                && text[name.end..]
-                    .first()
-                    .is_some_and(|b| matches!(b, b' ' | b'\t'))
-        }
-        _ => unreachable!("not a context rule's condition: {confirm:?}"),
-    }
+/// [`Confirm::BlockScalar`] at the keyword starting at `start`: it is in the key of a
+/// block scalar. (A keyword that starts in a key ends in it: the keywords are letters,
+/// and a key ends at a `:`, a quote or a space.)
+pub(crate) fn in_block_key(text: &[u8], start: usize) -> bool {
+    line_at(text, start).is_some_and(|line| {
+        block_key(&text[line.clone()])
+            .is_some_and(|(key, _)| (line.start + key.start..line.start + key.end).contains(&start))
+    })
+}
+
+/// [`Confirm::TableHeader`] at the keyword starting at `start`: its line has a `|` and a
+/// table's separator row follows it.
+pub(crate) fn on_table_header(text: &[u8], start: usize) -> bool {
+    line_at(text, start).is_some_and(|line| {
+        text[line.clone()].contains(&b'|')
+            && text
+                .get(line.end + 1..)
+                .is_some_and(|rest| is_separator(&rest[..line_end(rest)]))
+    })
+}
+
+/// [`Confirm::NameSpaced`] at the keyword starting at `start`: it is in an upper-case
+/// name followed by a space or a tab.
+pub(crate) fn in_name_spaced(text: &[u8], start: usize) -> bool {
+    let name = env_name(text, start);
+    text[name.clone()].iter().all(|b| !b.is_ascii_lowercase())
+        && text[name.end..]
+            .first()
+            .is_some_and(|b| matches!(b, b' ' | b'\t'))
 }
 
 /// The longest line a block's key or a table's header is looked for on: each keyword

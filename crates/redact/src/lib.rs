@@ -278,9 +278,9 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
         Confirm::Flag => flag(text, start, after),
         Confirm::Command => command(text, start, after),
         Confirm::SpaceQuoted => space_quoted(after),
-        Confirm::BlockScalar | Confirm::TableHeader | Confirm::NameSpaced => {
-            context::holds(confirm, text, start)
-        }
+        Confirm::BlockScalar => context::in_block_key(text, start),
+        Confirm::TableHeader => context::on_table_header(text, start),
+        Confirm::NameSpaced => context::in_name_spaced(text, start),
         Confirm::Assigned => assigned(after),
     }
 }
