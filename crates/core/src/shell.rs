@@ -75,8 +75,11 @@ fn gather(command: &str, depth: usize, out: &mut Vec<Vec<String>>) {
         if words.is_empty() {
             continue;
         }
-        let at = command_word(&words);
-        let scripts = if command::SHELLS.iter().any(|s| is(&words[at], s)) {
+        let read = command::read(&words);
+        let at = read.at;
+        let scripts = if !read.scripts.is_empty() {
+            read.scripts
+        } else if command::SHELLS.iter().any(|s| is(&words[at], s)) {
             command::shell_scripts(&simple.words[at + 1..], &simple.heredocs)
         } else {
             Vec::new()
@@ -705,6 +708,8 @@ mod tests {
         for command in [
             "timeout 600 cargo test",
             "timeout -s KILL 600 go test ./...",
+            "flock /tmp/build.lock -c 'cargo test'",
+            "env -S 'cargo test' --workspace",
             "nice -n 10 make check",
             "stdbuf -oL pytest -q",
         ] {
@@ -729,6 +734,8 @@ mod tests {
             "timeout -s KILL 60 npm publish",
             "stdbuf -oL git push",
             "nohup timeout 5 gh pr create --fill",
+            "flock /tmp/deploy.lock -c 'git push origin main'",
+            "env -S 'npm publish'",
         ] {
             assert!(classify(command, &p, &[]).side_effect, "{command}");
         }

@@ -21,6 +21,12 @@ struct Wrapper {
     long: &'static str,
     /// The operands before the command (`timeout`'s duration).
     operands: usize,
+    /// Its options (space-separated names) whose value is a command line it runs in
+    /// place of a command after it: `env -S 'sed -i …' f`, `flock LOCK -c 'git push'`
+    /// (flock's stands after its operand).
+    runs: &'static str,
+    /// Its options whose value is a file it writes: `time -o FILE`.
+    writes: &'static str,
 }
 
 const fn wrapper(name: &'static str, takes: &'static str, long: &'static str) -> Wrapper {
@@ -29,6 +35,8 @@ const fn wrapper(name: &'static str, takes: &'static str, long: &'static str) ->
         takes,
         long,
         operands: 0,
+        runs: "",
+        writes: "",
     }
 }
 
@@ -42,8 +50,14 @@ const WRAPPERS: &[Wrapper] = &[
         "user group close-from chdir host prompt role type command-timeout other-user",
     ),
     wrapper("doas", "uC", ""),
-    wrapper("env", "uCS", "unset chdir split-string"),
-    wrapper("time", "fo", "format output"),
+    Wrapper {
+        runs: "S split-string",
+        ..wrapper("env", "uCS", "unset chdir split-string")
+    },
+    Wrapper {
+        writes: "o output",
+        ..wrapper("time", "fo", "format output")
+    },
     wrapper("nohup", "", ""),
     wrapper("exec", "a", ""),
     wrapper("command", "", ""),
@@ -68,28 +82,79 @@ const WRAPPERS: &[Wrapper] = &[
     },
     Wrapper {
         operands: 1,
-        ..wrapper("flock", "wE", "timeout wait conflict-exit-code")
+        runs: "c command",
+        ..wrapper("flock", "wEc", "timeout wait conflict-exit-code command")
     },
 ];
 
-/// Where the command itself is among a simple command's words: after the reserved words
-/// before it, `VAR=value` assignments, and wrappers with their options. When no word is
-/// left, the last word.
+/// A simple command's words read past what stands before its command.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Read {
+    /// Where the command itself is: after the reserved words before it, `VAR=value`
+    /// assignments, and wrappers with their options. When no word is left, the last word.
+    pub at: usize,
+    /// The command lines the wrappers run by an option (`env -S`, `flock -c`), the words
+    /// after `env -S`'s value included.
+    pub scripts: Vec<String>,
+    /// The files the wrappers write by an option (`time -o`): the word, and the byte the
+    /// name starts at in it (`-oFILE`, `--output=FILE`).
+    pub writes: Vec<(usize, usize)>,
+}
+
+/// Where the command itself is among a simple command's words ([`Read::at`]).
 pub(super) fn command_word(words: &[String]) -> usize {
+    read(words).at
+}
+
+/// A simple command's words read past its reserved words, assignments and wrappers.
+pub(super) fn read(words: &[String]) -> Read {
     let mut at = words
         .iter()
         .take_while(|w| RESERVED.contains(&w.as_str()))
         .count();
+    let mut read = Read::default();
     while let Some(w) = words.get(at) {
         if is_assignment(w) {
             at += 1;
-        } else if let Some(wrapper) = WRAPPERS.iter().find(|x| is(w, x.name)) {
-            at = after_options(wrapper, words, at + 1) + wrapper.operands;
-        } else {
-            return at;
+            continue;
+        }
+        let Some(wrapper) = WRAPPERS.iter().find(|x| is(w, x.name)) else {
+            read.at = at;
+            return read;
+        };
+        let mut values = Vec::new();
+        at = after_options(wrapper, words, at + 1, &mut values) + wrapper.operands;
+        if wrapper.operands > 0 && words.get(at).is_some_and(|w| is_option(w, wrapper.runs)) {
+            at = after_options(wrapper, words, at, &mut values);
+        }
+        for (name, (word, from)) in values {
+            let Some(value) = words.get(word).and_then(|w| w.get(from..)) else {
+                continue;
+            };
+            if is_named(name, wrapper.writes) {
+                read.writes.push((word, from));
+            } else if is_named(name, wrapper.runs) {
+                let rest = words.get(at..).unwrap_or_default().iter();
+                let script =
+                    std::iter::once(value.to_string()).chain(rest.map(|w| super::quote(w)));
+                read.scripts.push(script.collect::<Vec<_>>().join(" "));
+                at = words.len();
+            }
         }
     }
-    words.len().saturating_sub(1)
+    read.at = words.len().saturating_sub(1);
+    read
+}
+
+/// Whether `name` is one of the space-separated `names`.
+fn is_named(name: &str, names: &str) -> bool {
+    !name.is_empty() && names.split(' ').any(|n| n == name)
+}
+
+/// Whether `word` is one of the options `names` (`-c`, `--command`), without a value.
+fn is_option(word: &str, names: &str) -> bool {
+    let name = word.strip_prefix("--").or_else(|| word.strip_prefix('-'));
+    name.is_some_and(|n| is_named(n, names))
 }
 
 /// `NAME=value`, with NAME a shell name: otherwise the shell runs the word as the command.
@@ -100,25 +165,46 @@ fn is_assignment(word: &str) -> bool {
 }
 
 /// Where `wrapper`'s options, from `at`, end: the getopt way, up to the first word that is
-/// not one (or after `--`).
-fn after_options(wrapper: &Wrapper, words: &[String], mut at: usize) -> usize {
+/// not one (or after `--`). Each option given a value is noted in `values` with where the
+/// value is: its word and the byte it starts at.
+fn after_options<'a>(
+    wrapper: &Wrapper,
+    words: &'a [String],
+    mut at: usize,
+    values: &mut Vec<(&'a str, (usize, usize))>,
+) -> usize {
     while let Some(w) = words.get(at) {
         at += 1;
         if w == "--" {
             return at;
         }
-        let takes_next = if let Some(long) = w.strip_prefix("--") {
-            wrapper.long.split(' ').any(|l| l == long)
+        if let Some(long) = w.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((name, _)) => values.push((name, (at - 1, 3 + name.len()))),
+                None if is_named(long, wrapper.long) => {
+                    values.push((long, (at, 0)));
+                    at += 1;
+                }
+                None => {}
+            }
         } else if let Some(cluster) = w.strip_prefix('-').filter(|c| !c.is_empty()) {
             // The first letter that takes a value takes the rest, or else the next word.
-            cluster
+            if let Some((i, c)) = cluster
                 .char_indices()
                 .find(|(_, c)| wrapper.takes.contains(*c))
-                .is_some_and(|(i, c)| i + c.len_utf8() == cluster.len())
+            {
+                let name = &cluster[i..i + c.len_utf8()];
+                let from = 1 + i + c.len_utf8();
+                if from == w.len() {
+                    values.push((name, (at, 0)));
+                    at += 1;
+                } else {
+                    values.push((name, (at - 1, from)));
+                }
+            }
         } else {
             return at - 1;
-        };
-        at += usize::from(takes_next);
+        }
     }
     at
 }

@@ -6,7 +6,7 @@
 //! node/bun `-e`/`-p`, deno `eval`, perl and ruby `-e`, php `-r`, or a here-document fed to
 //! them) when it looks like it writes.
 
-use super::command::{SHELLS, command_word, shell_scripts};
+use super::command::{self, SHELLS, shell_scripts};
 use super::lex::{Simple, Word};
 
 /// What one simple command's words say it writes, or does.
@@ -29,9 +29,27 @@ pub fn of(simple: &Simple, depth: usize) -> Vec<Found> {
     if texts.is_empty() {
         return Vec::new();
     }
-    let at = command_word(&texts);
+    let read = command::read(&texts);
+    let wrapped = read
+        .scripts
+        .into_iter()
+        .map(Found::Script)
+        .chain((read.writes.iter()).map(|&(w, from)| {
+            let word = &simple.words[w];
+            Found::File(glued(word, &word.text[from..]), None)
+        }));
+    let mut found: Vec<Found> = wrapped.collect();
+    if found.iter().any(|f| matches!(f, Found::Script(_))) {
+        return found;
+    }
+    found.extend(by_arguments(simple, &texts[read.at..], read.at, depth));
+    found
+}
+
+/// What the command at word `at` (its words from there, `texts`) writes by its arguments.
+fn by_arguments(simple: &Simple, texts: &[String], at: usize, depth: usize) -> Vec<Found> {
     let args = &simple.words[at + 1..];
-    let name = texts[at].rsplit('/').next().unwrap_or_default();
+    let name = texts[0].rsplit('/').next().unwrap_or_default();
     let files = |a: Args| {
         a.operands
             .into_iter()

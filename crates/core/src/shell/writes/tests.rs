@@ -176,7 +176,8 @@ fn scripts_lists_and_substitutions_are_followed() {
 }
 
 /// A writer run by a wrapper (`timeout`, `nice`, `env -i`, `sudo -u`) or after a
-/// reserved word writes what it names.
+/// reserved word writes what it names; a wrapper writes what its options name (`time -o`)
+/// and runs the command line they hold (`env -S`, `flock -c`).
 #[test]
 fn wrappers_run_the_writer_after_them() {
     for (command, want) in [
@@ -192,6 +193,18 @@ fn wrappers_run_the_writer_after_them() {
         ("sudo -u root tee /etc/x", &["/etc/x"]),
         ("nohup timeout 5 bash -c 'touch deep'", &["deep"]),
         ("if timeout 5 touch t; then ! nice touch u; fi", &["t", "u"]),
+        // What a wrapper runs or writes by an option.
+        ("env -S 'sed -i s/a/b/' f", &["f"]),
+        ("env -S'touch a' b", &["a", "b"]),
+        ("env --split-string='tee log'", &["log"]),
+        ("flock /tmp/lock -c 'touch t'", &["t"]),
+        ("flock -w 5 /tmp/lock --command 'echo x > f'", &["f"]),
+        ("flock /tmp/lock touch t", &["t"]),
+        ("time -o times.txt cargo test", &["times.txt"]),
+        ("time -otimes.txt touch t", &["times.txt", "t"]),
+        ("time --output=times.txt -a cargo test", &["times.txt"]),
+        ("env -S", &[]),
+        ("flock /tmp/lock -c", &[]),
     ] {
         writes(command, want);
     }
