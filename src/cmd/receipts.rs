@@ -366,12 +366,13 @@ fn detail(v: &Verdict) -> Option<String> {
     }
 }
 
-fn label(v: &Verdict) -> String {
+/// A receipt's verdict in a word or two: the table's column here, `verify`'s line.
+pub(super) fn label(v: &Verdict) -> String {
     match v {
         Verdict::Valid => "valid".into(),
         Verdict::Invalid(e) => format!("INVALID: {e}"),
         Verdict::Unsigned => "unsigned".into(),
-        Verdict::NoKey => "no key".into(),
+        Verdict::NoKey => "no key: not checked".into(),
     }
 }
 

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::receipts::Checked;
+use super::receipts::{Checked, label};
 use crate::cmd::ExitCode;
 use crate::receipt::{ReceiptSigner, Verdict, verify_all};
 use crate::runtime::context::Ctx;
@@ -164,12 +164,7 @@ fn print_task(task: &str, checked: &Checked, has_head: bool) {
         waymark_core::text::count(receipts.len() as u64, "receipt")
     );
     for (r, v) in receipts.iter().zip(verdicts).filter(|(_, v)| !v.is_valid()) {
-        let why = match v {
-            Verdict::Invalid(e) => format!("INVALID: {e}"),
-            Verdict::Unsigned => "unsigned".into(),
-            _ => "not checked: no key for its key path".into(),
-        };
-        println!("    {} ({}): {why}", r.receipt_id, r.key_path);
+        println!("    {} ({}): {}", r.receipt_id, r.key_path, label(v));
     }
     for p in problems {
         let at = p.index().map(|i| format!(" at {}", receipts[i].receipt_id));

@@ -247,6 +247,8 @@ mod tests {
             ("timeout -s KILL 5 cargo test", "cargo"),
             ("timeout --signal KILL -k10 5 cargo test", "cargo"),
             ("timeout --signal=KILL --preserve-status 5 cargo", "cargo"),
+            ("timeout --preserve-status 5 cargo test", "cargo"),
+            ("sudo -Eu root tee f", "tee"),
             ("nice -n 10 make", "make"),
             ("nice -n10 make", "make"),
             ("nice -10 make", "make"),

@@ -203,6 +203,10 @@ fn wrappers_run_the_writer_after_them() {
         ("time -o times.txt cargo test", &["times.txt"]),
         ("time -otimes.txt touch t", &["times.txt", "t"]),
         ("time --output=times.txt -a cargo test", &["times.txt"]),
+        ("time -ao times.txt cargo test", &["times.txt"]),
+        // As env and flock read them: after `--` and after flock's file, the command.
+        ("env -- -S 'touch x'", &[]),
+        ("flock /tmp/lock -o touch t", &[]),
         ("env -S", &[]),
         ("flock /tmp/lock -c", &[]),
     ] {
