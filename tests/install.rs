@@ -8,6 +8,8 @@ mod fetch;
 mod first_steps;
 #[path = "install/launcher.rs"]
 mod launcher;
+#[path = "install/release.rs"]
+mod release;
 mod util;
 
 use std::path::Path;
