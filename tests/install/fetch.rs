@@ -379,6 +379,8 @@ fn with_no_repository_named_the_release_comes_from_the_repository_the_plugin_cam
             Some(from("publisher/waymark")),
         ),
         ("https://gitlab.com/someone/waymark.git", None, None),
+        ("https://github.com/someone/waymark/tree/main", None, None),
+        ("https://github.com/some one/waymark?x=1", None, None),
     ] {
         let mut m = manifest.clone();
         if let Some(repository) = repository {
