@@ -34,7 +34,7 @@ pub fn of(simple: &Simple, depth: usize) -> Vec<Found> {
         .scripts
         .into_iter()
         .map(Found::Script)
-        .chain((read.writes.iter()).map(|&(w, from)| {
+        .chain(read.writes.iter().map(|&(w, from)| {
             let word = &simple.words[w];
             Found::File(glued(word, &word.text[from..]), None)
         }));
