@@ -517,7 +517,8 @@ fn a_turn_that_failed_on_an_api_error_is_a_stop_and_the_brief_says_why() {
     .unwrap();
     assert!(!brief.contains("CRASH DETECTED"), "{brief}");
     assert!(
-        brief.contains("last turn ended on an API error (unknown)")
+        brief.contains("last turn ended on an API error ")
+            && !brief.contains("(unknown)")
             && brief.contains("API Error: 400 E2E injected failure")
             && brief.contains("it did not crash"),
         "{brief}"

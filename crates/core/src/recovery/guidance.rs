@@ -285,9 +285,9 @@ fn session_facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
     for s in &hook.sessions {
         if let Some(f) = &s.failed_turn {
             lines.push(format!(
-                "Session {}'s last turn ended on an API error ({}) {}: {}. It stopped there, it did not crash: go on from the step below.",
+                "Session {}'s last turn ended on {} {}: {}. It stopped there, it did not crash: go on from the step below.",
                 short_id(&s.session_id),
-                f.error,
+                f.described(),
                 when(now, f.at),
                 f.message
             ));
@@ -911,6 +911,14 @@ mod tests {
                 "Session aaaaaaaa's last turn ended on an API error (rate_limit) at 2026-03-01T12:00:00Z: slow down. It stopped there, it did not crash: go on from the step below.",
                 "Session bbbbbbbb was working in /w/bbbbbbbb2222, not the project root: go on there.",
             ]
+        );
+        // A kind Claude Code could not tell is not named.
+        h.sessions[0].failed_turn.as_mut().unwrap().error = "unknown".into();
+        assert!(
+            session_facts(&h, None)[0]
+                .starts_with("Session aaaaaaaa's last turn ended on an API error at "),
+            "{:?}",
+            session_facts(&h, None)
         );
         // The crashed session is the one named, though another sent an event later.
         let mut h = crashed("manual");

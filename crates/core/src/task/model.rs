@@ -637,6 +637,17 @@ pub struct FailedTurn {
     pub at: DateTime<Utc>,
 }
 
+impl FailedTurn {
+    /// `an API error (rate_limit)`; `an API error` when Claude Code could not tell its
+    /// kind (`unknown`), which says nothing to the reader.
+    pub fn described(&self) -> String {
+        match self.error.as_str() {
+            "" | "unknown" => "an API error".into(),
+            kind => format!("an API error ({kind})"),
+        }
+    }
+}
+
 /// How many of a session's files are kept for another session's brief.
 pub const SESSION_FILES: usize = 8;
 

@@ -31,9 +31,9 @@ pub(super) fn ended(src: &Sources) -> Vec<Event> {
         let id = Value::from(&*s.session_id);
         if let Some(f) = &s.failed_turn {
             let what = format!(
-                "session {} stopped on an API error ({})",
+                "session {} stopped on {}",
                 crate::text::short_id(&s.session_id),
-                f.error
+                f.described()
             );
             let details = [
                 ("session_id", id.clone()),
