@@ -848,7 +848,7 @@ fn deny_mode_denies_a_bash_command_writing_out_of_scope() {
         ),
         ("env -S \"sed -i s/main/start/\" src/main.rs", "src/main.rs"),
         ("flock /tmp/lock -c 'touch notes.md'", "notes.md"),
-        ("time -o times.txt cargo test", "times.txt"),
+        ("/usr/bin/time -o times.txt cargo test", "times.txt"),
         ("cargo test 2>&1 | tee build.log", "build.log"),
         ("cp src/auth/a.ts other/b.ts", "other/b.ts"),
         ("cp src/auth/a.ts src", "src/a.ts"),

@@ -25,7 +25,7 @@ struct Wrapper {
     /// place of a command after it: `env -S 'sed -i …' f`, `flock LOCK -c 'git push'`
     /// (flock's stands after its operand).
     runs: &'static str,
-    /// Its options whose value is a file it writes: `time -o FILE`.
+    /// Its options whose value is a file it writes: `/usr/bin/time -o FILE`.
     writes: &'static str,
 }
 
@@ -96,10 +96,15 @@ pub(super) struct Read {
     /// The command lines the wrappers run by an option (`env -S`, `flock -c`), the words
     /// after `env -S`'s value included.
     pub scripts: Vec<String>,
-    /// The files the wrappers write by an option (`time -o`): the word, and the byte the
+    /// The files the wrappers write by an option (`/usr/bin/time -o`): the word, and the byte the
     /// name starts at in it (`-oFILE`, `--output=FILE`).
     pub writes: Vec<(usize, usize)>,
 }
+
+/// Bash's reserved word `time`, the first word of a command: it takes `-p` and writes
+/// nothing (`time -o f cmd` runs `-o`). Elsewhere (`/usr/bin/time`, `command time`,
+/// `A=1 time`) `time` is the program, whose `-o FILE` writes FILE.
+const TIME_KEYWORD: Wrapper = wrapper("time", "", "");
 
 /// Where the command itself is among a simple command's words ([`Read::at`]).
 pub(super) fn command_word(words: &[String]) -> usize {
@@ -108,17 +113,19 @@ pub(super) fn command_word(words: &[String]) -> usize {
 
 /// A simple command's words read past its reserved words, assignments and wrappers.
 pub(super) fn read(words: &[String]) -> Read {
-    let mut at = words
+    let first = words
         .iter()
         .take_while(|w| RESERVED.contains(&w.as_str()))
         .count();
+    let mut at = first;
     let mut read = Read::default();
     while let Some(w) = words.get(at) {
         if is_assignment(w) {
             at += 1;
             continue;
         }
-        let Some(wrapper) = WRAPPERS.iter().find(|x| is(w, x.name)) else {
+        let keyword = (at == first && w == "time").then_some(&TIME_KEYWORD);
+        let Some(wrapper) = keyword.or_else(|| WRAPPERS.iter().find(|x| is(w, x.name))) else {
             read.at = at;
             return read;
         };

@@ -176,7 +176,7 @@ fn scripts_lists_and_substitutions_are_followed() {
 }
 
 /// A writer run by a wrapper (`timeout`, `nice`, `env -i`, `sudo -u`) or after a
-/// reserved word writes what it names; a wrapper writes what its options name (`time -o`)
+/// reserved word writes what it names; a wrapper writes what its options name (`/usr/bin/time -o`)
 /// and runs the command line they hold (`env -S`, `flock -c`).
 #[test]
 fn wrappers_run_the_writer_after_them() {
@@ -200,10 +200,14 @@ fn wrappers_run_the_writer_after_them() {
         ("flock /tmp/lock -c 'touch t'", &["t"]),
         ("flock -w 5 /tmp/lock --command 'echo x > f'", &["f"]),
         ("flock /tmp/lock touch t", &["t"]),
-        ("time -o times.txt cargo test", &["times.txt"]),
-        ("time -otimes.txt touch t", &["times.txt", "t"]),
-        ("time --output=times.txt -a cargo test", &["times.txt"]),
-        ("time -ao times.txt cargo test", &["times.txt"]),
+        ("/usr/bin/time -o times.txt cargo test", &["times.txt"]),
+        ("command time -otimes.txt touch t", &["times.txt", "t"]),
+        ("A=1 time --output=times.txt -a cargo test", &["times.txt"]),
+        ("env time -ao times.txt cargo test", &["times.txt"]),
+        // Bash's reserved word `time` runs `-o`, which writes nothing.
+        ("time -o times.txt cargo test", &[]),
+        ("time -p touch t", &["t"]),
+        ("if time -o times.txt cargo test; then :; fi", &[]),
         // As env and flock read them: after `--` and after flock's file, the command.
         ("env -- -S 'touch x'", &[]),
         ("flock /tmp/lock -o touch t", &[]),
