@@ -159,7 +159,8 @@ pub fn wrapper_script(hook: GitHook, bin: Option<&Path>) -> String {
 }
 
 /// Shell shared by the wrappers: `waymark_run ARGS…` (waymark's part: guarded, quiet,
-/// never failing) and `waymark_checkpoint TRIGGER DESCRIPTION`.
+/// never failing), `waymark_checkpoint TRIGGER DESCRIPTION`, and `waymark_foreign ARGS…`
+/// (the hook moved aside, when there is one: its exit status, else 0).
 ///
 /// The project is the work tree's top (git runs hooks there), or `$CLAUDE_PROJECT_DIR`
 /// when that lies inside it (a project in a subdirectory of the repository). git exports
@@ -194,17 +195,18 @@ waymark_run() {
 waymark_checkpoint() {
     waymark_run checkpoint --auto --trigger "$1" "$2"
 }
+waymark_foreign() {
+    [ -x "$orig" ] || return 0
+    "$orig" "$@"
+}
 "#;
 
 /// prepare-commit-msg: the foreign hook first (its exit code decides the commit), then
 /// waymark's trailers into the message file (`$1`, made absolute: waymark runs at the
 /// project's root).
 const PREPARE_COMMIT_MSG_BODY: &str = r#"
-status=0
-if [ -x "$orig" ]; then
-    "$orig" "$@"
-    status=$?
-fi
+waymark_foreign "$@"
+status=$?
 if [ "$status" -eq 0 ] && [ -n "${1:-}" ]; then
     case "$1" in /*) msg=$1 ;; *) msg=$(pwd -P)/$1 ;; esac
     waymark_run git-hooks trailers "$msg"
@@ -215,11 +217,8 @@ exit $status
 /// post-commit: git ignores its exit code, but the foreign hook's is kept anyway. The
 /// foreign hook runs first so a hook that amends is checkpointed at its final commit.
 const POST_COMMIT_BODY: &str = r#"
-status=0
-if [ -x "$orig" ]; then
-    "$orig" "$@"
-    status=$?
-fi
+waymark_foreign "$@"
+status=$?
 waymark_checkpoint git_commit "Commit $(git log -1 --format='%h: %s' 2>/dev/null)"
 exit $status
 "#;
@@ -231,8 +230,9 @@ const PRE_PUSH_BODY: &str = r#"
 input=$(cat)
 feed() { [ -z "$input" ] || printf '%s\n' "$input"; }
 status=0
+# Not piped into a missing hook: nothing would read the input.
 if [ -x "$orig" ]; then
-    feed | "$orig" "$@"
+    feed | waymark_foreign "$@"
     status=$?
 fi
 if [ "$status" -eq 0 ]; then
