@@ -79,7 +79,8 @@ fn only_a_tag_the_plugin_would_fetch_is_released() {
     let text = fs::read_to_string(&plugin).unwrap();
     let named = text.replacen(
         "\"version\":",
-        "\"repository\": \"https://github.com/publisher/waymark\",\n  \"version\":",
+        // Written as the launcher still reads it: a tab, a space before the colon, `.git`.
+        "\t\"repository\" : \"https://github.com/publisher/waymark.git\",\n  \"version\":",
         1,
     );
     fs::write(&plugin, named).unwrap();

@@ -96,14 +96,17 @@ pub(super) struct Read {
     /// The command lines the wrappers run by an option (`env -S`, `flock -c`), the words
     /// after `env -S`'s value included.
     pub scripts: Vec<String>,
+    /// Where the words a script took after its value begin (`env -S 'tee' "$LOG"`): they
+    /// are quoted into the script, which fixes them only when they are literal.
+    pub script_rest: Option<usize>,
     /// The files the wrappers write by an option (`/usr/bin/time -o`): the word, and the byte the
     /// name starts at in it (`-oFILE`, `--output=FILE`).
     pub writes: Vec<(usize, usize)>,
 }
 
-/// Bash's reserved word `time`, the first word of a command: it takes `-p` and writes
-/// nothing (`time -o f cmd` runs `-o`). Elsewhere (`/usr/bin/time`, `command time`,
-/// `A=1 time`) `time` is the program, whose `-o FILE` writes FILE.
+/// Bash's reserved word `time`, the first word of a command ([`is_time_keyword`]): it takes
+/// `-p` and writes nothing. Elsewhere (`/usr/bin/time`, `command time`, `A=1 time`, or
+/// followed by another option) `time` is the program, whose `-o FILE` writes FILE.
 const TIME_KEYWORD: Wrapper = wrapper("time", "", "");
 
 /// Where the command itself is among a simple command's words ([`Read::at`]).
@@ -124,7 +127,8 @@ pub(super) fn read(words: &[String]) -> Read {
             at += 1;
             continue;
         }
-        let keyword = (at == first && w == "time").then_some(&TIME_KEYWORD);
+        let keyword = (at == first && w == "time" && is_time_keyword(words.get(at + 1)))
+            .then_some(&TIME_KEYWORD);
         let Some(wrapper) = keyword.or_else(|| WRAPPERS.iter().find(|x| is(w, x.name))) else {
             read.at = at;
             return read;
@@ -141,16 +145,29 @@ pub(super) fn read(words: &[String]) -> Read {
             if is_named(name, wrapper.writes) {
                 read.writes.push((word, from));
             } else if is_named(name, wrapper.runs) {
+                // `env -S`'s value is env's own arguments (`-S '-i sed -i …'`): read again
+                // as an env command, with the words after it.
+                let value = match wrapper.name {
+                    "env" => format!("env {value}"),
+                    _ => value.to_string(),
+                };
                 let rest = words.get(at..).unwrap_or_default().iter();
-                let script =
-                    std::iter::once(value.to_string()).chain(rest.map(|w| super::quote(w)));
+                let script = std::iter::once(value).chain(rest.map(|w| super::quote(w)));
                 read.scripts.push(script.collect::<Vec<_>>().join(" "));
+                read.script_rest = Some(at);
                 at = words.len();
             }
         }
     }
     read.at = words.len().saturating_sub(1);
     read
+}
+
+/// Whether a command's first word `time` is bash's reserved word, by the word after it:
+/// the reserved word takes only `-p` (and `--`); `time -o f cmd` or `time -v cmd` can only
+/// mean the program (bash would run `-o`).
+fn is_time_keyword(next: Option<&String>) -> bool {
+    next.is_none_or(|w| !w.starts_with('-') || w == "-p" || w == "--")
 }
 
 /// Whether `name` is one of the space-separated `names`.

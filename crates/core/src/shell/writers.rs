@@ -30,6 +30,13 @@ pub fn of(simple: &Simple, depth: usize) -> Vec<Found> {
         return Vec::new();
     }
     let read = command::read(&texts);
+    let rest = read
+        .script_rest
+        .map(|r| simple.words.get(r..).unwrap_or_default());
+    if rest.is_some_and(|rest| rest.iter().any(|w| !w.literal)) {
+        let why = "a wrapper runs a command line holding words the shell changes";
+        return vec![Found::Unreadable(why.into())];
+    }
     let wrapped = read
         .scripts
         .into_iter()

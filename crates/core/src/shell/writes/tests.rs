@@ -204,10 +204,11 @@ fn wrappers_run_the_writer_after_them() {
         ("command time -otimes.txt touch t", &["times.txt", "t"]),
         ("A=1 time --output=times.txt -a cargo test", &["times.txt"]),
         ("env time -ao times.txt cargo test", &["times.txt"]),
-        // Bash's reserved word `time` runs `-o`, which writes nothing.
-        ("time -o times.txt cargo test", &[]),
+        ("env -S '-i sed -i s/a/b/' f", &["f"]),
+        // `time` followed by an option other than -p can only be the program.
+        ("time -o times.txt cargo test", &["times.txt"]),
         ("time -p touch t", &["t"]),
-        ("if time -o times.txt cargo test; then :; fi", &[]),
+        ("if time -p touch t; then :; fi", &["t"]),
         // As env and flock read them: after `--` and after flock's file, the command.
         ("env -- -S 'touch x'", &[]),
         ("flock /tmp/lock -o touch t", &[]),
@@ -218,6 +219,9 @@ fn wrappers_run_the_writer_after_them() {
     }
     let (_, unreadable) = read("find . -exec timeout 5 sed -i s/a/b/ {} +");
     assert!(unreadable);
+    // What the shell changes is not fixed by quoting it into the wrapper's command line.
+    assert_eq!(read("env -S tee \"$LOG\""), (vec![], true));
+    assert_eq!(read("env -S tee log"), (vec!["log".to_string()], false));
 }
 
 /// Scripts run by `xargs sh -c` inside one another are read as deep as `bash -c` ones, not
