@@ -209,6 +209,10 @@ fn wrappers_run_the_writer_after_them() {
         ("time -o times.txt cargo test", &["times.txt"]),
         ("time -p touch t", &["t"]),
         ("if time -p touch t; then :; fi", &["t"]),
+        // Bash's reserved word takes no -o: `time -p -o f …` runs `-o`, writing nothing;
+        // after an assignment `time` is the program, whose -o writes.
+        ("time -p -o f touch t", &[]),
+        ("A=1 time -p -o f touch t", &["f", "t"]),
         // As env and flock read them: after `--` and after flock's file, the command.
         ("env -- -S 'touch x'", &[]),
         ("flock /tmp/lock -o touch t", &[]),
