@@ -11,7 +11,7 @@ use std::process::Output;
 use serde_json::{Value, json};
 
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Binary, Cli, Sandbox, Version, cli, copy_dir, git, repo_root};
+use crate::harness::{Binary, Cli, Sandbox, Version, cli, copy_dir, git, repo_root, wait_for};
 
 fn validate(sb: &Sandbox, target: &Path) -> Output {
     cli(sb.version)
@@ -345,15 +345,8 @@ fn fetch_log(sb: &Sandbox, line: &str) -> String {
         dirs.map(|d| fs::read_to_string(d.path().join("waymark-fetch.log")).unwrap_or_default())
             .collect::<String>()
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !log().contains(line) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no {line:?}: {}",
-            log()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    let found = wait_for(std::time::Duration::from_secs(30), || log().contains(line));
+    assert!(found, "no {line:?}: {}", log());
     log()
 }
 
