@@ -77,8 +77,8 @@ fn gather(command: &str, depth: usize, out: &mut Vec<Vec<String>>) {
         }
         let read = command::read(&words);
         let at = read.at;
-        let scripts = if !read.scripts.is_empty() {
-            read.scripts
+        let scripts = if let Some((script, _)) = read.script {
+            vec![script]
         } else if command::SHELLS.iter().any(|s| is(&words[at], s)) {
             command::shell_scripts(&simple.words[at + 1..], &simple.heredocs)
         } else {

@@ -25,6 +25,9 @@ struct Wrapper {
     /// place of a command after it: `env -S 'sed -i …' f`, `flock LOCK -c 'git push'`
     /// (flock's stands after its operand).
     runs: &'static str,
+    /// Whether that value is the wrapper's own arguments, read again with its name
+    /// (`env -S '-i sed -i …'`), rather than a script for `sh -c`.
+    runs_itself: bool,
     /// Its options whose value is a file it writes: `/usr/bin/time -o FILE`.
     writes: &'static str,
 }
@@ -36,6 +39,7 @@ const fn wrapper(name: &'static str, takes: &'static str, long: &'static str) ->
         long,
         operands: 0,
         runs: "",
+        runs_itself: false,
         writes: "",
     }
 }
@@ -52,6 +56,7 @@ const WRAPPERS: &[Wrapper] = &[
     wrapper("doas", "uC", ""),
     Wrapper {
         runs: "S split-string",
+        runs_itself: true,
         ..wrapper("env", "uCS", "unset chdir split-string")
     },
     Wrapper {
@@ -93,12 +98,10 @@ pub(super) struct Read {
     /// Where the command itself is: after the reserved words before it, `VAR=value`
     /// assignments, and wrappers with their options. When no word is left, the last word.
     pub at: usize,
-    /// The command lines the wrappers run by an option (`env -S`, `flock -c`), the words
-    /// after `env -S`'s value included.
-    pub scripts: Vec<String>,
-    /// Where the words a script took after its value begin (`env -S 'tee' "$LOG"`): they
-    /// are quoted into the script, which fixes them only when they are literal.
-    pub script_rest: Option<usize>,
+    /// The command line a wrapper runs by an option (`env -S`, `flock -c`), the words
+    /// after `env -S`'s value included; and where those words begin (`env -S tee "$LOG"`):
+    /// they are quoted into the script, which fixes them only when they are literal.
+    pub script: Option<(String, usize)>,
     /// The files the wrappers write by an option (`/usr/bin/time -o`): the word, and the byte the
     /// name starts at in it (`-oFILE`, `--output=FILE`).
     pub writes: Vec<(usize, usize)>,
@@ -144,17 +147,14 @@ pub(super) fn read(words: &[String]) -> Read {
             };
             if is_named(name, wrapper.writes) {
                 read.writes.push((word, from));
-            } else if is_named(name, wrapper.runs) {
-                // `env -S`'s value is env's own arguments (`-S '-i sed -i …'`): read again
-                // as an env command, with the words after it.
-                let value = match wrapper.name {
-                    "env" => format!("env {value}"),
-                    _ => value.to_string(),
+            } else if is_named(name, wrapper.runs) && read.script.is_none() {
+                let value = match wrapper.runs_itself {
+                    true => format!("{} {value}", wrapper.name),
+                    false => value.to_string(),
                 };
                 let rest = words.get(at..).unwrap_or_default().iter();
                 let script = std::iter::once(value).chain(rest.map(|w| super::quote(w)));
-                read.scripts.push(script.collect::<Vec<_>>().join(" "));
-                read.script_rest = Some(at);
+                read.script = Some((script.collect::<Vec<_>>().join(" "), at));
                 at = words.len();
             }
         }

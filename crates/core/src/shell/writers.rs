@@ -30,23 +30,21 @@ pub fn of(simple: &Simple, depth: usize) -> Vec<Found> {
         return Vec::new();
     }
     let read = command::read(&texts);
-    let rest = read
-        .script_rest
-        .map(|r| simple.words.get(r..).unwrap_or_default());
-    if rest.is_some_and(|rest| rest.iter().any(|w| !w.literal)) {
-        let why = "a wrapper runs a command line holding words the shell changes";
-        return vec![Found::Unreadable(why.into())];
-    }
-    let wrapped = read
-        .scripts
-        .into_iter()
-        .map(Found::Script)
-        .chain(read.writes.iter().map(|&(w, from)| {
+    let mut found: Vec<Found> = read
+        .writes
+        .iter()
+        .map(|&(w, from)| {
             let word = &simple.words[w];
             Found::File(glued(word, &word.text[from..]), None)
-        }));
-    let mut found: Vec<Found> = wrapped.collect();
-    if found.iter().any(|f| matches!(f, Found::Script(_))) {
+        })
+        .collect();
+    if let Some((script, rest)) = read.script {
+        let rest = simple.words.get(rest..).unwrap_or_default();
+        if rest.iter().any(|w| !w.literal) {
+            let why = "a wrapper runs a command line holding words the shell changes";
+            return vec![Found::Unreadable(why.into())];
+        }
+        found.push(Found::Script(script));
         return found;
     }
     found.extend(by_arguments(simple, &texts[read.at..], read.at, depth));
