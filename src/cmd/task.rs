@@ -43,6 +43,9 @@ pub enum StepCmd {
     Done { step: String },
     /// Fail a step (its next start is a new attempt).
     Fail { step: String },
+    /// Say that the side effects a crash left unknown (or done) in the resumed step were
+    /// checked where they act: the repeat guard no longer asks before they run again.
+    Checked,
 }
 
 pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
@@ -110,6 +113,7 @@ pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
                     listing(hook)
                 ));
             }
+            StepCmd::Checked => return Ok(checked(hook)),
             StepCmd::Start { step } => (step, StepStatus::InProgress),
             StepCmd::Done { step } => (step, StepStatus::Completed),
             StepCmd::Fail { step } => (step, StepStatus::Failed),
@@ -121,13 +125,31 @@ pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
     report(result)
 }
 
+/// `waymark step checked`: what the repeat guard now lets run again.
+fn checked(hook: &mut Hook) -> String {
+    let settled = waymark_core::recovery::repeat::settle_all(hook);
+    if settled.is_empty() {
+        return "Nothing to check: the repeat guard holds no side effect of this step.".into();
+    }
+    let listed: Vec<String> = settled
+        .iter()
+        .map(|c| format!("`{}`", waymark_core::text::one_line(c)))
+        .collect();
+    format!(
+        "Checked: {}. The repeat guard no longer asks before they run again; run one again only if the check showed it did not land.",
+        listed.join("; ")
+    )
+}
+
 /// `waymark plan [STEP…]`: adds the steps the plan does not hold yet, in order, and prints
 /// the plan numbered (the numbers `waymark step start|done N` take). Without steps it only
 /// prints the plan. This is how an agent with no task-list tool keeps its plan
 /// (docs/plan.md).
 pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
     let ctx = super::ctx(root);
-    if names.is_empty() {
+    // From the agent's Bash, the listing comes after the rewound conversation's plan is
+    // put back (a change); from a person's terminal it only reads.
+    if names.is_empty() && agent_session().is_none() {
         return match super::load_hook(&ctx) {
             Ok(Some(hook)) if !hook.state.is_terminal() => {
                 println!("{}", listing(&hook));
@@ -141,6 +163,12 @@ pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
         };
     }
     let result = current::update(&ctx, |slot, _| -> anyhow::Result<String> {
+        if names.is_empty() {
+            return Ok(match slot.as_mut().filter(|h| !h.state.is_terminal()) {
+                Some(hook) => format!("{}{}", rewound_first(&ctx, hook), listing(hook)),
+                None => format!("No plan yet: {PLAN_HOWTO}"),
+            });
+        }
         let hook = live_task(&ctx, slot);
         let rewound = rewound_first(&ctx, hook);
         let added = hook.plan(&names, StepSource::Manual, ctx.now);

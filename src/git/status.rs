@@ -17,7 +17,7 @@ impl DiffStat {
     /// `nothing`, or `2 files, +12/−3 lines (1 new)`.
     pub fn describe(&self) -> String {
         if self.files == 0 {
-            return "nothing".into();
+            return waymark_core::task::NOTHING_CHANGED.into();
         }
         let new = match self.new {
             0 => String::new(),
@@ -32,6 +32,15 @@ impl DiffStat {
     }
 }
 
+/// The set-up files `waymark init` writes and Claude Code keeps its grants in: the agent's
+/// configuration, not its work, so the count of what changed leaves them out (a rewind
+/// still restores them: only the count skips them).
+const SETUP_FILES: [&str; 3] = [
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".gitattributes",
+];
+
 /// A new file larger than this is counted as changed, its lines not read.
 const MAX_NEW_FILE: u64 = 1 << 20;
 
@@ -43,7 +52,10 @@ pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<Diff
     let base = since.unwrap_or("HEAD");
     let with_files = |args: &[&str]| {
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        args.into_iter().chain(super::project_files(lessons))
+        let setup = SETUP_FILES.iter().map(|f| format!(":(exclude){f}"));
+        args.into_iter()
+            .chain(super::project_files(lessons))
+            .chain(setup)
     };
     // The two walks of the work tree run at once (a crash's SessionStart waits for both).
     // On two cores or fewer the diff's preload threads only take the other walk's core
@@ -133,9 +145,13 @@ mod tests {
         std::fs::write(d.join("a.txt"), "a\n").unwrap();
         git(d, &["add", "a.txt"]);
         git(d, &["commit", "-qm", "one"]);
-        // waymark's own state does not count.
+        // waymark's own state does not count, nor the set-up `waymark init` writes.
         std::fs::create_dir_all(d.join(".orchestration")).unwrap();
         std::fs::write(d.join(".orchestration/hook.json"), "{}").unwrap();
+        std::fs::create_dir_all(d.join(".claude")).unwrap();
+        for f in SETUP_FILES {
+            std::fs::write(d.join(f), "{\"hooks\": {}}\n").unwrap();
+        }
         assert_eq!(
             diff_stat(d, None, "AGENT.md").unwrap().describe(),
             "nothing"

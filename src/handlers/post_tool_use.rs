@@ -189,6 +189,8 @@ fn command_bookkeeping(
     hook.end_command(&event.common.session_id, Some(&b.command));
     if b.exit_code == Some(0) {
         effects.extend(checkpoint::vcs_effects(&b.command, &b.stdout, &b.stderr, k));
+        // The check the brief names for what a crash left unknown: the guard lets it be.
+        waymark_core::recovery::repeat::settle(hook, &b.command);
     }
     if k.side_effect && !b.background {
         hook.note_side_effect(&b.command, b.exit_code.unwrap_or(-1), ctx.now);

@@ -2,6 +2,7 @@
 //! a rise of context usage past the threshold makes a checkpoint.
 
 use crate::claude::event::{Event, UserPromptSubmit};
+use crate::claude::output::Output;
 use crate::runtime::context::Ctx;
 use crate::task::{Effect, Hook, Need, SessionStatus, checkpoint, current};
 use waymark_core::text::{one_line, truncate};
@@ -9,9 +10,15 @@ use waymark_core::text::{one_line, truncate};
 /// Prompts are kept to this many characters.
 const MAX_PROMPT: usize = 300;
 
-pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<()> {
+pub fn handle(
+    ctx: &Ctx,
+    event: &Event,
+    e: &UserPromptSubmit,
+    out: &mut Output,
+) -> anyhow::Result<()> {
     // The turn's work starts after a checkpoint's snapshot in flight is taken.
     crate::task::capture::settle(&ctx.project);
+    let mut rewound = None;
     current::change(ctx, Need::Create, |hook, effects| {
         if is_request(&e.prompt) {
             hook.last_prompt = Some(truncate(&one_line(&e.prompt), MAX_PROMPT));
@@ -22,6 +29,9 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<
         hook.end_command(&c.session_id, None);
         let (transcript, prompt) = (c.transcript_path.as_deref(), c.prompt_id.as_deref());
         super::rewound::start_turn(ctx, hook, &c.session_id, transcript, prompt);
+        // Where the CLI has written the prompt already, a rewound conversation is told
+        // before any tool runs; else the turn's next event tells it.
+        rewound = super::rewound::check(ctx, hook, &c.session_id, false);
         // A session first seen here (its SessionStart came before the task existed) is
         // told apart from others by its process, like one seen at SessionStart.
         if hook
@@ -31,6 +41,9 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<
             hook.set_owner(&c.session_id, crate::runtime::process::owner());
         }
     })?;
+    if let Some(note) = rewound {
+        out.say(note);
+    }
     Ok(())
 }
 

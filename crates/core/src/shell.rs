@@ -167,6 +167,36 @@ pub fn classify(command: &str, patterns: &[String], side_effects: &[String]) -> 
     }
 }
 
+/// What a command checks of what a crash left unknown (`recovery::repeat::settle`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RemoteCheck {
+    /// It asks the remote what it holds: `git fetch`, `git ls-remote`, `git remote show`,
+    /// `git pull`.
+    pub push: bool,
+    /// It lists or shows pull requests: `gh pr list|view|status`.
+    pub pull_request: bool,
+}
+
+/// What `command` checks of a push or a pull request left unknown by a crash.
+pub fn remote_check(command: &str) -> RemoteCheck {
+    let commands = simple_commands(command);
+    let asks_remote = ["fetch", "ls-remote", "pull"];
+    RemoteCheck {
+        push: commands.iter().any(|w| {
+            let sub = git_subcommand(w);
+            sub.is_some_and(|s| asks_remote.contains(&s))
+                || (sub == Some("remote") && w.iter().any(|x| x == "show"))
+        }),
+        pull_request: commands.iter().any(|w| {
+            let t = &w[command_word(w)..];
+            t.len() >= 3
+                && is(&t[0], "gh")
+                && t[1] == "pr"
+                && ["list", "view", "status"].contains(&t[2].as_str())
+        }),
+    }
+}
+
 /// `gh release create`, `npm|pnpm|yarn publish`, `cargo publish`, `docker push`.
 fn is_publish(t: &[String]) -> bool {
     let at = |i: usize, word: &str| t.get(i).is_some_and(|w| w == word);

@@ -92,10 +92,11 @@ pub fn render(
 }
 
 fn prompt_paragraph(hook: &Hook, hook_md: &Path, now: DateTime<Utc>) -> String {
-    let step = hook
-        .next_step()
-        .map(|s| format!("step \"{}\" (attempt {})", s.name, next_attempt(hook, s)))
-        .unwrap_or_else(|| "no step in progress".into());
+    let step = match hook.next_step() {
+        _ if hook.unplanned() => "work with no plan kept".into(),
+        Some(s) => format!("step \"{}\" (attempt {})", s.name, next_attempt(hook, s)),
+        None => "no step in progress".into(),
+    };
     let crash = if hook.recovery.is_some() {
         " The previous session crashed."
     } else {
@@ -274,6 +275,14 @@ fn running_step(
     todo: &[Todo],
 ) -> String {
     let mut body = String::new();
+    if hook.unplanned() {
+        let _ = writeln!(
+            body,
+            "State: {}. No plan was kept: the work is the user's request, not split into steps.",
+            hook.state
+        );
+        return body;
+    }
     let next = step.map(|s| next_attempt(hook, s)).unwrap_or(c.attempt);
     let resuming = if exhausted(hook).is_some() {
         String::new()
@@ -282,14 +291,9 @@ fn running_step(
     } else {
         String::new()
     };
-    let unplanned = if c.step_name == crate::task::IMPLICIT_STEP {
-        " (no plan recorded)"
-    } else {
-        ""
-    };
     let _ = writeln!(
         body,
-        "State: {}. Step {} of {} \"{}\"{unplanned}, attempt {} of {}{resuming}.",
+        "State: {}. Step {} of {} \"{}\", attempt {} of {}{resuming}.",
         hook.state,
         c.step_index + 1,
         outline.step_count.max(c.step_index + 1),
@@ -313,29 +317,12 @@ fn running_step(
 fn context(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
     let mut body = String::new();
     if let Some(r) = &hook.recovery
-        && let Some(changed) = &r.changed
+        && let Some(changed) = r.changed_words()
     {
         let _ = writeln!(body, "Changed since {}: {changed}.", r.changed_since());
     }
-    let unplanned = hook
-        .current_step
-        .as_ref()
-        .is_some_and(|c| c.step_name == crate::task::IMPLICIT_STEP);
-    if let Some(w) = hook.working_on() {
-        let label = if unplanned {
-            "The user asked"
-        } else {
-            "Working on"
-        };
-        let _ = writeln!(body, "{label}: {}", one_line(&truncate(w, 200)));
-    }
-    // With no plan, the user's words are all there is: their last request too.
-    if let Some(p) = hook
-        .last_prompt
-        .as_deref()
-        .filter(|p| unplanned && hook.working_on() != Some(*p))
-    {
-        let _ = writeln!(body, "Their last request: {}", one_line(&truncate(p, 200)));
+    for (label, words) in what_was_asked(hook) {
+        let _ = writeln!(body, "{label}: {}", one_line(&truncate(words, 200)));
     }
     if let Some(w) = &extras.work_changed {
         let _ = writeln!(body, "{w}");
@@ -344,6 +331,38 @@ fn context(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
         let _ = writeln!(body, "{line}");
     }
     body
+}
+
+/// What the work is, in the words that say it: the step's (or with no plan, the request
+/// the work began with), and the user's last request when it says something else. A step
+/// name is not a goal: the next agent needs both.
+pub fn what_was_asked(hook: &Hook) -> Vec<(&'static str, &str)> {
+    let unplanned = hook.unplanned();
+    let mut lines = Vec::new();
+    let working_on = hook.working_on();
+    if let Some(w) = working_on {
+        lines.push((
+            if unplanned {
+                "The user asked"
+            } else {
+                "Working on"
+            },
+            w,
+        ));
+    }
+    if let Some(p) = hook
+        .last_prompt
+        .as_deref()
+        .filter(|p| working_on != Some(*p))
+    {
+        let label = if unplanned {
+            "Their last request"
+        } else {
+            "The user's last request"
+        };
+        lines.push((label, p));
+    }
+    lines
 }
 
 /// "What to do now:", numbered.
@@ -744,14 +763,22 @@ mod tests {
             ..Extras::default()
         };
         let b = brief(&h, &with_note);
+        // The catch-all is no step: no "step 1 of 1", no attempts to count.
         assert!(
-            b.contains("\"Session work\" (no plan recorded), attempt 1 of 3"),
+            b.contains("No plan was kept: the work is the user's request, not split into steps."),
             "{b}"
         );
+        for step_words in ["Session work", "attempt", "Step 1"] {
+            assert!(!b.contains(step_words), "{step_words}: {b}");
+        }
         assert!(b.contains("The user asked: add a nil-safe parser"), "{b}");
         assert!(!b.contains("Their last request"), "{b}");
         assert!(
-            b.contains("Go on with the user's request: no plan was recorded"),
+            b.contains("Go on with the user's request (quoted above): no plan was kept"),
+            "{b}"
+        );
+        assert!(
+            b.contains("Files changed so far (read them before editing again): src/parser.rs."),
             "{b}"
         );
         assert!(b.contains(PLAN_NOTE) && !b.contains("Working on:"), "{b}");
@@ -796,13 +823,26 @@ mod tests {
         assert!(b.contains("is abandoned: nothing to resume"), "{b}");
     }
 
+    /// A step name is not a goal: with a plan, the brief and HOOK.md still quote what the
+    /// user asked last, beside the step's words.
     #[test]
-    fn the_first_prompt_is_not_what_was_being_done_once_there_is_a_plan() {
+    fn the_users_request_is_quoted_beside_the_plan() {
         let mut h = sample();
-        h.last_prompt = Some("please fix everything, thanks".into());
+        h.last_prompt = Some("please make the parser nil-safe".into());
+        let b = brief(&h, &Extras::default());
+        assert!(b.contains("Working on: "), "{b}");
+        assert!(
+            b.contains("The user's last request: please make the parser nil-safe"),
+            "{b}"
+        );
+        let md = crate::recovery::hookmd::render(&h);
+        assert!(
+            md.contains("- **The user's last request:** please make the parser nil-safe"),
+            "{md}"
+        );
         h.current_step = None;
         let b = brief(&h, &Extras::default());
-        assert!(!b.contains("please fix everything"), "{b}");
+        assert!(b.contains("The user's last request: please make"), "{b}");
     }
 
     #[test]

@@ -106,6 +106,7 @@ fn interrupted(hook: &mut Hook) -> Option<InFlight> {
             exit_code: -1,
             at: f.started_at,
             unknown: true,
+            checked: false,
         });
     }
     Some(f)
@@ -173,8 +174,26 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
     if let Some(c) = hook.current_step.as_mut() {
         c.resumed_after_crash = true;
     }
+    declared(hook);
     true
 }
+
+/// The sessions a crash was declared for leave the mid-turn list: none of them is live
+/// (detection declares no crash while one is), so each ended with the crash, and the
+/// next session to start must not declare it again (one crash, one verdict, one attempt).
+fn declared(hook: &mut Hook) {
+    for s in hook
+        .sessions
+        .iter_mut()
+        .filter(|s| s.status == SessionStatus::Active)
+    {
+        s.status = SessionStatus::Ended;
+        s.end_reason = Some(CRASHED.into());
+    }
+}
+
+/// The end reason of a session whose crash was declared.
+pub const CRASHED: &str = "crashed";
 
 #[cfg(test)]
 mod tests {
@@ -209,6 +228,30 @@ mod tests {
         let c = detect(&h, std::time::Duration::from_secs(300), GONE).unwrap();
         assert_eq!(c.crash_type, "signal");
         assert!(c.why.contains("abcdef12"));
+    }
+
+    /// One crash, one verdict: once declared, the crashed sessions have ended with it, and
+    /// the task back at work and stopped cleanly finds no crash at the next start.
+    #[test]
+    fn a_crash_is_declared_once_for_every_session_it_ended() {
+        let now = Utc::now();
+        let mut h = running("Implement fix", &[]);
+        h.sessions = session(SessionStatus::Active).into_iter().collect();
+        let mut other = session(SessionStatus::Active).unwrap();
+        other.session_id = "0123456789ab".into();
+        h.sessions.push(other);
+        let c = detect(&h, std::time::Duration::from_secs(300), GONE).unwrap();
+        assert!(enter_recovery(&mut h, c, Found::default(), now));
+        for s in &h.sessions {
+            assert_eq!(s.status, SessionStatus::Ended, "{}", s.session_id);
+            assert_eq!(s.end_reason.as_deref(), Some(CRASHED));
+        }
+        // The next session works on the step and stops cleanly.
+        h.ensure_running(3, now).unwrap();
+        assert_eq!(h.state, HookState::StepRunning);
+        h.note_session("next", None, SessionStatus::Idle, now);
+        assert_eq!(detect(&h, std::time::Duration::from_secs(300), GONE), None);
+        assert_eq!(h.current_step.as_ref().unwrap().attempt, 2);
     }
 
     #[test]

@@ -80,7 +80,9 @@ pub fn next_attempt(hook: &Hook, step: &Step) -> u32 {
 /// attempt would be past `max_attempts` (after crashes, failed validations, or both), so
 /// a human must decide; in `recovering` as much as in `awaiting_human`.
 pub fn exhausted(hook: &Hook) -> Option<(&Step, u32, u32)> {
-    let step = hook.next_step()?;
+    let step = hook
+        .next_step()
+        .filter(|s| s.source != StepSource::Implicit)?;
     let max = max_attempts(hook);
     let next = next_attempt(hook, step);
     (next > max || hook.state == HookState::AwaitingHuman).then_some((step, step.attempt, max))
@@ -235,7 +237,9 @@ fn side_effects(hook: &Hook, now: Option<DateTime<Utc>>) -> Option<String> {
         .side_effects
         .iter()
         .map(|e| {
-            let outcome = if e.unknown {
+            let outcome = if e.unknown && e.checked {
+                "it was running when the session ended; checked since, so run it again only if the check showed it did not land".to_string()
+            } else if e.unknown {
                 "outcome unknown: it was running when the session ended".to_string()
             } else if e.exit_code == 0 {
                 "done".to_string()
@@ -387,7 +391,7 @@ fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
         .current_step
         .iter()
         .flat_map(|c| &c.side_effects)
-        .filter(|e| e.unknown);
+        .filter(|e| e.unknown && !e.checked);
     for e in interrupted {
         todo.push(format!(
             "`{}` was running when the session ended: whether it took effect is unknown. {} Run it again only if it did not.",
@@ -458,11 +462,7 @@ fn resume_step(hook: &Hook, step: &Step, attempt: u32) -> Vec<Todo> {
     };
     let of = max_attempts(hook).max(attempt);
     let mut todo = vec![about(if step.source == StepSource::Implicit {
-        format!(
-            "Go on with the user's request: no plan was recorded, so the work so far is step {} \"{}\" (attempt {attempt} of {of}).",
-            step.index + 1,
-            step.name,
-        )
+        "Go on with the user's request (quoted above): no plan was kept, so the work so far is the files listed, not a step.".to_string()
     } else {
         format!(
             "{verb} step {} \"{}\" (attempt {attempt} of {of}).",
@@ -475,7 +475,11 @@ fn resume_step(hook: &Hook, step: &Step, attempt: u32) -> Vec<Todo> {
             todo.push(Todo {
                 lists_files: true,
                 ..about(format!(
-                    "Files this step already changed (read them before editing again): {}.",
+                    "Files {} (read them before editing again): {}.",
+                    match step.source {
+                        StepSource::Implicit => "changed so far",
+                        _ => "this step already changed",
+                    },
                     ctx.files_touched.join(", ")
                 ))
             });

@@ -64,6 +64,9 @@ fn current_state(md: &mut String, hook: &Hook, outline: &Outline) {
     let _ = writeln!(md, "\n## Current State\n");
     let _ = writeln!(md, "- **State:** `{}`", hook.state);
     match &hook.current_step {
+        Some(_) if hook.unplanned() => {
+            let _ = writeln!(md, "- **Step:** none: no plan was kept");
+        }
         Some(c) => {
             let _ = writeln!(
                 md,
@@ -97,17 +100,16 @@ fn current_state(md: &mut String, hook: &Hook, outline: &Outline) {
 /// checkpoint, the rewinds and facts the brief shares, and the last compaction's summary.
 fn what_you_were_doing(md: &mut String, hook: &Hook) {
     let _ = writeln!(md, "\n## What You Were Doing\n");
-    match hook.working_on() {
-        Some(w) => {
-            let _ = writeln!(md, "- **Working on:** {}", one_line(&truncate(w, 300)));
-        }
-        None => {
-            let _ = writeln!(md, "- **Working on:** (not recorded)");
-        }
+    let asked = crate::recovery::brief::what_was_asked(hook);
+    if asked.is_empty() {
+        let _ = writeln!(md, "- **Working on:** (not recorded)");
+    }
+    for (label, words) in asked {
+        let _ = writeln!(md, "- **{label}:** {}", one_line(&truncate(words, 300)));
     }
     files_touched(md, hook);
     if let Some(r) = &hook.recovery
-        && let Some(changed) = &r.changed
+        && let Some(changed) = r.changed_words()
     {
         let _ = writeln!(md, "- **Changed since {}:** {changed}", r.changed_since());
     }

@@ -227,6 +227,10 @@ pub struct SideEffect {
     /// It was running when the session crashed: whether it took effect is not known.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unknown: bool,
+    /// Checked since the crash (the agent ran the check the brief names, or `waymark step
+    /// checked`): the repeat guard no longer asks before it runs again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub checked: bool,
 }
 
 /// The intent a task is bound to, as the brief and HOOK.md show it: read from the intent
@@ -527,6 +531,9 @@ pub struct RecoveryContext {
     pub changed: Option<String>,
 }
 
+/// What [`RecoveryContext::changed`] says when the work tree is as its base.
+pub const NOTHING_CHANGED: &str = "nothing";
+
 impl RecoveryContext {
     /// What [`Self::changed`] is counted against: the last checkpoint's commit, or with no
     /// checkpoint yet HEAD when the crash was found (`recovery::changed_since` takes the
@@ -536,6 +543,17 @@ impl RecoveryContext {
             Some(_) => "the last checkpoint's commit",
             None => "the last commit (no checkpoint yet)",
         }
+    }
+
+    /// What changed since that base, in words that do not contradict the files a step
+    /// lists: "nothing" there means the files listed are as that commit has them.
+    pub fn changed_words(&self) -> Option<String> {
+        self.changed.as_deref().map(|c| match c {
+            NOTHING_CHANGED => {
+                "nothing: the files listed, if any, are as that commit has them".into()
+            }
+            c => c.to_string(),
+        })
     }
 }
 

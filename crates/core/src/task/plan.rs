@@ -318,7 +318,8 @@ impl Hook {
         self.fold_implicit(pos, now)?;
         self.switch_from_current(pos, now)?;
         let attempt = self.entry_attempt(pos);
-        if attempt > max_attempts {
+        // Work with no plan is not a step: it has no attempts to run out of.
+        if attempt > max_attempts && self.steps[pos].source != StepSource::Implicit {
             return self.await_human(attempt, max_attempts, trigger, now);
         }
         if self.state == HookState::StepValidating {
@@ -632,6 +633,7 @@ impl Hook {
             exit_code,
             at: now,
             unknown: false,
+            checked: false,
         });
         let excess = c.side_effects.len().saturating_sub(SIDE_EFFECTS);
         c.side_effects.drain(..excess);
@@ -694,6 +696,15 @@ impl Hook {
     /// What recovery says of the plan besides listing it ([`Outline`]).
     pub fn outline(&self) -> Outline {
         Outline::of(&self.steps)
+    }
+
+    /// Whether the work under way has no plan: the current step is the implicit one, which
+    /// stands for the work and is no step of the user's (no attempts, no "step 1 of 1").
+    pub fn unplanned(&self) -> bool {
+        self.current_step
+            .as_ref()
+            .and_then(|c| self.step(&c.step_id))
+            .is_some_and(|s| s.source == StepSource::Implicit)
     }
 
     /// What the agent was doing: the current step's activeForm/subject (for work outside

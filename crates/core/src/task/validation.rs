@@ -75,7 +75,8 @@ pub fn observed(
 }
 
 /// Records a finished validation in the task: the receipt is stored and linked to its
-/// step; a validation waymark ran leaves `step_validating`; a pass asks for a `validation`
+/// step; a validation waymark ran leaves `step_validating`, one that failed from Bash leaves
+/// `step_running` (its attempt is over); a pass asks for a `validation`
 /// checkpoint, a failure marks the step so that its next entry is a new attempt. The
 /// failure, with the last lines of `output` that say why, is the task's and the step's
 /// last failure until a run of the same command passes (which the record then says).
@@ -88,7 +89,15 @@ pub fn record(hook: &mut Hook, sealed: Sealed, output: &str, now: DateTime<Utc>)
     let description = format!("Validation passed: {} ({id})", receipt.command);
     let observed = receipt.observed;
     hook.add_receipt(receipt);
-    if !observed && hook.state == HookState::StepValidating {
+    // A validation waymark ran leaves `step_validating`; one the agent ran from Bash that
+    // failed ends the running attempt as much (docs/recovery.md): the step's next work is
+    // its next attempt, as the brief announces.
+    let ends_attempt = match hook.state {
+        HookState::StepValidating => !observed,
+        HookState::StepRunning => observed && !passed,
+        _ => false,
+    };
+    if ends_attempt {
         let details = std::collections::BTreeMap::from([
             ("receipt_id".to_string(), serde_json::Value::from(id)),
             ("exit_code".to_string(), serde_json::Value::from(exit_code)),
@@ -384,5 +393,31 @@ mod tests {
             );
         }
         assert_eq!(hook.receipt_count, 4);
+    }
+
+    /// A validation the agent ran from Bash that failed counts as much as one waymark ran:
+    /// the attempt is over, the step's next work is attempt 2 (as the brief announced), a
+    /// later pass leaves it there, and a crash after that makes attempt 3, not 2.
+    #[test]
+    fn a_failed_validation_from_bash_ends_the_attempt_the_next_work_takes_the_next() {
+        let now = Utc::now();
+        let mut hook = crate::task::testing::running("Parse", &["src/a.rs"], now);
+        let failed = sealed(&hook, "make test", 2, false, now);
+        record(&mut hook, failed, "FAILED\n", now);
+        assert_eq!(hook.state, HookState::StepPending);
+        let step = hook.next_step().unwrap().clone();
+        assert_eq!(crate::recovery::guidance::next_attempt(&hook, &step), 2);
+        hook.ensure_running(9, now).unwrap();
+        assert_eq!(hook.state, HookState::StepRunning);
+        assert_eq!(hook.current_step.as_ref().unwrap().attempt, 2);
+        let passed = sealed(&hook, "make test", 0, false, now);
+        record(&mut hook, passed, "", now);
+        assert_eq!(hook.state, HookState::StepRunning);
+        let step = hook.next_step().unwrap().clone();
+        assert_eq!(crate::recovery::guidance::next_attempt(&hook, &step), 2);
+        assert_eq!(
+            hook.current_step.as_ref().unwrap().files_touched,
+            ["src/a.rs"]
+        );
     }
 }
