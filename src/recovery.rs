@@ -39,6 +39,7 @@ pub fn recover(
     live: &dyn Fn(&Session) -> bool,
 ) -> bool {
     let Some(crash) = detect(hook, ctx.now, ctx.config.stale_threshold, new_session, live) else {
+        absorb(hook, new_session, live);
         return false;
     };
     let capture = hook

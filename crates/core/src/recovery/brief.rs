@@ -166,6 +166,9 @@ fn todo_left(hook: &Hook, outline: &Outline, elsewhere: &[Session]) -> Vec<Todo>
             first.text = format!("Steps still to do: {rest}");
         }
     }
+    if todo.is_empty() {
+        todo.push("Nothing here is free to take: the other session is on it. Wait for it, or ask the user what to do meanwhile.".into());
+    }
     todo
 }
 
@@ -227,17 +230,19 @@ fn verdicts(hook: &Hook, elsewhere: &[Session], now: DateTime<Utc>) -> Vec<Strin
         hook,
         Some(now),
     ));
-    lines.extend(elsewhere.iter().map(|s| working_elsewhere(s, now)));
+    lines.extend(elsewhere.iter().map(|s| working_elsewhere(hook, s, now)));
     lines
 }
 
 /// The verdict for another session at work: what it is on, so that the agent keeps off.
-fn working_elsewhere(s: &Session, now: DateTime<Utc>) -> String {
-    let on = s
-        .step
-        .as_deref()
-        .map(|n| format!("step \"{n}\""))
-        .unwrap_or_else(|| "the task".into());
+fn working_elsewhere(hook: &Hook, s: &Session, now: DateTime<Utc>) -> String {
+    let on = match s.step.as_deref() {
+        Some(n) if hook.unplanned() && n == crate::task::IMPLICIT_STEP => {
+            "the user's request (no plan kept)".to_string()
+        }
+        Some(n) => format!("step \"{n}\""),
+        None => "the task".into(),
+    };
     let files = if s.files.is_empty() {
         String::new()
     } else {

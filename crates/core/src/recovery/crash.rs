@@ -192,6 +192,27 @@ fn declared(hook: &mut Hook) {
     }
 }
 
+/// While the task is `recovering`, a session left mid-turn whose process is gone since
+/// (it was killed before it did any work) belongs to the crash already declared: it ends
+/// with it now, rather than being declared again by a later session start.
+pub fn absorb(hook: &mut Hook, new_session: &str, live: &dyn Fn(&Session) -> bool) {
+    if hook.state != HookState::Recovering {
+        return;
+    }
+    let gone: Vec<String> = hook
+        .sessions
+        .iter()
+        .filter(|s| s.status == SessionStatus::Active && s.session_id != new_session && !live(s))
+        .map(|s| s.session_id.clone())
+        .collect();
+    for id in gone {
+        if let Some(s) = hook.session_mut(&id) {
+            s.status = SessionStatus::Ended;
+            s.end_reason = Some(CRASHED.into());
+        }
+    }
+}
+
 /// The end reason of a session whose crash was declared.
 pub const CRASHED: &str = "crashed";
 

@@ -64,7 +64,7 @@ pub fn decide(hook: &Hook, now: DateTime<Utc>) -> (&'static str, String) {
             "retry_step",
             "the crash came during validation, which is safe to re-run".into(),
         ),
-        HookState::StepRunning => while_running(hook.current_step.as_ref()),
+        HookState::StepRunning => while_running(hook.current_step.as_ref(), hook.unplanned()),
         HookState::StepPending => (
             "skip_step",
             "no step was running: the last one had finished; go on to the next".into(),
@@ -78,13 +78,23 @@ pub fn decide(hook: &Hook, now: DateTime<Utc>) -> (&'static str, String) {
 
 /// A crash while a step ran: safe to retry when the step only reads and checks, else a
 /// human (or the agent, carefully) reviews what it changed.
-fn while_running(ctx: Option<&StepContext>) -> (&'static str, String) {
+fn while_running(ctx: Option<&StepContext>, unplanned: bool) -> (&'static str, String) {
     let Some(ctx) = ctx else {
         return (
             "manual",
             "a step was running but its context is missing".into(),
         );
     };
+    if unplanned {
+        let touched = match ctx.files_touched.len() {
+            0 => "no file recorded as changed, though its commands may have changed some".into(),
+            n => format!("{} touched", crate::text::count(n as u64, "file")),
+        };
+        return (
+            "manual",
+            format!("the work had no plan ({touched}): review it before going on"),
+        );
+    }
     let name = ctx.step_name.to_lowercase();
     if IDEMPOTENT_WORDS.iter().any(|w| name.contains(w)) && ctx.files_touched.is_empty() {
         return (

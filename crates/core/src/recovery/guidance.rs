@@ -378,6 +378,7 @@ fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
         },
         "retry_step" => "Retry the interrupted step from its beginning: it is safe to repeat.".to_string(),
         "skip_step" => "The step was finishing when the session ended: verify its result, mark it completed, and go on to the next step.".to_string(),
+        _ if hook.unplanned() => "Review what the work changed before going on (the files listed, `git status`): its state is uncertain. Ask the user if unsure.".to_string(),
         _ => "Review the files the step touched before going on: the step changes files and its state is uncertain. Ask the user if unsure.".to_string(),
     };
     // The reason is said once, where the crash is (the brief's CRASH line, HOOK.md's state).

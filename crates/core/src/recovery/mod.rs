@@ -21,6 +21,8 @@ pub mod decide;
 pub mod guidance;
 pub mod hookmd;
 pub mod repeat;
+#[cfg(test)]
+mod sequences;
 
-pub use crash::{Crash, Found, detect, enter_recovery};
+pub use crash::{Crash, Found, absorb, detect, enter_recovery};
 pub use decide::{RECENT_CHECKPOINT, decide};

@@ -816,7 +816,8 @@ impl Hook {
 fn working_on_for(step: &Step) -> String {
     match (&step.active_form, step.source) {
         (Some(form), _) => form.clone(),
-        (None, StepSource::Implicit) if !step.description.is_empty() => step.description.clone(),
+        // The implicit step's name is no words of the user's: with no request, none.
+        (None, StepSource::Implicit) => step.description.clone(),
         (None, _) => step.name.clone(),
     }
 }
