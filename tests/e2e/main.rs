@@ -33,6 +33,7 @@ mod intent;
 mod plugin;
 mod resume;
 mod rewind;
+mod sequences;
 
 /// The checkpoints of `hook` made by `trigger`.
 pub fn by_trigger<'a>(hook: &'a serde_json::Value, trigger: &str) -> Vec<&'a serde_json::Value> {

@@ -25,7 +25,7 @@ exit 1\n";
 
 /// A sandbox whose project validates with `./check.sh`, with `config` merged into
 /// waymark's project configuration.
-fn sandbox(name: &str, config: Value, version: Version) -> Sandbox {
+pub(crate) fn sandbox(name: &str, config: Value, version: Version) -> Sandbox {
     let sb = Sandbox::new(name, Binary::Built, version);
     let orch = sb.project.join(".orchestration");
     fs::create_dir_all(&orch).unwrap();
@@ -43,13 +43,13 @@ fn sandbox(name: &str, config: Value, version: Version) -> Sandbox {
 }
 
 /// The turns that plan one step and start it.
-fn step(sb: &Sandbox, subject: &str) -> Vec<Turn> {
+pub(crate) fn step(sb: &Sandbox, subject: &str) -> Vec<Turn> {
     let mut turns = sb.plan(&[subject]);
     turns.push(sb.start_step(1));
     turns
 }
 
-fn write(sb: &Sandbox, rel: &str, content: &str) -> Turn {
+pub(crate) fn write(sb: &Sandbox, rel: &str, content: &str) -> Turn {
     Turn::tool(
         "Write",
         json!({"file_path": sb.path(rel), "content": content}),
@@ -58,7 +58,7 @@ fn write(sb: &Sandbox, rel: &str, content: &str) -> Turn {
 
 /// Starts Claude Code on `turns` followed by a sleeping Bash call, and returns once it
 /// sleeps: the session is live, mid-turn. The caller ends it with [`crash`].
-fn start_then_sleep(
+pub(crate) fn start_then_sleep(
     sb: &Sandbox,
     tag: &str,
     mut turns: Vec<Turn>,
@@ -79,7 +79,7 @@ fn start_then_sleep(
 
 /// A new session (not `--continue`) that says `marker` and ends; the resume brief its first
 /// request carried.
-fn next_brief(sb: &Sandbox, marker: &str) -> String {
+pub(crate) fn next_brief(sb: &Sandbox, marker: &str) -> String {
     let api = FakeApi::start(vec![Turn::text(marker)]);
     sb.run_ok(&api, &["-p", &format!("{marker} carry on")], marker);
     let text = api.main_requests()[0]
@@ -90,7 +90,7 @@ fn next_brief(sb: &Sandbox, marker: &str) -> String {
 
 /// waymark's brief in a system text that holds other context too: from `[waymark]` to
 /// the HOOK.md line.
-fn waymark_part(text: &str) -> String {
+pub(crate) fn waymark_part(text: &str) -> String {
     let start = text.find("[waymark]").expect("waymark's brief");
     let rest = &text[start..];
     let end = rest
@@ -100,13 +100,13 @@ fn waymark_part(text: &str) -> String {
     rest[..end].to_string()
 }
 
-fn has(brief: &str, needles: &[&str]) {
+pub(crate) fn has(brief: &str, needles: &[&str]) {
     for n in needles {
         assert!(brief.contains(n), "the brief lacks {n:?}:\n{brief}");
     }
 }
 
-fn lacks(brief: &str, needles: &[&str]) {
+pub(crate) fn lacks(brief: &str, needles: &[&str]) {
     for n in needles {
         assert!(
             !brief.contains(n),
@@ -150,13 +150,15 @@ fn a_crash_with_no_plan_at_all_names_what_the_user_asked(version: Version) {
         &brief,
         &[
             "CRASH DETECTED",
-            "\"Session work\" (no plan recorded), attempt 1 of 3",
+            "No plan was kept: the work is the user's request, not split into steps.",
             "The user asked: E2E-NP go",
-            "Go on with the user's request: no plan was recorded",
+            "Go on with the user's request (quoted above): no plan was kept",
             "src/parser.txt",
             "`waymark plan \"first step\" \"second step\" …`",
         ],
     );
+    // The catch-all is not a step: no attempts to count.
+    lacks(&brief, &["Session work", "attempt"]);
 }
 
 fn a_crash_after_a_validation_that_failed_then_passed(version: Version) {
@@ -355,7 +357,7 @@ fn a_second_session_finds_the_first_at_work(sb: &Sandbox, tag: &str) -> Value {
 }
 
 /// A bare repository at `remote.git` beside the project, its `origin`.
-fn origin(sb: &Sandbox) -> PathBuf {
+pub(crate) fn origin(sb: &Sandbox) -> PathBuf {
     let remote = sb.root.join("remote.git");
     git(
         &sb.root,
@@ -547,7 +549,7 @@ fn a_push_in_flight_at_the_crash_is_checked_before_it_runs_again(version: Versio
 
 /// Checks that the result of the repeated call, as the model got it, holds each of
 /// `needles`: the repeat guard's reason reached it.
-fn the_model_was_told(api: &FakeApi, needles: &[&str], why: &str) {
+pub(crate) fn the_model_was_told(api: &FakeApi, needles: &[&str], why: &str) {
     let after = api
         .main_requests()
         .iter()

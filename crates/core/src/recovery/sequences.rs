@@ -153,9 +153,11 @@ impl World {
             let mut h = Hook::new("t", "w", 0, self.now);
             h.task_id = format!("task-{}", self.now.timestamp());
             self.hook = Some(h);
-            // Crashes the old task never declared are gone with it.
+            // The new task knows no session yet: crashes the old one never declared, and
+            // turns under way, are the old task's.
             for s in &mut self.slots {
                 s.crashed = false;
+                s.mid_turn = false;
             }
         }
         self.hook.as_mut().unwrap()
