@@ -422,3 +422,36 @@ fn doctor_names_a_second_registration_and_which_to_remove() {
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(!report.contains("registered 2 times"), "{report}");
 }
+
+/// A session started with `claude --plugin-dir <checkout>` plus `waymark init`: no
+/// settings file names the plugin, yet doctor run by the agent (through the plugin's
+/// `bin/waymark`, which sets `CLAUDE_PLUGIN_ROOT`) names both registrations.
+#[test]
+fn doctor_names_a_plugin_loaded_with_plugin_dir_beside_waymark_init() {
+    let p = Project::new();
+    let (_bin, path) = path_with_waymark();
+    p.waymark()
+        .env("PATH", &path)
+        .arg("init")
+        .assert()
+        .success();
+    let plugin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin");
+    let doctor = |root: Option<&std::path::Path>| {
+        let mut c = p.waymark();
+        c.env("PATH", &path).env("HOME", p.path("home")).arg("doctor");
+        match root {
+            Some(r) => c.env("CLAUDE_PLUGIN_ROOT", r),
+            None => c.env_remove("CLAUDE_PLUGIN_ROOT"),
+        };
+        String::from_utf8_lossy(&c.output().unwrap().stdout).into_owned()
+    };
+    let report = doctor(Some(&plugin));
+    assert!(
+        report.contains(&format!(
+            "warn waymark is registered 2 times: the plugin (loaded from {})",
+            plugin.display()
+        )) && report.contains("keep the plugin and run `waymark init --remove` (for "),
+        "{report}"
+    );
+    assert!(!doctor(None).contains("registered 2 times"));
+}

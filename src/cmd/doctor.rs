@@ -84,7 +84,13 @@ fn hook_lines(root: &Path, lines: &mut Vec<(Mark, String)>) {
     if plugin.is_none() && registered.is_empty() {
         lines.push((Mark::Warn, "hooks not found in .claude/settings.json, .claude/settings.local.json or ~/.claude/settings.json, and no waymark plugin enabled there (fine with `claude --plugin-dir`; else `/plugin install waymark@waymark` or `waymark init`)".into()));
     }
-    if let Some(line) = twice(plugin.as_ref().map(|(f, _)| f.as_str()), &registered) {
+    // The plugin is in effect when a settings file enables it, or when this process runs
+    // under a loaded one (`claude --plugin-dir`, which no settings file names).
+    let in_effect = plugin
+        .as_ref()
+        .map(|(f, _)| format!("enabled in {f}"))
+        .or_else(|| launcher::running_under().map(|r| format!("loaded from {}", r.display())));
+    if let Some(line) = twice(in_effect.as_deref(), &registered) {
         lines.push((Mark::Warn, line));
     }
     for (file, commands) in registered {
@@ -283,13 +289,13 @@ fn plugin_enabled(root: &Path) -> Option<(String, String)> {
     })
 }
 
-/// When waymark is registered more than once (the plugin and `waymark init`, or `init` in
-/// two settings files): every event then starts a waymark process per registration. Each
+/// When waymark is registered more than once (the plugin, `plugin` saying how it is in
+/// effect, and `waymark init`, or `init` in two settings files): every event then starts a waymark process per registration. Each
 /// event is handled once anyway (`handlers::once`), but the extra processes cost each
 /// tool call; the line names them all and which to remove (the plugin is the main way).
 fn twice(plugin: Option<&str>, registered: &[(String, Vec<String>)]) -> Option<String> {
     let mut names: Vec<String> = plugin
-        .map(|f| format!("the plugin (enabled in {f})"))
+        .map(|how| format!("the plugin ({how})"))
         .into_iter()
         .collect();
     names.extend(

@@ -132,7 +132,8 @@ fn a_rewound_conversation_puts_the_plan_back_and_names_the_checkpoint(version: V
 
     // The rewind: the conversation goes on from the end of the first turn.
     let end_of_first = entry_of(&transcript, "E2E-RC1 done");
-    let api = FakeApi::start(vec![bash("echo go on"), Turn::text("E2E-RC3 done")]);
+    // The rewound turn's first tool call already sees the plan put back (issue 42, 4).
+    let api = FakeApi::start(vec![bash("waymark plan"), Turn::text("E2E-RC3 done")]);
     sb.run_ok(
         &api,
         &[
@@ -148,6 +149,15 @@ fn a_rewound_conversation_puts_the_plan_back_and_names_the_checkpoint(version: V
     let why = sb.diagnose(&api);
     the_plan_is_back(&sb, &why);
     the_agent_is_told(&api, &kept, &why);
+    let listed = api
+        .main_requests()
+        .iter()
+        .find_map(|r| api.tool_result_text(r))
+        .unwrap_or_else(|| panic!("no result of `waymark plan`\n{why}"));
+    assert!(
+        listed.contains("2. [>] Write the docs") && !listed.contains("[x] Write the docs"),
+        "the first tool call saw the undone step:\n{listed}\n{why}"
+    );
     // And that checkpoint's rewind undoes what Bash changed too.
     let out = sb.waymark(&["rewind", &kept]);
     assert!(

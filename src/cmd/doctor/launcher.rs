@@ -18,9 +18,9 @@ use super::Mark;
 /// The check line for the binary the plugin's hooks run; `plugin` is the enabled plugin's
 /// id (`waymark@<marketplace>`), when one is.
 pub(super) fn line(plugin: Option<&str>) -> Option<(Mark, String)> {
-    let mut which = match std::env::var_os("CLAUDE_PLUGIN_ROOT").map(PathBuf::from) {
-        Some(root) if launcher(&root).is_file() => ask(&root),
-        _ => {
+    let mut which = match running_under() {
+        Some(root) => ask(&root),
+        None => {
             let id = plugin?;
             let config = config_dir()?;
             let root = installed_root(&config, id)?;
@@ -47,6 +47,14 @@ pub(super) fn line(plugin: Option<&str>) -> Option<(Mark, String)> {
             ),
         )),
     }
+}
+
+/// The plugin this process runs under (`CLAUDE_PLUGIN_ROOT` holding a launcher): a hook,
+/// or the agent's `waymark` through the plugin's `bin/`, however the plugin was loaded.
+pub(super) fn running_under() -> Option<PathBuf> {
+    std::env::var_os("CLAUDE_PLUGIN_ROOT")
+        .map(PathBuf::from)
+        .filter(|root| launcher(root).is_file())
 }
 
 fn launcher(root: &Path) -> PathBuf {
