@@ -438,7 +438,9 @@ fn doctor_names_a_plugin_loaded_with_plugin_dir_beside_waymark_init() {
     let plugin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin");
     let doctor = |root: Option<&std::path::Path>| {
         let mut c = p.waymark();
-        c.env("PATH", &path).env("HOME", p.path("home")).arg("doctor");
+        c.env("PATH", &path)
+            .env("HOME", p.path("home"))
+            .arg("doctor");
         match root {
             Some(r) => c.env("CLAUDE_PLUGIN_ROOT", r),
             None => c.env_remove("CLAUDE_PLUGIN_ROOT"),

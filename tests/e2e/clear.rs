@@ -56,8 +56,9 @@ fn clear_checkpoints_and_the_cleared_session_gets_the_brief(version: Version) {
     sb.run_ok(&api, &["-p", "E2E-S4 go on", "--continue"], "E2E-S4-NEXT");
     let why = sb.diagnose(&api);
     let first = &api.main_requests()[0];
+    // The old conversation's answer is gone; its request lives on only in the brief.
     assert!(
-        !first.text().contains("E2E-S4-PROMPT"),
+        !first.text().contains("E2E-S4-FIRST"),
         "the conversation before /clear is still there"
     );
     let brief = first
@@ -68,6 +69,7 @@ fn clear_checkpoints_and_the_cleared_session_gets_the_brief(version: Version) {
         "Resume brief",
         "Resumed from checkpoint: Before /clear (clear",
         "\"Port the CLI\", attempt 1",
+        "The user's last request: E2E-S4-PROMPT port the cli",
         "cli.txt",
         "Work changed since last checkpoint:",
         "HOOK.md",
