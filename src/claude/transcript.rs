@@ -108,7 +108,7 @@ struct Prompt {
 
 /// The first prompt entry written after `from` (the one of `prompt_id` when given).
 fn prompt_after(path: &Path, from: u64, prompt_id: Option<&str>) -> Option<Prompt> {
-    let mut file = std::fs::File::open(path).ok()?;
+    let mut file = crate::store::open_regular(path)?;
     file.seek(SeekFrom::Start(from)).ok()?;
     let mut bytes = Vec::new();
     file.take(AROUND).read_to_end(&mut bytes).ok()?;

@@ -16,6 +16,15 @@ pub struct TailLines {
     pub torn: bool,
 }
 
+/// `path` opened for reading when it is a regular file: a FIFO would block the open until a
+/// writer comes (a hostile `transcript_path`), a device may never end.
+pub fn open_regular(path: &Path) -> Option<File> {
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .and_then(|_| File::open(path).ok())
+}
+
 /// Reads up to `max_lines` complete lines from the end of `path`, reading at most
 /// `max_bytes` bytes. A missing file is an empty tail. A last line without its newline
 /// is a torn write and is left out.
