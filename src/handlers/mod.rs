@@ -96,6 +96,15 @@ fn note(
 ) {
     let c = &event.common;
     hook.note_session(&c.session_id, c.transcript_path.as_deref(), status, ctx.now);
+    // A session first seen after its SessionStart (which came before the task existed)
+    // is told apart from others by its process, like one seen at SessionStart: without
+    // it, a live session would count as gone.
+    if hook
+        .session_mut(&c.session_id)
+        .is_some_and(|s| s.owner.is_none())
+    {
+        hook.set_owner(&c.session_id, crate::runtime::process::owner());
+    }
     // A subagent's directory (an isolated worktree) is not where its session works.
     if let Some(cwd) = c.cwd.as_deref().filter(|_| c.agent_id.is_none()) {
         hook.set_cwd(&c.session_id, where_from(ctx, cwd));

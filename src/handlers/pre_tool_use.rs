@@ -90,6 +90,10 @@ fn start(
         if !matches!(asked, Some((Decision::Deny, _))) {
             hook.ensure_running(ctx.config.max_attempts, ctx.now)?;
             hook.begin_command(session, command, kinds, ctx.now);
+            // The session is mid-turn from here: killed before the command's PostToolUse,
+            // it is a crash that names the command in flight (a session first seen here
+            // would otherwise not be known at all).
+            super::note(hook, event, crate::task::SessionStatus::Active, ctx);
         }
         anyhow::Ok(asked)
     })?;

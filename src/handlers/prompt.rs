@@ -32,14 +32,6 @@ pub fn handle(
         // Where the CLI has written the prompt already, a rewound conversation is told
         // before any tool runs; else the turn's next event tells it.
         rewound = super::rewound::check(ctx, hook, &c.session_id, false);
-        // A session first seen here (its SessionStart came before the task existed) is
-        // told apart from others by its process, like one seen at SessionStart.
-        if hook
-            .session_mut(&c.session_id)
-            .is_some_and(|s| s.owner.is_none())
-        {
-            hook.set_owner(&c.session_id, crate::runtime::process::owner());
-        }
     })?;
     if let Some(note) = rewound {
         out.say(note);

@@ -208,9 +208,13 @@ fn failure(f: &FailedValidation, now: Option<DateTime<Utc>>) -> String {
         ),
         None => "it has not passed since: fix what the output says, then run it again".into(),
     };
+    // Work with no plan is no step to name.
+    let step = match f.step.as_str() {
+        "" | crate::task::IMPLICIT_STEP => String::new(),
+        s => format!(" (step \"{s}\")"),
+    };
     let mut line = format!(
-        "Last failed validation (step \"{}\"): `{}` exited {} {} ({}); {}.",
-        f.step,
+        "Last failed validation{step}: `{}` exited {} {} ({}); {}.",
         one_line(&truncate(&f.command, 120)),
         f.exit_code,
         when(now, f.at),
@@ -463,7 +467,11 @@ fn resume_step(hook: &Hook, step: &Step, attempt: u32) -> Vec<Todo> {
     };
     let of = max_attempts(hook).max(attempt);
     let mut todo = vec![about(if step.source == StepSource::Implicit {
-        "Go on with the user's request (quoted above): no plan was kept, so the work so far is the files listed, not a step.".to_string()
+        match hook.current_step.as_ref().is_some_and(|c| !c.files_touched.is_empty()) {
+            true => "Go on with the user's request (quoted above): no plan was kept, so the work so far is the files listed, not a step.",
+            false => "Go on with the user's request (quoted above): no plan was kept, and no file is recorded as changed yet.",
+        }
+        .to_string()
     } else {
         format!(
             "{verb} step {} \"{}\" (attempt {attempt} of {of}).",
