@@ -519,7 +519,7 @@ fn only(tools: &[&str]) -> Option<tempfile::TempDir> {
 fn without_curl_or_sha256sum_wget_and_shasum_fetch_and_check_it() {
     let tools = [
         "sh", "uname", "sed", "head", "date", "mkdir", "cat", "rm", "mv", "chmod", "tar", "gzip",
-        "tr", "touch", "wget", "shasum",
+        "tr", "touch", "find", "wget", "shasum",
     ];
     let Some(bin) = only(&tools) else {
         eprintln!("skipped: this machine lacks one of {tools:?}");
