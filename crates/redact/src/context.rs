@@ -82,7 +82,78 @@ pub(crate) const CONTEXT: &[ContextRule] = &[
         secret: "Hunter2pw",
         miss: "fix(ci): DB_PASSWORD is read from the vault in staging",
     },
+    ContextRule {
+        id: "waymark-netrc-password",
+        what: "A `.netrc` entry's `password X` (`cat ~/.netrc`, curl's and ftp's credentials): the word `password`, a space, then the value, on a line of the entry's pairs that starts with `machine` or `default`, or that the value ends (`login bob password X`, `password X` alone); not `login failed: password expired for bob`.",
+        keywords: &["password"],
+        confirm: Confirm::Netrc,
+        find: netrc_password,
+        hit: "machine api.example.com login bob password hunter2xyz",
+        secret: "hunter2xyz",
+        miss: "the password you gave for api.example.com is wrong",
+    },
 ];
+
+/// The words of a `.netrc` entry followed by a value, as its `password` is.
+const NETRC_PAIRS: &[&[u8]] = &[b"machine", b"login", b"account", b"port"];
+
+/// [`Confirm::Netrc`] at the keyword starting at `start`: the value [`netrc_value`] finds.
+pub(crate) fn in_netrc(text: &[u8], start: usize) -> bool {
+    netrc_value(text, start).is_some()
+}
+
+/// The value of a `.netrc` `password` at the keyword starting at `start`: the word
+/// `password` (any case), spaces, then one word, where the line before it (inside its
+/// Markdown quote) is a netrc entry's ([`netrc_entry`]).
+fn netrc_value(text: &[u8], start: usize) -> Option<Range<usize>> {
+    let line = line_at(text, start)?;
+    let from = line.start + quote(&text[line.clone()]);
+    let end = start + "password".len();
+    let blank = |b: &u8| matches!(b, b' ' | b'\t');
+    let starts_word = start == from || blank(&text[start - 1]);
+    let gap = text[end..line.end].iter().take_while(|b| blank(b)).count();
+    let value = end + gap;
+    let len = text[value..line.end]
+        .iter()
+        .take_while(|b| !b.is_ascii_whitespace())
+        .count();
+    if !starts_word || gap == 0 || len == 0 || start < from {
+        return None;
+    }
+    let last = text[value + len..line.end].iter().all(blank);
+    netrc_entry(&text[from..start], last).then_some(value..value + len)
+}
+
+/// Whether `before`, what a line holds before its `password`, is a netrc entry's start:
+/// nothing (`password X` alone on its line, `last`), or its pairs (`machine H`, `login U`,
+/// `account A`, `port P`, and `default`), starting with `machine` or `default`, or
+/// ending the line with the value (`login U password X`: not `login failed: password
+/// expired for bob`).
+fn netrc_entry(before: &[u8], last: bool) -> bool {
+    let is = |w: &[u8], of: &[&[u8]]| of.iter().any(|k| w.eq_ignore_ascii_case(k));
+    let mut words = before
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty());
+    let first = words.clone().next();
+    while let Some(word) = words.next() {
+        if is(word, NETRC_PAIRS) {
+            if words.next().is_none() {
+                return false;
+            }
+        } else if !is(word, &[b"default"]) {
+            return false;
+        }
+    }
+    match first {
+        None => last,
+        Some(w) => last || is(w, &[b"machine", b"default"]),
+    }
+}
+
+/// The context rule `waymark-netrc-password`'s ranges at the keyword `at`.
+fn netrc_password(text: &str, at: usize) -> Vec<Range<usize>> {
+    netrc_value(text.as_bytes(), at).into_iter().collect()
+}
 
 /// Whether a name (an object key, a table header, a YAML key, a variable) names a
 /// credential: its last word is one (`db_password`, `clientSecret`, `API key`,
