@@ -84,7 +84,7 @@ pub(crate) const CONTEXT: &[ContextRule] = &[
     },
     ContextRule {
         id: "waymark-netrc-password",
-        what: "A `.netrc` entry's `password X` (`cat ~/.netrc`, curl's and ftp's credentials): the word `password`, a space, then the value, on a line of the entry's pairs that starts with `machine` or `default`, or that the value ends (`login bob password X`, `password X` alone); not `login failed: password expired for bob`.",
+        what: "A `.netrc` entry's `password X` (`cat ~/.netrc`, curl's and ftp's credentials): the word `password`, a space, then the value, after the entry's pairs from a `machine` or `default` on its line, or ending a line of pairs or of its own (`login bob password X`, `password X`); not `login failed: password expired for bob`.",
         keywords: &["password"],
         confirm: Confirm::Netrc,
         find: netrc_password,
@@ -103,8 +103,8 @@ pub(crate) fn in_netrc(text: &[u8], start: usize) -> bool {
 }
 
 /// The value of a `.netrc` `password` at the keyword starting at `start`: the word
-/// `password` (any case), spaces, then one word, where the line before it (inside its
-/// Markdown quote) is a netrc entry's ([`netrc_entry`]).
+/// `password` (any case), spaces, then one word, where what the line holds before it
+/// ends in a netrc entry ([`netrc_entry`]).
 fn netrc_value(text: &[u8], start: usize) -> Option<Range<usize>> {
     let line = line_at(text, start)?;
     let from = line.start + quote(&text[line.clone()]);
@@ -124,29 +124,31 @@ fn netrc_value(text: &[u8], start: usize) -> Option<Range<usize>> {
     netrc_entry(&text[from..start], last).then_some(value..value + len)
 }
 
-/// Whether `before`, what a line holds before its `password`, is a netrc entry's start:
-/// nothing (`password X` alone on its line, `last`), or its pairs (`machine H`, `login U`,
-/// `account A`, `port P`, and `default`), starting with `machine` or `default`, or
-/// ending the line with the value (`login U password X`: not `login failed: password
-/// expired for bob`).
+/// Whether `before`, what a line holds before its `password`, ends in a netrc entry: its
+/// pairs (`machine H`, `login U`, `account A`, `port P`, and `default`) from a `machine`
+/// or `default` on (`echo 'machine H login U password X' >> ~/.netrc`), or, with the value
+/// ending the line (`last`), the pairs alone or nothing (`password X` on a line of its
+/// own); not `login failed: password expired for bob`.
 fn netrc_entry(before: &[u8], last: bool) -> bool {
     let is = |w: &[u8], of: &[&[u8]]| of.iter().any(|k| w.eq_ignore_ascii_case(k));
-    let mut words = before
+    let words: Vec<&[u8]> = before
         .split(|b| b.is_ascii_whitespace())
-        .filter(|w| !w.is_empty());
-    let first = words.clone().next();
-    while let Some(word) = words.next() {
-        if is(word, NETRC_PAIRS) {
-            if words.next().is_none() {
+        .filter(|w| !w.is_empty())
+        .map(|w| &w[w.iter().take_while(|b| b"'\"`".contains(b)).count()..])
+        .collect();
+    let pairs = |words: &[&[u8]]| {
+        let mut words = words.iter();
+        while let Some(word) = words.next() {
+            let pair = is(word, NETRC_PAIRS);
+            if (pair && words.next().is_none()) || (!pair && !is(word, &[b"default"])) {
                 return false;
             }
-        } else if !is(word, &[b"default"]) {
-            return false;
         }
-    }
-    match first {
-        None => last,
-        Some(w) => last || is(w, &[b"machine", b"default"]),
+        true
+    };
+    match words.iter().rposition(|w| is(w, &[b"machine", b"default"])) {
+        Some(entry) => pairs(&words[entry..]),
+        None => last && pairs(&words),
     }
 }
 

@@ -921,6 +921,15 @@ fn a_netrc_password_is_hidden_in_each_of_its_shapes() {
             "Hunter2pw",
         ),
         ("MACHINE h LOGIN bob PASSWORD hunter2xyz", "hunter2xyz"),
+        (
+            "deploy with machine h login bob password hunter2xyz",
+            "hunter2xyz",
+        ),
+        (
+            "echo 'machine h login bob password hunter2xyz' >> ~/.netrc",
+            "hunter2xyz",
+        ),
+        ("login bob password hunter2xyz", "hunter2xyz"),
     ] {
         hides(text, secret);
     }
@@ -933,6 +942,8 @@ fn a_netrc_password_is_hidden_in_each_of_its_shapes() {
         "login failed: password expired for bob",
         "passwords match",
         "machine h login bob password [REDACTED]",
+        "the machine asks for a password on boot",
+        "machine h login bob then password reset failed",
     ] {
         keeps(text);
     }
