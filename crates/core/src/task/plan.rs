@@ -209,10 +209,12 @@ impl Hook {
         now: DateTime<Utc>,
     ) -> bool {
         self.updated_at = now;
-        // What a step says is kept redacted, before it is cut to its length: what waymark
-        // prints of it (`waymark plan`, `step`, status) is what it stores, and a secret in
-        // it is never held, printed or cut into a prefix no rule knows any more.
-        let clean = |text: &str, max| crate::text::truncate(&waymark_redact::redact(text), max);
+        // What a step says is kept redacted: what waymark prints of it (`waymark plan`,
+        // `step`, status) is what it stores, and no secret in it is held or printed. (A
+        // cut redacts what it cuts first, so what is left to redact is short.)
+        let clean = |text: &str, max| {
+            waymark_redact::redact(&crate::text::truncate(text, max)).into_owned()
+        };
         let name = &clean(name, MAX_STEP_NAME);
         let description = &clean(description, MAX_STEP_DESCRIPTION);
         let active_form = active_form.map(|a| clean(a, MAX_STEP_NAME));
