@@ -6,7 +6,7 @@
 //! at once download the release once, even when the download is quick.
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 use std::process::Command;
 
@@ -86,23 +86,20 @@ fn tree(dir: &Path) -> Vec<String> {
     names
 }
 
-#[test]
-fn only_a_regular_file_named_waymark_is_installed_and_nothing_outside_the_data_dir_is_touched() {
-    let outside = tempfile::tempdir().unwrap();
-    let victim = outside.path().join("victim");
-    fs::write(&victim, "mine\n").unwrap();
-    fs::set_permissions(&victim, fs::Permissions::from_mode(0o600)).unwrap();
-    let marker = outside.path().join("ran");
-    let planted = format!("#!/bin/sh\necho ran >> '{}'\n", marker.display());
-    let v = victim.to_str().unwrap();
-    let absolute = format!("{}/planted", outside.path().display());
-    let family: Vec<(&str, Vec<(&str, Member)>)> = vec![
-        ("a symlink", vec![("waymark", Member::Symlink(v))]),
+/// The archives the fetch must refuse, each named: `victim` a file outside the data
+/// directory, `planted` a program noting its run.
+fn refused_archives<'a>(
+    victim: &'a str,
+    planted: &'a [u8],
+    absolute: &'a str,
+) -> Vec<(&'static str, Vec<(&'a str, Member<'a>)>)> {
+    vec![
+        ("a symlink", vec![("waymark", Member::Symlink(victim))]),
         (
             "a relative symlink",
             vec![("waymark", Member::Symlink("../../../../victim"))],
         ),
-        ("a hard link", vec![("waymark", Member::HardLink(v))]),
+        ("a hard link", vec![("waymark", Member::HardLink(victim))]),
         (
             "a ../ hard link",
             vec![("waymark", Member::HardLink("../../../waymark-fetch.log"))],
@@ -111,7 +108,7 @@ fn only_a_regular_file_named_waymark_is_installed_and_nothing_outside_the_data_d
             "a directory",
             vec![
                 ("waymark/", Member::Dir),
-                ("waymark/waymark", Member::File(planted.as_bytes())),
+                ("waymark/waymark", Member::File(planted)),
             ],
         ),
         (
@@ -120,60 +117,73 @@ fn only_a_regular_file_named_waymark_is_installed_and_nothing_outside_the_data_d
         ),
         (
             "a ../ member",
-            vec![("../../waymark", Member::File(planted.as_bytes()))],
+            vec![("../../waymark", Member::File(planted))],
         ),
         (
             "an absolute member",
-            vec![(absolute.as_str(), Member::File(planted.as_bytes()))],
+            vec![(absolute, Member::File(planted))],
         ),
         (
             "a file, then a symlink over it",
             vec![
-                ("waymark", Member::File(planted.as_bytes())),
-                ("waymark", Member::Symlink(v)),
+                ("waymark", Member::File(planted)),
+                ("waymark", Member::Symlink(victim)),
             ],
         ),
         (
             "a file and another",
             vec![
-                ("waymark", Member::File(planted.as_bytes())),
+                ("waymark", Member::File(planted)),
                 ("README", Member::File(b"hi\n")),
             ],
         ),
-    ];
-    for (what, members) in family {
-        let p = Project::new();
-        let site = tempfile::tempdir().unwrap();
-        crafted(site.path(), &members);
-        let server = Server::start(site.path());
-        let plugin = Installed::new(&p, &server);
-        let (err, _) = plugin.event(&p, "Stop", "{}");
-        assert!(err.contains("fetching the waymark binary"), "{what}: {err}");
-        plugin.wait_for_the_fetch();
-        let log = plugin.log();
-        assert!(log.contains("nothing installed"), "{what}: {log}");
-        assert!(
-            !plugin.bin().exists() && plugin.bin().symlink_metadata().is_err(),
-            "{what}"
-        );
-        assert_eq!(
-            tree(&plugin.data),
-            ["bin", "bin/.fetch-failed", "waymark-fetch.log"],
-            "{what}: {log}"
-        );
+    ]
+}
+
+/// The fetch of a release whose archive holds `members`: it installs nothing and leaves
+/// only its note of the failure and its log in the data directory.
+fn fetch_refuses(what: &str, members: &[(&str, Member)]) {
+    let p = Project::new();
+    let site = tempfile::tempdir().unwrap();
+    crafted(site.path(), members);
+    let server = Server::start(site.path());
+    let plugin = Installed::new(&p, &server);
+    let (err, _) = plugin.event(&p, "Stop", "{}");
+    assert!(err.contains("fetching the waymark binary"), "{what}: {err}");
+    plugin.wait_for_the_fetch();
+    let log = plugin.log();
+    assert!(log.contains("nothing installed"), "{what}: {log}");
+    assert!(plugin.bin().symlink_metadata().is_err(), "{what}");
+    assert_eq!(
+        tree(&plugin.data),
+        ["bin", "bin/.fetch-failed", "waymark-fetch.log"],
+        "{what}: {log}"
+    );
+}
+
+#[test]
+fn only_a_regular_file_named_waymark_is_installed_and_nothing_outside_the_data_dir_is_touched() {
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    fs::write(&victim, "mine\n").unwrap();
+    fs::set_permissions(&victim, fs::Permissions::from_mode(0o600)).unwrap();
+    let marker = outside.path().join("ran");
+    let planted = format!("#!/bin/sh\necho ran >> '{}'\n", marker.display());
+    let absolute = format!("{}/planted", outside.path().display());
+    let v = victim.to_str().unwrap();
+    for (what, members) in refused_archives(v, planted.as_bytes(), &absolute) {
+        fetch_refuses(what, &members);
         let mode = fs::metadata(&victim).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode, 0o600, "{what}: the file outside keeps its mode");
         assert_eq!(fs::read_to_string(&victim).unwrap(), "mine\n", "{what}");
+        assert_eq!(fs::metadata(&victim).unwrap().nlink(), 1, "{what}");
         assert_eq!(
             tree(outside.path()),
             ["victim"],
             "{what}: nothing made outside, nothing run"
         );
-        assert_eq!(fs::metadata(&victim).unwrap().nlink(), 1, "{what}");
     }
 }
-
-use std::os::unix::fs::MetadataExt;
 
 /// Fakes of every program the launcher and the fetch run (but `sh`, which the test's own
 /// `sh -c` looks up as Claude Code's does), each noting its run in `marker` and failing.
@@ -329,51 +339,47 @@ fn which_of(p: &Project, co: &Checkout) -> (String, String, String) {
     )
 }
 
+/// A change that makes a binary one another user could have planted or changed.
+#[derive(Clone, Copy)]
+enum Change {
+    FileMode(u32),
+    DirMode(u32),
+    Owner(u32),
+}
+
+/// Applies `change` to the binary `file`.
+fn change(file: &Path, change: Change) {
+    let mode = |f: &Path, m: u32| fs::set_permissions(f, fs::Permissions::from_mode(m)).unwrap();
+    match change {
+        Change::FileMode(m) => mode(file, m),
+        Change::DirMode(m) => mode(file.parent().unwrap(), m),
+        Change::Owner(uid) => std::os::unix::fs::chown(file, Some(uid), None).unwrap(),
+    }
+}
+
 #[test]
 fn a_binary_another_user_could_have_planted_or_changed_is_not_run() {
     let p = Project::new();
     let co = Checkout::new();
     let file = co.installed.clone();
-    let dir = file.parent().unwrap().to_path_buf();
-    let mode = |f: &Path, m: u32| fs::set_permissions(f, fs::Permissions::from_mode(m)).unwrap();
     let (bin, how, _) = which_of(&p, &co);
     assert_eq!(
         (Path::new(&bin), how.as_str()),
         (file.canonicalize().unwrap().as_path(), "waymark on PATH")
     );
-
-    let mut family: Vec<(&str, Box<dyn Fn()>, Box<dyn Fn()>)> = vec![
-        (
-            "may be written by any user",
-            Box::new(|| mode(&file, 0o777)),
-            Box::new(|| mode(&file, 0o755)),
-        ),
-        (
-            "a directory any user may write",
-            Box::new(|| mode(&dir, 0o777)),
-            Box::new(|| mode(&dir, 0o755)),
-        ),
-        (
-            "a directory any user may write",
-            Box::new(|| mode(&file, 0o757)),
-            Box::new(|| mode(&file, 0o755)),
-        ),
+    let mut family = vec![
+        ("may be written by any user", Change::FileMode(0o777)),
+        ("may be written by any user", Change::FileMode(0o757)),
+        ("a directory any user may write", Change::DirMode(0o777)),
+        ("a directory any user may write", Change::DirMode(0o773)),
     ];
-    // (The third: a file others may not write but its directory they may.)
-    family[2].1 = Box::new(|| mode(&dir, 0o773));
-    family[2].2 = Box::new(|| mode(&dir, 0o755));
     if root() {
-        let owner = |uid| std::os::unix::fs::chown(&file, Some(uid), None).unwrap();
-        family.push((
-            "owned by another user (uid 65534)",
-            Box::new(move || owner(65534)),
-            Box::new(move || owner(0)),
-        ));
+        family.push(("owned by another user (uid 65534)", Change::Owner(65534)));
     } else {
         eprintln!("not root: the other owner's case is skipped");
     }
-    for (why, break_it, mend) in &family {
-        break_it();
+    for (why, broken) in family {
+        change(&file, broken);
         let (bin, how, err) = which_of(&p, &co);
         assert!(err.contains("not run") && err.contains(why), "{why}: {err}");
         assert!(
@@ -385,36 +391,48 @@ fn a_binary_another_user_could_have_planted_or_changed_is_not_run() {
             .env("PATH", co.search_path(true))
             .output_with("{}");
         assert!(out.status.success(), "{out:?}");
-        assert!(
-            !co.notes().contains("installed"),
-            "{why}: it ran: {}",
-            co.notes()
-        );
-        assert!(
-            String::from_utf8_lossy(&out.stderr).contains(why),
-            "{why}: {out:?}"
-        );
-        mend();
+        assert!(!co.notes().contains("installed"), "{why}: {}", co.notes());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{why}: {err}");
+        for mend in [
+            Change::FileMode(0o755),
+            Change::DirMode(0o755),
+            Change::Owner(0),
+        ] {
+            change(&file, mend);
+        }
     }
     // A directory others may write but not replace in (the sticky bit, as /tmp): run.
-    mode(&dir, 0o1777);
+    change(&file, Change::DirMode(0o1777));
     let (_, how, err) = which_of(&p, &co);
     assert_eq!(how, "waymark on PATH", "{err}");
-    mode(&dir, 0o755);
+}
 
-    // Every candidate passes the same check: the plugin's own bin/waymark.bin first.
+/// The check is the one every candidate passes: the plugin's own bin/waymark.bin, the
+/// binary kept in the data directory, waymark on PATH.
+#[test]
+fn every_candidate_binary_passes_the_same_check() {
+    let p = Project::new();
+    let co = Checkout::new();
     let own = co.path("plugin/bin/waymark.bin");
-    script(&own, "exit 0");
-    let (bin, how, _) = which_of(&p, &co);
+    let kept = p.config.path().join("waymark-waymark/bin/waymark");
+    for (candidate, how) in [
+        (&own, "the plugin's own bin/waymark.bin"),
+        (&kept, "the binary kept in the plugin's data directory"),
+    ] {
+        script(candidate, "exit 0");
+        let (bin, said, _) = which_of(&p, &co);
+        assert!(bin.ends_with(candidate.file_name().unwrap().to_str().unwrap()));
+        assert_eq!(said, how);
+        change(candidate, Change::FileMode(0o777));
+        let (_, said, err) = which_of(&p, &co);
+        assert!(err.contains("may be written by any user"), "{err}");
+        assert_ne!(said, how, "{err}");
+    }
+    let (_, how, err) = which_of(&p, &co);
     assert!(
-        bin.ends_with("waymark.bin") && how.contains("plugin's own"),
-        "{bin}"
-    );
-    mode(&own, 0o666 | 0o111);
-    let (bin, how, err) = which_of(&p, &co);
-    assert!(
-        err.contains("waymark.bin may be written by any user"),
+        err.contains("waymark.bin may be written") || err.contains("bin/waymark may be written"),
         "{err}"
     );
-    assert_eq!(how, "waymark on PATH", "{bin}");
+    assert_eq!(how, "waymark on PATH");
 }
