@@ -10,6 +10,8 @@ mod first_steps;
 mod launcher;
 #[path = "install/release.rs"]
 mod release;
+#[path = "install/trust.rs"]
+mod trust;
 mod util;
 
 use std::path::Path;

@@ -286,3 +286,102 @@ fn a_secret_in_a_file_named_in_no_utf8_stays_out_of_snapshots() {
     assert!(objects.contains("pub fn a() {}"));
     assert!(!objects.contains(SECRET), "{objects}");
 }
+
+/// Issue 43, item 6: the kinds of secret a step name or a command's output may hold.
+/// Each: the text, and the secret inside it that must not come out.
+const KINDS: &[(&str, &str)] = &[
+    (
+        "push with ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    ),
+    (
+        "use key AKIAQ3EGRTYU7WXZ2B4C for s3",
+        "AKIAQ3EGRTYU7WXZ2B4C",
+    ),
+    (
+        "call with sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+        "abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+    ),
+    (
+        "machine api.example.com login bob password hunter2xyz",
+        "hunter2xyz",
+    ),
+    (
+        "send Authorization: Bearer abcdefghijklmnop.qrstuv",
+        "abcdefghijklmnop.qrstuv",
+    ),
+];
+
+/// `waymark ARGS` in `p`: its exit status checked, stdout and stderr together.
+fn said(p: &Project, args: &[&str]) -> String {
+    let out = p.run(args, "");
+    assert!(out.status.success(), "{args:?}: {out:?}");
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn what_waymark_plan_and_step_print_of_a_step_is_what_they_store_redacted() {
+    for (text, secret) in KINDS {
+        let p = Project::new();
+        let out = said(&p, &["plan", text, "then test"]);
+        assert!(!out.contains(secret) && out.contains("[REDACTED]"), "{out}");
+        // Planned again (the same words): it is known, and the listing keeps it hidden.
+        let out = said(&p, &["plan", text]);
+        assert!(
+            out.contains("1 already in it") && !out.contains(secret),
+            "{out}"
+        );
+        let out = said(&p, &["plan"]);
+        assert!(!out.contains(secret) && out.contains(" 1. [ ] "), "{out}");
+        // `waymark step add`, then the step found by the words it was given.
+        let step = format!("also {text}");
+        let out = said(&p, &["step", "add", &step]);
+        assert!(
+            !out.contains(secret) && out.contains("Added 1 step"),
+            "{out}"
+        );
+        let out = said(&p, &["step", "start", &step]);
+        assert!(
+            !out.contains(secret) && out.contains("in_progress"),
+            "{out}"
+        );
+        // A step that is not there: the error quotes what was typed, redacted.
+        let out = p.run(&["step", "done", &format!("not {text}")], "");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && !err.contains(secret), "{err}");
+        let stored = holding(&p.path(".orchestration"), secret);
+        assert_eq!(stored, Vec::<String>::new(), "{text}");
+    }
+}
+
+#[test]
+fn a_bash_command_s_output_tail_in_the_trace_hides_each_kind_of_secret() {
+    for (text, secret) in KINDS {
+        let p = Project::new();
+        let output = format!("connecting\n{text}\ndone");
+        let bash = event(
+            &p,
+            "PostToolUse-Bash.json",
+            json!({"tool_input": {"command": "./deploy.sh", "description": "deploy"},
+                   "tool_response": {"stdout": output, "stderr": "", "interrupted": false,
+                                     "isImage": false, "noOutputExpected": false}}),
+        );
+        p.hook("PostToolUse", &bash);
+        let trace = p.read(".orchestration/agent_trace.jsonl");
+        let last: Value = serde_json::from_str(trace.lines().last().unwrap()).unwrap();
+        let tail = last["metadata"]["waymark"]["output_tail"].as_str().unwrap();
+        assert!(
+            tail.contains("[REDACTED]") && tail.contains("done"),
+            "{tail}"
+        );
+        assert!(!trace.contains(secret), "{text}: {trace}");
+        assert_eq!(
+            holding(&p.path(".orchestration"), secret),
+            Vec::<String>::new()
+        );
+    }
+}

@@ -109,10 +109,18 @@ pub fn finish_on_closed_stdout() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 
-/// Prints an error and returns the exit code.
+/// Prints an error (redacted: it may quote what was typed) and returns the exit code.
 pub fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("waymark: {message}");
+    let text = format!("waymark: {message}");
+    eprintln!("{}", waymark_redact::Clean::text(&text).as_str());
     ExitCode::from(code)
+}
+
+/// Prints a command's answer, redacted, and a newline: what `waymark plan`, `task` and
+/// `step` say (the plan, a step's name, a task id) goes through here, so what they print
+/// is what they store (through the same redactor), whichever field it came from.
+pub fn say(text: &str) {
+    println!("{}", waymark_redact::Clean::text(text).as_str());
 }
 
 /// Pretty JSON to stdout (the `--json` outputs).

@@ -152,11 +152,11 @@ pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
     if names.is_empty() && agent_session().is_none() {
         return match super::load_hook(&ctx) {
             Ok(Some(hook)) if !hook.state.is_terminal() => {
-                println!("{}", listing(&hook));
+                super::say(&listing(&hook));
                 ExitCode::SUCCESS
             }
             Ok(_) => {
-                println!("No plan yet: {PLAN_HOWTO}");
+                super::say(&format!("No plan yet: {PLAN_HOWTO}"));
                 ExitCode::SUCCESS
             }
             Err(code) => code,
@@ -284,7 +284,7 @@ fn report(result: Result<Updated<anyhow::Result<String>>, StoreError>) -> ExitCo
     match result {
         Ok(u) => match u.value {
             Ok(msg) => {
-                println!("{msg}");
+                super::say(&msg);
                 ExitCode::SUCCESS
             }
             Err(e) => super::fail(super::USAGE, e),

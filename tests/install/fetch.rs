@@ -30,7 +30,7 @@ fn target() -> &'static str {
     }
 }
 
-fn archive() -> String {
+pub(crate) fn archive() -> String {
     format!("waymark-{}.tar.gz", target())
 }
 
@@ -42,7 +42,7 @@ fn hex(bytes: &[u8]) -> String {
 /// with (`.github/release-archive`): the archive holding the binary under test at its
 /// root, and `<archive>.sha256` in sha256sum's format; the sum is replaced by `sum` when
 /// one is given (a wrong one).
-fn release(dir: &Path, sum: Option<&str>) {
+pub(crate) fn release(dir: &Path, sum: Option<&str>) {
     release_of(dir, &assert_cmd::cargo::cargo_bin("waymark"), sum);
 }
 
@@ -64,25 +64,25 @@ fn release_of(dir: &Path, bin: &Path, sum: Option<&str>) {
 }
 
 /// The SHA-256 of the archive in `dir`.
-fn right_sum(dir: &Path) -> String {
+pub(crate) fn right_sum(dir: &Path) -> String {
     hex(&Sha256::digest(fs::read(dir.join(archive())).unwrap()))
 }
 
-fn write_sum(dir: &Path, sum: &str) {
+pub(crate) fn write_sum(dir: &Path, sum: &str) {
     let file = format!("{}.sha256", archive());
     fs::write(dir.join(file), format!("{sum}  {}\n", archive())).unwrap();
 }
 
 /// A GET-only HTTP server for a directory, on a thread; it notes each path asked for, and
 /// holds the archive's download while `open` is false (30 s at most).
-struct Server {
+pub(crate) struct Server {
     url: String,
     asked: Arc<Mutex<Vec<String>>>,
-    open: Arc<AtomicBool>,
+    pub(crate) open: Arc<AtomicBool>,
 }
 
 impl Server {
-    fn start(dir: &Path) -> Server {
+    pub(crate) fn start(dir: &Path) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let asked = Arc::new(Mutex::new(Vec::new()));
@@ -98,7 +98,7 @@ impl Server {
     }
 
     /// How many times the archive was asked for.
-    fn archive_asked(&self) -> usize {
+    pub(crate) fn archive_asked(&self) -> usize {
         let path = format!("/{}", archive());
         self.asked
             .lock()
@@ -142,14 +142,14 @@ fn answer(mut stream: TcpStream, dir: &Path, asked: &Mutex<Vec<String>>, open: &
 /// The plugin as a marketplace install from a git URL has it: the plugin's directory
 /// alone (no checkout, no build), a data directory, no waymark on PATH, and the release
 /// URL pointing at `server`.
-struct Installed {
-    co: Checkout,
-    data: PathBuf,
+pub(crate) struct Installed {
+    pub(crate) co: Checkout,
+    pub(crate) data: PathBuf,
     url: String,
 }
 
 impl Installed {
-    fn new(p: &Project, server: &Server) -> Installed {
+    pub(crate) fn new(p: &Project, server: &Server) -> Installed {
         let co = Checkout::new();
         fs::remove_dir_all(co.path("target")).unwrap();
         fs::remove_file(co.path("Cargo.toml")).unwrap();
@@ -159,18 +159,18 @@ impl Installed {
     }
 
     /// The launcher run by hand (`--which`) for this install.
-    fn launcher(&self, p: &Project, args: &[&str]) -> std::process::Command {
+    pub(crate) fn launcher(&self, p: &Project, args: &[&str]) -> std::process::Command {
         self.installed(self.co.launcher(p, "waymark-waymark", args))
     }
 
     /// An event's hook as Claude Code runs it for this install: `sh -c` the command
     /// hooks.json registers.
-    fn hook(&self, p: &Project, event: &str) -> std::process::Command {
+    pub(crate) fn hook(&self, p: &Project, event: &str) -> std::process::Command {
         self.installed(self.co.registered(p, "waymark-waymark", event))
     }
 
     /// `c` with this install's environment: nothing on PATH, the release server's URL.
-    fn installed(&self, mut c: std::process::Command) -> std::process::Command {
+    pub(crate) fn installed(&self, mut c: std::process::Command) -> std::process::Command {
         c.env("PATH", self.co.search_path(false))
             .env("WAYMARK_RELEASE_URL", &self.url)
             .env("no_proxy", "127.0.0.1")
@@ -180,7 +180,7 @@ impl Installed {
 
     /// An event that finds no binary: it passes, with one line on stderr (returned, with
     /// how long the launcher took).
-    fn event(&self, p: &Project, event: &str, input: &str) -> (String, Duration) {
+    pub(crate) fn event(&self, p: &Project, event: &str, input: &str) -> (String, Duration) {
         let started = Instant::now();
         let out = self.hook(p, event).output_with(input);
         let took = started.elapsed();
@@ -191,7 +191,7 @@ impl Installed {
     }
 
     /// `n` PostToolUse events at once.
-    fn at_once(&self, p: &Project, n: usize) -> Vec<(String, Duration)> {
+    pub(crate) fn at_once(&self, p: &Project, n: usize) -> Vec<(String, Duration)> {
         std::thread::scope(|s| {
             let started: Vec<_> = (0..n)
                 .map(|i| {
@@ -206,23 +206,23 @@ impl Installed {
     }
 
     /// A PostToolUse event that runs a binary: it succeeds.
-    fn run(&self, p: &Project, file: &str) {
+    pub(crate) fn run(&self, p: &Project, file: &str) {
         let out = self
             .hook(p, "PostToolUse")
             .output_with(&p.write_event(file, "x\n"));
         assert!(out.status.success(), "{out:?}");
     }
 
-    fn bin(&self) -> PathBuf {
+    pub(crate) fn bin(&self) -> PathBuf {
         self.data.join("bin/waymark")
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         fs::read_to_string(self.data.join("waymark-fetch.log")).unwrap_or_default()
     }
 
     /// Waits (30 s at most) for the download under way to end.
-    fn wait_for_the_fetch(&self) {
+    pub(crate) fn wait_for_the_fetch(&self) {
         wait_until(
             || !self.data.join("bin/.fetch.lock").exists(),
             || self.log(),
@@ -231,7 +231,7 @@ impl Installed {
 }
 
 /// Waits (30 s at most) for `done`; `why` says what was seen when it never is.
-fn wait_until(done: impl Fn() -> bool, why: impl Fn() -> String) {
+pub(crate) fn wait_until(done: impl Fn() -> bool, why: impl Fn() -> String) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !done() {
         assert!(Instant::now() < deadline, "waited 30 s: {}", why());
@@ -519,7 +519,7 @@ fn only(tools: &[&str]) -> Option<tempfile::TempDir> {
 fn without_curl_or_sha256sum_wget_and_shasum_fetch_and_check_it() {
     let tools = [
         "sh", "uname", "sed", "head", "date", "mkdir", "cat", "rm", "mv", "chmod", "tar", "gzip",
-        "tr", "touch", "wget", "shasum",
+        "tr", "touch", "find", "wget", "shasum",
     ];
     let Some(bin) = only(&tools) else {
         eprintln!("skipped: this machine lacks one of {tools:?}");

@@ -16,7 +16,7 @@ use crate::util::Project;
 pub(crate) struct Checkout {
     pub(crate) dir: tempfile::TempDir,
     /// An installed waymark (a wrapper noting each run, then the binary under test).
-    installed: PathBuf,
+    pub(crate) installed: PathBuf,
     /// What each fake program ran: one line each.
     notes: PathBuf,
 }
@@ -106,7 +106,7 @@ impl Checkout {
     }
 
     /// `c` with the environment Claude Code gives a plugin's hook.
-    fn as_plugin(&self, mut c: Command, p: &Project, data: &str) -> Command {
+    pub(crate) fn as_plugin(&self, mut c: Command, p: &Project, data: &str) -> Command {
         c.current_dir(p.root())
             .env("CLAUDE_PROJECT_DIR", p.root())
             .env("HOME", p.config.path())
@@ -122,19 +122,19 @@ impl Checkout {
         c
     }
 
-    fn notes(&self) -> String {
+    pub(crate) fn notes(&self) -> String {
         fs::read_to_string(&self.notes).unwrap_or_default()
     }
 }
 
 /// An executable shell script at `path`.
-fn script(path: &Path, body: &str) {
+pub(crate) fn script(path: &Path, body: &str) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
     fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-fn which(c: &mut Command) -> (String, String) {
+pub(crate) fn which(c: &mut Command) -> (String, String) {
     let out = c.output().unwrap();
     assert!(out.status.success(), "{out:?}");
     let said = String::from_utf8(out.stdout).unwrap();

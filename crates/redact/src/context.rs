@@ -82,7 +82,80 @@ pub(crate) const CONTEXT: &[ContextRule] = &[
         secret: "Hunter2pw",
         miss: "fix(ci): DB_PASSWORD is read from the vault in staging",
     },
+    ContextRule {
+        id: "waymark-netrc-password",
+        what: "A `.netrc` entry's `password X` (`cat ~/.netrc`, curl's and ftp's credentials): the word `password`, a space, then the value, after the entry's pairs from a `machine` or `default` on its line, or ending a line of pairs or of its own (`login bob password X`, `password X`); not `login failed: password expired for bob`.",
+        keywords: &["password"],
+        confirm: Confirm::Netrc,
+        find: netrc_password,
+        hit: "machine api.example.com login bob password hunter2xyz",
+        secret: "hunter2xyz",
+        miss: "the password you gave for api.example.com is wrong",
+    },
 ];
+
+/// The words of a `.netrc` entry followed by a value, as its `password` is.
+const NETRC_PAIRS: &[&[u8]] = &[b"machine", b"login", b"account", b"port"];
+
+/// [`Confirm::Netrc`] at the keyword starting at `start`: the value [`netrc_value`] finds.
+pub(crate) fn in_netrc(text: &[u8], start: usize) -> bool {
+    netrc_value(text, start).is_some()
+}
+
+/// The value of a `.netrc` `password` at the keyword starting at `start`: the word
+/// `password` (any case), spaces, then one word, where what the line holds before it
+/// ends in a netrc entry ([`netrc_entry`]).
+fn netrc_value(text: &[u8], start: usize) -> Option<Range<usize>> {
+    let line = line_at(text, start)?;
+    let from = line.start + quote(&text[line.clone()]);
+    let end = start + "password".len();
+    let blank = |b: &u8| matches!(b, b' ' | b'\t');
+    let starts_word = start == from || blank(&text[start - 1]);
+    let gap = text[end..line.end].iter().take_while(|b| blank(b)).count();
+    let value = end + gap;
+    let len = text[value..line.end]
+        .iter()
+        .take_while(|b| !b.is_ascii_whitespace())
+        .count();
+    if !starts_word || gap == 0 || len == 0 || start < from {
+        return None;
+    }
+    let last = text[value + len..line.end].iter().all(blank);
+    netrc_entry(&text[from..start], last).then_some(value..value + len)
+}
+
+/// Whether `before`, what a line holds before its `password`, ends in a netrc entry: its
+/// pairs (`machine H`, `login U`, `account A`, `port P`, and `default`) from a `machine`
+/// or `default` on (`echo 'machine H login U password X' >> ~/.netrc`), or, with the value
+/// ending the line (`last`), the pairs alone or nothing (`password X` on a line of its
+/// own); not `login failed: password expired for bob`.
+fn netrc_entry(before: &[u8], last: bool) -> bool {
+    let is = |w: &[u8], of: &[&[u8]]| of.iter().any(|k| w.eq_ignore_ascii_case(k));
+    let words: Vec<&[u8]> = before
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(|w| &w[w.iter().take_while(|b| b"'\"`".contains(b)).count()..])
+        .collect();
+    let pairs = |words: &[&[u8]]| {
+        let mut words = words.iter();
+        while let Some(word) = words.next() {
+            let pair = is(word, NETRC_PAIRS);
+            if (pair && words.next().is_none()) || (!pair && !is(word, &[b"default"])) {
+                return false;
+            }
+        }
+        true
+    };
+    match words.iter().rposition(|w| is(w, &[b"machine", b"default"])) {
+        Some(entry) => pairs(&words[entry..]),
+        None => last && pairs(&words),
+    }
+}
+
+/// The context rule `waymark-netrc-password`'s ranges at the keyword `at`.
+fn netrc_password(text: &str, at: usize) -> Vec<Range<usize>> {
+    netrc_value(text.as_bytes(), at).into_iter().collect()
+}
 
 /// Whether a name (an object key, a table header, a YAML key, a variable) names a
 /// credential: its last word is one (`db_password`, `clientSecret`, `API key`,

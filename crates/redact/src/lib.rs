@@ -97,6 +97,9 @@ enum Confirm {
     TableHeader,
     /// The keyword is in an upper-case name followed by a space: `DB_PASSWORD X`.
     NameSpaced,
+    /// The keyword is a `.netrc` entry's `password X`: after `machine`, `login`, … on
+    /// its line, or alone on it.
+    Netrc,
 }
 
 /// The rules whose keywords need a [`Confirm`]: the ones whose keywords are common words or
@@ -281,6 +284,7 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
         Confirm::BlockScalar => context::in_block_key(text, start),
         Confirm::TableHeader => context::on_table_header(text, start),
         Confirm::NameSpaced => context::in_name_spaced(text, start),
+        Confirm::Netrc => context::in_netrc(text, start),
         Confirm::Assigned => assigned(after),
     }
 }

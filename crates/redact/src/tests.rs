@@ -539,7 +539,7 @@ fn every_confirm_is_met_by_its_rules_own_case_and_breaking_it_stops_the_rule() {
             Confirm::Flag => rule.hit.replace('-', ""),
             Confirm::SpaceQuoted => rule.hit.replace(['"', '\''], ""),
             Confirm::Command => rule.hit.replace([' ', '\t'], "_"),
-            Confirm::BlockScalar | Confirm::TableHeader | Confirm::NameSpaced => {
+            Confirm::BlockScalar | Confirm::TableHeader | Confirm::NameSpaced | Confirm::Netrc => {
                 unreachable!("{id}: a context rule's condition")
             }
         };
@@ -887,4 +887,64 @@ fn a_block_key_is_read_on_a_line_up_to_its_bound() {
     let longest = 4096 - "token: |".len();
     assert!(!redact(&with_indent(longest)).contains("Tk1a2b3c"));
     assert!(redact(&with_indent(longest + 1)).contains("Tk1a2b3c"));
+}
+
+/// Issue 43: a `.netrc` entry's password, in the shapes `cat ~/.netrc`, curl's verbose
+/// output and a command's echo print it, is hidden; prose about passwords is not touched.
+#[test]
+fn a_netrc_password_is_hidden_in_each_of_its_shapes() {
+    for (text, secret) in [
+        (
+            "machine api.example.com login bob password hunter2xyz",
+            "hunter2xyz",
+        ),
+        (
+            "machine api.example.com login bob password hunter2xyz\n",
+            "hunter2xyz",
+        ),
+        ("password s3cr3tvalue", "s3cr3tvalue"),
+        ("password s3cr3tvalue\n", "s3cr3tvalue"),
+        (
+            "machine h\n  login bob\n  password s3cr3tvalue\n",
+            "s3cr3tvalue",
+        ),
+        ("\tpassword s3cr3tvalue  \n", "s3cr3tvalue"),
+        (
+            "default login anonymous password guest@example.org",
+            "guest@example.org",
+        ),
+        ("machine h login bob password p4ss account acct1", "p4ss"),
+        ("machine h password hunter2xyz login bob", "hunter2xyz"),
+        ("> machine h login bob password hunter2xyz", "hunter2xyz"),
+        (
+            "$ cat ~/.netrc\nmachine h login bob password Hunter2pw\n$ ",
+            "Hunter2pw",
+        ),
+        ("MACHINE h LOGIN bob PASSWORD hunter2xyz", "hunter2xyz"),
+        (
+            "deploy with machine h login bob password hunter2xyz",
+            "hunter2xyz",
+        ),
+        (
+            "echo 'machine h login bob password hunter2xyz' >> ~/.netrc",
+            "hunter2xyz",
+        ),
+        ("login bob password hunter2xyz", "hunter2xyz"),
+    ] {
+        hides(text, secret);
+    }
+    for text in [
+        "the password you gave for api.example.com is wrong",
+        "Enter the password below.",
+        "password:",
+        "password: [REDACTED]",
+        "a password reset was sent",
+        "login failed: password expired for bob",
+        "passwords match",
+        "machine h login bob password [REDACTED]",
+        "the machine asks for a password on boot",
+        "machine h login bob then password reset failed",
+    ] {
+        keeps(text);
+    }
 }

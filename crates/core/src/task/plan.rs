@@ -166,8 +166,10 @@ impl Hook {
             let n: usize = reference.parse().ok()?;
             live().nth(n.checked_sub(1)?)
         };
+        // Names are kept redacted (add_step): a name with a secret is found by its own.
+        let name = waymark_redact::redact(reference);
         self.step(reference)
-            .or_else(|| live().find(|s| s.name.eq_ignore_ascii_case(reference)))
+            .or_else(|| live().find(|s| s.name.eq_ignore_ascii_case(&name)))
             .or_else(numbered)
     }
 
@@ -177,6 +179,7 @@ impl Hook {
     pub fn plan(&mut self, names: &[String], source: StepSource, now: DateTime<Utc>) -> usize {
         let mut added = 0;
         for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+            let name = &*waymark_redact::redact(name);
             let known = self.steps.iter().any(|s| {
                 s.status != StepStatus::Deleted
                     && s.source != StepSource::Implicit
@@ -206,9 +209,15 @@ impl Hook {
         now: DateTime<Utc>,
     ) -> bool {
         self.updated_at = now;
-        let name = &crate::text::truncate(name, MAX_STEP_NAME);
-        let description = &crate::text::truncate(description, MAX_STEP_DESCRIPTION);
-        let active_form = active_form.map(|a| crate::text::truncate(a, MAX_STEP_NAME));
+        // What a step says is kept redacted: what waymark prints of it (`waymark plan`,
+        // `step`, status) is what it stores, and no secret in it is held or printed. (A
+        // cut redacts what it cuts first, so what is left to redact is short.)
+        let clean = |text: &str, max| {
+            waymark_redact::redact(&crate::text::truncate(text, max)).into_owned()
+        };
+        let name = &clean(name, MAX_STEP_NAME);
+        let description = &clean(description, MAX_STEP_DESCRIPTION);
+        let active_form = active_form.map(|a| clean(a, MAX_STEP_NAME));
         let active_form = active_form.as_deref();
         if let Some(pos) = self.step_pos(id) {
             let step = &mut self.steps[pos];
