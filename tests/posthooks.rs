@@ -913,6 +913,65 @@ fn deny_mode_asks_about_a_bash_command_writing_where_it_cannot_read() {
     assert_eq!(decision(&p, &p.pre_bash(r#"echo x > "$OUT""#)).0, "");
 }
 
+/// Issue 43, item 3: writers waymark did not know are judged by their files (refused out
+/// of scope, let through in it); what only running can tell is asked about; an MCP tool's
+/// command line is read like Bash's, and a path given to an MCP tool waymark does not
+/// know is asked about.
+#[test]
+fn deny_mode_judges_every_writer_and_asks_about_the_rest() {
+    let p = deny_mode();
+    for command in [
+        "rsync -a build/ other/out/",
+        "awk -i inplace '{print}' other/c.ts",
+        "ed -s other/d.ts < fix.ed",
+        "busybox sed -i s/a/b/ other/e.ts",
+        "patch -o other/f.ts src/auth/a.ts fix.patch",
+    ] {
+        let (d, reason) = decision(&p, &p.pre_bash(command));
+        assert_eq!(d, "deny", "{command}: {reason}");
+    }
+    for command in [
+        "awk -i inplace '{print}' src/auth/a.ts",
+        "busybox sed -i s/a/b/ src/session.ts",
+    ] {
+        assert_eq!(decision(&p, &p.pre_bash(command)).0, "", "{command}");
+    }
+    for (command, why) in [
+        (
+            "eval \"$(cat cmds)\"",
+            "`eval` runs a command line built at run time",
+        ),
+        (
+            "patch -p1 < fix.patch",
+            "`patch` writes the files its patch names",
+        ),
+        (
+            "tar xzf vendor.tar.gz",
+            "`tar` extracts the files its archive holds",
+        ),
+        ("$EDITOR src/auth/a.ts", "is not named literally"),
+        (
+            "ln -s /etc src/auth/cfg && echo x > src/auth/cfg/hosts",
+            "written through a link",
+        ),
+    ] {
+        let (d, reason) = decision(&p, &p.pre_bash(command));
+        assert_eq!(d, "ask", "{command}: {reason}");
+        assert!(reason.contains(why), "{command}: {reason}");
+    }
+    let run = json!({"command": format!("echo x > {}", p.abs("other/g.ts"))});
+    assert_eq!(decision(&p, &p.pre_mcp("mcp__shell__run", run)).0, "deny");
+    let unknown = json!({"path": p.abs("src/main.rs"), "text": "x"});
+    let (d, reason) = decision(&p, &p.pre_mcp("mcp__notes__sync_note", unknown));
+    assert_eq!(d, "ask", "{reason}");
+    assert!(reason.contains("which waymark does not know"), "{reason}");
+    let looks = json!({"path": p.abs("src/main.rs")});
+    assert_eq!(
+        decision(&p, &p.pre_mcp("mcp__notes__get_note", looks)).0,
+        ""
+    );
+}
+
 /// MCP filesystem writes are judged by the paths their input names: a move by both.
 #[test]
 fn deny_mode_judges_mcp_filesystem_writes() {

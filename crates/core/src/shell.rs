@@ -11,6 +11,7 @@
 use regex::RegexSet;
 
 mod command;
+mod editors;
 mod lex;
 mod writers;
 pub mod writes;
