@@ -56,9 +56,10 @@ impl Project {
             return Ok(self.root.join(&rel));
         }
         let real = match last {
-            Last::Replaced => self.resolved(dirs)?.join(name),
-            Last::Followed => self.resolved(&rel)?,
+            Last::Replaced => self.resolved(dirs).map(|d| d.join(name)),
+            Last::Followed => self.resolved(&rel),
         };
+        let real = real.map_err(|why| format!("`{shown}` {why}"))?;
         let Ok(real_rel) = real.strip_prefix(self.real_root()) else {
             let to = real.display();
             return Err(format!("`{shown}` leads outside the project (to {to})"));
@@ -111,7 +112,7 @@ impl Project {
     }
 
     /// Root-relative `rel` with every link on its way followed: the longest part of it that
-    /// exists resolved, the rest (directories to be made) as it is.
+    /// exists resolved, the rest (directories to be made) as it is; `Err`: why it cannot be.
     fn resolved(&self, rel: &Path) -> Result<PathBuf, String> {
         let abs = self.root.join(rel);
         let mut existing = abs.as_path();
@@ -123,12 +124,9 @@ impl Project {
             rest.push(name);
             existing = existing.parent().unwrap_or(Path::new("/"));
         }
-        let mut real = existing.canonicalize().map_err(|e| {
-            format!(
-                "`{}` goes through a link that leads nowhere or in a loop ({e})",
-                rel.display()
-            )
-        })?;
+        let mut real = existing
+            .canonicalize()
+            .map_err(|e| format!("goes through a link that leads nowhere or in a loop ({e})"))?;
         real.extend(rest.iter().rev());
         Ok(real)
     }
