@@ -438,6 +438,35 @@ mod tests {
         );
     }
 
+    /// Issue 43: `CLAUDE_PROJECT_DIR=/link` for `/real` is one project, whichever spelling
+    /// of the root a path starts with (and the other way round); a link into the project
+    /// from elsewhere lands in it; a path beside the root is still outside.
+    #[test]
+    fn both_spellings_of_a_root_reached_through_a_link_are_the_project() {
+        let real = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(real.path().join("src")).unwrap();
+        let links = tempfile::tempdir().unwrap();
+        let link = links.path().join("link");
+        std::os::unix::fs::symlink(real.path(), &link).unwrap();
+        for root in [real.path(), link.as_path()] {
+            let p = project(root);
+            for base in [real.path(), link.as_path()] {
+                let at = |rel: &str| base.join(rel).to_str().unwrap().to_string();
+                for rel in ["src/a.rs", "new/dir/b.rs", "c.rs"] {
+                    assert_eq!(p.locate(&at(rel), None), Located::Inside(rel.into()));
+                    let cwd = base.join("src");
+                    assert_eq!(
+                        p.locate("../src/x.rs", cwd.to_str()),
+                        Located::Inside("src/x.rs".into())
+                    );
+                }
+                assert!(matches!(p.locate(&at("../beside"), None), Located::Outside(_)));
+            }
+            assert_eq!(p.relative(&link), Some(PathBuf::new()));
+            assert_eq!(p.real_root(), real.path().canonicalize().unwrap());
+        }
+    }
+
     #[test]
     fn recorded_root_maps_onto_root() {
         let dir = tempfile::tempdir().unwrap();
