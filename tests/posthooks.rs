@@ -1370,7 +1370,10 @@ fn lessons_are_never_appended_inside_git_nor_waymarks_state() {
         let (d, reason) = {
             let out = p.hook_env("PreToolUse", &p.pre_write("src/main.rs"), &env);
             let h = &out["hookSpecificOutput"];
-            (h["permissionDecision"].clone(), h["permissionDecisionReason"].clone())
+            (
+                h["permissionDecision"].clone(),
+                h["permissionDecisionReason"].clone(),
+            )
         };
         assert_eq!(d, "deny", "{value}: deny mode still holds: {reason}");
         assert!(
@@ -1386,22 +1389,26 @@ fn lessons_are_never_appended_inside_git_nor_waymarks_state() {
             let hook = p.read(".orchestration/hook.json");
             serde_json::from_str::<Value>(&hook).expect("hook.json parses");
         }
-        assert!(p.log().contains("agent_md"), "{value}: the refusal is logged");
+        assert!(
+            p.log().contains("agent_md"),
+            "{value}: the refusal is logged"
+        );
     }
 }
 
 /// Links: the lessons file itself linked into `.git` or the state, its directory linked
-/// into `.git` (at two depths), into the state, or in a loop.
+/// into `.git` (at two depths, or dangling there), into the state, or in a loop.
 #[test]
 fn a_lessons_file_linked_into_git_or_the_state_is_refused_where_it_lands() {
     use std::os::unix::fs::symlink;
-    let cases: [(&str, &str, &str); 6] = [
+    let cases: [(&str, &str, &str); 7] = [
         ("AGENT.md", ".git/config", "AGENT.md"),
         ("AGENT.md", ".orchestration/hook.json", "AGENT.md"),
         ("lessons", ".git", "lessons/config"),
         ("docs/hooks", "../.git/hooks", "docs/hooks/pre-commit"),
         ("notes", ".orchestration", "notes/hook.json"),
         ("loop", "loop", "loop/AGENT.md"),
+        ("later", ".git/not/yet", "later/AGENT.md"),
     ];
     for (link, target, agent_md) in cases {
         let p = deny_mode();
@@ -1418,7 +1425,10 @@ fn a_lessons_file_linked_into_git_or_the_state_is_refused_where_it_lands() {
             .unwrap();
         assert!(out.status.success(), "{link}: {out:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("will not write through it"), "{link}: {stderr}");
+        assert!(
+            stderr.contains("will not write through it"),
+            "{link}: {stderr}"
+        );
         assert_eq!(p.read(".git/config"), config, "{link}");
         assert!(!p.path(".git/hooks/pre-commit").exists(), "{link}");
         assert!(!p.path(".orchestration/hook.json").exists(), "{link}");
@@ -1438,7 +1448,9 @@ fn a_root_reached_through_a_link_is_the_same_project_by_either_spelling() {
     {
         let p = deny_mode();
         let real = p.root().to_str().unwrap().to_string();
-        let link = links.path().join(format!("p{env_root_is_link}{event_by_link}"));
+        let link = links
+            .path()
+            .join(format!("p{env_root_is_link}{event_by_link}"));
         std::os::unix::fs::symlink(p.root(), &link).unwrap();
         let link = link.to_str().unwrap().to_string();
         let env_root = if env_root_is_link { &link } else { &real };
@@ -1457,7 +1469,10 @@ fn a_root_reached_through_a_link_is_the_same_project_by_either_spelling() {
         assert_eq!(allowed, Value::Null, "{case}: in scope");
         let denied = p.hook_env("PreToolUse", &spelled(p.pre_write("src/main.rs")), &env);
         let reason = denied["hookSpecificOutput"]["permissionDecisionReason"].to_string();
-        assert!(reason.contains("not authorized to edit src/main.rs"), "{case}: {denied}");
+        assert!(
+            reason.contains("not authorized to edit src/main.rs"),
+            "{case}: {denied}"
+        );
         let write = spelled(p.write_event("src/auth/a.ts", "export const a = 1;\n"));
         p.hook_env("PostToolUse", &write, &env);
         let hook: Value = serde_json::from_str(&p.read(".orchestration/hook.json")).unwrap();

@@ -381,7 +381,11 @@ fn a_file_name_that_is_not_utf8_is_rewound_byte_for_byte() {
 /// Writes a journal of one change (`path`, `status`, mode 100755, a blob holding a hook
 /// script) as a rewind cut short would have left it: what a repository can plant.
 fn plant_journal(p: &Project, path: &str, status: &str) {
-    let blob = git_with_input(p, &["hash-object", "-w", "--stdin"], b"#!/bin/sh\necho pwned\n");
+    let blob = git_with_input(
+        p,
+        &["hash-object", "-w", "--stdin"],
+        b"#!/bin/sh\necho pwned\n",
+    );
     let text = serde_json::json!({
         "task_id": "T-1", "checkpoint_id": "ckpt-x", "snapshot": "refs/x", "undo": null,
         "started_at": "2026-01-01T00:00:00Z",
@@ -413,7 +417,7 @@ fn listing(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
 
 /// Issue 43: a journal's path is judged where it really lands, not by its text. A
 /// committed link (`hk` → `.git/hooks`, at any depth, into `.git`, into `.orchestration`,
-/// out of the project, nowhere, in a loop) never carries a restored or deleted file there,
+/// out of the project, dangling into `.git` or out, in a loop) never carries a restored or deleted file there,
 /// and `waymark rewind --continue` refuses, naming where it would have landed; the text
 /// forms (`..`, absolute, `.git` in any case) are refused as the journal is read.
 #[test]
@@ -421,13 +425,14 @@ fn a_planted_journal_never_writes_through_a_committed_link_into_git_or_the_state
     let p = project();
     let outside = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(p.path("a/b")).unwrap();
-    let links: [(&str, PathBuf); 7] = [
+    let links: [(&str, PathBuf); 8] = [
         ("hk", PathBuf::from(".git/hooks")),
         ("a/hk", PathBuf::from("../.git/hooks")),
         ("a/b/g", PathBuf::from("../../.git")),
         ("o", PathBuf::from(".orchestration")),
         ("a/b/out", outside.path().to_path_buf()),
-        ("nowhere", PathBuf::from("no/such/dir")),
+        ("gone", PathBuf::from(".git/not/yet")),
+        ("gone_out", outside.path().join("not/yet")),
         ("loop", PathBuf::from("loop")),
     ];
     for (link, target) in &links {
@@ -456,7 +461,10 @@ fn a_planted_journal_never_writes_through_a_committed_link_into_git_or_the_state
         let (ok, said, err) = rewind(&p, &["--continue"]);
         assert!(!ok, "{path} ({status}) was rewound: {said}");
         assert!(err.contains(path.as_str()), "{path} named in {err}");
-        assert!(journal(&p).exists(), "{path}: the journal stays for --abort");
+        assert!(
+            journal(&p).exists(),
+            "{path}: the journal stays for --abort"
+        );
     }
     for (path, why) in [
         ("hk/../.git/hooks/post-checkout", "`..`"),

@@ -75,7 +75,9 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
         let rel = Path::new(".claude/settings.json");
         match ctx.project.landing(rel, Last::Replaced) {
             Ok(p) => p,
-            Err(why) => return super::fail(super::CHECK_FAILED, format!("{why}: nothing was written")),
+            Err(why) => {
+                return super::fail(super::CHECK_FAILED, format!("{why}: nothing was written"));
+            }
         }
     };
     let mut settings = match read_settings(&path) {

@@ -9,8 +9,8 @@
 //! absolute, nothing in `.orchestration/`), then the directories it lies in are resolved,
 //! and the place they reach is judged by the same rule, relative to the real root: it must
 //! be inside the project, outside `.git` and outside waymark's state directory (wherever
-//! that really is). A link that leads nowhere or loops is refused: where it would land
-//! cannot be told. waymark's own state files are not written through here: they are the
+//! that really is). A link to what does not exist yet is followed by hand to where it
+//! would be; one that loops is refused: where it would land cannot be told. waymark's own state files are not written through here: they are the
 //! state directory's, which [`Project::check`] holds inside the project and outside `.git`.
 
 use std::ffi::OsStr;
@@ -38,12 +38,17 @@ impl Project {
     /// lead.
     pub fn landing(&self, rel: &Path, last: Last) -> Result<PathBuf, String> {
         // `./AGENT.md` is `AGENT.md`; any other `.` or `..` is refused with the text.
-        let rel: PathBuf = rel.components().filter(|c| *c != Component::CurDir).collect();
+        let rel: PathBuf = rel
+            .components()
+            .filter(|c| *c != Component::CurDir)
+            .collect();
         let shown = rel.display();
         if let Some(why) = refusal(rel.as_os_str().as_bytes(), STATE_DIR) {
             return Err(format!("`{shown}` is {why}"));
         }
-        let name = rel.file_name().ok_or_else(|| format!("`{shown}` names no file"))?;
+        let name = rel
+            .file_name()
+            .ok_or_else(|| format!("`{shown}` names no file"))?;
         let dirs = rel.parent().unwrap_or(Path::new(""));
         let judged = match last {
             Last::Replaced => dirs,
@@ -60,6 +65,7 @@ impl Project {
             Last::Followed => self.resolved(&rel),
         };
         let real = real.map_err(|why| format!("`{shown}` {why}"))?;
+        // A link out of the project (even to a file not there yet) leads outside.
         let Ok(real_rel) = real.strip_prefix(self.real_root()) else {
             let to = real.display();
             return Err(format!("`{shown}` leads outside the project (to {to})"));
@@ -114,22 +120,46 @@ impl Project {
     /// Root-relative `rel` with every link on its way followed: the longest part of it that
     /// exists resolved, the rest (directories to be made) as it is; `Err`: why it cannot be.
     fn resolved(&self, rel: &Path) -> Result<PathBuf, String> {
-        let abs = self.root.join(rel);
-        let mut existing = abs.as_path();
-        let mut rest: Vec<&OsStr> = Vec::new();
-        while existing.symlink_metadata().is_err() {
-            let Some(name) = existing.file_name() else {
-                break;
-            };
-            rest.push(name);
-            existing = existing.parent().unwrap_or(Path::new("/"));
-        }
-        let mut real = existing
-            .canonicalize()
-            .map_err(|e| format!("goes through a link that leads nowhere or in a loop ({e})"))?;
-        real.extend(rest.iter().rev());
-        Ok(real)
+        real_path(&self.root.join(rel), 0)
     }
+}
+
+/// How many links are followed before a path is said to loop (the kernel's own limit).
+const MAX_HOPS: u32 = 40;
+
+/// `abs` with every link followed, also a link to what does not exist yet (`AGENT.md` →
+/// `docs/AGENT.md` before the first lesson): the longest part that exists is resolved,
+/// the rest kept as it is.
+fn real_path(abs: &Path, hops: u32) -> Result<PathBuf, String> {
+    let mut existing = abs;
+    let mut rest: Vec<&OsStr> = Vec::new();
+    while existing.symlink_metadata().is_err() {
+        let Some(name) = existing.file_name() else {
+            break;
+        };
+        rest.push(name);
+        existing = existing.parent().unwrap_or(Path::new("/"));
+    }
+    let mut real = match existing.canonicalize() {
+        Ok(real) => real,
+        // Every directory above `existing` was gone through: it is the link that fails,
+        // one that leads to what is not there (followed by hand) or in a loop.
+        Err(e) => {
+            let target = std::fs::read_link(existing).map_err(|_| nowhere(&e))?;
+            let parent = existing.parent().unwrap_or(Path::new("/"));
+            if hops >= MAX_HOPS {
+                return Err(nowhere(&e));
+            }
+            let next = super::project::normalize(&real_path(parent, hops + 1)?.join(target));
+            real_path(&next, hops + 1)?
+        }
+    };
+    real.extend(rest.iter().rev());
+    Ok(real)
+}
+
+fn nowhere(e: &std::io::Error) -> String {
+    format!("goes through a link that leads nowhere or in a loop ({e})")
 }
 
 fn is_link(path: &Path) -> bool {
@@ -158,11 +188,23 @@ mod tests {
     #[test]
     fn a_path_with_no_link_lands_where_its_text_says() {
         let (_d, p) = project();
-        for rel in ["a.txt", "src/deep/er/x.rs", "new/dir/f", "./AGENT.md", ".gitignore"] {
+        for rel in [
+            "a.txt",
+            "src/deep/er/x.rs",
+            "new/dir/f",
+            "./AGENT.md",
+            ".gitignore",
+        ] {
             let at = p.landing(Path::new(rel), Last::Replaced).unwrap();
             assert_eq!(at, p.root.join(rel.trim_start_matches("./")), "{rel}");
         }
-        for rel in [".git/config", ".GIT/hooks/x", "a/../.git/x", "/etc/x", "../x"] {
+        for rel in [
+            ".git/config",
+            ".GIT/hooks/x",
+            "a/../.git/x",
+            "/etc/x",
+            "../x",
+        ] {
             assert!(refused(&p, rel, Last::Replaced), "{rel}");
             assert!(refused(&p, rel, Last::Followed), "{rel}");
         }
@@ -170,28 +212,38 @@ mod tests {
     }
 
     /// Links at every depth, into `.git`, into the state directory, out of the project,
-    /// nowhere and in a loop: each refused where a file would be written through it.
+    /// dangling into `.git` or out, and in a loop: each refused where a file would be written through it.
     #[test]
     fn a_directory_linked_into_git_the_state_or_out_is_refused_at_any_depth() {
         let (_d, p) = project();
         let outside = tempfile::tempdir().unwrap();
         let at = |rel: &str| p.root.join(rel);
-        for (link, target) in [
+        let links = [
             ("hk", p.root.join(".git/hooks")),
             ("src/g", p.root.join(".git")),
             ("src/deep/er/g", PathBuf::from("../../../.git")),
             ("src/o", p.root.join(STATE_DIR)),
             ("src/deep/out", outside.path().to_path_buf()),
-            ("nowhere", PathBuf::from("no/such/dir")),
+            ("gone", PathBuf::from(".git/no/such/dir")),
+            ("src/gone", PathBuf::from("/nonexistent-waymark/dir")),
             ("loop", PathBuf::from("loop")),
-        ] {
-            symlink(&target, at(link)).unwrap();
+            ("src/ping", PathBuf::from("pong")),
+            ("src/pong", PathBuf::from("ping")),
+        ];
+        for (link, target) in &links {
+            symlink(target, at(link)).unwrap();
+        }
+        for (link, _) in &links {
             for rel in [format!("{link}/x"), format!("{link}/sub/y")] {
                 assert!(refused(&p, &rel, Last::Replaced), "{rel}");
                 assert!(refused(&p, &rel, Last::Followed), "{rel}");
             }
         }
-        // A link inside the project to a directory of the project is fine.
+        // A link inside the project to a directory of the project is fine, also one to a
+        // directory not made yet: it is judged where it will be.
+        symlink("no/such/dir", at("later")).unwrap();
+        let real = p.landing(Path::new("later/x"), Last::Replaced).unwrap();
+        assert!(real.ends_with("no/such/dir/x"), "{}", real.display());
         symlink("src/deep", at("d")).unwrap();
         let real = p.landing(Path::new("d/er/x.rs"), Last::Replaced).unwrap();
         assert!(real.ends_with("src/deep/er/x.rs"), "{}", real.display());

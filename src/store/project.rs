@@ -147,8 +147,11 @@ impl Project {
     /// The root with every link on its way resolved (as given when it cannot be), read
     /// once: `CLAUDE_PROJECT_DIR=/link` for `/real` gives `/real`.
     pub fn real_root(&self) -> &Path {
-        self.real_root
-            .get_or_init(|| self.root.canonicalize().unwrap_or_else(|_| self.root.clone()))
+        self.real_root.get_or_init(|| {
+            self.root
+                .canonicalize()
+                .unwrap_or_else(|_| self.root.clone())
+        })
     }
 
     /// An absolute, normalized path as a path under the root, whichever spelling of the
@@ -460,7 +463,10 @@ mod tests {
                         Located::Inside("src/x.rs".into())
                     );
                 }
-                assert!(matches!(p.locate(&at("../beside"), None), Located::Outside(_)));
+                assert!(matches!(
+                    p.locate(&at("../beside"), None),
+                    Located::Outside(_)
+                ));
             }
             assert_eq!(p.relative(&link), Some(PathBuf::new()));
             assert_eq!(p.real_root(), real.path().canonicalize().unwrap());
