@@ -466,6 +466,22 @@ fn a_planted_journal_never_writes_through_a_committed_link_into_git_or_the_state
             "{path}: the journal stays for --abort"
         );
     }
+    assert_eq!(git_state(), git_before, "nothing git runs or reads changed");
+    assert!(!p.path(".git/hooks/post-checkout").exists());
+    assert_eq!(p.read(".orchestration/hook.json"), state_before);
+    assert_eq!(listing(outside.path()), outside_before);
+    // The next `git checkout` runs no hook of the journal's; the journal is given up.
+    let (ok, _, err) = rewind(&p, &["--abort"]);
+    assert!(ok, "{err}");
+    p.git(&["checkout", "-q", "-b", "after"]);
+}
+
+/// The text forms of the same family are refused as the journal is read back, naming the
+/// entry: `..`, an absolute path, `.git` in any case at any depth, the state directory.
+#[test]
+fn a_planted_journal_naming_git_or_the_state_by_its_text_is_refused_as_it_is_read() {
+    let p = project();
+    let config = p.read(".git/config");
     for (path, why) in [
         ("hk/../.git/hooks/post-checkout", "`..`"),
         ("/tmp/waymark-planted/post-checkout", "absolute"),
@@ -479,14 +495,9 @@ fn a_planted_journal_never_writes_through_a_committed_link_into_git_or_the_state
         assert!(!ok, "{path}: {said}");
         assert!(err.contains(path) && err.contains(why), "{path}: {err}");
     }
-    assert_eq!(git_state(), git_before, "nothing git runs or reads changed");
+    assert_eq!(p.read(".git/config"), config);
     assert!(!p.path(".git/hooks/post-checkout").exists());
-    assert_eq!(p.read(".orchestration/hook.json"), state_before);
-    assert_eq!(listing(outside.path()), outside_before);
-    // The next `git checkout` runs no hook of the journal's; the journal is given up.
-    let (ok, _, err) = rewind(&p, &["--abort"]);
-    assert!(ok, "{err}");
-    p.git(&["checkout", "-q", "-b", "after"]);
+    assert!(!std::path::Path::new("/tmp/waymark-planted").exists());
 }
 
 /// A link to a directory of the project is followed as it always was: the file is
