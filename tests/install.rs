@@ -468,7 +468,11 @@ fn init_writes_nothing_through_a_link_into_git_or_the_state() {
         (".claude", ".git/hooks", ".claude/settings.json"),
         (".claude", ".orchestration", ".claude/settings.json"),
         (".gitattributes", ".git/config", ".gitattributes"),
-        (".gitattributes", ".orchestration/hook.json", ".gitattributes"),
+        (
+            ".gitattributes",
+            ".orchestration/hook.json",
+            ".gitattributes",
+        ),
     ] {
         let p = Project::new();
         std::fs::create_dir_all(p.path(".orchestration")).unwrap();
