@@ -19,11 +19,14 @@
 
 use std::time::Duration;
 
+use std::io::{Read, Seek, SeekFrom, Write};
+
 use sha2::{Digest, Sha256};
 
 use crate::runtime::context::Ctx;
 
-/// The file of recent events, one `<unix ms> <key> <pid> <taken|done>` line each.
+/// The file of recent events, one `<unix ms> <key> <pid> <taken|done>` line each (a
+/// `done` line appended after its `taken`).
 pub const SEEN: &str = "events.seen";
 /// How long an event is remembered when its Claude Code process is known.
 const WINDOW: Duration = Duration::from_secs(30);
@@ -38,23 +41,26 @@ const WAIT: Duration = Duration::from_millis(250);
 #[derive(Debug)]
 #[must_use]
 pub struct Claim {
-    /// The key and when it was taken; `None` when nothing was recorded.
-    taken: Option<(String, i64)>,
+    /// `events.seen` (kept open, unlocked), the key and when it was taken; `None` when
+    /// nothing was recorded.
+    taken: Option<(std::fs::File, String, i64)>,
 }
 
 impl Claim {
-    /// Marks the event handled: a duplicate arriving now has nothing left to do.
+    /// Marks the event handled: a duplicate arriving now has nothing left to do. One line
+    /// appended to the file the claim kept open, under its lock: no second read.
     pub fn done(self, ctx: &Ctx) {
-        let Some((key, at)) = self.taken else {
+        let Some((file, key, at)) = self.taken else {
             return;
         };
         let path = ctx.project.state_file(SEEN);
-        let me = std::process::id();
-        let _ = crate::store::rewrite_small(&path, WAIT, |text| {
-            let taken = format!("{at} {key} {me} taken");
-            let changed = text.replace(&taken, &format!("{at} {key} {me} done"));
-            ((changed != text).then_some(changed), ())
-        });
+        if let Ok(mut lock) = crate::store::FileLock::hold(file, &path, WAIT) {
+            let line = format!("{at} {key} {} done\n", std::process::id());
+            let f = lock.file();
+            let _ = f
+                .seek(SeekFrom::End(0))
+                .and_then(|_| f.write_all(line.as_bytes()));
+        }
     }
 }
 
@@ -81,10 +87,10 @@ pub fn claim(ctx: &Ctx, event: &str, bytes: &[u8]) -> Option<Claim> {
     let key = key(event, &sender, bytes);
     let now = ctx.now.timestamp_millis();
     match remember(ctx, &key, now, window) {
-        Ok(true) => Some(Claim {
-            taken: Some((key, now)),
+        Ok(Some(file)) => Some(Claim {
+            taken: Some((file, key, now)),
         }),
-        Ok(false) => None,
+        Ok(None) => None,
         Err(_) => untracked,
     }
 }
@@ -113,18 +119,35 @@ fn key(event: &str, sender: &str, bytes: &[u8]) -> String {
 }
 
 /// Records `key` at `now`, taken by this process, unless it was done or is taken by a
-/// process still running within `window`; false when it was.
-fn remember(ctx: &Ctx, key: &str, now: i64, window: Duration) -> std::io::Result<bool> {
-    let path = ctx.project.state_file(SEEN);
-    let me = std::process::id();
-    crate::store::rewrite_small(&path, WAIT, |text| {
-        let (taken, mut lines) = recent(text, key, now, window, running);
-        if taken {
-            return (None, false);
-        }
-        lines.push(format!("{now} {key} {me} taken\n"));
-        (Some(lines.concat()), true)
-    })
+/// process still running within `window`: the file, kept open for [`Claim::done`], or
+/// `None` when it was. The file is its own lock (it is rewritten in place, never renamed):
+/// its line is appended, and the file rewritten to its young lines only once it holds
+/// twice [`KEEP`].
+fn remember(
+    ctx: &Ctx,
+    key: &str,
+    now: i64,
+    window: Duration,
+) -> std::io::Result<Option<std::fs::File>> {
+    let mut lock = crate::store::open_in_place(&ctx.project.state_file(SEEN), WAIT)?;
+    let f = lock.file();
+    let mut text = String::new();
+    f.read_to_string(&mut text)?;
+    let (taken, mut young) = recent(&text, key, now, window, running);
+    if taken {
+        return Ok(None);
+    }
+    let line = format!("{now} {key} {} taken\n", std::process::id());
+    if text.lines().count() >= 2 * KEEP {
+        young.push(line);
+        let text = young.concat();
+        f.rewind()?;
+        f.write_all(text.as_bytes())?;
+        f.set_len(text.len() as u64)?;
+    } else {
+        f.write_all(line.as_bytes())?;
+    }
+    Ok(Some(lock.release()))
 }
 
 /// Whether process `pid` exists (`kill(pid, 0)`).
@@ -218,6 +241,26 @@ mod tests {
         assert_ne!(k, key("SessionEnd", "42", b"{}"));
         assert_ne!(k, key("Stop", "42", b"{ }"));
         assert_ne!(key("ab", "c", b""), key("a", "bc", b""));
+    }
+
+    /// Lines are appended (a claim reads the file once, its done writes one line) and the
+    /// file is cut back to its young lines once it holds twice [`KEEP`]: it stays small.
+    #[test]
+    fn the_file_grows_by_appends_and_is_cut_back_to_its_young_lines() {
+        let (_d, project) = crate::store::project::temp_project();
+        let ctx = Ctx::new(project);
+        crate::store::make_dir(&ctx.project.state_dir()).unwrap();
+        let path = ctx.project.state_file(SEEN);
+        let lines = || std::fs::read_to_string(&path).unwrap().lines().count();
+        for i in 0..500 {
+            let input = format!("{{\"tool_use_id\":\"t{i}\"}}");
+            claim(&ctx, "PostToolUse", input.as_bytes())
+                .unwrap()
+                .done(&ctx);
+            assert!(lines() <= 2 * KEEP + 1, "{} lines after {i}", lines());
+        }
+        // The newest events are still known.
+        assert!(claim(&ctx, "PostToolUse", b"{\"tool_use_id\":\"t499\"}").is_none());
     }
 
     #[test]

@@ -45,29 +45,13 @@ pub fn edit_text<R>(
     Ok(Some(value))
 }
 
-/// Reads and rewrites in place a small file of waymark's own bookkeeping, under its lock
-/// (`<path>.lock`, waited for at most `wait`), with no temporary file and no sync: for a
-/// file whose loss costs nothing but a repeated check (`events.seen`). `f` gets the text
-/// ("" when missing) and returns the new text, or `None` to leave the file as it is, and
-/// a value passed back.
-pub fn rewrite_small<R>(
-    path: &Path,
-    wait: std::time::Duration,
-    f: impl FnOnce(&str) -> (Option<String>, R),
-) -> io::Result<R> {
-    use std::io::Seek;
-    let _lock = FileLock::acquire_with(path, wait).map_err(io::Error::other)?;
+/// Opens a small file of waymark's own bookkeeping, rewritten in place and never renamed
+/// (`events.seen`), locked on itself (waited for at most `wait`): no lock file of its own,
+/// no temporary file and no sync, for a file whose loss costs nothing but a repeated
+/// check. Read and write through [`FileLock::file`].
+pub fn open_in_place(path: &Path, wait: std::time::Duration) -> io::Result<FileLock> {
     let mut options = OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
-    let (mut file, _) = super::nofollow::open(path, &mut options)?;
-    let mut text = String::new();
-    file.read_to_string(&mut text)?;
-    let (new_text, value) = f(&text);
-    if let Some(new_text) = new_text {
-        let clean = Clean::text(&new_text);
-        file.rewind()?;
-        file.write_all(clean.as_bytes())?;
-        file.set_len(clean.as_bytes().len() as u64)?;
-    }
-    Ok(value)
+    let (file, _) = super::nofollow::open(path, &mut options)?;
+    FileLock::hold(file, path, wait).map_err(io::Error::other)
 }

@@ -28,7 +28,8 @@ pub enum LockError {
 /// Held lock; released on drop.
 #[derive(Debug)]
 pub struct FileLock {
-    file: File,
+    /// Always `Some` but in [`FileLock::release`], which takes it out.
+    file: Option<File>,
 }
 
 impl FileLock {
@@ -67,8 +68,16 @@ impl FileLock {
             path: lock_path.clone(),
             source,
         })?;
+        Self::hold(file, &lock_path, timeout)
+    }
+
+    /// Locks `file` itself (opened by the caller, named `path`), waiting up to `timeout`:
+    /// for a small file rewritten in place, never replaced by a rename, whose lock needs
+    /// no file of its own (`events.seen`).
+    pub fn hold(file: File, path: &Path, timeout: Duration) -> Result<FileLock, LockError> {
+        let lock_path = path.to_path_buf();
         match FileExt::try_lock(&file) {
-            Ok(()) => return Ok(FileLock { file }),
+            Ok(()) => return Ok(FileLock { file: Some(file) }),
             Err(TryLockError::WouldBlock) if timeout.is_zero() => {
                 return Err(LockError::Timeout(timeout, lock_path));
             }
@@ -110,13 +119,25 @@ fn wait_in_queue(file: File, lock_path: &Path, timeout: Duration) -> Result<File
         return Err(open_err(e));
     }
     match rx.recv_timeout(timeout) {
-        Ok(Ok(())) => Ok(FileLock { file }),
+        Ok(Ok(())) => Ok(FileLock { file: Some(file) }),
         Ok(Err(source)) => Err(open_err(source)),
         Err(_) => Err(LockError::Timeout(timeout, lock_path.to_path_buf())),
     }
 }
 
 impl FileLock {
+    /// The locked file, to read and write through (a lock [`FileLock::hold`] took).
+    pub fn file(&mut self) -> &mut File {
+        self.file.as_mut().expect("held")
+    }
+
+    /// Unlocks, keeping the file open: it is locked again later with [`FileLock::hold`].
+    pub fn release(mut self) -> File {
+        let file = self.file.take().expect("held");
+        let _ = FileExt::unlock(&file);
+        file
+    }
+
     /// Lets the lock outlive this process's hold of it: a process that forks hands its
     /// copy of the locked file to the child, and leaves without unlocking (an unlock would
     /// release the child's hold too: a `flock` belongs to the open file, which both
@@ -128,7 +149,9 @@ impl FileLock {
 
 impl Drop for FileLock {
     fn drop(&mut self) {
-        let _ = FileExt::unlock(&self.file);
+        if let Some(file) = &self.file {
+            let _ = FileExt::unlock(file);
+        }
     }
 }
 

@@ -36,7 +36,7 @@ pub use atomic::{
     write_replaceable, write_verbatim,
 };
 pub use dir::make_dir;
-pub use edit::{edit_text, rewrite_small};
+pub use edit::{edit_text, open_in_place};
 pub use hash::sha256_file;
 pub use lock::{FileLock, LOCK_TIMEOUT, LockError};
 pub use nofollow::{read, read_at_most, refuse_symlink};
