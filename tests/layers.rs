@@ -95,3 +95,106 @@ fn the_store_is_the_bottom_room_and_the_command_line_the_top() {
         "nothing names the command line"
     );
 }
+
+/// The sibling modules a file's code names (`super::name`, `super::{a, b}`, or
+/// `crate::<dir's module path>::name`), up to its unit tests.
+fn siblings_named(code: &str, module: &str, siblings: &BTreeSet<String>) -> BTreeSet<String> {
+    let code = code.split("#[cfg(test)]").next().unwrap_or(code);
+    // Comments (a doc link to a sibling) name nothing the code uses.
+    let code: String = code
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let code = code.as_str();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut named = BTreeSet::new();
+    let mut prefixes = vec!["super::".to_string()];
+    if !module.is_empty() {
+        prefixes.push(format!("crate::{module}::"));
+    }
+    for prefix in &prefixes {
+        for (i, _) in code.match_indices(prefix.as_str()) {
+            let rest = &code[i + prefix.len()..];
+            match rest.strip_prefix('{') {
+                Some(list) => {
+                    let list = &list[..list.find('}').unwrap_or(list.len())];
+                    named.extend(list.split(',').map(|w| ident(w.trim())));
+                }
+                None => {
+                    named.insert(ident(rest));
+                }
+            }
+        }
+    }
+    named.retain(|n| siblings.contains(n));
+    named
+}
+
+/// Each source directory's files: module name → the sibling modules it names.
+fn files_in(dir: &Path, module: &str, out: &mut Vec<(String, BTreeMap<String, BTreeSet<String>>)>) {
+    let entries: Vec<std::path::PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let files: Vec<&std::path::PathBuf> = entries
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .collect();
+    let names: BTreeSet<String> = files
+        .iter()
+        .filter_map(|p| p.file_stem()?.to_str().map(str::to_string))
+        .filter(|n| n != "mod" && n != "lib" && n != "main")
+        .collect();
+    let mut uses = BTreeMap::new();
+    for f in &files {
+        let name = f.file_stem().unwrap().to_str().unwrap().to_string();
+        if !names.contains(&name) {
+            continue;
+        }
+        let code = fs::read_to_string(f).unwrap();
+        let mut named = siblings_named(&code, module, &names);
+        named.remove(&name);
+        uses.insert(name, named);
+    }
+    out.push((dir.display().to_string(), uses));
+    for sub in entries.iter().filter(|p| p.is_dir()) {
+        let leaf = sub.file_name().unwrap().to_str().unwrap();
+        let module = match module {
+            "" => leaf.to_string(),
+            m => format!("{m}::{leaf}"),
+        };
+        files_in(sub, &module, out);
+    }
+}
+
+/// Issue 45: no two files of a directory import each other (`config/table` and
+/// `config/value`, `task/bounds` and `task/plan`, `task/capture` and `task/store` did):
+/// each pair of modules has one direction.
+#[test]
+fn no_two_files_name_each_other() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = Vec::new();
+    for src in ["src", "crates/core/src", "crates/redact/src"] {
+        files_in(&root.join(src), "", &mut dirs);
+    }
+    let mut circles = Vec::new();
+    for (dir, uses) in &dirs {
+        for (a, named) in uses {
+            for b in named.iter().filter(|b| a < *b) {
+                if uses.get(b).is_some_and(|back| back.contains(a)) {
+                    circles.push(format!("{dir}: {a} <-> {b}"));
+                }
+            }
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "files that import each other:\n{}",
+        circles.join("\n")
+    );
+}

@@ -172,50 +172,6 @@ impl Project {
         (linked && abs.canonicalize().ok()? == self.real_root()).then(PathBuf::new)
     }
 
-    /// Refuses a root waymark must not write into: one that does not exist (a root is
-    /// never created: a mistyped `CLAUDE_PROJECT_DIR` must not grow a tree), the file
-    /// system's root, and the home directory itself (a session started in `~` is not a
-    /// project); and a project whose files would land outside the root, `.orchestration`
-    /// (or the lessons file) being a symlink that leads out (rule 3).
-    pub fn check(&self, agent_md: &str) -> anyhow::Result<()> {
-        let root = self.root.display();
-        // The same directory is the same (device, inode): two stats, where resolving
-        // each path (`canonicalize`) reads every component's link, on every event.
-        use std::os::unix::fs::MetadataExt;
-        let id = |m: std::fs::Metadata| (m.dev(), m.ino());
-        let dir = |p: &Path| std::fs::metadata(p).ok().filter(|m| m.is_dir()).map(id);
-        let Some(here) = dir(&self.root) else {
-            return Err(anyhow::anyhow!(
-                "the project root {root} is not a directory: waymark does not create it"
-            ));
-        };
-        if dir(Path::new("/")) == Some(here) {
-            return Err(anyhow::anyhow!(
-                "the project root {root} is the file system's root: not a project"
-            ));
-        }
-        let home = env::var_os("HOME").filter(|h| !h.is_empty());
-        if home.and_then(|h| dir(Path::new(&h))) == Some(here) {
-            return Err(anyhow::anyhow!(
-                "the project root {root} is the home directory, not a project: start Claude Code in a project (or set CLAUDE_PROJECT_DIR)"
-            ));
-        }
-        if let Located::Outside(target) = self.locate(STATE_DIR, None) {
-            return Err(anyhow::anyhow!(
-                "{STATE_DIR} leads outside the project ({target}): waymark will not write through it"
-            ));
-        }
-        self.state_lands().map_err(|why| {
-            anyhow::anyhow!("{STATE_DIR} {why}: waymark will not write through it")
-        })?;
-        if agent_md.is_empty() {
-            return Ok(());
-        }
-        self.landing(Path::new(agent_md), super::landing::Last::Followed)
-            .map(drop)
-            .map_err(|why| anyhow::anyhow!("{why}: waymark will not write through it"))
-    }
-
     /// The absolute path of a root-relative path.
     pub fn absolute(&self, rel: &str) -> PathBuf {
         self.root.join(rel)

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::store;
 use crate::store::project::Project;
-use crate::task::store::task_dir;
+use crate::task::logs::task_dir;
 use waymark_core::task::FileSnapshot;
 
 /// Files larger than this are snapshotted by size and time only (hash `"too-large"`).
@@ -59,7 +59,7 @@ use crate::runtime::context::{CaptureMode, CaptureRequest};
 
 /// `.orchestration/tasks/<task>/checkpoints/<checkpoint>.json`.
 pub fn path(project: &Project, task_id: &str, checkpoint_id: &str) -> PathBuf {
-    let name = crate::task::store::sanitize(checkpoint_id);
+    let name = crate::task::logs::sanitize(checkpoint_id);
     task_dir(project, task_id)
         .join("checkpoints")
         .join(format!("{name}.json"))
@@ -114,9 +114,9 @@ pub fn take(
 /// `keep` (its checkpoint log holds them all).
 fn prune(project: &Project, task_id: &str, keep: usize) -> io::Result<()> {
     let kept: std::collections::HashSet<String> =
-        crate::task::store::checkpoints(project, task_id, keep)?
+        crate::task::logs::checkpoints(project, task_id, keep)?
             .into_iter()
-            .map(|c| crate::task::store::sanitize(&c.checkpoint_id))
+            .map(|c| crate::task::logs::sanitize(&c.checkpoint_id))
             .collect();
     let dir = task_dir(project, task_id).join("checkpoints");
     let mut dropped = Vec::new();
@@ -139,7 +139,7 @@ fn prune(project: &Project, task_id: &str, keep: usize) -> io::Result<()> {
 pub fn save(project: &Project, task_id: &str, capture: &Capture) -> io::Result<()> {
     let path = path(project, task_id, &capture.checkpoint_id);
     let json = waymark_redact::Clean::json_pretty(capture);
-    store::refuse_symlink(&project.state_dir().join(crate::task::store::TASKS_DIR))?;
+    store::refuse_symlink(&project.state_dir().join(crate::task::logs::TASKS_DIR))?;
     store::write_replaceable(&path, &json)
 }
 

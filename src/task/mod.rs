@@ -5,11 +5,14 @@
 //!   hook's answer, and waits for it before the next change;
 //! - [`current`] loads, starts or changes the current task under the lock;
 //! - [`store`] keeps hook.json and plan.json on disk (lock, .bak, archive);
+//! - [`logs`] is where a task's files are and its logs read back (below the store and the
+//!   captures, which both live there);
 //! - [`retention`] cleans up finished tasks;
 //! - [`tools`] maps Claude Code's task tools and task events onto the plan.
 
 pub mod capture;
 pub mod current;
+pub mod logs;
 pub mod retention;
 pub mod store;
 pub mod timeline;

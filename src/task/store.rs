@@ -22,26 +22,22 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+pub use super::logs::{
+    CHECKPOINTS_LOG, HISTORY_LOG, RECEIPTS_LOG, TASKS_DIR, TURNS_LOG, checkpoints, read_log,
+    sanitize, task_dir,
+};
 use super::machine::HookState;
 use super::migrate::{self, Migrated};
-use super::model::{Hook, SCHEMA_VERSION, Step, StepCheckpoint};
+use super::model::{Hook, SCHEMA_VERSION, Step};
 use crate::store::project::Project;
 use crate::store::{self, FileLock};
 use waymark_core::receipt::ValidationReceipt;
 use waymark_core::recovery::hookmd;
-pub use waymark_core::task::sanitize;
 use waymark_redact::Clean;
 
 pub const HOOK_JSON: &str = "hook.json";
 pub const PLAN_JSON: &str = "plan.json";
-/// The task's logs, in its folder `tasks/<id>/`: appended to, never rewritten.
-pub const HISTORY_LOG: &str = "history.jsonl";
-pub const CHECKPOINTS_LOG: &str = "checkpoints.jsonl";
-pub const RECEIPTS_LOG: &str = "receipts.jsonl";
-/// The plan at the start of each turn, what a rewound conversation puts it back to.
-pub const TURNS_LOG: &str = "turns.jsonl";
 pub const HOOK_MD: &str = "HOOK.md";
-pub const TASKS_DIR: &str = "tasks";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -85,10 +81,6 @@ pub fn hook_path(project: &Project) -> PathBuf {
 
 fn plan_path(project: &Project) -> PathBuf {
     project.state_file(PLAN_JSON)
-}
-
-pub fn task_dir(project: &Project, task_id: &str) -> PathBuf {
-    project.state_dir().join(TASKS_DIR).join(sanitize(task_id))
 }
 
 /// `plan.json`: the plan, and the version hook.json names it by.
@@ -501,15 +493,6 @@ fn keep_inline_capture(
     crate::task::capture::save(project, task_id, &capture)
 }
 
-/// The task's checkpoints: the newest `max` (`max_checkpoints`) of its log.
-pub fn checkpoints(
-    project: &Project,
-    task_id: &str,
-    max: usize,
-) -> io::Result<Vec<StepCheckpoint>> {
-    read_log(project, task_id, CHECKPOINTS_LOG, Some(max))
-}
-
 /// Whether a checkpoint of any task has the id `wanted`, or one starting with it: what
 /// tells a mistyped id from a checkpoint whose snapshot is gone.
 pub fn checkpoint_exists(project: &Project, wanted: &str) -> bool {
@@ -631,32 +614,6 @@ pub fn uncounted_receipts(project: &Project, hook: &Hook) -> io::Result<Vec<Vali
     .into_iter()
     .filter(|r| r.sig_version >= waymark_core::receipt::chain::CHAINED_SINCE)
     .collect())
-}
-
-/// The newest `newest` entries of a task's log (all when `None`), oldest first; lines
-/// that do not parse (a torn last line, a hand edit) are skipped.
-pub fn read_log<T: serde::de::DeserializeOwned>(
-    project: &Project,
-    task_id: &str,
-    name: &str,
-    newest: Option<usize>,
-) -> io::Result<Vec<T>> {
-    let path = task_dir(project, task_id).join(name);
-    let lines = match newest {
-        Some(n) => store::read_tail_lines(&path, n, (n as u64 + 1) * 64 * 1024)?.lines,
-        None => match store::read(&path, &[]) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes)
-                .lines()
-                .map(str::to_string)
-                .collect(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(e),
-        },
-    };
-    Ok(lines
-        .iter()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
 }
 
 /// Regenerates HOOK.md from a hook (the hook alone: it keeps the newest checkpoints and

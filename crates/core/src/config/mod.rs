@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use table::{DEFAULT_VALIDATION_COMMANDS, key_names};
-pub use value::{BadValue, parse_duration};
+pub use table::key_names;
+pub use value::{BadValue, DEFAULT_VALIDATION_COMMANDS, parse_duration};
 
 /// `true`, `false` or `"prompt"`: contextd's three-way switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

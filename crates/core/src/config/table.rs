@@ -5,19 +5,6 @@ use serde_json::Value;
 use super::Config;
 use super::value::*;
 
-/// The validation command patterns used when none are configured.
-pub const DEFAULT_VALIDATION_COMMANDS: &[&str] = &[
-    r"\bcargo\s+(\+\S+\s+)?(test|nextest|clippy|check)\b",
-    r"\b(npm|pnpm|yarn|bun)\s+(run\s+)?test\b",
-    r"\bnpx\s+(jest|vitest|mocha)\b",
-    r"\b(pytest|py\.test|tox|nox)\b",
-    r"\bpython3?\s+-m\s+(pytest|unittest)\b",
-    r"\bgo\s+(test|vet)\b",
-    r"\bmake\s+(test|check)\b",
-    r"\b(mvn|gradle|\./gradlew)\s+(test|verify|check)\b",
-    r"\b(rspec|phpunit|ctest|dotnet\s+test|mix\s+test|swift\s+test)\b",
-];
-
 pub type Apply = fn(&mut Config, &Value) -> Result<(), BadValue>;
 
 pub struct Key {

@@ -6,13 +6,25 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::table::DEFAULT_VALIDATION_COMMANDS;
+use super::{RepeatGuard, ScopeEnforcement, Switch};
 
 /// Why a configuration value was refused: what was expected, in words a user can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct BadValue(pub String);
-use super::{RepeatGuard, ScopeEnforcement, Switch};
+
+/// The validation command patterns used when none are configured.
+pub const DEFAULT_VALIDATION_COMMANDS: &[&str] = &[
+    r"\bcargo\s+(\+\S+\s+)?(test|nextest|clippy|check)\b",
+    r"\b(npm|pnpm|yarn|bun)\s+(run\s+)?test\b",
+    r"\bnpx\s+(jest|vitest|mocha)\b",
+    r"\b(pytest|py\.test|tox|nox)\b",
+    r"\bpython3?\s+-m\s+(pytest|unittest)\b",
+    r"\bgo\s+(test|vet)\b",
+    r"\bmake\s+(test|check)\b",
+    r"\b(mvn|gradle|\./gradlew)\s+(test|verify|check)\b",
+    r"\b(rspec|phpunit|ctest|dotnet\s+test|mix\s+test|swift\s+test)\b",
+];
 
 pub(super) fn uint(v: &Value, min: u64, max: u64) -> Result<u64, BadValue> {
     let n = match v {

@@ -4,11 +4,16 @@
 //! task whole, so a list without a bound makes every later event dearer.
 
 use super::model::{Hook, MAX_SESSIONS, Session, SessionStatus};
-use super::plan::{MAX_STEP_DESCRIPTION, MAX_STEP_NAME};
 
 /// The files a step's list keeps (and the list of files touched between steps): its
 /// first this many. A later one is not listed (HOOK.md says the list is full).
 pub const MAX_STEP_FILES: usize = 1000;
+
+/// The most characters a step's name (and its active form) keeps, and its description:
+/// the words come from the model or the user, and a 10 MB name would make every later
+/// event read and write 10 MB more. The cut is marked `…`.
+pub const MAX_STEP_NAME: usize = 500;
+pub const MAX_STEP_DESCRIPTION: usize = 2000;
 
 /// Adds `file` to a list of files touched, unless it is there or the list is full;
 /// whether it was added.

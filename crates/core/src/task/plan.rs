@@ -39,11 +39,7 @@ pub enum Effect {
 /// make 640 steps). Items past it are refused and logged.
 pub const MAX_STEPS: usize = 1000;
 
-/// The most characters a step's name (and its active form) keeps, and its description:
-/// the words come from the model or the user, and a 10 MB name would make every later
-/// event read and write 10 MB more. The cut is marked `…`.
-pub const MAX_STEP_NAME: usize = 500;
-pub const MAX_STEP_DESCRIPTION: usize = 2000;
+pub use super::bounds::{MAX_STEP_DESCRIPTION, MAX_STEP_NAME};
 
 /// The name of the step waymark starts when work happens outside any step.
 pub const IMPLICIT_STEP: &str = "Session work";
