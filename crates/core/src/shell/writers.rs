@@ -322,6 +322,12 @@ fn xargs(args: &[Word], depth: usize) -> Vec<Found> {
 /// what they read, not by the text. Its scripts are read one level deeper than the caller.
 fn nested(by: &str, words: Vec<Word>, depth: usize) -> Option<Found> {
     let program = words.first()?.text.clone();
+    // `xargs xargs xargs …`: each one a level, bounded like scripts.
+    let Some(depth) = depth.checked_sub(1).filter(|d| *d > 0) else {
+        return Some(Found::Unreadable(format!(
+            "`{by} {program}` runs commands nested too deep to read"
+        )));
+    };
     let simple = Simple {
         words,
         ..Simple::default()
@@ -329,7 +335,7 @@ fn nested(by: &str, words: Vec<Word>, depth: usize) -> Option<Found> {
     let writes = of(&simple, depth).into_iter().any(|f| match f {
         Found::File(..) | Found::Unreadable(_) => true,
         Found::Script(s) => {
-            let w = super::writes::within(&s, depth - 1);
+            let w = super::writes::within(&s, depth);
             !w.targets.is_empty() || !w.unreadable.is_empty()
         }
         Found::Cd(_) => false,

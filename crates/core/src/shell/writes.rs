@@ -63,7 +63,14 @@ fn walk(command: &str, start: &Dir, depth: usize, out: &mut Writes) {
             .push("its scripts nest too deep to read".to_string());
         return;
     }
-    let Line { items, inner } = lex::read(command);
+    let Line {
+        items,
+        inner,
+        unread,
+    } = lex::read(command);
+    if let Some(why) = unread {
+        out.unreadable.push(why.to_string());
+    }
     for script in inner {
         walk(&script, start, depth - 1, out);
     }
