@@ -148,3 +148,64 @@ fn shallow_nesting_is_judged() {
         assert_eq!(decision, "deny", "kind {kind}: {out}");
     }
 }
+
+/// JSON nested 100,000 deep.
+fn deep_json() -> String {
+    format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000))
+}
+
+/// JSON anywhere the hook reads it, nested past serde_json's limit of 128 (which nothing
+/// disables): the hook input, a transcript line, a trace line; and YAML intents nested past
+/// serde-saphyr's budget (depth 64): each is refused as malformed, never a crash.
+#[test]
+fn deeply_nested_json_and_yaml_are_refused_not_a_crash() {
+    let p = deny_mode();
+    // The hook input itself.
+    let input = format!(
+        r#"{{"session_id": "s", "cwd": "{}", "tool_input": {}}}"#,
+        p.root().display(),
+        deep_json()
+    );
+    let out = spawn_hook(hook_command(&p, "PostToolUse"), input.as_bytes())
+        .wait_with_output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // A transcript line, read by the events that read the transcript.
+    let transcript = p.path("transcript.jsonl");
+    std::fs::write(&transcript, format!("{}\n", deep_json())).unwrap();
+    for event in ["UserPromptSubmit", "Stop", "PreCompact"] {
+        let mut e: Value =
+            serde_json::from_str(&p.fixture_of("2.1.332", &format!("{event}.json"))).unwrap();
+        e["transcript_path"] = transcript.display().to_string().into();
+        let out = spawn_hook(hook_command(&p, event), e.to_string().as_bytes())
+            .wait_with_output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{event}: {out:?}");
+    }
+    // A trace line, read by the next PostToolUse and by `waymark log`.
+    let trace = p.path(".orchestration/agent_trace.jsonl");
+    let mut text = std::fs::read_to_string(&trace).unwrap_or_default();
+    text.push_str(&deep_json());
+    text.push('\n');
+    std::fs::write(&trace, text).unwrap();
+    run(&p, "PostToolUse", "echo after", "toolu_after_deep_trace");
+    let log = p.waymark().args(["log"]).output().unwrap();
+    assert!(log.status.code().is_some(), "waymark log: {log:?}");
+    // Intents nested past the YAML budget, in flow and block style.
+    let flow = format!(
+        "active_intents: {}{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let block: String = (0..5_000)
+        .map(|i| format!("{}a:\n", "  ".repeat(i)))
+        .collect();
+    for yaml in [flow, block] {
+        p.write(".orchestration/active_intents.yaml", &yaml);
+        let out = run(&p, "PreToolUse", "echo x > out.txt", "toolu_yaml");
+        assert_ne!(
+            out["hookSpecificOutput"]["permissionDecision"], "allow",
+            "{out}"
+        );
+    }
+}
