@@ -333,3 +333,79 @@ fn remove_if_there(path: &Path) -> io::Result<()> {
         _ => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::project::temp_project;
+
+    /// A context in a scratch project whose journal holds `text`.
+    fn journal(text: &str) -> (tempfile::TempDir, Ctx, PathBuf) {
+        let (dir, project) = temp_project();
+        std::fs::create_dir_all(project.state_dir()).unwrap();
+        let path = project.state_file(PENDING);
+        std::fs::write(&path, text).unwrap();
+        (dir, Ctx::new(project), path)
+    }
+
+    fn lines(j: &mut Journal) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some((l, next)) = j.next_line().unwrap() {
+            j.offset = next;
+            out.push(String::from_utf8(l).unwrap());
+        }
+        out
+    }
+
+    /// The cursor applies only to the journal whose first line it names, and only at a
+    /// line's start: a journal cut or made anew is read from its start.
+    #[test]
+    fn a_cursor_applies_only_to_its_own_journal() {
+        let (_d, ctx, path) = journal("a\nb\nc\n");
+        let mut j = Journal::open(&ctx, &path).unwrap().unwrap();
+        assert_eq!(j.next_line().unwrap(), Some((b"a".to_vec(), 2)));
+        j.advance(2).unwrap();
+        let mut j = Journal::open(&ctx, &path).unwrap().unwrap();
+        assert_eq!(lines(&mut j), ["b", "c"]);
+        // Cut to its rest: the old cursor names another first line.
+        std::fs::write(&path, "b\nc\n").unwrap();
+        let mut j = Journal::open(&ctx, &path).unwrap().unwrap();
+        assert_eq!(lines(&mut j), ["b", "c"]);
+        // A cursor inside a line is not trusted.
+        std::fs::write(&path, "a\nb\nc\n").unwrap();
+        j = Journal::open(&ctx, &path).unwrap().unwrap();
+        j.advance(3).unwrap();
+        let mut j = Journal::open(&ctx, &path).unwrap().unwrap();
+        assert_eq!(lines(&mut j), ["a", "b", "c"]);
+    }
+
+    /// A torn last line (a keeper killed mid-write) is not applied; the journal applied up
+    /// to it is removed with it, and its cursor.
+    #[test]
+    fn a_torn_last_line_is_not_applied_and_goes_with_the_journal() {
+        let (_d, ctx, path) = journal("a\n{\"torn");
+        let mut j = Journal::open(&ctx, &path).unwrap().unwrap();
+        assert_eq!(lines(&mut j), ["a"]);
+        j.advance(2).unwrap();
+        assert!(!j.finish(&ctx).unwrap());
+        assert!(!path.exists());
+        assert!(!ctx.project.state_file(CURSOR).exists());
+    }
+
+    /// Half applied, the journal is cut to its rest (and the cursor goes); less, it stays.
+    #[test]
+    fn a_journal_half_applied_is_cut_to_its_rest() {
+        let (_d, ctx, path) = journal("a\nb\nc\nd\n");
+        let mut j = Journal::open(&ctx, &path).unwrap().unwrap();
+        j.next_line().unwrap();
+        j.advance(2).unwrap();
+        assert!(j.finish(&ctx).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a\nb\nc\nd\n");
+        let mut j = Journal::open(&ctx, &path).unwrap().unwrap();
+        j.next_line().unwrap();
+        j.advance(4).unwrap();
+        assert!(j.finish(&ctx).unwrap());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "c\nd\n");
+        assert!(!ctx.project.state_file(CURSOR).exists());
+    }
+}
