@@ -223,9 +223,9 @@ fn command_bookkeeping(
     }
 }
 
-/// 2. The post-hooks, each isolated, in order. The trace record is part of the event,
-/// written even when the deadline is near (a kept event applied late must not lose it);
-/// the others are skipped then.
+/// 2. The post-hooks, each isolated, in order. The trace record is part of the event:
+///    it is written even when the deadline is near (a kept event applied late must not
+///    lose it), and the others are skipped then.
 fn post_hooks(ctx: &Ctx, event: &Event, seen: &Seen, hook: Option<Hook>, out: &mut Output) {
     // The ledger is about mutations and commands; other tools matter only when they fail
     // (a denial is a governance lesson).
