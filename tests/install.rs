@@ -459,3 +459,36 @@ fn doctor_names_a_plugin_loaded_with_plugin_dir_beside_waymark_init() {
     );
     assert!(!doctor(None).contains("registered 2 times"));
 }
+
+/// Issue 43: `init`'s own files are judged where they land. A committed `.claude` linked
+/// into `.git` (or into `.orchestration`), or a `.gitattributes` linked to `.git/config`:
+/// init refuses, naming it, and writes nothing there.
+#[test]
+fn init_writes_nothing_through_a_link_into_git_or_the_state() {
+    for (link, target, named) in [
+        (".claude", ".git", ".claude/settings.json"),
+        (".claude", ".git/hooks", ".claude/settings.json"),
+        (".claude", ".orchestration", ".claude/settings.json"),
+        (".gitattributes", ".git/config", ".gitattributes"),
+        (
+            ".gitattributes",
+            ".orchestration/hook.json",
+            ".gitattributes",
+        ),
+    ] {
+        let p = Project::new();
+        std::fs::create_dir_all(p.path(".orchestration")).unwrap();
+        std::os::unix::fs::symlink(target, p.path(link)).unwrap();
+        let config = p.read(".git/config");
+        let out = p.waymark().arg("init").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{link} → {target}: {err}");
+        assert!(err.contains(named), "{link} → {target}: {err}");
+        assert_eq!(p.read(".git/config"), config, "{link} → {target}");
+        assert!(!p.path(".git/settings.json").exists());
+        assert!(!p.path(".git/hooks/settings.json").exists());
+        assert!(!p.path(".orchestration/settings.json").exists());
+        assert!(!p.path(".orchestration/hook.json").exists());
+        p.git(&["status", "--short"]);
+    }
+}

@@ -913,6 +913,65 @@ fn deny_mode_asks_about_a_bash_command_writing_where_it_cannot_read() {
     assert_eq!(decision(&p, &p.pre_bash(r#"echo x > "$OUT""#)).0, "");
 }
 
+/// Issue 43, item 3: writers waymark did not know are judged by their files (refused out
+/// of scope, let through in it); what only running can tell is asked about; an MCP tool's
+/// command line is read like Bash's, and a path given to an MCP tool waymark does not
+/// know is asked about.
+#[test]
+fn deny_mode_judges_every_writer_and_asks_about_the_rest() {
+    let p = deny_mode();
+    for command in [
+        "rsync -a build/ other/out/",
+        "awk -i inplace '{print}' other/c.ts",
+        "ed -s other/d.ts < fix.ed",
+        "busybox sed -i s/a/b/ other/e.ts",
+        "patch -o other/f.ts src/auth/a.ts fix.patch",
+    ] {
+        let (d, reason) = decision(&p, &p.pre_bash(command));
+        assert_eq!(d, "deny", "{command}: {reason}");
+    }
+    for command in [
+        "awk -i inplace '{print}' src/auth/a.ts",
+        "busybox sed -i s/a/b/ src/session.ts",
+    ] {
+        assert_eq!(decision(&p, &p.pre_bash(command)).0, "", "{command}");
+    }
+    for (command, why) in [
+        (
+            "eval \"$(cat cmds)\"",
+            "`eval` runs a command line built at run time",
+        ),
+        (
+            "patch -p1 < fix.patch",
+            "`patch` writes the files its patch names",
+        ),
+        (
+            "tar xzf vendor.tar.gz",
+            "`tar` extracts the files its archive holds",
+        ),
+        ("$EDITOR src/auth/a.ts", "is not named literally"),
+        (
+            "ln -s /etc src/auth/cfg && echo x > src/auth/cfg/hosts",
+            "written through a link",
+        ),
+    ] {
+        let (d, reason) = decision(&p, &p.pre_bash(command));
+        assert_eq!(d, "ask", "{command}: {reason}");
+        assert!(reason.contains(why), "{command}: {reason}");
+    }
+    let run = json!({"command": format!("echo x > {}", p.abs("other/g.ts"))});
+    assert_eq!(decision(&p, &p.pre_mcp("mcp__shell__run", run)).0, "deny");
+    let unknown = json!({"path": p.abs("src/main.rs"), "text": "x"});
+    let (d, reason) = decision(&p, &p.pre_mcp("mcp__notes__sync_note", unknown));
+    assert_eq!(d, "ask", "{reason}");
+    assert!(reason.contains("which waymark does not know"), "{reason}");
+    let looks = json!({"path": p.abs("src/main.rs")});
+    assert_eq!(
+        decision(&p, &p.pre_mcp("mcp__notes__get_note", looks)).0,
+        ""
+    );
+}
+
 /// MCP filesystem writes are judged by the paths their input names: a move by both.
 #[test]
 fn deny_mode_judges_mcp_filesystem_writes() {
@@ -1335,4 +1394,151 @@ fn million_record_trace_does_not_slow_post_tool_use() {
         b <= s * 1.25 + 0.5,
         "1M-record trace: {b:.2} ms vs {s:.2} ms"
     );
+}
+
+/// Issue 43: the lessons file is a file of the project, judged where it really lands.
+/// An `agent_md` naming `.git`'s files, waymark's state or a place outside is refused
+/// (from the project's waymark.json and from the environment alike: the lesson goes to
+/// AGENT.md); a lessons file that is a link into `.git` or the state directory, or whose
+/// directory is one, refuses the project as a link out of it does. Git keeps working and
+/// the state keeps parsing throughout.
+#[test]
+fn lessons_are_never_appended_inside_git_nor_waymarks_state() {
+    let refused_values = [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".git/hooks/x",
+        ".GIT/config",
+        ".orchestration/hook.json",
+        "../outside.md",
+        "/etc/x",
+    ];
+    for (value, from_env) in refused_values
+        .iter()
+        .flat_map(|v| [(*v, false), (*v, true)])
+    {
+        let p = deny_mode();
+        let config = p.read(".git/config");
+        let env: Vec<(&str, &str)> = if from_env {
+            vec![("WAYMARK_AGENT_MD", value)]
+        } else {
+            let text = json!({"scope_enforcement": "deny", "agent_md": value}).to_string();
+            p.write(".orchestration/waymark.json", &text);
+            vec![]
+        };
+        let (d, reason) = {
+            let out = p.hook_env("PreToolUse", &p.pre_write("src/main.rs"), &env);
+            let h = &out["hookSpecificOutput"];
+            (
+                h["permissionDecision"].clone(),
+                h["permissionDecisionReason"].clone(),
+            )
+        };
+        assert_eq!(d, "deny", "{value}: deny mode still holds: {reason}");
+        assert!(
+            p.read("AGENT.md").contains("Scope violation denied"),
+            "{value}: the lesson goes to AGENT.md"
+        );
+        assert_eq!(p.read(".git/config"), config, "{value}");
+        assert!(!p.path(".git/hooks/pre-commit").exists(), "{value}");
+        assert!(!p.path(".git/hooks/x").exists(), "{value}");
+        assert!(!p.root().parent().unwrap().join("outside.md").exists());
+        git(p.root(), &["status", "--short"]);
+        if p.path(".orchestration/hook.json").exists() {
+            let hook = p.read(".orchestration/hook.json");
+            serde_json::from_str::<Value>(&hook).expect("hook.json parses");
+        }
+        assert!(
+            p.log().contains("agent_md"),
+            "{value}: the refusal is logged"
+        );
+    }
+}
+
+/// Links: the lessons file itself linked into `.git` or the state, its directory linked
+/// into `.git` (at two depths, or dangling there), into the state, or in a loop.
+#[test]
+fn a_lessons_file_linked_into_git_or_the_state_is_refused_where_it_lands() {
+    use std::os::unix::fs::symlink;
+    let cases: [(&str, &str, &str); 7] = [
+        ("AGENT.md", ".git/config", "AGENT.md"),
+        ("AGENT.md", ".orchestration/hook.json", "AGENT.md"),
+        ("lessons", ".git", "lessons/config"),
+        ("docs/hooks", "../.git/hooks", "docs/hooks/pre-commit"),
+        ("notes", ".orchestration", "notes/hook.json"),
+        ("loop", "loop", "loop/AGENT.md"),
+        ("later", ".git/not/yet", "later/AGENT.md"),
+    ];
+    for (link, target, agent_md) in cases {
+        let p = deny_mode();
+        let settings = json!({"scope_enforcement": "deny", "agent_md": agent_md});
+        p.write(".orchestration/waymark.json", &settings.to_string());
+        fs::create_dir_all(p.path(link).parent().unwrap()).unwrap();
+        symlink(target, p.path(link)).unwrap();
+        let config = p.read(".git/config");
+        let out = p
+            .cmd()
+            .args(["hook", "PreToolUse"])
+            .write_stdin(p.pre_write("src/main.rs").to_string())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{link}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("will not write through it"),
+            "{link}: {stderr}"
+        );
+        assert_eq!(p.read(".git/config"), config, "{link}");
+        assert!(!p.path(".git/hooks/pre-commit").exists(), "{link}");
+        assert!(!p.path(".orchestration/hook.json").exists(), "{link}");
+        git(p.root(), &["status", "--short"]);
+    }
+}
+
+/// Issue 43: a project reached through a symlink (`CLAUDE_PROJECT_DIR=/link` for `/real`)
+/// is one project: a Write named by either spelling of the root is recorded under its
+/// root-relative path (the step's files_touched, the trace), and deny mode judges it by its
+/// scope, allowing an in-scope file and denying an out-of-scope one by either spelling.
+#[test]
+fn a_root_reached_through_a_link_is_the_same_project_by_either_spelling() {
+    let links = tempfile::tempdir().unwrap();
+    for (env_root_is_link, event_by_link) in
+        [(true, false), (true, true), (false, true), (false, false)]
+    {
+        let p = deny_mode();
+        let real = p.root().to_str().unwrap().to_string();
+        let link = links
+            .path()
+            .join(format!("p{env_root_is_link}{event_by_link}"));
+        std::os::unix::fs::symlink(p.root(), &link).unwrap();
+        let link = link.to_str().unwrap().to_string();
+        let env_root = if env_root_is_link { &link } else { &real };
+        let env = [("CLAUDE_PROJECT_DIR", env_root.as_str())];
+        let spelled = |e: Value| -> Value {
+            let text = e.to_string();
+            let text = if event_by_link {
+                text.replace(&real, &link)
+            } else {
+                text
+            };
+            serde_json::from_str(&text).unwrap()
+        };
+        let case = format!("root {env_root}, event by link: {event_by_link}");
+        let allowed = p.hook_env("PreToolUse", &spelled(p.pre_write("src/auth/a.ts")), &env);
+        assert_eq!(allowed, Value::Null, "{case}: in scope");
+        let denied = p.hook_env("PreToolUse", &spelled(p.pre_write("src/main.rs")), &env);
+        let reason = denied["hookSpecificOutput"]["permissionDecisionReason"].to_string();
+        assert!(
+            reason.contains("not authorized to edit src/main.rs"),
+            "{case}: {denied}"
+        );
+        let write = spelled(p.write_event("src/auth/a.ts", "export const a = 1;\n"));
+        p.hook_env("PostToolUse", &write, &env);
+        let hook: Value = serde_json::from_str(&p.read(".orchestration/hook.json")).unwrap();
+        let files = &hook["current_step"]["files_touched"];
+        assert_eq!(files, &json!(["src/auth/a.ts"]), "{case}");
+        let records = p.records_of("mutation");
+        assert_eq!(records.len(), 1, "{case}");
+        assert_eq!(records[0]["files"][0]["path"], "src/auth/a.ts", "{case}");
+    }
 }

@@ -377,3 +377,137 @@ fn a_file_name_that_is_not_utf8_is_rewound_byte_for_byte() {
     assert_eq!(read(name).as_deref(), Some("at the checkpoint\n"));
     assert_eq!(p.read("notes.txt"), "changed again\n");
 }
+
+/// Writes a journal of one change (`path`, `status`, mode 100755, a blob holding a hook
+/// script) as a rewind cut short would have left it: what a repository can plant.
+fn plant_journal(p: &Project, path: &str, status: &str) {
+    let blob = git_with_input(
+        p,
+        &["hash-object", "-w", "--stdin"],
+        b"#!/bin/sh\necho pwned\n",
+    );
+    let text = serde_json::json!({
+        "task_id": "T-1", "checkpoint_id": "ckpt-x", "snapshot": "refs/x", "undo": null,
+        "started_at": "2026-01-01T00:00:00Z",
+        "changes": [{"path": path, "status": status, "mode": "100755", "blob": blob.trim()}]
+    });
+    std::fs::write(journal(p), text.to_string()).unwrap();
+}
+
+/// Every file under `dir` (recursively) with its bytes and whether it is executable: what
+/// must not change.
+fn listing(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let meta = e.path().symlink_metadata().unwrap();
+        if meta.is_dir() {
+            out.extend(listing(&e.path()));
+        } else if meta.is_file() {
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            out.push((e.path(), bytes, meta.permissions().mode()));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Issue 43: a journal's path is judged where it really lands, not by its text. A
+/// committed link (`hk` → `.git/hooks`, at any depth, into `.git`, into `.orchestration`,
+/// out of the project, dangling into `.git` or out, in a loop) never carries a restored or deleted file there,
+/// and `waymark rewind --continue` refuses, naming where it would have landed; the text
+/// forms (`..`, absolute, `.git` in any case) are refused as the journal is read.
+#[test]
+fn a_planted_journal_never_writes_through_a_committed_link_into_git_or_the_state() {
+    let p = project();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(p.path("a/b")).unwrap();
+    let links: [(&str, PathBuf); 8] = [
+        ("hk", PathBuf::from(".git/hooks")),
+        ("a/hk", PathBuf::from("../.git/hooks")),
+        ("a/b/g", PathBuf::from("../../.git")),
+        ("o", PathBuf::from(".orchestration")),
+        ("a/b/out", outside.path().to_path_buf()),
+        ("gone", PathBuf::from(".git/not/yet")),
+        ("gone_out", outside.path().join("not/yet")),
+        ("loop", PathBuf::from("loop")),
+    ];
+    for (link, target) in &links {
+        std::os::unix::fs::symlink(target, p.path(link)).unwrap();
+    }
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "links"]);
+    // What git runs and reads (objects are written by the test's `hash-object`).
+    let git_state = || {
+        let mut files = listing(&p.path(".git/hooks"));
+        files.extend(listing(&p.path(".git/info")));
+        (files, p.read(".git/config"), p.read(".git/HEAD"))
+    };
+    let (git_before, state_before) = (git_state(), p.read(".orchestration/hook.json"));
+    let outside_before = listing(outside.path());
+    let mut planted: Vec<(String, &str)> = Vec::new();
+    for (link, _) in &links {
+        for file in ["post-checkout", "hooks/pre-commit", "config", "hook.json"] {
+            for status in ["D", "M", "A"] {
+                planted.push((format!("{link}/{file}"), status));
+            }
+        }
+    }
+    for (path, status) in &planted {
+        plant_journal(&p, path, status);
+        let (ok, said, err) = rewind(&p, &["--continue"]);
+        assert!(!ok, "{path} ({status}) was rewound: {said}");
+        assert!(err.contains(path.as_str()), "{path} named in {err}");
+        assert!(
+            journal(&p).exists(),
+            "{path}: the journal stays for --abort"
+        );
+    }
+    assert_eq!(git_state(), git_before, "nothing git runs or reads changed");
+    assert!(!p.path(".git/hooks/post-checkout").exists());
+    assert_eq!(p.read(".orchestration/hook.json"), state_before);
+    assert_eq!(listing(outside.path()), outside_before);
+    // The next `git checkout` runs no hook of the journal's; the journal is given up.
+    let (ok, _, err) = rewind(&p, &["--abort"]);
+    assert!(ok, "{err}");
+    p.git(&["checkout", "-q", "-b", "after"]);
+}
+
+/// The text forms of the same family are refused as the journal is read back, naming the
+/// entry: `..`, an absolute path, `.git` in any case at any depth, the state directory.
+#[test]
+fn a_planted_journal_naming_git_or_the_state_by_its_text_is_refused_as_it_is_read() {
+    let p = project();
+    let config = p.read(".git/config");
+    for (path, why) in [
+        ("hk/../.git/hooks/post-checkout", "`..`"),
+        ("/tmp/waymark-planted/post-checkout", "absolute"),
+        (".GIT/hooks/post-checkout", "`.git`"),
+        (".Git/config", "`.git`"),
+        ("a/.gIt/hooks/x", "`.git`"),
+        (".orchestration/hook.json", "state directory"),
+    ] {
+        plant_journal(&p, path, "D");
+        let (ok, said, err) = rewind(&p, &["--continue"]);
+        assert!(!ok, "{path}: {said}");
+        assert!(err.contains(path) && err.contains(why), "{path}: {err}");
+    }
+    assert_eq!(p.read(".git/config"), config);
+    assert!(!p.path(".git/hooks/post-checkout").exists());
+    assert!(!std::path::Path::new("/tmp/waymark-planted").exists());
+}
+
+/// A link to a directory of the project is followed as it always was: the file is
+/// restored where the link leads.
+#[test]
+fn a_journal_path_through_a_link_inside_the_project_is_restored_where_it_leads() {
+    let p = project();
+    std::os::unix::fs::symlink("src", p.path("s")).unwrap();
+    plant_journal(&p, "s/tool.sh", "D");
+    let (ok, said, err) = rewind(&p, &["--continue"]);
+    assert!(ok, "{said}{err}");
+    assert_eq!(p.read("src/tool.sh"), "#!/bin/sh\necho pwned\n");
+}

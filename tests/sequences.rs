@@ -242,9 +242,13 @@ impl World {
             | Op::Stop(w) => w,
             _ => unreachable!(),
         };
-        if self.windows[w].process.is_none() {
-            return;
+        if self.windows[w].process.is_some() {
+            self.work(w, op);
         }
+    }
+
+    /// An event of a live window's session.
+    fn work(&mut self, w: usize, op: &Op) {
         match op {
             Op::Prompt(_, n) => {
                 self.hook(w, "UserPromptSubmit.json", json!({"prompt": PROMPTS[*n]}));
@@ -257,17 +261,7 @@ impl World {
             }
             Op::StepStart(_, n) => self.agent_waymark(w, &["step", "start", STEPS[*n]]),
             Op::StepDone(_, n) => self.agent_waymark(w, &["step", "done", STEPS[*n]]),
-            Op::Write(_, f) => {
-                let event = self
-                    .p
-                    .write_event(&format!("src/f{f}.rs"), &format!("// {}\n", self.events));
-                let mut e: Value = serde_json::from_str(&event).unwrap();
-                e.as_object_mut()
-                    .unwrap()
-                    .retain(|k, _| k.starts_with("tool_"));
-                self.hook(w, "PostToolUse-Write.json", e);
-                self.windows[w].mid_turn = true;
-            }
+            Op::Write(_, f) => self.write(w, *f),
             Op::Validate(_, pass) => self.bash(w, "make test", if *pass { 0 } else { 2 }),
             Op::Deploy(_, killed) => {
                 if *killed {
@@ -288,6 +282,19 @@ impl World {
             }
             _ => unreachable!(),
         }
+    }
+
+    /// The agent's Write of `src/f<f>.rs`: the file written, its PostToolUse sent.
+    fn write(&mut self, w: usize, f: usize) {
+        let event = self
+            .p
+            .write_event(&format!("src/f{f}.rs"), &format!("// {}\n", self.events));
+        let mut e: Value = serde_json::from_str(&event).unwrap();
+        e.as_object_mut()
+            .unwrap()
+            .retain(|k, _| k.starts_with("tool_"));
+        self.hook(w, "PostToolUse-Write.json", e);
+        self.windows[w].mid_turn = true;
     }
 
     fn start(&mut self, w: usize, source: u8) {
@@ -394,51 +401,57 @@ impl World {
                 self.crashes
             );
         }
-        let Some(b) = brief else { return };
-        assert!(b.chars().count() <= 4000, "{b}");
-        if matches!(
-            h["state"].as_str(),
-            Some("completed" | "failed" | "abandoned")
-        ) {
-            return;
+        if let Some(b) = brief {
+            read_against(&b, &h);
         }
-        assert_eq!(
-            b.contains("CRASH DETECTED"),
-            h["recovery"].is_object(),
-            "{b}\n{h:#}"
-        );
-        if let Some(p) = h["last_prompt"].as_str() {
-            assert!(b.contains(p), "the user's request {p:?}:\n{b}");
-        }
-        let planned = h["steps"].as_array().is_some_and(|s| {
-            s.iter()
-                .any(|s| s["source"] != "implicit" && s["status"] != "deleted")
-        });
-        if !planned {
-            assert!(
-                !b.contains("attempt") && !b.contains("Session work"),
-                "no plan is no step:\n{b}"
-            );
-        }
-        let done: Vec<&str> = h["steps"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|s| s["status"] == "completed")
-            .filter_map(|s| s["name"].as_str())
-            .collect();
-        let listed: Vec<&str> = b
-            .split("DO NOT REPEAT (completed):\n")
-            .nth(1)
-            .map(|r| {
-                r.lines()
-                    .take_while(|l| l.starts_with("- "))
-                    .filter_map(|l| l.split('"').nth(1))
-                    .collect()
-            })
-            .unwrap_or_default();
-        assert_eq!(listed, done, "{b}");
     }
+}
+
+/// The brief `b` against the task `h` it was given for.
+fn read_against(b: &str, h: &Value) {
+    assert!(b.chars().count() <= 4000, "{b}");
+    if matches!(
+        h["state"].as_str(),
+        Some("completed" | "failed" | "abandoned")
+    ) {
+        return;
+    }
+    assert_eq!(
+        b.contains("CRASH DETECTED"),
+        h["recovery"].is_object(),
+        "{b}\n{h:#}"
+    );
+    if let Some(p) = h["last_prompt"].as_str() {
+        assert!(b.contains(p), "the user's request {p:?}:\n{b}");
+    }
+    let planned = h["steps"].as_array().is_some_and(|s| {
+        s.iter()
+            .any(|s| s["source"] != "implicit" && s["status"] != "deleted")
+    });
+    if !planned {
+        assert!(
+            !b.contains("attempt") && !b.contains("Session work"),
+            "no plan is no step:\n{b}"
+        );
+    }
+    let done: Vec<&str> = h["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["status"] == "completed")
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    let listed: Vec<&str> = b
+        .split("DO NOT REPEAT (completed):\n")
+        .nth(1)
+        .map(|r| {
+            r.lines()
+                .take_while(|l| l.starts_with("- "))
+                .filter_map(|l| l.split('"').nth(1))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(listed, done, "{b}");
 }
 
 trait AnyHook {

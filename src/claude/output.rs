@@ -34,10 +34,13 @@ impl Output {
         self.context.is_empty() && self.decision.is_none()
     }
 
+    /// Adds `text` for the agent, inert ([`waymark_core::text::inert`], line ends kept):
+    /// what it quotes (a path, a command, a step name) acts on nothing that shows it.
     pub fn say(&mut self, text: impl Into<String>) {
         let text = text.into();
         if !text.is_empty() {
-            self.context.push(text);
+            self.context
+                .push(waymark_core::text::inert(&text, true).into_owned());
         }
     }
 

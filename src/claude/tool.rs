@@ -222,9 +222,9 @@ impl ToolCall {
     /// path, an MCP write's paths (`waymark_core::mcp`), what a Bash command names
     /// (`waymark_core::shell::writes`, with what it cannot name). Other tools: nothing.
     pub fn writes(&self) -> Writes {
-        let paths = match &self.input {
+        let paths: Vec<String> = match &self.input {
             ToolInput::Bash(b) => return shell::writes::of(&b.command),
-            ToolInput::Other(input) => waymark_core::mcp::written_paths(&self.name, input),
+            ToolInput::Other(input) => return waymark_core::mcp::writes(&self.name, input),
             _ => self
                 .written_paths()
                 .into_iter()
@@ -234,7 +234,7 @@ impl ToolCall {
         let targets = paths.into_iter().map(|path| Target { path, in_dir: None });
         Writes {
             targets: targets.collect(),
-            unreadable: Vec::new(),
+            ..Writes::default()
         }
     }
 

@@ -16,6 +16,7 @@ use serde_json::{Map, Value, json};
 
 use crate::claude::event::EVENTS;
 use crate::store;
+use crate::store::landing::Last;
 
 /// How waymark's own entries are recognized: the command runs `waymark … hook <Event>`.
 pub(crate) fn is_ours(command: &str) -> bool {
@@ -70,7 +71,14 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
             None => return super::fail(super::USAGE, "HOME is not set"),
         }
     } else {
-        ctx.project.root.join(".claude/settings.json")
+        // Judged where it lands: a committed `.claude` linked into `.git` is refused.
+        let rel = Path::new(".claude/settings.json");
+        match ctx.project.landing(rel, Last::Replaced) {
+            Ok(p) => p,
+            Err(why) => {
+                return super::fail(super::CHECK_FAILED, format!("{why}: nothing was written"));
+            }
+        }
     };
     let mut settings = match read_settings(&path) {
         Ok(s) => s,
@@ -292,7 +300,11 @@ pub(crate) fn registered_commands(settings: &Value) -> Vec<String> {
 /// intents file to fill in.
 fn skeleton(project: &crate::store::project::Project, lessons: &str) -> std::io::Result<()> {
     crate::store::project::ensure_state_dir(project)?;
-    union_merge(&project.root.join(".gitattributes"), lessons)?;
+    // Read and written whole: where a link there leads is judged too.
+    let attributes = project
+        .landing(Path::new(".gitattributes"), Last::Followed)
+        .map_err(std::io::Error::other)?;
+    union_merge(&attributes, lessons)?;
     let dir = project.state_dir();
     let intents = dir.join(crate::governance::intent::INTENTS_FILE);
     if !intents.exists() {

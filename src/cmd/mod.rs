@@ -6,6 +6,30 @@
 //! the events a busy lock deferred through `handlers::pending`); the current task is read
 //! and changed through `task::current`, as the hooks do.
 
+/// Everything a command prints to the terminal goes through [`terminal`] (these shadow
+/// std's macros in every command's file): what it prints holds stored strings (step
+/// names, prompts, commands, file names) that must never act on the terminal.
+macro_rules! println {
+    () => {
+        $crate::cmd::terminal("\n")
+    };
+    ($($arg:tt)*) => {
+        $crate::cmd::terminal(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+macro_rules! print {
+    ($($arg:tt)*) => {
+        $crate::cmd::terminal(&format!($($arg)*))
+    };
+}
+
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        $crate::cmd::terminal_err(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 pub mod checkpoint;
 pub mod cleanup;
 pub mod cli;
@@ -109,6 +133,23 @@ pub fn finish_on_closed_stdout() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 
+/// Writes `text` to stdout, inert ([`waymark_core::text::for_terminal`]): the one way a
+/// command's words reach the terminal. A closed stdout is not an error here: `status |
+/// head -1` ends quietly by SIGPIPE, a hook or a validation goes on
+/// ([`finish_on_closed_stdout`]).
+pub fn terminal(text: &str) {
+    use std::io::Write;
+    let shown = waymark_core::text::for_terminal(text);
+    let _ = std::io::stdout().lock().write_all(shown.as_bytes());
+}
+
+/// [`terminal`] for stderr.
+pub fn terminal_err(text: &str) {
+    use std::io::Write;
+    let shown = waymark_core::text::for_terminal(text);
+    let _ = std::io::stderr().lock().write_all(shown.as_bytes());
+}
+
 /// Prints an error (redacted: it may quote what was typed) and returns the exit code.
 pub fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
     let text = format!("waymark: {message}");
@@ -123,10 +164,20 @@ pub fn say(text: &str) {
     println!("{}", waymark_redact::Clean::text(text).as_str());
 }
 
-/// Pretty JSON to stdout (the `--json` outputs).
+/// Pretty JSON to stdout (the `--json` outputs). serde_json escapes C0 controls; the C1
+/// controls and bidirectional overrides it leaves are written as `\uXXXX` escapes, so
+/// that the JSON reads the same and acts on no terminal.
 pub fn print_json(value: &impl serde::Serialize) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).expect("serializable")
-    );
+    let json = serde_json::to_string_pretty(value).expect("serializable");
+    let mut shown = String::with_capacity(json.len() + 1);
+    for c in json.chars() {
+        match c {
+            '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+                shown.push_str(&format!("\\u{:04x}", c as u32));
+            }
+            c => shown.push(c),
+        }
+    }
+    shown.push('\n');
+    terminal(&shown);
 }

@@ -15,11 +15,11 @@ pub fn color() -> bool {
 /// Prints `text` (redacted), through the pager when stdout is a terminal.
 pub fn show(text: &str) {
     let clean = Clean::text(text);
-    if std::io::stdout().is_terminal() && page(clean.as_str()) {
+    let shown = waymark_core::text::for_terminal(clean.as_str());
+    if std::io::stdout().is_terminal() && page(&shown) {
         return;
     }
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(clean.as_bytes());
+    super::terminal(&shown);
 }
 
 /// Hands `text` to the pager and waits for it; false when there is none to run.

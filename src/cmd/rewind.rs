@@ -185,8 +185,10 @@ fn project_paths(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<Vec<u8>>, ExitCode>
     let mut paths = Vec::new();
     for f in files {
         let abs = crate::store::project::normalize(&cwd.join(f));
-        match abs.strip_prefix(&ctx.project.root) {
-            Ok(rel) if !ctx.project.leads_outside(rel) => {
+        // Either spelling of a root reached through a link (the current directory is
+        // always the real one).
+        match ctx.project.relative(&abs) {
+            Some(rel) if !ctx.project.leads_outside(&rel) => {
                 paths.push(rel.as_os_str().as_bytes().to_vec());
             }
             _ => {

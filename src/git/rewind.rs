@@ -18,6 +18,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::snapshot::{self, Change};
+use crate::store::landing::Last;
 use crate::store::project::Project;
 
 /// The journal of a rewind in progress, in the state directory.
@@ -110,19 +111,20 @@ pub fn apply(project: &Project, journal: &Journal) -> io::Result<()> {
     };
     let (deletions, restores) = journal.deletions_first();
     for c in deletions.into_iter().chain(restores) {
-        // The file itself is replaced or removed, never followed: its directory is what
-        // must lie inside the project.
-        let dir = c.path.as_path().parent().unwrap_or(Path::new(""));
-        if project.leads_outside(dir) {
-            return Err(io::Error::other(format!(
-                "{} leads outside the project: not rewound",
-                c.path
-            )));
-        }
+        // The file itself is replaced or removed, never followed: where its directory
+        // really lands (a link on the way resolved, made by an earlier change or not) must
+        // be inside the project, outside `.git` and the state directory.
+        let path = project
+            .landing(c.path.as_path(), Last::Replaced)
+            .map_err(|why| io::Error::other(format!("{why}: not rewound")))?;
         crate::store::faults::at("rewind.file");
-        let path = root.join(c.path.as_path());
         if c.status == 'A' {
-            remove(root, &path)?;
+            let top = if path.starts_with(root) {
+                root.as_path()
+            } else {
+                project.real_root()
+            };
+            remove(top, &path)?;
         } else if c.mode != super::in_the_way::GITLINK {
             let content = blobs.get(&c.blob).ok_or_else(|| {
                 io::Error::other(format!("{}: blob {} is not in git", c.path, c.blob))

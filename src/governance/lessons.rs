@@ -12,6 +12,7 @@ use crate::claude::event::{Event, ToolFailure};
 use crate::claude::output::Output;
 use crate::claude::tool::{ToolCall, ToolInput};
 use crate::runtime::context::Ctx;
+use crate::store::landing::Last;
 use crate::store::project::Located;
 use crate::trace;
 use crate::trace::tool_call::Outcome;
@@ -20,19 +21,16 @@ use waymark_core::text::{one_line, truncate};
 /// The name of AGENT.md's lock, in the state directory.
 pub const LESSONS_LOCK: &str = "lessons";
 
-/// Adds a lesson to AGENT.md, which must lie inside the root (never through a symlink out).
+/// Adds a lesson to AGENT.md, which must land inside the root, outside `.git` and the
+/// state directory, where it really lands (`store::landing`; never through a symlink out).
 pub fn record(ctx: &Ctx, lesson: &Lesson) -> anyhow::Result<()> {
-    let located = ctx.project.locate(&ctx.config.agent_md, None);
-    let Located::Inside(rel) = located else {
-        anyhow::bail!(
-            "{} is outside the project root; lesson not written",
-            ctx.config.agent_md
-        );
-    };
+    let rel = &ctx.config.agent_md;
     // A lessons file that is a link inside the project (AGENT.md -> CLAUDE.md) is written
-    // where it leads; `locate` has checked that this is inside the root.
-    let path = ctx.project.absolute(&rel);
-    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    // where it leads, once that is judged.
+    let path = ctx
+        .project
+        .landing(std::path::Path::new(rel), Last::Followed)
+        .map_err(|why| anyhow::anyhow!("{why}; lesson not written"))?;
     // AGENT.md is committed with the project: its lock lives in the state directory.
     let lock = ctx.project.state_file(LESSONS_LOCK);
     brain::record(&path, &lock, lesson, ctx.now)

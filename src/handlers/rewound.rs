@@ -67,7 +67,8 @@ pub fn check(ctx: &Ctx, hook: &mut Hook, session: &str, last: bool) -> Option<St
     details.insert("dropped".into(), serde_json::json!(rewind.dropped));
     hook.note("conversation_rewound", details, ctx.now);
     hook.conversation_rewound = Some(rewind);
-    waymark_core::recovery::guidance::conversation_rewound(hook, Some(ctx.now))
+    let shown = waymark_core::recovery::inert::view(hook);
+    waymark_core::recovery::guidance::conversation_rewound(&shown, Some(ctx.now))
         .map(|line| format!("[waymark] {line}"))
 }
 

@@ -1,6 +1,9 @@
 //! Where waymark's files are ([`project`]), and the durable file primitives: atomic
 //! replace, locked append, tail read.
 //!
+//! Every path into the project's files waymark writes on the project's word (a rewind's,
+//! the lessons file, `init`'s) is judged where it really lands by [`landing`] first.
+//!
 //! Every file waymark keeps is written through the functions of this room, so the rules of
 //! docs/design.md (rule 2, "nothing lost") live in one place: a replaced file is never
 //! seen half written, an appended record is one `write` under a lock, a reader of a JSONL
@@ -18,6 +21,7 @@ mod dir;
 mod edit;
 pub mod faults;
 mod hash;
+pub mod landing;
 mod lock;
 pub mod log;
 mod nofollow;

@@ -8,7 +8,7 @@ use std::env;
 use std::path::{Component, Path, PathBuf};
 
 /// The directory waymark keeps its files in, under the root.
-pub const STATE_DIR: &str = ".orchestration";
+pub const STATE_DIR: &str = waymark_core::rewind::STATE_DIR;
 
 /// What waymark writes into a state directory it makes, so that `git add -A` takes what a
 /// team shares (intents, the intent map, the trace, the configuration) and leaves what one
@@ -63,6 +63,8 @@ pub struct Project {
     /// `.orchestration` in the directory or above it (the root is then the directory
     /// itself, where a command should say it is not in a project rather than start one).
     pub found: bool,
+    /// The root with its links resolved, read the first time it is needed.
+    real_root: std::sync::OnceLock<PathBuf>,
 }
 
 pub use waymark_core::governance::scope::Located;
@@ -108,6 +110,7 @@ impl Project {
             root,
             recorded_root: None,
             found: true,
+            real_root: std::sync::OnceLock::new(),
         }
     }
 
@@ -135,10 +138,38 @@ impl Project {
             base.join(raw)
         };
         let abs = normalize(&abs);
-        match abs.strip_prefix(&self.root) {
-            Ok(rel) if !self.escapes_through_symlink(rel) => Located::Inside(slash(rel)),
+        match self.relative(&abs) {
+            Some(rel) if !self.escapes_through_symlink(&rel) => Located::Inside(slash(&rel)),
             _ => Located::Outside(abs.to_string_lossy().into_owned()),
         }
+    }
+
+    /// The root with every link on its way resolved (as given when it cannot be), read
+    /// once: `CLAUDE_PROJECT_DIR=/link` for `/real` gives `/real`.
+    pub fn real_root(&self) -> &Path {
+        self.real_root.get_or_init(|| {
+            self.root
+                .canonicalize()
+                .unwrap_or_else(|_| self.root.clone())
+        })
+    }
+
+    /// An absolute, normalized path as a path under the root, whichever spelling of the
+    /// root it starts with: the root as given, or where it really is (a project reached
+    /// through a symlink is one project, whether an event names `/link/a.rs` or
+    /// `/real/a.rs`). The directories of a path not under the root as given are resolved
+    /// to tell; the file's own name is kept (a link there is judged by the caller).
+    pub fn relative(&self, abs: &Path) -> Option<PathBuf> {
+        if let Ok(rel) = abs.strip_prefix(&self.root) {
+            return Some(rel.to_path_buf());
+        }
+        let real = resolve_dirs(abs)?;
+        if let Ok(rel) = real.strip_prefix(self.real_root()) {
+            return Some(rel.to_path_buf());
+        }
+        // The root itself, by a link of another name.
+        let linked = abs.symlink_metadata().is_ok_and(|m| m.is_symlink());
+        (linked && abs.canonicalize().ok()? == self.real_root()).then(PathBuf::new)
     }
 
     /// Refuses a root waymark must not write into: one that does not exist (a root is
@@ -169,14 +200,20 @@ impl Project {
                 "the project root {root} is the home directory, not a project: start Claude Code in a project (or set CLAUDE_PROJECT_DIR)"
             ));
         }
-        for rel in [STATE_DIR, agent_md] {
-            if let Located::Outside(target) = self.locate(rel, None) {
-                return Err(anyhow::anyhow!(
-                    "{rel} leads outside the project ({target}): waymark will not write through it"
-                ));
-            }
+        if let Located::Outside(target) = self.locate(STATE_DIR, None) {
+            return Err(anyhow::anyhow!(
+                "{STATE_DIR} leads outside the project ({target}): waymark will not write through it"
+            ));
         }
-        Ok(())
+        self.state_lands().map_err(|why| {
+            anyhow::anyhow!("{STATE_DIR} {why}: waymark will not write through it")
+        })?;
+        if agent_md.is_empty() {
+            return Ok(());
+        }
+        self.landing(Path::new(agent_md), super::landing::Last::Followed)
+            .map(drop)
+            .map_err(|why| anyhow::anyhow!("{why}: waymark will not write through it"))
     }
 
     /// The absolute path of a root-relative path.
@@ -201,7 +238,7 @@ impl Project {
         let Located::Inside(rel) = loc else {
             return None;
         };
-        let root = self.root.canonicalize().ok()?;
+        let root = self.real_root();
         // The longest prefix that exists, resolved; the rest (a file to be made) as it is.
         let abs = self.root.join(rel);
         let mut existing = abs.as_path();
@@ -212,7 +249,7 @@ impl Project {
         }
         let mut real = existing.canonicalize().ok()?;
         real.extend(rest.iter().rev());
-        let real = Located::Inside(slash(real.strip_prefix(&root).ok()?));
+        let real = Located::Inside(slash(real.strip_prefix(root).ok()?));
         (real != *loc).then_some(real)
     }
 
@@ -241,10 +278,7 @@ impl Project {
             match cur.symlink_metadata() {
                 Ok(meta) if meta.file_type().is_symlink() => {
                     return match cur.canonicalize() {
-                        Ok(target) => {
-                            let root = self.root.canonicalize().unwrap_or(self.root.clone());
-                            !target.starts_with(root)
-                        }
+                        Ok(target) => !target.starts_with(self.real_root()),
                         // A dangling link: we cannot tell where it points; do not follow.
                         Err(_) => true,
                     };
@@ -285,6 +319,23 @@ pub fn normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// `abs` with the directories it lies in resolved (the longest part that exists, with its
+/// links followed; the rest as it is) and its own name kept. `None` for the file system's
+/// root or a link that cannot be followed.
+fn resolve_dirs(abs: &Path) -> Option<PathBuf> {
+    let name = abs.file_name()?;
+    let mut existing = abs.parent()?;
+    let mut rest = Vec::new();
+    while existing.symlink_metadata().is_err() {
+        rest.push(existing.file_name()?);
+        existing = existing.parent()?;
+    }
+    let mut real = existing.canonicalize().ok()?;
+    real.extend(rest.iter().rev());
+    real.push(name);
+    Some(real)
 }
 
 fn slash(rel: &Path) -> String {
@@ -388,6 +439,38 @@ mod tests {
                 .to_string()
                 .contains("leads outside")
         );
+    }
+
+    /// Issue 43: `CLAUDE_PROJECT_DIR=/link` for `/real` is one project, whichever spelling
+    /// of the root a path starts with (and the other way round); a link into the project
+    /// from elsewhere lands in it; a path beside the root is still outside.
+    #[test]
+    fn both_spellings_of_a_root_reached_through_a_link_are_the_project() {
+        let real = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(real.path().join("src")).unwrap();
+        let links = tempfile::tempdir().unwrap();
+        let link = links.path().join("link");
+        std::os::unix::fs::symlink(real.path(), &link).unwrap();
+        for root in [real.path(), link.as_path()] {
+            let p = project(root);
+            for base in [real.path(), link.as_path()] {
+                let at = |rel: &str| base.join(rel).to_str().unwrap().to_string();
+                for rel in ["src/a.rs", "new/dir/b.rs", "c.rs"] {
+                    assert_eq!(p.locate(&at(rel), None), Located::Inside(rel.into()));
+                    let cwd = base.join("src");
+                    assert_eq!(
+                        p.locate("../src/x.rs", cwd.to_str()),
+                        Located::Inside("src/x.rs".into())
+                    );
+                }
+                assert!(matches!(
+                    p.locate(&at("../beside"), None),
+                    Located::Outside(_)
+                ));
+            }
+            assert_eq!(p.relative(&link), Some(PathBuf::new()));
+            assert_eq!(p.real_root(), real.path().canonicalize().unwrap());
+        }
     }
 
     #[test]

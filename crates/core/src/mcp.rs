@@ -3,9 +3,14 @@
 //! short: a tool whose name has a word that changes files ([`WRITE_WORDS`]: the official
 //! filesystem server's `write_file`, `edit_file`, `create_directory`, `move_file`) writes
 //! the paths its input names in [`PATH_FIELDS`] (both `source` and `destination` of a
-//! move: the source is removed). An `edit_file` with `dryRun: true` only previews.
+//! move: the source is removed). An `edit_file` with `dryRun: true` only previews. For deny
+//! mode ([`writes`]) a command line in its input is read as Bash's is, and a path given to
+//! a tool whose name says neither that it writes nor that it only looks ([`READ_WORDS`])
+//! is a write that cannot be judged: asked about.
 
 use serde_json::Value;
+
+use crate::shell::writes::{Target, Writes};
 
 /// The words of a tool's name that make it a write (`write_file`, `createDirectory`).
 pub const WRITE_WORDS: &[&str] = &[
@@ -25,11 +30,7 @@ pub const PATH_FIELDS: &[&str] = &[
 /// The paths an MCP tool call writes, as its input gives them; empty when `tool` is not an
 /// MCP tool, or not one that writes.
 pub fn written_paths(tool: &str, input: &Value) -> Vec<String> {
-    let Some(name) = tool
-        .strip_prefix("mcp__")
-        .and_then(|rest| rest.split_once("__"))
-        .map(|(_, name)| name)
-    else {
+    let Some(name) = mcp_name(tool) else {
         return Vec::new();
     };
     let writes = words(name)
@@ -38,6 +39,62 @@ pub fn written_paths(tool: &str, input: &Value) -> Vec<String> {
     if !writes || input.get("dryRun").and_then(Value::as_bool) == Some(true) {
         return Vec::new();
     }
+    paths(input)
+}
+
+/// The words of a tool's name that make it only look (`read_file`, `list_directory`).
+pub const READ_WORDS: &[&str] = &[
+    "read", "get", "list", "search", "find", "view", "show", "stat", "info", "query", "fetch",
+    "describe", "diff", "status", "log", "grep", "glob", "tree", "count",
+];
+
+/// The input fields that hold a shell command line an MCP tool runs.
+pub const COMMAND_FIELDS: &[&str] = &["command", "cmd", "script", "shell_command"];
+
+/// What an MCP tool call writes, for deny mode: a write's paths ([`written_paths`]); what a
+/// command line in its input writes ([`COMMAND_FIELDS`], read as a Bash command is); and a
+/// path given to a tool waymark does not know (no word of its name says it writes or only
+/// looks) is a write it cannot judge, asked about.
+pub fn writes(tool: &str, input: &Value) -> Writes {
+    let Some(name) = mcp_name(tool) else {
+        return Writes::default();
+    };
+    let mut out = Writes::default();
+    for command in COMMAND_FIELDS.iter().filter_map(|f| input.get(f)?.as_str()) {
+        let w = crate::shell::writes::of(command);
+        out.targets.extend(w.targets);
+        out.unreadable.extend(w.unreadable);
+        out.links.extend(w.links);
+    }
+    let written = written_paths(tool, input);
+    let said = words(name);
+    let known = said
+        .iter()
+        .any(|w| READ_WORDS.contains(&w.as_str()) || WRITE_WORDS.contains(&w.as_str()));
+    if !known {
+        for p in paths(input) {
+            out.unreadable.push(format!(
+                "the MCP tool `{tool}`, which waymark does not know, is given `{p}`: it may write there"
+            ));
+        }
+    }
+    out.targets.extend(
+        written
+            .into_iter()
+            .map(|path| Target { path, in_dir: None }),
+    );
+    out
+}
+
+/// The tool's own name in `mcp__<server>__<tool>`, for an MCP tool.
+fn mcp_name(tool: &str) -> Option<&str> {
+    tool.strip_prefix("mcp__")
+        .and_then(|rest| rest.split_once("__"))
+        .map(|(_, name)| name)
+}
+
+/// The paths an input names in [`PATH_FIELDS`].
+fn paths(input: &Value) -> Vec<String> {
     let strings = |v: &Value| -> Vec<String> {
         match v {
             Value::String(s) => vec![s.clone()],

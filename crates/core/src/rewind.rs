@@ -1,7 +1,13 @@
 //! Which paths a rewind may write. A snapshot is a commit anyone who can write to `.git`
 //! can forge, and a rewind's journal is a file: a path from either is written only when it
 //! names a file inside the project's work tree, never inside git's own directory nor
-//! waymark's state directory (docs/rewind.md, "What a rewind will not do").
+//! waymark's state directory (docs/rewind.md, "What a rewind will not do"). The same rule
+//! judges every file of the project waymark writes on the project's word (the lessons
+//! file too), on the path's text here and where it really lands in the application
+//! (`store::project::Project::landing`, docs/guarantees.md).
+
+/// The directory waymark keeps its state in, under the project's root.
+pub const STATE_DIR: &str = ".orchestration";
 
 /// Why a root-relative path (bytes, as git gives it, `/` between components) must not be
 /// written by a rewind; `None` when it may. `state_dir` is waymark's own directory.
@@ -30,7 +36,7 @@ pub fn refusal(path: &[u8], state_dir: &str) -> Option<&'static str> {
 /// Whether a path component names git's directory: `.git` in any case (a case-insensitive
 /// file system, macOS's by default, opens `.GIT` as `.git`), also with the code points
 /// HFS+ ignores in names, as git itself checks.
-fn is_dot_git(component: &[u8]) -> bool {
+pub fn is_dot_git(component: &[u8]) -> bool {
     let Ok(name) = std::str::from_utf8(component) else {
         return false;
     };

@@ -13,6 +13,7 @@ use regex::RegexSet;
 #[cfg(test)]
 mod bounded;
 mod command;
+mod editors;
 mod lex;
 mod writers;
 pub mod writes;

@@ -403,3 +403,100 @@ mod tests {
         );
     }
 }
+
+/// Whether `c` would act on a terminal or reader instead of being read: a C0 control
+/// (but tab), DEL, a C1 control (CSI, OSC and the rest), or a bidirectional override or
+/// isolate (which reorders what is shown: "Trojan Source").
+fn acts(c: char) -> bool {
+    matches!(c, '\0'..='\u{8}' | '\u{a}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `s` made inert for a reader: every character that would act on a terminal or start a
+/// line of its own shown as an escape (`\u{1b}`, `\n`), so that a string from outside (a
+/// step name, a prompt, a command, a file name) is only ever read. With `lines`, line
+/// ends stay (whole documents, output quoted line by line). The one rendering choke point:
+/// the terminal (`cmd`), the hook's output to Claude Code, and the task as the brief and
+/// HOOK.md show it ([`crate::recovery::inert`]) pass through it.
+pub fn inert(s: &str, lines: bool) -> std::borrow::Cow<'_, str> {
+    escaped(s, lines, false)
+}
+
+/// Text for a terminal, inert as [`inert`] with its lines kept, but for the colour
+/// sequences waymark writes itself (SGR, `ESC [ 0;31 m`: they only colour what follows):
+/// no cursor move, screen clear, OSC 8 link, OSC 52 clipboard write or C1 control passes.
+pub fn for_terminal(s: &str) -> std::borrow::Cow<'_, str> {
+    escaped(s, true, true)
+}
+
+fn escaped(s: &str, lines: bool, colours: bool) -> std::borrow::Cow<'_, str> {
+    let keeps = |c: char| !acts(c) || (lines && c == '\n');
+    if s.chars().all(keeps) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        let sgr = (colours && c == '\u{1b}').then(|| sgr_len(rest)).flatten();
+        if let Some(n) = sgr {
+            out.push_str(&rest[..n]);
+            rest = &rest[n..];
+            continue;
+        }
+        match c {
+            _ if keeps(c) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The length of the SGR sequence `s` starts with (`ESC [`, digits and `;`, `m`), if any.
+fn sgr_len(s: &str) -> Option<usize> {
+    let body = s.strip_prefix("\u{1b}[")?;
+    let params = body
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b';')
+        .count();
+    (body.as_bytes().get(params) == Some(&b'm')).then_some(2 + params + 1)
+}
+
+#[cfg(test)]
+mod inert_tests {
+    use super::*;
+
+    #[test]
+    fn what_acts_is_shown_escaped_and_the_rest_as_it_is() {
+        assert!(matches!(
+            inert("plain text, ünïcode", false),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(inert("a\nb\tc", false), "a\\nb\tc");
+        assert_eq!(inert("a\nb", true), "a\nb");
+        assert_eq!(
+            inert("x\r\u{1b}]52;c;eA==\u{7}\u{9b}2J\u{202e}", true),
+            "x\\r\\u{1b}]52;c;eA==\\u{7}\\u{9b}2J\\u{202e}"
+        );
+        assert_eq!(
+            inert("\u{0}\u{7f}\u{2066}", false),
+            "\\u{0}\\u{7f}\\u{2066}"
+        );
+    }
+
+    /// A terminal keeps waymark's colours and nothing else that acts.
+    #[test]
+    fn a_terminal_keeps_colours_only() {
+        let coloured = "\u{1b}[1;31mred\u{1b}[0m\n";
+        assert_eq!(for_terminal(coloured), coloured);
+        assert_eq!(for_terminal("\u{1b}[2J"), "\\u{1b}[2J");
+        assert_eq!(
+            for_terminal("\u{1b}]8;;http://x\u{7}"),
+            "\\u{1b}]8;;http://x\\u{7}"
+        );
+        assert_eq!(for_terminal("\u{1b}[31"), "\\u{1b}[31");
+        assert_eq!(for_terminal("\u{1b}"), "\\u{1b}");
+    }
+}

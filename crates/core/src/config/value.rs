@@ -95,6 +95,21 @@ pub(super) fn relative_file(v: &Value) -> Result<String, BadValue> {
             "expected a file name inside the project, got {v}"
         )));
     }
+    // Never git's directory nor waymark's state: the lessons file is appended to, and
+    // `.git/config` or `.orchestration/hook.json` would stop git or waymark (issue 43).
+    let mut names = p.components().filter_map(|c| match c {
+        std::path::Component::Normal(n) => n.to_str(),
+        _ => None,
+    });
+    let first = names.clone().next();
+    if first == Some(crate::rewind::STATE_DIR)
+        || names.any(|n| crate::rewind::is_dot_git(n.as_bytes()))
+    {
+        return Err(BadValue(format!(
+            "expected a file of the project, not inside `.git` nor `{}`, got {v}",
+            crate::rewind::STATE_DIR
+        )));
+    }
     Ok(s)
 }
 
@@ -307,7 +322,14 @@ mod tests {
     /// `agent_md`: a file inside the project, named relative to its root.
     #[test]
     fn the_lessons_file_is_a_relative_path_inside_the_project() {
-        for ok in ["AGENT.md", "docs/AGENT.md", "./notes/lessons.md", "a..b.md"] {
+        for ok in [
+            "AGENT.md",
+            "docs/AGENT.md",
+            "./notes/lessons.md",
+            "a..b.md",
+            ".gitignore.md",
+            "docs/.orchestration/notes.md",
+        ] {
             assert_eq!(relative_file(&json!(ok)), Ok(ok.to_string()), "{ok}");
         }
         for bad in [
@@ -316,6 +338,13 @@ mod tests {
             json!("../AGENT.md"),
             json!("docs/../../x.md"),
             json!(3),
+            json!(".git/config"),
+            json!(".git/hooks/pre-commit"),
+            json!("./.git/hooks/x"),
+            json!("sub/.GIT/config"),
+            json!(".Git"),
+            json!(".orchestration/hook.json"),
+            json!("./.orchestration/AGENT.md"),
         ] {
             assert!(relative_file(&bad).is_err(), "{bad}");
         }

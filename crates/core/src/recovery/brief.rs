@@ -22,7 +22,7 @@ use crate::task::{Hook, Outline, Session, Step, StepContext, StepSource, StepSta
 use crate::text::{ago, one_line, truncate};
 
 /// Extra lines the caller knows and the hook does not.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Extras {
     /// "Work changed since last checkpoint: …" (verify_before_clear).
     pub work_changed: Option<String>,
@@ -80,6 +80,11 @@ pub fn render(
     extras: &Extras,
     now: DateTime<Utc>,
 ) -> Option<String> {
+    // What the agent reads is built from inert strings only (`inert`): the one place.
+    let hook = &*super::inert::view(hook);
+    let extras = &super::inert::shown(extras).unwrap_or_else(|| extras.clone());
+    let path = crate::text::inert(&hook_md.to_string_lossy(), false).into_owned();
+    let hook_md = Path::new(&path);
     let note = || extras.plan_note.then(|| plan_note(Some(hook))).flatten();
     match mode {
         Switch::Off => note().map(str::to_string),

@@ -14,6 +14,8 @@ use crate::text::{one_line, prefix, stamp, truncate};
 /// the task alone, with no "ago" in it: a file read hours later must not say "0s ago", and
 /// a page that only the task changes is rewritten only when the task does.
 pub fn render(hook: &Hook) -> String {
+    // Built from inert strings only (`inert`): no stored string starts a line of its own.
+    let hook = &*super::inert::view(hook);
     head(hook) + &listing(&hook.steps) + &receipts(hook) + &checkpoints(hook) + &tail(hook)
 }
 

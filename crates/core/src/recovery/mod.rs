@@ -20,6 +20,7 @@ pub mod crash;
 pub mod decide;
 pub mod guidance;
 pub mod hookmd;
+pub mod inert;
 pub mod repeat;
 #[cfg(test)]
 mod sequences;

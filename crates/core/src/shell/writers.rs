@@ -20,6 +20,9 @@ pub enum Found {
     Script(String),
     /// `cd DIR` (`None`: home).
     Cd(Option<Word>),
+    /// A symbolic link made (`ln -s TARGET LINK`): a write through it lands where the link
+    /// points, which the text does not say.
+    Link(Word),
 }
 
 /// What `simple` writes by its arguments (its redirections are the caller's); `depth`: how
@@ -45,6 +48,14 @@ pub fn of(simple: &Simple, depth: usize) -> Vec<Found> {
             return vec![Found::Unreadable(why.into())];
         }
         found.push(Found::Script(script));
+        return found;
+    }
+    // A program not named literally (`$EDITOR f`, `"$(which x)" f`) is unknown: what it
+    // writes cannot be read from the text.
+    let test = texts.first().is_some_and(|t| t == "[[");
+    if !test && simple.words.get(read.at).is_some_and(|w| !w.literal) {
+        let why = format!("the program `{}` is not named literally", texts[read.at]);
+        found.push(Found::Unreadable(why));
         return found;
     }
     found.extend(by_arguments(simple, &texts[read.at..], read.at, depth));
@@ -83,38 +94,44 @@ fn by_arguments(simple: &Simple, texts: &[String], at: usize, depth: usize) -> V
         )],
         "find" => find(args, depth),
         "xargs" => xargs(args, depth),
+        // An applet is the program it names (`busybox sed -i …`).
+        "busybox" | "toybox" if texts.len() > 1 => by_arguments(simple, &texts[1..], at + 1, depth),
+        "git" => super::git_subcommand(texts)
+            .and_then(super::editors::git)
+            .unwrap_or_default(),
         n if SHELLS.contains(&n) => shell_scripts(args, &simple.heredocs)
             .into_iter()
             .map(Found::Script)
             .collect(),
-        _ => inline(name, args, &simple.heredocs).into_iter().collect(),
+        _ => super::editors::of(name, args)
+            .unwrap_or_else(|| inline(name, args, &simple.heredocs).into_iter().collect()),
     }
 }
 
 /// A command's arguments read the getopt way: options, with their values (a short option in
 /// `takes`, or a long one in `long`, takes the next word when none is glued to it), and
 /// operands, wherever they stand.
-struct Args<'a> {
-    operands: Vec<&'a Word>,
+pub(super) struct Args<'a> {
+    pub(super) operands: Vec<&'a Word>,
     options: Vec<(String, Option<Word>)>,
 }
 
 impl Args<'_> {
-    fn value(&self, names: &[&str]) -> Option<&Word> {
+    pub(super) fn value(&self, names: &[&str]) -> Option<&Word> {
         self.options
             .iter()
             .find(|(k, _)| names.contains(&k.as_str()))
             .and_then(|(_, v)| v.as_ref())
     }
 
-    fn has(&self, names: &[&str]) -> bool {
+    pub(super) fn has(&self, names: &[&str]) -> bool {
         self.options
             .iter()
             .any(|(k, _)| names.contains(&k.as_str()))
     }
 }
 
-fn parse<'a>(args: &'a [Word], takes: &str, long: &[&str]) -> Args<'a> {
+pub(super) fn parse<'a>(args: &'a [Word], takes: &str, long: &[&str]) -> Args<'a> {
     let mut out = Args {
         operands: Vec::new(),
         options: Vec::new(),
@@ -164,7 +181,7 @@ fn output(a: Args, names: &[&str]) -> Vec<Found> {
 }
 
 /// A part of `w`'s text, as literal as `w`.
-fn glued(w: &Word, text: &str) -> Word {
+pub(super) fn glued(w: &Word, text: &str) -> Word {
     Word {
         text: text.to_string(),
         literal: w.literal,
@@ -209,6 +226,9 @@ fn copy(name: &str, args: &[Word]) -> Vec<Found> {
         _ => return Vec::new(),
     };
     let mut found: Vec<Found> = Vec::new();
+    if name == "ln" && a.has(&["s", "symbolic"]) {
+        found.push(Found::Link(dest.clone()));
+    }
     if name == "mv" {
         found.extend(sources.iter().map(|s| file(s)));
     }
@@ -333,7 +353,7 @@ fn nested(by: &str, words: Vec<Word>, depth: usize) -> Option<Found> {
         ..Simple::default()
     };
     let writes = of(&simple, depth).into_iter().any(|f| match f {
-        Found::File(..) | Found::Unreadable(_) => true,
+        Found::File(..) | Found::Unreadable(_) | Found::Link(_) => true,
         Found::Script(s) => {
             let w = super::writes::within(&s, depth);
             !w.targets.is_empty() || !w.unreadable.is_empty()

@@ -21,6 +21,9 @@ pub struct Writes {
     pub targets: Vec<Target>,
     /// Why some of what it writes cannot be named, one reason a case.
     pub unreadable: Vec<String>,
+    /// The symbolic links it makes (as [`Target::path`] says a path): a write under one
+    /// is unreadable, since it lands where the link points.
+    pub links: Vec<String>,
 }
 
 /// A file written.
@@ -41,6 +44,7 @@ pub fn of(command: &str) -> Writes {
 pub(super) fn within(command: &str, depth: usize) -> Writes {
     let mut out = Writes::default();
     walk(command, &Dir::Here, depth, &mut out);
+    through_links(&mut out);
     out.targets.dedup();
     out.unreadable.dedup();
     out
@@ -95,7 +99,29 @@ fn simple_command(simple: &Simple, dir: &mut Dir, depth: usize, out: &mut Writes
             Found::Unreadable(why) => out.unreadable.push(why),
             Found::Script(script) => walk(&script, dir, depth - 1, out),
             Found::Cd(to) => *dir = cd(dir, to.as_ref()),
+            Found::Link(w) => out.links.extend(join(dir, &w.text)),
         }
+    }
+}
+
+/// A target under a link the same command line makes is written through it: where it
+/// lands cannot be told from the text (`ln -s /etc x && echo > x/passwd`).
+fn through_links(out: &mut Writes) {
+    let under = |t: &Target, link: &String| {
+        let link = link.trim_end_matches('/');
+        t.path
+            .strip_prefix(link)
+            .is_some_and(|rest| rest.starts_with('/'))
+    };
+    let (through, kept): (Vec<Target>, Vec<Target>) = std::mem::take(&mut out.targets)
+        .into_iter()
+        .partition(|t| out.links.iter().any(|l| under(t, l)));
+    out.targets = kept;
+    for t in through {
+        out.unreadable.push(format!(
+            "`{}` is written through a link the same command makes",
+            t.path
+        ));
     }
 }
 

@@ -346,3 +346,71 @@ proptest::proptest! {
         let _ = of(&command);
     }
 }
+
+/// Issue 43, item 3: the writers waymark did not know are judged by the files they name.
+#[test]
+fn other_editors_write_the_files_they_name() {
+    for (command, want) in [
+        ("ed -s src/a.rs < script.ed", &["src/a.rs"][..]),
+        ("ed -p '*' notes.txt", &["notes.txt"]),
+        ("ex -sc 'wq' notes.txt", &["notes.txt"]),
+        ("awk -i inplace '{print}' a.txt b.txt", &["a.txt", "b.txt"]),
+        ("gawk -i inplace -v x=1 -f prog.awk c.txt", &["c.txt"]),
+        ("rsync -av src/ ../elsewhere/", &["../elsewhere/"]),
+        ("rsync -e ssh -a src/ /tmp/out", &["/tmp/out"]),
+        ("patch -o out.rs src/a.rs fix.patch", &["out.rs"]),
+        ("busybox sed -i 's/a/b/' f.txt", &["f.txt"]),
+        ("toybox tee g.txt", &["g.txt"]),
+        ("busybox touch h", &["h"]),
+    ] {
+        writes(command, want);
+    }
+    // A remote destination and awk without in-place write nothing here.
+    for command in [
+        "rsync -a src/ host:/srv/",
+        "awk '{print}' a.txt",
+        "awk -F : '{print $1}' /etc/passwd",
+    ] {
+        writes(command, &[]);
+    }
+}
+
+/// What the text cannot say is asked about: programs that write what their input names,
+/// command lines built at run time, a program not named literally, a write through a link
+/// the same command makes.
+#[test]
+fn what_only_runs_can_tell_is_unreadable() {
+    for command in [
+        "patch -p1 < fix.patch",
+        "git apply fix.patch",
+        "git -C . am < mails",
+        "tar xzf release.tar.gz",
+        "tar -x -f a.tar",
+        "tar --extract --file a.tar",
+        "unzip a.zip",
+        "cpio -idv < a.cpio",
+        "eval \"$(cat script)\"",
+        "eval 'echo x > f'",
+        "source ./setup.sh",
+        ". ./env.sh",
+        "$EDITOR notes.txt",
+        "\"$(command -v sed)\" -i s/a/b/ f",
+        "bash -c \"$(curl -s https://x)\"",
+        "ln -s /etc cfg && echo x > cfg/passwd",
+        "ln -sf ../../outside link; cp a.rs link/a.rs",
+        "busybox patch < fix.patch",
+    ] {
+        let (_, unreadable) = read(command);
+        assert!(unreadable, "{command:?} should be unreadable");
+    }
+    // Listing an archive, a link alone, a test expression: nothing unreadable.
+    for command in [
+        "tar tzf a.tar.gz",
+        "ln -s target link",
+        "[[ $a > $b ]] && echo x",
+        "git apply --check fix.patch && true",
+    ] {
+        let (_, unreadable) = read(command);
+        assert_eq!(unreadable, command.starts_with("git apply"), "{command:?}");
+    }
+}
