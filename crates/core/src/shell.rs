@@ -86,7 +86,7 @@ fn gather(command: &str, depth: usize, out: &mut Vec<Vec<String>>, unread: &mut 
         return;
     };
     let line = lex::read(command);
-    if let Some(why) = line.unread {
+    if let Some(why) = &line.unread {
         unread.get_or_insert_with(|| why.to_string());
     }
     for item in line.items {
@@ -113,7 +113,14 @@ fn gather(command: &str, depth: usize, out: &mut Vec<Vec<String>>, unread: &mut 
             gather(&script, depth, out, unread);
         }
     }
-    for script in line.inner {
+    // A line not read whole is not read again inside: what is there is unread already,
+    // and each reading would cost the whole nesting again.
+    let inner = if line.unread.is_some() {
+        Vec::new()
+    } else {
+        line.inner
+    };
+    for script in inner {
         gather(&script, depth, out, unread);
     }
 }

@@ -28,9 +28,10 @@ enum Nest {
     Heredoc,
     BashC,
     Xargs,
+    Busybox,
 }
 
-const ALL: [Nest; 10] = [
+const ALL: [Nest; 11] = [
     Nest::Dollar,
     Nest::QuotedDollar,
     Nest::Brace,
@@ -41,6 +42,7 @@ const ALL: [Nest; 10] = [
     Nest::Heredoc,
     Nest::BashC,
     Nest::Xargs,
+    Nest::Busybox,
 ];
 
 /// `levels` of `nest` around a command that writes `out.txt`, cut off when it would pass
@@ -59,6 +61,7 @@ fn nested(nest: Nest, levels: usize, max: usize) -> (String, usize) {
             Nest::Heredoc => format!("bash <<E{level}\n{s}\nE{level}"),
             Nest::BashC => format!("bash -c {}", super::quote(&s)),
             Nest::Xargs => format!("xargs {s}"),
+            Nest::Busybox => format!("busybox {s}"),
         };
         if next.len() > max {
             return (s, level);
@@ -82,7 +85,7 @@ fn read_every_way(command: &str) -> (writes::Writes, super::Kinds, Duration) {
 fn deep_is_unread(nest: Nest, levels: usize) -> bool {
     match nest {
         Nest::Dollar | Nest::QuotedDollar | Nest::Process => levels > NESTING,
-        Nest::Backquote | Nest::Heredoc | Nest::BashC | Nest::Xargs => levels > 8,
+        Nest::Backquote | Nest::Heredoc | Nest::BashC | Nest::Xargs | Nest::Busybox => levels > 8,
         Nest::Brace | Nest::Subshell | Nest::Arithmetic => false,
     }
 }
@@ -103,7 +106,7 @@ proptest::proptest! {
         prop_assert!(took < Duration::from_secs(5), "{nest:?} x{levels}: {took:?}");
         if deep_is_unread(nest, levels) {
             prop_assert!(!w.unreadable.is_empty(), "{nest:?} x{levels}: {w:?}");
-            prop_assert!(kinds.unread.is_some() || matches!(nest, Nest::Xargs));
+            prop_assert!(kinds.unread.is_some() || matches!(nest, Nest::Xargs | Nest::Busybox));
         }
     }
 
@@ -155,7 +158,10 @@ fn nesting_within_the_bounds_is_read_whole() {
         assert_eq!(levels, 4);
         let (w, kinds, _) = read_every_way(&command);
         assert_eq!(kinds.unread, None, "{nest:?}: {command}");
-        if !matches!(nest, Nest::Xargs | Nest::Arithmetic | Nest::Brace) {
+        if !matches!(
+            nest,
+            Nest::Xargs | Nest::Arithmetic | Nest::Brace | Nest::Busybox
+        ) {
             let named = w.targets.iter().any(|t| t.path == "out.txt");
             assert!(
                 named && w.unreadable.is_empty(),

@@ -95,7 +95,13 @@ fn by_arguments(simple: &Simple, texts: &[String], at: usize, depth: usize) -> V
         "find" => find(args, depth),
         "xargs" => xargs(args, depth),
         // An applet is the program it names (`busybox sed -i …`).
-        "busybox" | "toybox" if texts.len() > 1 => by_arguments(simple, &texts[1..], at + 1, depth),
+        // Each applet a level (`busybox busybox …` must not run the stack out).
+        "busybox" | "toybox" if texts.len() > 1 => match depth.checked_sub(1).filter(|d| *d > 0) {
+            Some(depth) => by_arguments(simple, &texts[1..], at + 1, depth),
+            None => vec![Found::Unreadable(
+                "its applets run applets nested too deep to read".into(),
+            )],
+        },
         "git" => super::git_subcommand(texts)
             .and_then(super::editors::git)
             .unwrap_or_default(),

@@ -72,9 +72,14 @@ fn walk(command: &str, start: &Dir, depth: usize, out: &mut Writes) {
         inner,
         unread,
     } = lex::read(command);
-    if let Some(why) = unread {
-        out.unreadable.push(why.to_string());
-    }
+    // A line not read whole is not read again inside (see `shell::gather`).
+    let inner = match unread {
+        Some(why) => {
+            out.unreadable.push(why.to_string());
+            Vec::new()
+        }
+        None => inner,
+    };
     for script in inner {
         walk(&script, start, depth - 1, out);
     }
