@@ -9,8 +9,10 @@
 //! change to the task, so an event whose first change timed out is whole.
 //!
 //! Applying them is exactly once and resumable, however many there are. They are applied
-//! in batches of at most [`BATCH`], each under the journal's lock, and within half the
-//! hook's deadline: the rest wait for the next events. Each event applied leaves the
+//! in batches of at most [`BATCH`], by one process at a time (`pending.cursor.lock`,
+//! tried without waiting), within half the hook's deadline: the rest wait for the next
+//! events. Keepers append under the journal's own lock, which an applier takes only to
+//! remove or cut the journal after a batch: a keeper never waits for a batch. Each event applied leaves the
 //! journal at once: `pending.cursor` records how far the journal (the file whose first
 //! line has the hash it names) is applied, written after each event, before the next one,
 //! with the deadline held off in between (an event and its cursor are one state write).
@@ -40,8 +42,7 @@ use waymark_redact::Clean;
 pub const PENDING: &str = "pending.jsonl";
 /// How far the journal is applied ([`Cursor`]), beside it.
 pub const CURSOR: &str = "pending.cursor";
-/// The most events applied under one hold of the journal's lock: a hook keeping its event
-/// meanwhile waits for one batch at most.
+/// The most events applied in one batch, before the journal is removed or cut.
 const BATCH: usize = 64;
 /// The journal is cut to what is left only when that is at most this large (the cut is a
 /// rewrite; a larger rest waits for more of it to be applied).
@@ -110,7 +111,8 @@ fn time_for_more(ctx: &Ctx) -> bool {
 /// this one was not stopped by a deferred event. `first`: no event was looked at yet (the
 /// first may have been applied by a process killed before its cursor was written).
 fn batch(ctx: &mut Ctx, path: &Path, first: &mut bool) -> io::Result<bool> {
-    let Some(_lock) = FileLock::try_acquire(path).map_err(io::Error::other)? else {
+    let cursor = ctx.project.state_file(CURSOR);
+    let Some(_applying) = FileLock::try_acquire(&cursor).map_err(io::Error::other)? else {
         return Ok(false);
     };
     let Some(mut journal) = Journal::open(ctx, path)? else {
@@ -264,11 +266,17 @@ impl Journal {
         store::write_replaceable(&self.cursor_path, &Clean::json(&cursor))
     }
 
-    /// After a batch: the journal removed when it is applied to its end (a torn last line
-    /// with it), cut to what is left when at least half is applied; true when events are
-    /// left.
+    /// After a batch, under the journal's own lock (keepers append under it; they never
+    /// wait for a batch, only for this): the journal removed when it is applied to its end
+    /// (a torn last line with it), cut to what is left when at least half is applied; true
+    /// when events are left. Events kept during the batch are counted in.
     fn finish(mut self, ctx: &Ctx) -> io::Result<bool> {
+        let Ok(_lock) = FileLock::acquire(&self.path) else {
+            return Ok(true);
+        };
+        self.len = self.reader.get_ref().metadata()?.len();
         let rest = self.len - self.offset;
+        self.reader.seek(SeekFrom::Start(self.offset))?;
         if self.next_line()?.is_none() {
             if rest > 0 {
                 let why =
