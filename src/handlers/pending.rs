@@ -171,9 +171,19 @@ fn apply_one(ctx: &mut Ctx, line: &[u8]) -> Applied {
         }
     };
     ctx.now = kept.received_at;
-    match crate::handlers::dispatch(ctx, &parsed.event).deferred {
-        true => Applied::Deferred,
-        false => Applied::Done,
+    // A kept event that panics is dropped, not met again by every hook after.
+    let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::handlers::dispatch(ctx, &parsed.event).deferred
+    }));
+    match dispatched {
+        Ok(true) => Applied::Deferred,
+        Ok(false) => Applied::Done,
+        Err(payload) => {
+            let msg = waymark_core::text::panic_message(payload.as_ref());
+            let why = format!("a kept {} event panicked, dropped: {msg}", kept.event);
+            ctx.log(Level::Error, "pending", &why);
+            Applied::Done
+        }
     }
 }
 
