@@ -10,7 +10,8 @@
 //!    - a step running past `checkpoint_interval` asks for an `interval` checkpoint;
 //!    - the session is marked active.
 //! 2. The post-hooks of docs/design.md, each isolated, in this order: the trace record
-//!    (first, so that IntentProgress sees it), ScopeDrift, IntentProgress, SharedBrain,
+//!    (first, so that IntentProgress sees it; part of the event, written even when the
+//!    deadline is near and the others are skipped), ScopeDrift, IntentProgress, SharedBrain,
 //!    VerificationFailure.
 
 use super::posthook::isolated;
@@ -72,6 +73,10 @@ fn see<'a>(
         let c = &ctx.config;
         shell::classify(&b.command, &c.validation_commands, &c.side_effect_commands)
     });
+    if let Some(why) = kinds.as_ref().and_then(|k| k.unread.as_ref()) {
+        let note = format!("the command is not read whole ({why}): classified by what was read");
+        ctx.log(Level::Warn, event.name(), &note);
+    }
     let validation = kinds.as_ref().is_some_and(|k| k.validation)
         && bash.as_ref().is_some_and(|b| !b.background);
     let relevant = call.is_mutation()
@@ -218,16 +223,10 @@ fn command_bookkeeping(
     }
 }
 
-/// 2. The post-hooks, each isolated, in order (all skipped when the deadline is near).
+/// 2. The post-hooks, each isolated, in order. The trace record is part of the event:
+///    it is written even when the deadline is near (a kept event applied late must not
+///    lose it), and the others are skipped then.
 fn post_hooks(ctx: &Ctx, event: &Event, seen: &Seen, hook: Option<Hook>, out: &mut Output) {
-    if ctx.short_of_time() {
-        ctx.log(
-            Level::Warn,
-            event.name(),
-            "deadline near: post-hooks skipped",
-        );
-        return;
-    }
     // The ledger is about mutations and commands; other tools matter only when they fail
     // (a denial is a governance lesson).
     let (call, failure) = (seen.call, seen.result.err());
@@ -255,6 +254,11 @@ fn post_hooks(ctx: &Ctx, event: &Event, seen: &Seen, hook: Option<Hook>, out: &m
             let intent = facts.intent_id(ctx, first_inside);
             tool_call::record(ctx, &outcome, &about, intent)
         });
+    }
+    if ctx.short_of_time() {
+        let why = "deadline near: post-hooks after the trace record skipped";
+        ctx.log(Level::Warn, name, why);
+        return;
     }
     if call.is_mutation() && failure.is_none() {
         isolated(ctx, name, "scope_drift", || {

@@ -42,6 +42,10 @@ pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> an
         &c.validation_commands,
         &c.side_effect_commands,
     );
+    if let Some(why) = &kinds.unread {
+        let note = format!("the command is not read whole ({why}): classified by what was read");
+        ctx.log(crate::store::log::Level::Warn, event.name(), &note);
+    }
     if !(kinds.validation || kinds.side_effect) || bash.run_in_background {
         return Ok(());
     }

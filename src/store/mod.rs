@@ -39,5 +39,5 @@ pub use dir::make_dir;
 pub use edit::{edit_text, open_in_place};
 pub use hash::sha256_file;
 pub use lock::{FileLock, LOCK_TIMEOUT, LockError};
-pub use nofollow::{read, read_at_most, refuse_symlink};
+pub use nofollow::{open as open_nofollow, read, read_at_most, refuse_symlink};
 pub use tail::{TailLines, find_before, find_from_end, open_regular, read_tail_lines};

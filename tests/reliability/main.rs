@@ -16,5 +16,7 @@ mod disk;
 mod fuzz;
 mod hostile;
 mod keys;
+mod nested;
+mod pending;
 mod secrets;
 mod tamper;

@@ -10,6 +10,8 @@
 
 use regex::RegexSet;
 
+#[cfg(test)]
+mod bounded;
 mod command;
 mod editors;
 mod lex;
@@ -28,6 +30,9 @@ pub struct Kinds {
     /// Effects outside the work tree that must not be done twice: a push, a pull request
     /// or a release, a publish, and what `side_effect_commands` names (a deploy).
     pub side_effect: bool,
+    /// Why the command was not read whole (too long, or nested too deep): what it runs
+    /// past that point is not classified. The caller logs it.
+    pub unread: Option<String>,
 }
 
 /// `s` as one shell word: single-quoted, a `'` inside written `'\''`.
@@ -58,16 +63,32 @@ pub fn first_word(command: &str) -> &str {
 /// left out), as [`lex::read`] reads them. A script handed to a shell (`bash -c "git
 /// commit -m x"`) and those in `$(…)` and backquotes are read as the commands they hold.
 pub fn simple_commands(command: &str) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    gather(command, command::DEPTH, &mut out);
-    out
+    read_commands(command).0
 }
 
-fn gather(command: &str, depth: usize, out: &mut Vec<Vec<String>>) {
+/// [`simple_commands`], and why some of the line was not read, if it was not read whole:
+/// it is too long, or nests too deep ([`lex::NESTING`], [`command::DEPTH`]).
+pub fn read_commands(command: &str) -> (Vec<Vec<String>>, Option<String>) {
+    let mut out = Vec::new();
+    let mut unread = None;
+    gather(command, command::DEPTH, &mut out, &mut unread);
+    (out, unread)
+}
+
+fn gather(command: &str, depth: usize, out: &mut Vec<Vec<String>>, unread: &mut Option<String>) {
     let Some(depth) = depth.checked_sub(1) else {
+        unread.get_or_insert_with(|| {
+            format!(
+                "its scripts run scripts deeper than {} levels",
+                command::DEPTH
+            )
+        });
         return;
     };
     let line = lex::read(command);
+    if let Some(why) = &line.unread {
+        unread.get_or_insert_with(|| why.to_string());
+    }
     for item in line.items {
         let lex::Item::Command(simple) = item else {
             continue;
@@ -89,11 +110,18 @@ fn gather(command: &str, depth: usize, out: &mut Vec<Vec<String>>) {
             out.push(words);
         }
         for script in scripts {
-            gather(&script, depth, out);
+            gather(&script, depth, out, unread);
         }
     }
-    for script in line.inner {
-        gather(&script, depth, out);
+    // A line not read whole is not read again inside: what is there is unread already,
+    // and each reading would cost the whole nesting again.
+    let inner = if line.unread.is_some() {
+        Vec::new()
+    } else {
+        line.inner
+    };
+    for script in inner {
+        gather(&script, depth, out, unread);
     }
 }
 
@@ -145,7 +173,7 @@ fn runs_waymark_validate(words: &[String]) -> bool {
 /// Classifies `command`: the version-control commands that make checkpoints, and whether it
 /// is a validation (`patterns`: the configured `validation_commands`).
 pub fn classify(command: &str, patterns: &[String], side_effects: &[String]) -> Kinds {
-    let commands = simple_commands(command);
+    let (commands, unread) = read_commands(command);
     let dry_run = command.contains("--dry-run");
     let sub = |name: &str| commands.iter().any(|w| git_subcommand(w) == Some(name));
     let gh_pr_create = commands.iter().any(|w| {
@@ -165,6 +193,7 @@ pub fn classify(command: &str, patterns: &[String], side_effects: &[String]) -> 
             || publish
             || (!side_effects.is_empty()
                 && RegexSet::new(side_effects).is_ok_and(|set| set.is_match(command))),
+        unread,
     }
 }
 

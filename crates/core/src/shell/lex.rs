@@ -37,10 +37,46 @@ pub enum Item {
 pub struct Line {
     pub items: Vec<Item>,
     pub inner: Vec<String>,
+    /// Not read whole: it is longer than [`MAX_LEN`], or its `$(…)`, `<(…)` or `((…))`
+    /// nest deeper than [`NESTING`] (the rest of the line, from the one too deep, is one
+    /// word). What it runs or writes cannot be told from what was read.
+    pub unread: Option<Unread>,
 }
+
+/// Why a command line was not read whole ([`Line::unread`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    TooLong,
+    TooDeep,
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unread::TooLong => write!(f, "it is longer than {} KiB", MAX_LEN >> 10),
+            Unread::TooDeep => write!(f, "its `$(…)` nest deeper than {NESTING} levels"),
+        }
+    }
+}
+
+/// How deep `$(…)`, `<(…)` and `((…))` are read inside one another: each level is a
+/// reader of its own on the stack, so the bound keeps a crafted line (10,000 `$(`) from
+/// overflowing it. Scripts nest far less than this.
+pub const NESTING: usize = 32;
+
+/// Lines longer than this (in bytes) are not read: a command of a few MiB (the hook's input
+/// may be 64) would cost more than the hook's deadline. Not a command anyone types; a
+/// here-document of a large file, at most.
+pub const MAX_LEN: usize = 1 << 20;
 
 /// Reads `command`.
 pub fn read(command: &str) -> Line {
+    if command.len() > MAX_LEN {
+        return Line {
+            unread: Some(Unread::TooLong),
+            ..Line::default()
+        };
+    }
     let mut lexer = Lexer::new(command.chars().collect(), 0, false);
     lexer.run();
     lexer.line
@@ -58,6 +94,8 @@ struct Lexer {
     nested: bool,
     /// Subshells open.
     depth: usize,
+    /// How many `$(…)`, `<(…)` or `((…))` this reader is inside ([`NESTING`] at most).
+    level: usize,
 }
 
 impl Lexer {
@@ -70,6 +108,7 @@ impl Lexer {
             heredocs: Vec::new(),
             nested,
             depth: 0,
+            level: 0,
         }
     }
 
@@ -417,11 +456,19 @@ impl Lexer {
     /// At `(`: the text up to the matching `)`, which is skipped too. The text is read as
     /// commands to find that `)`: one in quotes or in a here-document's body
     /// (`$(cat <<'EOF'` with a `don't (yet)` in it) does not end it.
+    /// Past [`NESTING`] levels, the rest of the line is the text and is not read.
     fn balanced(&mut self) -> String {
         self.at += 1;
-        let start = self.at;
+        let start = self.at.min(self.chars.len());
+        if self.level >= NESTING {
+            self.line.unread = Some(Unread::TooDeep);
+            self.at = self.chars.len();
+            return self.chars[start..].iter().collect();
+        }
         let mut sub = Lexer::new(std::mem::take(&mut self.chars), start, true);
+        sub.level = self.level + 1;
         sub.run();
+        self.line.unread = self.line.unread.or(sub.line.unread);
         self.chars = std::mem::take(&mut sub.chars);
         self.at = sub.at.min(self.chars.len());
         let end = if sub.nested { self.at } else { self.at - 1 };

@@ -95,7 +95,13 @@ fn by_arguments(simple: &Simple, texts: &[String], at: usize, depth: usize) -> V
         "find" => find(args, depth),
         "xargs" => xargs(args, depth),
         // An applet is the program it names (`busybox sed -i …`).
-        "busybox" | "toybox" if texts.len() > 1 => by_arguments(simple, &texts[1..], at + 1, depth),
+        // Each applet a level (`busybox busybox …` must not run the stack out).
+        "busybox" | "toybox" if texts.len() > 1 => match depth.checked_sub(1).filter(|d| *d > 0) {
+            Some(depth) => by_arguments(simple, &texts[1..], at + 1, depth),
+            None => vec![Found::Unreadable(
+                "its applets run applets nested too deep to read".into(),
+            )],
+        },
         "git" => super::git_subcommand(texts)
             .and_then(super::editors::git)
             .unwrap_or_default(),
@@ -342,6 +348,12 @@ fn xargs(args: &[Word], depth: usize) -> Vec<Found> {
 /// what they read, not by the text. Its scripts are read one level deeper than the caller.
 fn nested(by: &str, words: Vec<Word>, depth: usize) -> Option<Found> {
     let program = words.first()?.text.clone();
+    // `xargs xargs xargs …`: each one a level, bounded like scripts.
+    let Some(depth) = depth.checked_sub(1).filter(|d| *d > 0) else {
+        return Some(Found::Unreadable(format!(
+            "`{by} {program}` runs commands nested too deep to read"
+        )));
+    };
     let simple = Simple {
         words,
         ..Simple::default()
@@ -349,7 +361,7 @@ fn nested(by: &str, words: Vec<Word>, depth: usize) -> Option<Found> {
     let writes = of(&simple, depth).into_iter().any(|f| match f {
         Found::File(..) | Found::Unreadable(_) | Found::Link(_) => true,
         Found::Script(s) => {
-            let w = super::writes::within(&s, depth - 1);
+            let w = super::writes::within(&s, depth);
             !w.targets.is_empty() || !w.unreadable.is_empty()
         }
         Found::Cd(_) => false,

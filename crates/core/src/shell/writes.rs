@@ -67,7 +67,19 @@ fn walk(command: &str, start: &Dir, depth: usize, out: &mut Writes) {
             .push("its scripts nest too deep to read".to_string());
         return;
     }
-    let Line { items, inner } = lex::read(command);
+    let Line {
+        items,
+        inner,
+        unread,
+    } = lex::read(command);
+    // A line not read whole is not read again inside (see `shell::gather`).
+    let inner = match unread {
+        Some(why) => {
+            out.unreadable.push(why.to_string());
+            Vec::new()
+        }
+        None => inner,
+    };
     for script in inner {
         walk(&script, start, depth - 1, out);
     }
