@@ -10,6 +10,7 @@
 
 use regex::RegexSet;
 
+mod args;
 #[cfg(test)]
 mod bounded;
 mod command;

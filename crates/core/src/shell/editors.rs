@@ -5,8 +5,8 @@
 //! built at run time (`eval`, `source`). Deny mode judges the first by their files and asks
 //! about the rest (docs/governance.md).
 
+use super::args::{Found, parse};
 use super::lex::Word;
-use super::writers::{Found, parse};
 
 /// What `name` (a program, its words after it `args`) writes, when it is one of these;
 /// `None` for any other program.

@@ -6,24 +6,9 @@
 //! node/bun `-e`/`-p`, deno `eval`, perl and ruby `-e`, php `-r`, or a here-document fed to
 //! them) when it looks like it writes.
 
+use super::args::{Args, Found, glued, parse};
 use super::command::{self, SHELLS, shell_scripts};
 use super::lex::{Simple, Word};
-
-/// What one simple command's words say it writes, or does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Found {
-    /// A file written, and the name it gets when the path is a directory.
-    File(Word, Option<String>),
-    /// Something written that the text cannot name: why.
-    Unreadable(String),
-    /// A script the command runs (`bash -c SCRIPT`), to be read in turn.
-    Script(String),
-    /// `cd DIR` (`None`: home).
-    Cd(Option<Word>),
-    /// A symbolic link made (`ln -s TARGET LINK`): a write through it lands where the link
-    /// points, which the text does not say.
-    Link(Word),
-}
 
 /// What `simple` writes by its arguments (its redirections are the caller's); `depth`: how
 /// many scripts deeper may still be read.
@@ -114,69 +99,6 @@ fn by_arguments(simple: &Simple, texts: &[String], at: usize, depth: usize) -> V
     }
 }
 
-/// A command's arguments read the getopt way: options, with their values (a short option in
-/// `takes`, or a long one in `long`, takes the next word when none is glued to it), and
-/// operands, wherever they stand.
-pub(super) struct Args<'a> {
-    pub(super) operands: Vec<&'a Word>,
-    options: Vec<(String, Option<Word>)>,
-}
-
-impl Args<'_> {
-    pub(super) fn value(&self, names: &[&str]) -> Option<&Word> {
-        self.options
-            .iter()
-            .find(|(k, _)| names.contains(&k.as_str()))
-            .and_then(|(_, v)| v.as_ref())
-    }
-
-    pub(super) fn has(&self, names: &[&str]) -> bool {
-        self.options
-            .iter()
-            .any(|(k, _)| names.contains(&k.as_str()))
-    }
-}
-
-pub(super) fn parse<'a>(args: &'a [Word], takes: &str, long: &[&str]) -> Args<'a> {
-    let mut out = Args {
-        operands: Vec::new(),
-        options: Vec::new(),
-    };
-    let mut it = args.iter();
-    while let Some(w) = it.next() {
-        let t = w.text.as_str();
-        if t == "--" {
-            out.operands.extend(it);
-            break;
-        }
-        if let Some(l) = t.strip_prefix("--") {
-            let option = match l.split_once('=') {
-                Some((k, v)) => (k.to_string(), Some(glued(w, v))),
-                None if long.contains(&l) => (l.to_string(), it.next().cloned()),
-                None => (l.to_string(), None),
-            };
-            out.options.push(option);
-        } else if t.len() > 1 && t.starts_with('-') {
-            for (i, c) in t[1..].char_indices() {
-                if !takes.contains(c) {
-                    out.options.push((c.to_string(), None));
-                    continue;
-                }
-                let rest = &t[1 + i + c.len_utf8()..];
-                let value = match rest {
-                    "" => it.next().cloned(),
-                    r => Some(glued(w, r)),
-                };
-                out.options.push((c.to_string(), value));
-                break;
-            }
-        } else {
-            out.operands.push(w);
-        }
-    }
-    out
-}
-
 /// The file an option names for the output (`sort -o F`, `curl -o F`, `wget -O F`); `-`
 /// is the standard output.
 fn output(a: Args, names: &[&str]) -> Vec<Found> {
@@ -184,15 +106,6 @@ fn output(a: Args, names: &[&str]) -> Vec<Found> {
     file.map(|w| Found::File(w.clone(), None))
         .into_iter()
         .collect()
-}
-
-/// A part of `w`'s text, as literal as `w`.
-pub(super) fn glued(w: &Word, text: &str) -> Word {
-    Word {
-        text: text.to_string(),
-        literal: w.literal,
-        pipe: false,
-    }
 }
 
 fn basename(w: &Word) -> &str {
@@ -358,18 +271,24 @@ fn nested(by: &str, words: Vec<Word>, depth: usize) -> Option<Found> {
         words,
         ..Simple::default()
     };
-    let writes = of(&simple, depth).into_iter().any(|f| match f {
-        Found::File(..) | Found::Unreadable(_) | Found::Link(_) => true,
-        Found::Script(s) => {
-            let w = super::writes::within(&s, depth);
-            !w.targets.is_empty() || !w.unreadable.is_empty()
-        }
-        Found::Cd(_) => false,
-    });
-    writes.then(|| {
-        Found::Unreadable(format!(
-            "`{by} {program}` writes files the text does not name"
-        ))
+    let by = format!("{by} {program}");
+    let found = of(&simple, depth);
+    let writes = |f: &Found| matches!(f, Found::File(..) | Found::Unreadable(_) | Found::Link(_));
+    if found.iter().any(writes) {
+        return Some(Found::Unreadable(format!(
+            "`{by}` writes files the text does not name"
+        )));
+    }
+    // A script it runs (`find -exec sh -c '…'`), or one a command under it runs: the walker
+    // reads it (`writes`), and asks when it writes.
+    found.into_iter().find_map(|f| match f {
+        Found::Script(script) => Some(Found::Nested {
+            by: by.clone(),
+            script,
+            depth,
+        }),
+        nested @ Found::Nested { .. } => Some(nested),
+        _ => None,
     })
 }
 

@@ -9,9 +9,10 @@
 //! files itself (`cargo build` into `target/`, `npm install` into `node_modules/`, `git
 //! commit` into `.git/`) is not judged: its outputs are its own business.
 
+use super::args::Found;
 use super::command::DEPTH;
 use super::lex::{self, Item, Line, Simple, Word};
-use super::writers::{self, Found};
+use super::writers;
 
 /// What a command line writes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -105,6 +106,13 @@ fn simple_command(simple: &Simple, dir: &mut Dir, depth: usize, out: &mut Writes
             Found::Script(script) => walk(&script, dir, depth - 1, out),
             Found::Cd(to) => *dir = cd(dir, to.as_ref()),
             Found::Link(w) => out.links.extend(join(dir, &w.text)),
+            Found::Nested { by, script, depth } => {
+                let w = within(&script, depth);
+                if !w.targets.is_empty() || !w.unreadable.is_empty() {
+                    let why = format!("`{by}` writes files the text does not name");
+                    out.unreadable.push(why);
+                }
+            }
         }
     }
 }
