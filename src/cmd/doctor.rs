@@ -86,10 +86,18 @@ fn hook_lines(root: &Path, lines: &mut Vec<(Mark, String)>) {
     }
     // The plugin is in effect when a settings file enables it, or when this process runs
     // under a loaded one (`claude --plugin-dir`, which no settings file names).
+    // Or when waymark saw it run an event a second time (`handlers::once`): the only
+    // trace a `--plugin-dir` plugin leaves for a doctor run outside it.
+    let seen = seen_twice(root);
     let in_effect = plugin
         .as_ref()
         .map(|(f, _)| format!("enabled in {f}"))
-        .or_else(|| launcher::running_under().map(|r| format!("loaded from {}", r.display())));
+        .or_else(|| launcher::running_under().map(|r| format!("loaded from {}", r.display())))
+        .or_else(|| {
+            seen.iter()
+                .find_map(|k| k.strip_prefix("plugin "))
+                .map(|r| format!("loaded from {r}, seen running each event a second time"))
+        });
     if let Some(line) = twice(in_effect.as_deref(), &registered) {
         lines.push((Mark::Warn, line));
     }
@@ -287,6 +295,19 @@ fn plugin_enabled(root: &Path) -> Option<(String, String)> {
             .find(|(name, on)| name.starts_with("waymark@") && on.as_bool() == Some(true))?;
         Some((f.display().to_string(), id.clone()))
     })
+}
+
+/// The registrations waymark saw running one event twice (`plugin <root>`, `settings`),
+/// from `.orchestration/registrations.seen`.
+fn seen_twice(root: &Path) -> Vec<String> {
+    let path = root
+        .join(crate::store::project::STATE_DIR)
+        .join(crate::store::project::REGISTRATIONS_SEEN);
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(_, kind)| kind.to_string()))
+        .collect()
 }
 
 /// When waymark is registered more than once (the plugin, `plugin` saying how it is in

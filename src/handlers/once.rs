@@ -28,6 +28,10 @@ use crate::runtime::context::Ctx;
 /// The file of recent events, one `<unix ms> <key> <pid> <taken|done>` line each (a
 /// `done` line appended after its `taken`).
 pub const SEEN: &str = "events.seen";
+/// The registrations seen running one event twice (`waymark doctor` reads it): one line
+/// `<unix ms> plugin <root>` or `<unix ms> settings` per kind, written only when a
+/// duplicate is found.
+const TWICE: &str = crate::store::project::REGISTRATIONS_SEEN;
 /// How long an event is remembered when its Claude Code process is known.
 const WINDOW: Duration = Duration::from_secs(30);
 /// How long when it is not.
@@ -90,9 +94,33 @@ pub fn claim(ctx: &Ctx, event: &str, bytes: &[u8]) -> Option<Claim> {
         Ok(Some(file)) => Some(Claim {
             taken: Some((file, key, now)),
         }),
-        Ok(None) => None,
+        Ok(None) => {
+            note_twice(ctx);
+            None
+        }
         Err(_) => untracked,
     }
+}
+
+/// This process found its event taken by another: waymark is registered twice. Which
+/// registration this one is (the plugin, by `CLAUDE_PLUGIN_ROOT`, or a settings file's
+/// hook) is noted once per kind in [`TWICE`]: the rare case costs only when it is seen,
+/// and `waymark doctor` can name a plugin no settings file names (`--plugin-dir`).
+fn note_twice(ctx: &Ctx) {
+    let kind = match std::env::var_os("CLAUDE_PLUGIN_ROOT") {
+        Some(root) => format!("plugin {}", std::path::Path::new(&root).display()),
+        None => "settings".to_string(),
+    };
+    let path = ctx.project.state_file(TWICE);
+    let known = std::fs::read_to_string(&path).unwrap_or_default();
+    if known
+        .lines()
+        .any(|l| l.split_once(' ').is_some_and(|(_, k)| k == kind))
+    {
+        return;
+    }
+    let line = format!("{} {kind}", ctx.now.timestamp_millis());
+    let _ = crate::store::append_line(&path, waymark_redact::Clean::text(&line));
 }
 
 /// The Claude Code process that sent the event, "" when unknown.

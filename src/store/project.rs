@@ -9,6 +9,9 @@ use std::path::{Component, Path, PathBuf};
 
 /// The directory waymark keeps its files in, under the root.
 pub const STATE_DIR: &str = waymark_core::rewind::STATE_DIR;
+/// The registrations waymark saw running one event twice (written by `handlers::once`
+/// when it finds a duplicate, read by `waymark doctor`).
+pub const REGISTRATIONS_SEEN: &str = "registrations.seen";
 
 /// What waymark writes into a state directory it makes, so that `git add -A` takes what a
 /// team shares (intents, the intent map, the trace, the configuration) and leaves what one
@@ -22,7 +25,7 @@ pub const GIT_FILES: [(&str, &str); 2] = [
          *.lock\n*.tmp\n.*.swap\n*.corrupt-*\n\
          waymark.log\nwaymark.log.1\n\
          hook.json\nhook.json.bak\nplan.json\nplan.json.bak\nHOOK.md\npending.jsonl\npending.cursor\nrewind.json\n\
-         active_intent\nevents.seen\ncapture.index\ntrace.head\n\
+         active_intent\nevents.seen\nregistrations.seen\ncapture.index\ntrace.head\n\
          tasks/\n",
     ),
     (

@@ -455,7 +455,7 @@ fn registered_twice_each_event_is_handled_once(version: Version) {
 /// Registers waymark twice through one wrapper that notes each run and whether the plugin
 /// ran it: as the plugin's binary, and with `waymark init` (checked to succeed). Returns
 /// the wrapper's notes file and the PATH that finds it.
-fn one_wrapper_for_both_registrations(sb: &Sandbox) -> (PathBuf, String) {
+pub(crate) fn one_wrapper_for_both_registrations(sb: &Sandbox) -> (PathBuf, String) {
     let bin = sb.root.join("bin");
     fs::create_dir_all(&bin).unwrap();
     let ran = sb.root.join("runs");

@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use serde_json::json;
 
 use crate::fake_api::{FakeApi, Turn};
-use crate::harness::{Sandbox, Version, bash, cli, crash, git};
+use crate::harness::{Binary, Sandbox, Version, bash, cli, crash, git, sleeping, wait_for};
 use crate::resume::{
     has, lacks, next_brief, origin, sandbox, start_then_sleep, step, waymark_part, write,
 };
@@ -19,6 +19,7 @@ on_each_version!(
     a_crash_is_declared_once_and_the_request_stays_beside_the_plan,
     the_attempt_a_failed_validation_announces_is_the_one_taken,
     the_check_the_brief_names_lets_an_unknown_push_run_again,
+    after_waymark_init_the_setup_is_no_change_and_doctor_names_both_registrations,
 );
 
 /// How many times the task's history declares a crash.
@@ -171,4 +172,47 @@ fn the_check_the_brief_names_lets_an_unknown_push_run_again(version: Version) {
     assert_eq!(head.trim(), there.trim(), "the push did not land\n{why}");
     let brief = next_brief(&sb, "E2E-PC-3");
     lacks(&brief, &["outcome unknown"]);
+}
+
+/// Issue 42, case 7: `--plugin-dir` plus `waymark init` (registered twice). The agent's
+/// `waymark doctor` names both registrations; after a crash, the change count leaves out
+/// what `waymark init` wrote (`.claude/settings.json`, `.gitattributes`), and "nothing
+/// changed" never sits beside a step's files unexplained.
+fn after_waymark_init_the_setup_is_no_change_and_doctor_names_both_registrations(version: Version) {
+    let Some(cli) = cli(version) else {
+        return;
+    };
+    let sb = Sandbox::new("init-doctor", Binary::Built, version);
+    let (_, path) = crate::plugin::one_wrapper_for_both_registrations(&sb);
+    let pid = sb.root.join("E2E-INIT.pid");
+    let mut turns = sb.plan(&["Handle leap years"]);
+    turns.push(sb.start_step(1));
+    turns.push(write(&sb, "src/leap.txt", "leap\n"));
+    turns.push(bash("waymark doctor"));
+    turns.push(sleeping(&pid));
+    turns.push(Turn::text("E2E-INIT never reached"));
+    let api = FakeApi::start(turns);
+    let (mut c, _) = sb.command(cli, &api, &["-p", "E2E-INIT go"]);
+    let child = c.env("PATH", &path).spawn().expect("spawn claude");
+    let asleep = wait_for(std::time::Duration::from_secs(45), || pid.exists());
+    assert!(asleep, "the session never slept\n{}", sb.diagnose(&api));
+    let doctor = api
+        .main_requests()
+        .iter()
+        .filter_map(|r| api.tool_result_text(r))
+        .find(|t| t.contains("registered"))
+        .unwrap_or_else(|| panic!("no doctor output\n{}", sb.diagnose(&api)));
+    assert!(
+        doctor.contains("registered 2 times: the plugin (loaded from"),
+        "{doctor}"
+    );
+    crash(child, &pid);
+    let brief = next_brief(&sb, "E2E-INIT-NEXT");
+    has(
+        &brief,
+        &[
+            "CRASH DETECTED",
+            "Changed since the last commit (no checkpoint yet): 1 file, +1/−0 lines (1 new).",
+        ],
+    );
 }
