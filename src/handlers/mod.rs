@@ -17,6 +17,7 @@ mod prompt;
 pub mod rewound;
 mod session_start;
 mod tasks;
+pub mod verdicts;
 
 use crate::claude::event::{Event, EventKind};
 use crate::claude::output::Output;

@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::claude::codex::Agent;
 use crate::claude::event;
 use crate::runtime::context::Ctx;
 use crate::store::log::Level;
@@ -29,14 +30,18 @@ struct Kept {
     received_at: DateTime<Utc>,
     event: String,
     input: Value,
+    /// The agent that sent it, when not Claude Code (`codex`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    agent: Option<String>,
 }
 
 /// Keeps `input` (the event `name`'s hook input) for the next event to apply.
-pub fn keep(ctx: &Ctx, name: &str, input: &Value) -> io::Result<()> {
+pub fn keep(ctx: &Ctx, name: &str, input: &Value, agent: Agent) -> io::Result<()> {
     let kept = Kept {
         received_at: ctx.now,
         event: name.to_string(),
         input: input.clone(),
+        agent: (agent == Agent::Codex).then(|| "codex".to_string()),
     };
     store::append_line(&ctx.project.state_file(PENDING), Clean::json(&kept)).map(|_| ())
 }
@@ -100,7 +105,7 @@ fn apply_kept(ctx: &mut Ctx, lines: &str) -> Vec<Value> {
             continue;
         }
         let bytes = serde_json::to_vec(&kept.input).expect("serializable");
-        let parsed = match event::parse(Some(&kept.event), &bytes) {
+        let mut parsed = match event::parse(Some(&kept.event), &bytes) {
             Ok(p) => p,
             Err(e) => {
                 ctx.log(
@@ -111,6 +116,9 @@ fn apply_kept(ctx: &mut Ctx, lines: &str) -> Vec<Value> {
                 continue;
             }
         };
+        if let Some(agent) = kept.agent.as_deref().and_then(Agent::parse) {
+            parsed.event.agent = agent;
+        }
         ctx.now = kept.received_at;
         if crate::handlers::dispatch(ctx, &parsed.event).deferred {
             left.push(serde_json::to_value(&kept).expect("serializable"));
