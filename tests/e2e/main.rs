@@ -21,11 +21,14 @@ macro_rules! on_each_version {
     };
 }
 
+mod codex;
+mod codex_api;
 mod fake_api;
 mod harness;
 
 mod capture;
 mod clear;
+mod codex_sessions;
 mod compaction;
 mod crash;
 mod fresh_session;
