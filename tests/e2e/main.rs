@@ -32,6 +32,7 @@ mod codex_sessions;
 mod compaction;
 mod crash;
 mod fresh_session;
+mod handoff;
 mod intent;
 mod plugin;
 mod resume;
