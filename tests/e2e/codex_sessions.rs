@@ -169,6 +169,7 @@ fn codex_validations_get_receipts_with_their_exit_codes() {
         shell("./check.sh"),
         CTurn::Patch(fix.into()),
         shell("./check.sh"),
+        shell("echo made by the shell > shell-made.txt"),
         CTurn::Text("E2E-CV-FINAL".into()),
     ]);
     codex::run_ok(&sb, &api, &["E2E-CV fix hello"], "E2E-CV-FINAL");
@@ -192,6 +193,12 @@ fn codex_validations_get_receipts_with_their_exit_codes() {
             .iter()
             .any(|c| strs(&c["description"]).contains("./check.sh")),
         "{why}"
+    );
+    // Files no hook named (a shell's edit) join the step at Codex's Stop, from the tree.
+    let touched = hook["current_step"]["files_touched"].to_string();
+    assert!(
+        touched.contains("hello.txt") && touched.contains("shell-made.txt"),
+        "{touched}\n{why}"
     );
     // The ledger has both runs with their codes, and `waymark receipts` checks them.
     let bash: Vec<i64> = sb
