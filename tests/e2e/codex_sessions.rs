@@ -149,19 +149,7 @@ fn codex_validations_get_receipts_with_their_exit_codes() {
         return;
     }
     let sb = Sandbox::new("codex-validate", Binary::Built, Version::CURRENT);
-    let check = sb.project.join("check.sh");
-    fs::write(&check, CHECK).unwrap();
-    fs::set_permissions(&check, fs::Permissions::from_mode(0o755)).unwrap();
-    fs::write(sb.project.join("hello.txt"), "hello, broken\n").unwrap();
-    git(&sb.project, &["add", "check.sh", "hello.txt"]);
-    git(&sb.project, &["commit", "-q", "-m", "the checks"]);
-    fs::create_dir_all(sb.project.join(".orchestration")).unwrap();
-    let config = json!({"validation_commands": [r"(^|[;&|\s])\./check\.sh\b"]});
-    fs::write(
-        sb.project.join(".orchestration/waymark.json"),
-        config.to_string(),
-    )
-    .unwrap();
+    project_with_checks(&sb);
     register(&sb);
     let fix = "*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello, broken\n+hello, fixed\n*** End Patch\n";
     let api = CodexApi::start(vec![
@@ -176,30 +164,11 @@ fn codex_validations_get_receipts_with_their_exit_codes() {
     let why = codex::diagnose(&sb, &api);
     assert_eq!(sb.read("hello.txt"), "hello, fixed\n", "{why}");
     let hook = sb.hook_json();
-    let receipts = hook["receipts"].as_array().cloned().unwrap_or_default();
-    let codes: Vec<i64> = receipts
-        .iter()
-        .filter_map(|r| r["exit_code"].as_i64())
-        .collect();
-    assert_eq!(codes, [1, 0], "{why}");
-    assert!(receipts.iter().all(|r| r["observed"] == true), "{why}");
-    // Made by `waymark plan` and `waymark step start` from Codex's shell.
-    assert!(
-        receipts.iter().all(|r| r["step_name"] == "Fix hello"),
-        "{why}"
-    );
-    assert!(
-        by_trigger(&hook, "validation")
-            .iter()
-            .any(|c| strs(&c["description"]).contains("./check.sh")),
-        "{why}"
-    );
+    both_runs_have_receipts(&hook, &why);
     // Files no hook named (a shell's edit) join the step at Codex's Stop, from the tree.
     let touched = hook["current_step"]["files_touched"].to_string();
-    assert!(
-        touched.contains("hello.txt") && touched.contains("shell-made.txt"),
-        "{touched}\n{why}"
-    );
+    let both = touched.contains("hello.txt") && touched.contains("shell-made.txt");
+    assert!(both, "{touched}\n{why}");
     // The ledger has both runs with their codes, and `waymark receipts` checks them.
     let bash: Vec<i64> = sb
         .trace()
@@ -216,6 +185,46 @@ fn codex_validations_get_receipts_with_their_exit_codes() {
     );
     assert!(
         !sb.project.join(".orchestration/codex-bash.jsonl").exists(),
+        "{why}"
+    );
+}
+
+/// `./check.sh` as the project's validation command, hello.txt to fix, committed.
+fn project_with_checks(sb: &Sandbox) {
+    let check = sb.project.join("check.sh");
+    fs::write(&check, CHECK).unwrap();
+    fs::set_permissions(&check, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(sb.project.join("hello.txt"), "hello, broken\n").unwrap();
+    git(&sb.project, &["add", "check.sh", "hello.txt"]);
+    git(&sb.project, &["commit", "-q", "-m", "the checks"]);
+    fs::create_dir_all(sb.project.join(".orchestration")).unwrap();
+    let config = json!({"validation_commands": [r"(^|[;&|\s])\./check\.sh\b"]});
+    fs::write(
+        sb.project.join(".orchestration/waymark.json"),
+        config.to_string(),
+    )
+    .unwrap();
+}
+
+/// The failing check then the passing one: observed receipts with codes 1 and 0, of the
+/// step planned from Codex's shell, and a validation checkpoint.
+fn both_runs_have_receipts(hook: &Value, why: &str) {
+    let receipts = hook["receipts"].as_array().cloned().unwrap_or_default();
+    let codes: Vec<i64> = receipts
+        .iter()
+        .filter_map(|r| r["exit_code"].as_i64())
+        .collect();
+    assert_eq!(codes, [1, 0], "{why}");
+    assert!(receipts.iter().all(|r| r["observed"] == true), "{why}");
+    // Made by `waymark plan` and `waymark step start` from Codex's shell.
+    assert!(
+        receipts.iter().all(|r| r["step_name"] == "Fix hello"),
+        "{why}"
+    );
+    assert!(
+        by_trigger(hook, "validation")
+            .iter()
+            .any(|c| strs(&c["description"]).contains("./check.sh")),
         "{why}"
     );
 }
