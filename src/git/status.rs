@@ -172,6 +172,7 @@ mod tests {
         std::fs::create_dir_all(d.join(".orchestration")).unwrap();
         std::fs::write(d.join(".orchestration/hook.json"), "{}").unwrap();
         std::fs::create_dir_all(d.join(".claude")).unwrap();
+        std::fs::create_dir_all(d.join(".codex")).unwrap();
         for f in SETUP_FILES {
             std::fs::write(d.join(f), "{\"hooks\": {}}\n").unwrap();
         }
@@ -193,5 +194,8 @@ mod tests {
         let d2 = diff_stat(d, None, "AGENT.md").unwrap();
         assert_eq!((d2.files, d2.added, d2.new), (2, 5, 1));
         assert_eq!(d2.describe(), "2 files, +5/−0 lines (1 new)");
+        // The same files by name, for Codex CLI's Stop.
+        let names = changed_files(d, None, "AGENT.md").unwrap();
+        assert_eq!(names, ["a.txt", "new.rs"]);
     }
 }
