@@ -92,6 +92,10 @@ fn codex_crash_then_the_next_codex_session_gets_the_brief() {
     assert_eq!(hook["recovery"]["crash_type"], "signal", "{why}");
     let brief = api.turns()[0].developer_text();
     the_brief_names_the_work(&brief, &why);
+    assert!(
+        brief.contains("Codex CLI session"),
+        "whose crash it was:\n{brief}"
+    );
 }
 
 /// The brief a session got after a crash of the parser session: the crash, the running

@@ -71,6 +71,10 @@ fn a_task_crashed_in_codex_goes_on_in_claude_code() {
         .find_text("SessionStart hook additional context")
         .unwrap_or_else(|| panic!("no SessionStart context in the first request\n{why}"));
     the_brief_names_the_work(&brief, &why);
+    assert!(
+        brief.contains("Codex CLI session"),
+        "whose crash it was:\n{brief}"
+    );
     assert_eq!(writers_of(&sb.trace(), "parser.txt"), ["codex"], "{why}");
 }
 
