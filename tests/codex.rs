@@ -106,7 +106,13 @@ fn a_codex_session_through_the_binary() {
     records_name_codex(&p);
 }
 
-/// Every record is Codex's; the patch's names the model as its contributor.
+const SCHEMA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/agent-trace/trace-record.json"
+);
+
+/// Every record is Codex's and valid Agent Trace; the patch's names the model as its
+/// contributor.
 fn records_name_codex(p: &Project) {
     let trace: Vec<Value> = p
         .read(".orchestration/agent_trace.jsonl")
@@ -114,7 +120,10 @@ fn records_name_codex(p: &Project) {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert!(!trace.is_empty());
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(SCHEMA).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
     for r in &trace {
+        assert!(validator.is_valid(r), "not Agent Trace: {r:#}");
         assert_eq!(r["tool"]["name"], "codex", "{r:#}");
         assert_eq!(r["metadata"]["waymark"]["agent"], "codex", "{r:#}");
     }
