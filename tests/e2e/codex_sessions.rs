@@ -286,3 +286,50 @@ fn codex_compaction_checkpoints_and_gives_the_brief() {
     }
     assert!(Path::new(&sb.path("notes.txt")).exists(), "{why}");
 }
+
+/// Ctrl-C in Codex (SIGINT to the native binary mid-tool-call) fires Interrupt then
+/// SessionEnd: the turn stopped, the session ended, and the next session finds no crash.
+#[test]
+fn codex_interrupted_is_a_stop_not_a_crash() {
+    if codex().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("codex-interrupt", Binary::Built, Version::CURRENT);
+    register(&sb);
+    let started = sb.root.join("codex-interrupted.pid");
+    let api = CodexApi::start(vec![
+        shell("waymark plan 'Build it' && waymark step start 1"),
+        CTurn::Shell(sleeping(&started)),
+        CTurn::Text("E2E-CI never reached".into()),
+    ]);
+    let mut child = codex::spawn(&sb, &api, &["E2E-CI build it"]);
+    let sleeping = wait_for(Duration::from_secs(45), || started.exists());
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    let ended = wait_for(Duration::from_secs(20), || {
+        child.try_wait().ok().flatten().is_some()
+    });
+    if !ended {
+        kill_group(child.id());
+    }
+    let why = codex::diagnose(&sb, &api);
+    assert!(sleeping && sent && ended, "{why}");
+    let hook = sb.hook_json();
+    let session = last_session(&hook);
+    assert_ne!(session["status"], "active", "{why}");
+    let last = strs(&hook["current_step"]["last_output"]);
+    assert!(last.contains("interrupted"), "{last}\n{why}");
+
+    let api = CodexApi::start(vec![CTurn::Text("E2E-CI-AGAIN".into())]);
+    codex::run_ok(&sb, &api, &["E2E-CI go on"], "E2E-CI-AGAIN");
+    let why = codex::diagnose(&sb, &api);
+    let hook = sb.hook_json();
+    assert_ne!(hook["state"], "recovering", "{why}");
+    let brief = api.turns()[0].developer_text();
+    assert!(
+        brief.contains("Resume brief") && !brief.contains("CRASH DETECTED"),
+        "{brief}"
+    );
+}
