@@ -188,6 +188,12 @@ fn init_for_codex_is_idempotent_and_removable() {
         .unwrap();
     assert!(ours.ends_with("hook --agent codex PostToolUse"), "{ours}");
     assert!(!p.path(".claude/settings.json").exists());
+    // `waymark doctor` checks Codex's registration too.
+    let doctor = String::from_utf8(p.run(&["doctor"], "").stdout).unwrap();
+    assert!(
+        doctor.contains("hooks.json (Codex CLI) for 11 events"),
+        "{doctor}"
+    );
     let out = p.run(&["init", "--agent", "codex", "--remove"], "");
     assert!(out.status.success());
     let v: Value = serde_json::from_str(&p.read(".codex/hooks.json")).unwrap();
