@@ -54,6 +54,8 @@ pub struct Common {
 pub struct Event {
     pub common: Common,
     pub kind: EventKind,
+    /// Who sent it: Claude Code unless the command line named another agent.
+    pub agent: crate::claude::codex::Agent,
 }
 
 #[derive(Debug, Clone)]
@@ -233,7 +235,11 @@ pub fn from_value(name: Option<&str>, mut value: Value) -> Result<Parsed, ParseE
     };
     let kind = kind(&name, &mut value)?;
     Ok(Parsed {
-        event: Event { common, kind },
+        event: Event {
+            common,
+            kind,
+            agent: Default::default(),
+        },
         mismatch,
     })
 }

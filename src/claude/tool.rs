@@ -26,6 +26,8 @@ pub enum ToolInput {
     TaskCreate(TaskCreateInput),
     TaskUpdate(TaskUpdateInput),
     TodoWrite(TodoWriteInput),
+    /// Codex CLI's `apply_patch` (never sent by Claude Code).
+    Patch(PatchInput),
     Other(Value),
     #[default]
     Missing,
@@ -99,6 +101,66 @@ pub struct Todo {
     #[serde(rename = "activeForm")]
     pub active_form: Option<String>,
     pub id: Option<String>,
+}
+
+/// A Codex CLI `apply_patch` call: the patch text (its `tool_input.command`) and the
+/// files its headers name (`*** Add File:`, `*** Update File:`, `*** Delete File:`, and
+/// the new name of a `*** Move to:`), as written: relative to the event's cwd.
+#[derive(Debug, Clone, Default)]
+pub struct PatchInput {
+    pub patch: String,
+    pub files: Vec<PatchFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchFile {
+    pub path: String,
+    pub op: PatchOp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchOp {
+    Add,
+    Update,
+    Delete,
+    /// The new path of an updated file (`*** Move to:` under its `*** Update File:`).
+    MoveTo,
+}
+
+impl PatchInput {
+    /// Reads the file headers of a patch in Codex's format (`*** Begin Patch` …).
+    pub fn parse(patch: &str) -> PatchInput {
+        const HEADERS: [(&str, PatchOp); 4] = [
+            ("*** Add File: ", PatchOp::Add),
+            ("*** Update File: ", PatchOp::Update),
+            ("*** Delete File: ", PatchOp::Delete),
+            ("*** Move to: ", PatchOp::MoveTo),
+        ];
+        let files = patch
+            .lines()
+            .filter_map(|line| {
+                HEADERS.iter().find_map(|(prefix, op)| {
+                    let path = line.strip_prefix(prefix)?.trim();
+                    (!path.is_empty()).then(|| PatchFile {
+                        path: path.to_string(),
+                        op: *op,
+                    })
+                })
+            })
+            .collect();
+        PatchInput {
+            patch: patch.to_string(),
+            files,
+        }
+    }
+
+    /// The lines an added file gets (its `+` lines), for the trace's ranges.
+    pub fn added_lines(&self, path: &str) -> Option<usize> {
+        let header = format!("*** Add File: {path}");
+        let mut lines = self.patch.lines().skip_while(|l| l.trim_end() != header);
+        lines.next()?;
+        Some(lines.take_while(|l| l.starts_with('+')).count())
+    }
 }
 
 /// A PostToolUse `tool_response`, typed for the tools waymark reads.
@@ -211,6 +273,7 @@ impl ToolCall {
             ToolInput::Write(w) => vec![w.file_path.as_str()],
             ToolInput::Edit(e) => vec![e.file_path.as_str()],
             ToolInput::NotebookEdit(n) => vec![n.notebook_path.as_str()],
+            ToolInput::Patch(p) => p.files.iter().map(|f| f.path.as_str()).collect(),
             _ => Vec::new(),
         }
         .into_iter()
@@ -242,7 +305,10 @@ impl ToolCall {
     pub fn is_mutation(&self) -> bool {
         matches!(
             self.input,
-            ToolInput::Write(_) | ToolInput::Edit(_) | ToolInput::NotebookEdit(_)
+            ToolInput::Write(_)
+                | ToolInput::Edit(_)
+                | ToolInput::NotebookEdit(_)
+                | ToolInput::Patch(_)
         )
     }
 
@@ -301,6 +367,10 @@ impl ToolInput {
             "TaskCreate" => typed(&raw).map(ToolInput::TaskCreate),
             "TaskUpdate" => typed(&raw).map(ToolInput::TaskUpdate),
             "TodoWrite" => typed(&raw).map(ToolInput::TodoWrite),
+            "apply_patch" => raw
+                .get("command")
+                .and_then(Value::as_str)
+                .map(|p| ToolInput::Patch(PatchInput::parse(p))),
             _ => None,
         };
         parsed.unwrap_or(ToolInput::Other(raw))
@@ -372,6 +442,24 @@ mod tests {
             ToolCall::from_payload(&mut p).input,
             ToolInput::Other(_)
         ));
+    }
+
+    #[test]
+    fn a_codex_patch_names_its_files() {
+        let patch = "*** Begin Patch\n*** Add File: src/new.rs\n+fn a() {}\n+fn b() {}\n*** Update File: src/old.rs\n*** Move to: src/renamed.rs\n@@\n-x\n+y\n*** Delete File: gone.txt\n*** End Patch\n";
+        let mut p = json!({"tool_name":"apply_patch","tool_input":{"command":patch}});
+        let call = ToolCall::from_payload(&mut p);
+        assert!(call.is_mutation());
+        assert_eq!(
+            call.written_paths(),
+            vec!["src/new.rs", "src/old.rs", "src/renamed.rs", "gone.txt"]
+        );
+        let ToolInput::Patch(input) = &call.input else {
+            panic!("{call:?}")
+        };
+        assert_eq!(input.files[2].op, PatchOp::MoveTo);
+        assert_eq!(input.added_lines("src/new.rs"), Some(2));
+        assert_eq!(input.added_lines("src/old.rs"), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use crate::claude::codex::Agent;
 use crate::cmd;
 
 /// Crash recovery, signed validation receipts and intent governance for Claude Code.
@@ -25,6 +26,9 @@ pub enum Command {
     Hook {
         /// The event name (SessionStart, PostToolUse, …); `hook_event_name` is the fallback.
         event: Option<String>,
+        /// The agent that runs the hook: `claude` (the default) or `codex` (Codex CLI).
+        #[arg(long, value_name = "AGENT", default_value = "claude")]
+        agent: String,
     },
     /// Feed recorded hook events (one JSON object a line) through, in order.
     Replay {
@@ -101,14 +105,20 @@ pub enum Command {
     /// List intents or choose the active one.
     #[command(subcommand)]
     Intent(cmd::intent::IntentCmd),
-    /// Add waymark's hooks to .claude/settings.json (or remove them).
+    /// Add waymark's hooks to .claude/settings.json, or with --agent codex to
+    /// .codex/hooks.json (or remove them).
     Init {
         /// Take out waymark's hooks instead (and the file, if nothing else is in it).
         #[arg(long)]
         remove: bool,
-        /// Write to ~/.claude/settings.json instead of the project's.
+        /// Write to the user's file (~/.claude/settings.json, ~/.codex/hooks.json) instead
+        /// of the project's.
         #[arg(long)]
         user: bool,
+        /// The agent to register waymark with: `claude` (Claude Code, the default) or
+        /// `codex` (Codex CLI).
+        #[arg(long, value_name = "AGENT", default_value = "claude")]
+        agent: String,
     },
     /// Show the effective configuration, or set a value.
     #[command(subcommand)]
@@ -132,10 +142,18 @@ fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
     if let Some(event) = plain_hook_call(args.get(1..).unwrap_or_default()) {
         return cmd::hook::run(event, None);
     }
+    // Codex CLI's registered form, `waymark hook --agent codex <Event>`, skips clap too.
+    if let Some(event) = codex_hook_call(args.get(1..).unwrap_or_default()) {
+        return cmd::hook::run_codex(Some(event), None);
+    }
     let cli = Cli::parse_from(args);
     let root = cli.root;
     match cli.command {
-        Command::Hook { event } => cmd::hook::run(event.as_deref(), root),
+        Command::Hook { event, agent } => match agent_arg(&agent) {
+            Ok(Agent::Claude) => cmd::hook::run(event.as_deref(), root),
+            Ok(Agent::Codex) => cmd::hook::run_codex(event.as_deref(), root),
+            Err(code) => code,
+        },
         Command::Replay { file } => cmd::replay::run(&file, root),
         Command::Status { json } => cmd::status::run(root, json),
         Command::Checkpoint {
@@ -161,9 +179,38 @@ fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Cleanup(args) => cmd::cleanup::run(root, args),
         Command::GitHooks(c) => cmd::git_hooks::run(root, c),
         Command::Intent(c) => cmd::intent::run(root, c),
-        Command::Init { remove, user } => cmd::init::run(root, remove, user),
+        Command::Init {
+            remove,
+            user,
+            agent,
+        } => match agent_arg(&agent) {
+            Ok(Agent::Claude) => cmd::init::run(root, remove, user),
+            Ok(Agent::Codex) => cmd::init::run_codex(root, remove, user),
+            Err(code) => code,
+        },
         Command::Config(c) => cmd::config::run(root, c),
         Command::Doctor => cmd::doctor::run(root),
+    }
+}
+
+/// The agent `--agent` names, or the usage error.
+fn agent_arg(name: &str) -> Result<Agent, ExitCode> {
+    Agent::parse(name).ok_or_else(|| {
+        cmd::fail(
+            cmd::USAGE,
+            format!("unknown agent `{name}`: waymark knows `claude` (Claude Code) and `codex` (Codex CLI)"),
+        )
+    })
+}
+
+/// `Some(event)` when the arguments are exactly `hook --agent codex <Event>`.
+fn codex_hook_call(args: &[std::ffi::OsString]) -> Option<&str> {
+    match args {
+        [hook, flag, agent, event] if hook == "hook" && flag == "--agent" && agent == "codex" => {
+            let event = event.to_str()?;
+            (!event.is_empty() && !event.starts_with('-')).then_some(event)
+        }
+        _ => None,
     }
 }
 
@@ -208,8 +255,19 @@ mod tests {
         }
         // And clap agrees on what the fast path takes.
         let cli = Cli::try_parse_from(["waymark", "hook", "PostToolUse"]).unwrap();
-        assert!(matches!(cli.command, Command::Hook { event: Some(e) } if e == "PostToolUse"));
+        assert!(matches!(cli.command, Command::Hook { event: Some(e), .. } if e == "PostToolUse"));
         let cli = Cli::try_parse_from(["waymark", "hook"]).unwrap();
-        assert!(matches!(cli.command, Command::Hook { event: None }));
+        assert!(matches!(cli.command, Command::Hook { event: None, .. }));
+        // Codex CLI's form: its own fast path, which clap reads the same way.
+        let args: Vec<std::ffi::OsString> = ["hook", "--agent", "codex", "Stop"]
+            .iter()
+            .map(Into::into)
+            .collect();
+        assert_eq!(codex_hook_call(&args), Some("Stop"));
+        assert_eq!(plain_hook_call(&args), None);
+        let cli = Cli::try_parse_from(["waymark", "hook", "--agent", "codex", "Stop"]).unwrap();
+        assert!(
+            matches!(cli.command, Command::Hook { event: Some(e), agent } if e == "Stop" && agent == "codex")
+        );
     }
 }

@@ -31,6 +31,7 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
     lines.push(key_line(&ctx));
 
     hook_lines(&ctx.project.root, &mut lines);
+    codex_lines(&ctx.project.root, &mut lines);
     match crate::git::run(&ctx.project.root, ["--version"]) {
         Some(v) => lines.push((Mark::Ok, v)),
         None => lines.push((
@@ -104,6 +105,42 @@ fn hook_lines(root: &Path, lines: &mut Vec<(Mark, String)>) {
     for (file, commands) in registered {
         program_lines(&file, &commands, lines);
     }
+}
+
+/// How Codex CLI reaches waymark, when it does: each hooks.json it reads for the project
+/// (the project's `.codex/hooks.json`, `$CODEX_HOME/hooks.json` or `~/.codex/hooks.json`)
+/// with waymark's entries, whose programs must start. Nothing when none has them: most
+/// users have no Codex.
+fn codex_lines(root: &Path, lines: &mut Vec<(Mark, String)>) {
+    let mut files = vec![root.join(".codex/hooks.json")];
+    match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
+        Some(h) => files.push(PathBuf::from(h).join("hooks.json")),
+        None => files
+            .extend(std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex/hooks.json"))),
+    }
+    // The project may be the home directory: one file, one check.
+    if files.len() == 2 && same_file(&files[0], &files[1]) {
+        files.pop();
+    }
+    for f in files {
+        let Some(settings) = std::fs::read_to_string(&f)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        else {
+            continue;
+        };
+        let commands = super::init::registered_commands(&settings);
+        if commands.iter().any(|c| !c.contains("--agent codex")) {
+            lines.push((Mark::Warn, format!("{}: a waymark hook without `--agent codex` reads Codex's events as Claude Code's: run `waymark init --agent codex` again", f.display())));
+        }
+        if !commands.is_empty() {
+            program_lines(&format!("{} (Codex CLI)", f.display()), &commands, lines);
+        }
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
 /// One settings file's hooks: one check per program the entries run (normally one for

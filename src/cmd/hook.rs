@@ -2,6 +2,10 @@
 //! every path exits 0, panics are caught, a watchdog ends the process at the deadline,
 //! errors go to `.orchestration/waymark.log` and one line on stderr, and stdout carries
 //! only valid hook JSON, only when there is something to say.
+//!
+//! `waymark hook --agent codex <Event>` is Codex CLI's entry ([`run_codex`]): the same
+//! steps, with its input adapted first (`claude::codex`) and its shell calls' verdicts
+//! read from the rollout (`handlers::verdicts`); Claude Code's path ([`run`]) does none of it.
 
 use crate::cmd::ExitCode;
 use std::io::{Read, Write};
@@ -10,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::claude::codex::{self, Agent};
 use crate::claude::event::{self, Event, Parsed};
 use crate::handlers::Handled;
 use crate::runtime::context::Ctx;
@@ -53,7 +58,7 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     let handled = run_event(&ctx, &parsed.event);
     claim.done(&ctx);
     if handled.deferred {
-        keep(&ctx, parsed.event.name(), &text);
+        keep(&ctx, parsed.event.name(), &text, Agent::Claude);
     }
     if let Some(json) = handled.out.to_json(parsed.event.name()) {
         let mut stdout = std::io::stdout().lock();
@@ -105,15 +110,137 @@ fn open(root: Option<PathBuf>, parsed: &Parsed) -> Option<Ctx> {
 }
 
 /// Keeps an event a busy lock deferred, for the next event to apply (`handlers::pending`).
-fn keep(ctx: &Ctx, event: &str, text: &str) {
+fn keep(ctx: &Ctx, event: &str, text: &str, agent: Agent) {
     let input: Value = serde_json::from_str(text).unwrap_or_default();
-    if let Err(e) = crate::handlers::pending::keep(ctx, event, &input) {
+    if let Err(e) = crate::handlers::pending::keep(ctx, event, &input, agent) {
         report(
             &ctx.project,
             event,
             &format!("the event could not be kept for later: {e}"),
         );
     }
+}
+
+/// `waymark hook --agent codex <Event>`: [`run`] for Codex CLI's input.
+pub fn run_codex(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
+    panic::set_hook(Box::new(|_| {}));
+    super::finish_on_closed_stdout();
+    let fallback = || Project::from_arg(root.clone(), None);
+    let context = name.unwrap_or("hook");
+    let bytes = match read_input() {
+        Ok(b) => b,
+        Err(e) => {
+            report(&fallback(), context, &e);
+            return ExitCode::SUCCESS;
+        }
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let (name, value, parsed) = match codex_parse(name, &text) {
+        Ok(p) => p,
+        Err(e) => {
+            report(&fallback(), context, &e);
+            return ExitCode::SUCCESS;
+        }
+    };
+    let Some(mut ctx) = open(root, &parsed) else {
+        return ExitCode::SUCCESS;
+    };
+    let Some(claim) = crate::handlers::once::claim(&ctx, &name, &bytes) else {
+        return ExitCode::SUCCESS;
+    };
+    crate::handlers::pending::apply(&mut ctx);
+    let earlier = panic::catch_unwind(AssertUnwindSafe(|| {
+        crate::handlers::verdicts::settle(&mut ctx, &parsed.event)
+    }))
+    .unwrap_or_default();
+    let mut handled = codex_event(&ctx, &name, &value, &parsed.event);
+    claim.done(&ctx);
+    if handled.deferred {
+        keep(&ctx, &name, &value.to_string(), Agent::Codex);
+    }
+    handled.out.context.splice(0..0, earlier);
+    if let Some(json) = codex_json(&handled.out, &name) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(Clean::json(&json).with_newline().as_bytes());
+        let _ = stdout.flush();
+    }
+    ExitCode::SUCCESS
+}
+
+/// A Codex input read and adapted: the event's name for the handlers, the input in Claude
+/// Code's shape, and the event parsed from it (its agent set).
+fn codex_parse(name: Option<&str>, text: &str) -> Result<(String, Value, Parsed), String> {
+    let mut value: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    if !value.is_object() {
+        return Err(event::ParseError::NotObject.to_string());
+    }
+    let named = value.get("hook_event_name").and_then(Value::as_str);
+    let name = match name
+        .filter(|n| !n.is_empty())
+        .or(named.filter(|n| !n.is_empty()))
+    {
+        Some(n) => n.to_string(),
+        None => return Err(event::ParseError::NoName.to_string()),
+    };
+    let name = codex::adapt(&name, &mut value);
+    let mut parsed = event::from_value(Some(&name), value.clone()).map_err(|e| e.to_string())?;
+    parsed.event.agent = Agent::Codex;
+    Ok((name, value, parsed))
+}
+
+/// Handles one Codex event; a shell call whose exit code the rollout does not hold yet is
+/// held for a later event (`handlers::verdicts`) and handled then.
+fn codex_event(ctx: &Ctx, name: &str, value: &Value, event: &Event) -> Handled {
+    if !codex::awaits_exit_code(name, value) {
+        return run_event(ctx, event);
+    }
+    let call_id = event_call_id(value);
+    let transcript = event.common.transcript_path.as_deref();
+    match crate::handlers::verdicts::verdict(transcript, call_id) {
+        Some(code) => {
+            let mut value = value.clone();
+            let name = codex::with_exit_code(name, &mut value, code);
+            match event::from_value(Some(&name), value) {
+                Ok(mut p) => {
+                    p.event.agent = Agent::Codex;
+                    run_event(ctx, &p.event)
+                }
+                Err(e) => {
+                    report(&ctx.project, &name, &e.to_string());
+                    Handled::default()
+                }
+            }
+        }
+        None => {
+            if let Err(e) = crate::handlers::verdicts::hold(ctx, event, value) {
+                report(
+                    &ctx.project,
+                    name,
+                    &format!("the call could not be held: {e}"),
+                );
+            }
+            Handled::default()
+        }
+    }
+}
+
+fn event_call_id(value: &Value) -> &str {
+    value
+        .get("tool_use_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// What to print for Codex: Claude Code's output made Codex's (`codex::output`); a
+/// PreToolUse with context and no decision carries the context (Codex takes it there).
+fn codex_json(out: &crate::claude::output::Output, name: &str) -> Option<Value> {
+    if name == "PreToolUse" && out.decision.is_none() && !out.context.is_empty() {
+        return Some(serde_json::json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "additionalContext": out.context.join("\n\n"),
+        }}));
+    }
+    out.to_json(name).map(codex::output)
 }
 
 /// Dispatches one event with panics caught (a panic is reported, and gives nothing to

@@ -117,6 +117,88 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// `waymark init --agent codex [--remove] [--user]`: waymark's hooks in Codex CLI's
+/// `<project>/.codex/hooks.json` (or `$CODEX_HOME/hooks.json`, `~/.codex/hooks.json` with
+/// --user), as `init` does for Claude Code: idempotent, every other entry kept.
+pub fn run_codex(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
+    let ctx = super::ctx_anywhere(root);
+    if !ctx.project.found && !user {
+        return super::fail(
+            super::USAGE,
+            format!(
+                "not in a project: no .git or .orchestration in {} or above it; nothing was written. Run `waymark init --agent codex` in your project, pass --root DIR, or use --user for Codex's own hooks.json",
+                ctx.project.root.display()
+            ),
+        );
+    }
+    let path = match codex_hooks_path(&ctx.project, user) {
+        Ok(p) => p,
+        Err(why) => return super::fail(super::CHECK_FAILED, why),
+    };
+    let mut settings = match read_settings(&path) {
+        Ok(s) => s,
+        Err(e) => return super::fail(super::CHECK_FAILED, e),
+    };
+    let (exe, warning) = program();
+    let (changed, what) = if remove {
+        let done = unregister(&mut settings);
+        let what = if done {
+            "Removed waymark's hooks"
+        } else {
+            "No waymark hooks to remove"
+        };
+        (done, what.to_string())
+    } else {
+        let done = register_codex(&mut settings, &exe);
+        (done != Registered::default(), registered_text(&done, &exe))
+    };
+    if changed {
+        let made = path.parent().map_or(Ok(()), fs::create_dir_all);
+        if let Err(e) = made.and_then(|()| write_settings(&path, &settings)) {
+            let why = format!("cannot write {}: {e}", path.display());
+            return super::fail(super::CHECK_FAILED, why);
+        }
+    }
+    if !remove && ctx.project.found {
+        if let Err(e) = skeleton(&ctx.project, &ctx.config.agent_md) {
+            let why = format!("cannot create .orchestration: {e}");
+            return super::fail(super::CHECK_FAILED, why);
+        }
+    }
+    if let Some(w) = warning.filter(|_| !remove) {
+        eprintln!("waymark: warning: {w}");
+    }
+    println!("{what} in {}", path.display());
+    if !remove {
+        println!("{CODEX_TRUST}");
+    }
+    ExitCode::SUCCESS
+}
+
+/// What Codex CLI asks before it runs the hooks (measured with 0.169.0).
+const CODEX_TRUST: &str = "Codex CLI runs a project's hooks only when the project is trusted, and \
+     each new or changed hook only once you trust it: review them with /hooks in codex (or run \
+     `codex --dangerously-bypass-hook-trust` where you already trust the hooks).";
+
+/// Codex's hooks.json: the project's `.codex/hooks.json` (judged where it lands, as
+/// `.claude/settings.json` is), or the user's in `$CODEX_HOME` (default `~/.codex`).
+fn codex_hooks_path(
+    project: &crate::store::project::Project,
+    user: bool,
+) -> Result<PathBuf, String> {
+    if !user {
+        return project
+            .landing(Path::new(".codex/hooks.json"), Last::Replaced)
+            .map_err(|why| format!("{why}: nothing was written"));
+    }
+    let home = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty());
+    match (home, std::env::var_os("HOME")) {
+        (Some(h), _) => Ok(PathBuf::from(h).join("hooks.json")),
+        (None, Some(h)) => Ok(PathBuf::from(h).join(".codex/hooks.json")),
+        (None, None) => Err("neither CODEX_HOME nor HOME is set".into()),
+    }
+}
+
 /// What [`register`] did, said: nothing, entries repointed at `exe`, or entries added
 /// (and some repointed).
 fn registered_text(done: &Registered, exe: &str) -> String {
@@ -183,13 +265,40 @@ struct Registered {
 /// Adds one entry per event unless an entry of ours is there; an entry of ours that runs
 /// another program (a stale path) is pointed at `program`.
 fn register(settings: &mut Map<String, Value>, program: &str) -> Registered {
+    register_events(
+        settings,
+        EVENTS,
+        &|e| format!("{program} hook {e}"),
+        &|_| 30,
+    )
+}
+
+/// [`register`] for Codex CLI's hooks.json (the same layout: `hooks.<Event>[].hooks[]`
+/// of `{type: command, command, timeout}`, `codex-rs/config/src/hook_config.rs`): its
+/// events, each naming the agent. SessionEnd and Interrupt get 3 s, the most Codex allows
+/// them.
+fn register_codex(settings: &mut Map<String, Value>, program: &str) -> Registered {
+    let command = |e: &str| format!("{program} hook --agent codex {e}");
+    let timeout = |e: &str| match e {
+        "SessionEnd" | "Interrupt" => 3,
+        _ => 30,
+    };
+    register_events(settings, crate::claude::codex::EVENTS, &command, &timeout)
+}
+
+fn register_events(
+    settings: &mut Map<String, Value>,
+    events: &[&str],
+    command: &dyn Fn(&str) -> String,
+    timeout: &dyn Fn(&str) -> u64,
+) -> Registered {
     let mut done = Registered::default();
     let hooks = settings.entry("hooks").or_insert_with(|| json!({}));
     let Some(hooks) = hooks.as_object_mut() else {
         return done;
     };
-    for event in EVENTS {
-        let wanted = format!("{program} hook {event}");
+    for event in events {
+        let wanted = command(event);
         let list = hooks.entry(*event).or_insert_with(|| json!([]));
         let Some(list) = list.as_array_mut() else {
             continue;
@@ -208,7 +317,10 @@ fn register(settings: &mut Map<String, Value>, program: &str) -> Registered {
             }
         }
         if !present {
-            list.push(json!({"hooks": [{"type": "command", "command": wanted, "timeout": 30}]}));
+            let timeout = timeout(event);
+            list.push(
+                json!({"hooks": [{"type": "command", "command": wanted, "timeout": timeout}]}),
+            );
             done.added += 1;
         }
     }
@@ -375,6 +487,24 @@ mod tests {
             s["hooks"]["Stop"][1]["hooks"][0]["command"],
             "waymark hook Stop"
         );
+        assert!(unregister(&mut s));
+        assert_eq!(Value::Object(s), original);
+    }
+
+    #[test]
+    fn codex_hooks_name_the_agent_and_keep_other_entries() {
+        let original =
+            json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}});
+        let mut s = original.as_object().unwrap().clone();
+        let all = crate::claude::codex::EVENTS.len();
+        assert_eq!(register_codex(&mut s, "waymark").added, all);
+        assert_eq!(register_codex(&mut s, "waymark"), Registered::default());
+        assert_eq!(
+            s["hooks"]["Stop"][1]["hooks"][0]["command"],
+            "waymark hook --agent codex Stop"
+        );
+        assert_eq!(s["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], 3);
+        assert_eq!(s["hooks"]["PreToolUse"][0]["hooks"][0]["timeout"], 30);
         assert!(unregister(&mut s));
         assert_eq!(Value::Object(s), original);
     }

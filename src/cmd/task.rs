@@ -214,9 +214,8 @@ fn listing(hook: &Hook) -> String {
     out
 }
 
-/// A command the agent ran from its Bash tool (Claude Code puts `CLAUDE_CODE_SESSION_ID`
-/// in that environment): the step it moved is that session's step, as a hook event would
-/// have recorded it.
+/// A command the agent ran from its shell tool ([`agent_session`]): the step it moved is
+/// that session's step, as a hook event would have recorded it.
 fn note_agent_session(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
     if let Some(session) = agent_session() {
         hook.note_session(
@@ -229,8 +228,19 @@ fn note_agent_session(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
     }
 }
 
-/// The Claude Code session whose agent runs this command from its Bash tool.
+/// The session whose agent runs this command from its shell tool: Claude Code puts
+/// `CLAUDE_CODE_SESSION_ID` in its Bash tool's environment, Codex CLI `CODEX_THREAD_ID`
+/// in its shell's (the thread id is the `session_id` of its hook events).
 fn agent_session() -> Option<String> {
+    claude_session().or_else(|| {
+        std::env::var("CODEX_THREAD_ID")
+            .ok()
+            .filter(|s| !s.is_empty())
+    })
+}
+
+/// The Claude Code session whose agent runs this command from its Bash tool.
+fn claude_session() -> Option<String> {
     std::env::var("CLAUDE_CODE_SESSION_ID")
         .ok()
         .filter(|s| !s.is_empty())
@@ -239,7 +249,8 @@ fn agent_session() -> Option<String> {
 /// Before the agent's first change of the plan in a turn: whether the conversation was
 /// rewound (Claude Code's /rewind), which puts the plan back first; what to tell it.
 fn rewound_first(ctx: &Ctx, hook: &mut Hook) -> String {
-    let note = agent_session().and_then(|s| crate::handlers::rewound::check(ctx, hook, &s, false));
+    // Only Claude Code's conversations are rewound (its /rewind, read from its transcript).
+    let note = claude_session().and_then(|s| crate::handlers::rewound::check(ctx, hook, &s, false));
     note.map(|n| format!("{n}\n")).unwrap_or_default()
 }
 

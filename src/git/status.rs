@@ -35,9 +35,10 @@ impl DiffStat {
 /// The set-up files `waymark init` writes and Claude Code keeps its grants in: the agent's
 /// configuration, not its work, so the count of what changed leaves them out (a rewind
 /// still restores them: only the count skips them).
-const SETUP_FILES: [&str; 3] = [
+const SETUP_FILES: [&str; 4] = [
     ".claude/settings.json",
     ".claude/settings.local.json",
+    ".codex/hooks.json",
     ".gitattributes",
 ];
 
@@ -92,6 +93,28 @@ pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<Diff
         d.added += lines_of(&root.join(rel));
     }
     Some(d)
+}
+
+/// The files the work tree changed against `since` (a commit; HEAD when none), new ones
+/// included, root-relative, waymark's own and the set-up files left out: what an agent
+/// changed with no hook telling (Codex CLI's Stop reads it). `None` outside git.
+pub fn changed_files(root: &Path, since: Option<&str>, lessons: &str) -> Option<Vec<String>> {
+    let base = since.unwrap_or("HEAD");
+    let with_files = |args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let setup = SETUP_FILES.iter().map(|f| format!(":(exclude){f}"));
+        args.into_iter()
+            .chain(super::project_files(lessons))
+            .chain(setup)
+    };
+    let diff = started(root, with_files(&["diff", "--name-only", base, "--"]));
+    let others = ["ls-files", "--others", "--exclude-standard", "--"];
+    let untracked = started(root, with_files(&others));
+    let mut files: Vec<String> = finished(diff)?.lines().map(str::to_string).collect();
+    let untracked = finished(untracked).unwrap_or_default();
+    files.extend(untracked.lines().map(str::to_string));
+    files.retain(|f| !f.is_empty());
+    Some(files)
 }
 
 /// Whether this machine has two cores or fewer for this process.
@@ -149,6 +172,7 @@ mod tests {
         std::fs::create_dir_all(d.join(".orchestration")).unwrap();
         std::fs::write(d.join(".orchestration/hook.json"), "{}").unwrap();
         std::fs::create_dir_all(d.join(".claude")).unwrap();
+        std::fs::create_dir_all(d.join(".codex")).unwrap();
         for f in SETUP_FILES {
             std::fs::write(d.join(f), "{\"hooks\": {}}\n").unwrap();
         }
@@ -170,5 +194,8 @@ mod tests {
         let d2 = diff_stat(d, None, "AGENT.md").unwrap();
         assert_eq!((d2.files, d2.added, d2.new), (2, 5, 1));
         assert_eq!(d2.describe(), "2 files, +5/−0 lines (1 new)");
+        // The same files by name, for Codex CLI's Stop.
+        let names = changed_files(d, None, "AGENT.md").unwrap();
+        assert_eq!(names, ["a.txt", "new.rs"]);
     }
 }

@@ -1,6 +1,7 @@
 //! Stop, StopFailure, SubagentStart, SubagentStop, SessionEnd and CwdChanged: turns and
 //! sessions starting, ending and moving.
 
+use crate::claude::codex::Agent;
 use crate::claude::event::{CwdChanged, Event, SessionEnd, Stop, StopFailure};
 use crate::runtime::context::Ctx;
 use crate::task::{
@@ -21,6 +22,9 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
                 c.last_output = truncate(&e.last_assistant_message, MAX_LAST_OUTPUT);
             }
             hook.end_command(&event.common.session_id, None);
+            if event.agent == Agent::Codex {
+                touched_unseen(ctx, hook);
+            }
             effects.extend(super::prompt::context_threshold(ctx, event, hook));
             if hook.state == HookState::StepPending && hook.all_steps_completed() {
                 effects.push(Effect::Checkpoint(
@@ -44,6 +48,24 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
     })?;
     changed.map(|(r, _)| r).transpose()?;
     Ok(())
+}
+
+/// Codex CLI's Stop: the files the turn changed with no hook telling (a shell command's
+/// edits, a patch whose PostToolUse never came) join the step's files, read from the work
+/// tree against the last checkpoint. Claude Code's Stop does not do it: its edits come
+/// with their hooks.
+fn touched_unseen(ctx: &Ctx, hook: &mut crate::task::Hook) {
+    if hook.current_step.is_none() {
+        return;
+    }
+    let since = hook.resume_checkpoint().and_then(|c| c.git_commit.clone());
+    let root = &ctx.project.root;
+    let changed = crate::git::status::changed_files(root, since.as_deref(), &ctx.config.agent_md);
+    for file in changed.unwrap_or_default() {
+        if !file.chars().any(char::is_control) {
+            hook.touch_file(&file, ctx.now);
+        }
+    }
 }
 
 /// SessionEnd: `clear` notes what changed since the last checkpoint (verify_before_clear)

@@ -17,6 +17,7 @@ mod prompt;
 pub mod rewound;
 mod session_start;
 mod tasks;
+pub mod verdicts;
 
 use crate::claude::event::{Event, EventKind};
 use crate::claude::output::Output;
@@ -96,6 +97,11 @@ fn note(
 ) {
     let c = &event.common;
     hook.note_session(&c.session_id, c.transcript_path.as_deref(), status, ctx.now);
+    if event.agent != crate::claude::codex::Agent::Claude {
+        if let Some(s) = hook.session_mut(&c.session_id) {
+            s.client = Some(event.agent.title().to_string());
+        }
+    }
     // A session first seen after its SessionStart (which came before the task existed)
     // is told apart from others by its process, like one seen at SessionStart: without
     // it, a live session would count as gone.

@@ -32,6 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::claude::codex::Agent;
 use crate::claude::event;
 use crate::runtime::context::Ctx;
 use crate::store::log::Level;
@@ -56,6 +57,9 @@ struct Kept {
     received_at: DateTime<Utc>,
     event: String,
     input: Value,
+    /// The agent that sent it, when not Claude Code (`codex`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    agent: Option<String>,
 }
 
 /// How far the journal whose first line hashes to `head` is applied: its first `offset`
@@ -67,11 +71,12 @@ struct Cursor {
 }
 
 /// Keeps `input` (the event `name`'s hook input) for the next event to apply.
-pub fn keep(ctx: &Ctx, name: &str, input: &Value) -> io::Result<()> {
+pub fn keep(ctx: &Ctx, name: &str, input: &Value, agent: Agent) -> io::Result<()> {
     let kept = Kept {
         received_at: ctx.now,
         event: name.to_string(),
         input: input.clone(),
+        agent: (agent == Agent::Codex).then(|| "codex".to_string()),
     };
     store::append_line(&ctx.project.state_file(PENDING), Clean::json(&kept)).map(|_| ())
 }
@@ -162,7 +167,7 @@ fn apply_one(ctx: &mut Ctx, line: &[u8]) -> Applied {
         }
     };
     let bytes = serde_json::to_vec(&kept.input).expect("serializable");
-    let parsed = match event::parse(Some(&kept.event), &bytes) {
+    let mut parsed = match event::parse(Some(&kept.event), &bytes) {
         Ok(p) => p,
         Err(e) => {
             let why = format!("a kept {} event does not parse, dropped: {e}", kept.event);
@@ -170,6 +175,9 @@ fn apply_one(ctx: &mut Ctx, line: &[u8]) -> Applied {
             return Applied::Done;
         }
     };
+    if let Some(agent) = kept.agent.as_deref().and_then(Agent::parse) {
+        parsed.event.agent = agent;
+    }
     ctx.now = kept.received_at;
     // A kept event that panics is dropped, not met again by every hook after.
     let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -27,7 +27,11 @@ pub fn handle(
         super::note(hook, event, SessionStatus::Active, ctx);
         let c = &event.common;
         hook.end_command(&c.session_id, None);
-        let (transcript, prompt) = (c.transcript_path.as_deref(), c.prompt_id.as_deref());
+        // Only Claude Code's transcript tells a rewound conversation (Codex's rollout
+        // has no parents to compare): a Codex turn is not read for it.
+        let claude = event.agent == crate::claude::codex::Agent::Claude;
+        let transcript = c.transcript_path.as_deref().filter(|_| claude);
+        let prompt = c.prompt_id.as_deref();
         super::rewound::start_turn(ctx, hook, &c.session_id, transcript, prompt);
         // Where the CLI has written the prompt already, a rewound conversation is told
         // before any tool runs; else the turn's next event tells it.

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
+use crate::claude::codex::Agent;
 use crate::claude::event::Event;
 use crate::claude::tool::ToolCall;
 use crate::store;
@@ -53,6 +54,34 @@ pub fn contributor() -> Contributor {
     }
 }
 
+/// The contributor of a change one event made: Codex CLI names its model on every event
+/// (`model`, "gpt-5.5" → `openai/gpt-5.5`); Claude Code's is [`contributor`].
+pub fn contributor_of(event: &Event) -> Contributor {
+    let told = event.common.model.as_deref().map(str::trim);
+    match (event.agent, told.filter(|m| !m.is_empty())) {
+        (Agent::Codex, Some(model)) => Contributor {
+            kind: "ai".into(),
+            model_id: Some(normalize_model_id(model)),
+        },
+        _ => contributor(),
+    }
+}
+
+/// `tool` of a record made for `agent` (`metadata.waymark.agent`): Codex CLI does not tell
+/// hooks its version either (`CODEX_VERSION` when set, else "unknown").
+fn tool_of(agent: Option<&str>) -> Tool {
+    match agent.and_then(Agent::parse) {
+        Some(Agent::Codex) => Tool {
+            name: Agent::Codex.tool_name().into(),
+            version: std::env::var("CODEX_VERSION")
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+                .unwrap_or_else(|| "unknown".into()),
+        },
+        _ => tool(),
+    }
+}
+
 /// `tool` for every record. The schema requires a version with the name; Claude Code does
 /// not tell hooks its version, so it is `CLAUDE_CODE_VERSION` when set, else "unknown".
 pub fn tool() -> Tool {
@@ -69,7 +98,8 @@ pub fn tool() -> Tool {
 pub fn record(project: &Project, now: DateTime<Utc>, waymark: Waymark) -> Record {
     let id = uuid::Uuid::new_v4().to_string();
     let revision = crate::git::head_revision(&project.root);
-    Record::new(id, now, revision, tool(), waymark)
+    let tool = tool_of(waymark.agent.as_deref());
+    Record::new(id, now, revision, tool, waymark)
 }
 
 /// What every record about one tool call carries: the event, the session, the tool call
@@ -83,6 +113,7 @@ pub fn about(event: &Event, call: &ToolCall, task_id: Option<String>) -> Waymark
         task_id,
         agent_id: event.common.agent_id.clone().filter(|a| !a.is_empty()),
         agent_type: event.common.agent_type.clone().filter(|a| !a.is_empty()),
+        agent: (event.agent == Agent::Codex).then(|| "codex".to_string()),
         ..Default::default()
     }
 }

@@ -70,7 +70,7 @@ pub fn record(
             .transcript_path
             .as_deref()
             .and_then(super::transcript_url);
-        let contributor = super::contributor();
+        let contributor = super::contributor_of(t.event);
         for loc in t.paths {
             record.add_file(loc.display(), url.clone(), contributor.clone(), &ranges);
         }
@@ -105,6 +105,19 @@ fn attributed_lines(
             ("edit", ranges::from_patch(&r.structured_patch))
         }
         (ToolInput::Edit(_), _) => ("edit", Vec::new()),
+        // A Codex patch: the lines of the files it adds; an update's hunks carry no numbers.
+        (ToolInput::Patch(p), _) => {
+            let added = p.files.iter().find_map(|f| p.added_lines(&f.path));
+            let ranges = match (p.files.len(), added) {
+                (1, Some(n)) if n > 0 => vec![ranges::LineRange {
+                    start_line: 1,
+                    end_line: n as u64,
+                    content_hash: None,
+                }],
+                _ => Vec::new(),
+            };
+            ("patch", ranges)
+        }
         _ => ("notebook_edit", Vec::new()),
     }
 }

@@ -46,7 +46,7 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief(version: Version) {
 
 /// Runs a session that plans two steps, finishes the first and is killed (its whole
 /// process group, and the Bash tool's shell) while a Bash call of the second sleeps.
-fn crash_while_a_step_runs(sb: &Sandbox) {
+pub(crate) fn crash_while_a_step_runs(sb: &Sandbox) {
     // The Bash tool runs its shell in a process group of its own: it writes its pid there
     // so that the "crash" can take it down too, as a real crash of the machine would.
     let started = sb.root.join("sleeping-shell.pid");

@@ -251,9 +251,9 @@ fn serve(conn: TcpStream, state: &Mutex<State>) {
     let _ = out.shutdown(Shutdown::Both);
 }
 
-type Headers = HashMap<String, String>;
+pub(crate) type Headers = HashMap<String, String>;
 
-fn read_head(reader: &mut impl BufRead) -> Option<(String, String, Headers)> {
+pub(crate) fn read_head(reader: &mut impl BufRead) -> Option<(String, String, Headers)> {
     let mut line = String::new();
     // Skip stray blank lines between requests.
     loop {
@@ -285,7 +285,7 @@ fn read_head(reader: &mut impl BufRead) -> Option<(String, String, Headers)> {
     Some((method, path, headers))
 }
 
-fn read_body(reader: &mut impl BufRead, headers: &Headers) -> Option<Vec<u8>> {
+pub(crate) fn read_body(reader: &mut impl BufRead, headers: &Headers) -> Option<Vec<u8>> {
     if headers
         .get("transfer-encoding")
         .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"))
@@ -551,7 +551,7 @@ fn sse(msg_id: &str, blocks: &[Block], stop_reason: &str) -> Vec<u8> {
     http(200, "text/event-stream", body.as_bytes())
 }
 
-fn http(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
+pub(crate) fn http(status: u16, content_type: &str, body: &[u8]) -> Vec<u8> {
     let reason = match status {
         200 => "OK",
         400 => "Bad Request",

@@ -21,14 +21,18 @@ macro_rules! on_each_version {
     };
 }
 
+mod codex;
+mod codex_api;
 mod fake_api;
 mod harness;
 
 mod capture;
 mod clear;
+mod codex_sessions;
 mod compaction;
 mod crash;
 mod fresh_session;
+mod handoff;
 mod intent;
 mod plugin;
 mod resume;

@@ -55,7 +55,11 @@ pub fn detect(
         return Some(Crash {
             crash_type: "signal",
             why: format!(
-                "session {} ended mid-turn: no Stop or SessionEnd after its last event ({})",
+                "{}session {} ended mid-turn: no Stop or SessionEnd after its last event ({})",
+                s.client
+                    .as_deref()
+                    .map(|c| format!("{c} "))
+                    .unwrap_or_default(),
                 crate::text::short_id(&s.session_id),
                 crate::text::stamp(s.last_event_at)
             ),
@@ -248,7 +252,11 @@ mod tests {
         h.sessions = session(SessionStatus::Active).into_iter().collect();
         let c = detect(&h, std::time::Duration::from_secs(300), GONE).unwrap();
         assert_eq!(c.crash_type, "signal");
-        assert!(c.why.contains("abcdef12"));
+        assert!(c.why.starts_with("session abcdef12"), "{}", c.why);
+        // A Codex CLI session's crash names the agent, for whichever agent comes next.
+        h.sessions[0].client = Some("Codex CLI".into());
+        let c = detect(&h, std::time::Duration::from_secs(300), GONE).unwrap();
+        assert!(c.why.starts_with("Codex CLI session abcdef12"), "{}", c.why);
     }
 
     /// One crash, one verdict: once declared, the crashed sessions have ended with it, and

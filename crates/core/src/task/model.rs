@@ -597,6 +597,10 @@ pub struct Session {
     /// turn continues the conversation or was rewound is told at its next event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<TurnMark>,
+    /// The agent the session is, when not Claude Code (`Codex CLI`): a crash names it, so
+    /// the agent that comes next knows whose work it takes up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }
 
 /// Where a turn began in the session's transcript.

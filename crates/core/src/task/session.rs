@@ -41,6 +41,7 @@ impl Session {
             failed_turn: None,
             agents: Vec::new(),
             turn: None,
+            client: None,
         }
     }
 }

@@ -153,6 +153,10 @@ pub struct Waymark {
     pub agent_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_type: Option<String>,
+    /// The agent that made the call when it is not Claude Code (`codex`: Codex CLI); the
+    /// record's `tool` names it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// SHA-256 (hex) of the line before this record in the ledger; empty for the first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prev: Option<String>,

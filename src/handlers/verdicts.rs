@@ -1,0 +1,144 @@
+//! Codex CLI's shell calls, held until their exit code is known.
+//!
+//! Codex's PostToolUse for its shell tool carries the command's output but no exit code
+//! (0.169.0: `tool_response` is the output string). The model's copy of the result,
+//! "… Process exited with code N …", goes into the session's rollout (`transcript_path`)
+//! only after the PostToolUse hooks return. So waymark holds such a call in
+//! `.orchestration/codex-bash.jsonl` and applies it at the session's next event (its next
+//! tool call, its Stop), when the rollout has the verdict: a non-zero code is applied as
+//! the PostToolUseFailure Claude Code sends, so a failing validation gets a failing
+//! receipt and a passing one a passing receipt, as with Claude Code. A call whose verdict
+//! never reached the rollout (its session killed in between) is applied at the next
+//! event of another session, or the same session's Stop or SessionStart, as a command
+//! whose end was not seen (no exit code: never a passing receipt).
+//!
+//! Only `waymark hook --agent codex` comes here: Claude Code's events never read this file.
+
+use std::io;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::claude::codex::{self, Agent};
+use crate::claude::event::{self, Event};
+use crate::runtime::context::Ctx;
+use crate::store::log::Level;
+use crate::store::{self, FileLock};
+use waymark_redact::Clean;
+
+/// The held calls' file, in the state directory.
+pub const VERDICTS: &str = "codex-bash.jsonl";
+/// How much of the end of a rollout is read for a call's output.
+const ROLLOUT_TAIL: u64 = 8 * 1024 * 1024;
+
+/// One held call: its PostToolUse input (already in Claude Code's shape), and when.
+#[derive(Debug, Serialize, Deserialize)]
+struct Held {
+    received_at: DateTime<Utc>,
+    session_id: String,
+    transcript_path: Option<String>,
+    call_id: String,
+    input: Value,
+}
+
+/// What the rollout says of call `call_id`: `None` while its output is not there yet,
+/// else its exit code (`None` inside when the output names none).
+pub fn verdict(transcript: Option<&str>, call_id: &str) -> Option<Option<i32>> {
+    let path = std::path::Path::new(transcript?);
+    let output = store::find_from_end(path, ROLLOUT_TAIL, |line| codex::call_output(line, call_id));
+    output.ok().flatten().map(|text| codex::exit_code(&text))
+}
+
+/// Holds a shell call's PostToolUse (`input`, adapted) until its verdict is known.
+pub fn hold(ctx: &Ctx, event: &Event, input: &Value) -> io::Result<()> {
+    let call_id = input
+        .get("tool_use_id")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let held = Held {
+        received_at: ctx.now,
+        session_id: event.common.session_id.clone(),
+        transcript_path: event.common.transcript_path.clone(),
+        call_id: call_id.to_string(),
+        input: input.clone(),
+    };
+    store::append_line(&ctx.project.state_file(VERDICTS), Clean::json(&held)).map(|_| ())
+}
+
+/// Applies the held calls whose verdict is known by the time of `now_event` (or never
+/// will be), oldest first, each at its own time; returns what they have to tell the agent.
+pub fn settle(ctx: &mut Ctx, now_event: &Event) -> Vec<String> {
+    let path = ctx.project.state_file(VERDICTS);
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Vec::new();
+    }
+    let Ok(Some(_lock)) = FileLock::try_acquire(&path) else {
+        return Vec::new();
+    };
+    let text = match store::read(&path, &[]) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) => {
+            ctx.log(
+                Level::Error,
+                "codex",
+                &format!("cannot read {VERDICTS}: {e}"),
+            );
+            return Vec::new();
+        }
+    };
+    let now = ctx.now;
+    let mut said = Vec::new();
+    let mut left = Vec::new();
+    for held in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Held>(l).ok())
+    {
+        let last_chance = held.session_id != now_event.common.session_id
+            || matches!(now_event.name(), "Stop" | "SessionEnd" | "SessionStart");
+        match verdict(held.transcript_path.as_deref(), &held.call_id) {
+            Some(code) => apply(ctx, held, code, &mut said),
+            None if last_chance => apply(ctx, held, None, &mut said),
+            None => left.push(held),
+        }
+    }
+    ctx.now = now;
+    let written = match left.is_empty() {
+        true => std::fs::remove_file(&path),
+        false => store::write_atomic(&path, &Clean::json_lines(&left)),
+    };
+    if let Err(e) = written {
+        ctx.log(
+            Level::Error,
+            "codex",
+            &format!("cannot rewrite {VERDICTS}: {e}"),
+        );
+    }
+    said
+}
+
+/// Applies one held call with its exit code, at the time it was received.
+fn apply(ctx: &mut Ctx, held: Held, code: Option<i32>, said: &mut Vec<String>) {
+    let mut input = held.input;
+    let name = codex::with_exit_code("PostToolUse", &mut input, code);
+    let mut parsed = match event::from_value(Some(&name), input.clone()) {
+        Ok(p) => p,
+        Err(e) => {
+            ctx.log(
+                Level::Warn,
+                "codex",
+                &format!("a held call does not parse, dropped: {e}"),
+            );
+            return;
+        }
+    };
+    parsed.event.agent = Agent::Codex;
+    ctx.now = held.received_at;
+    let handled = super::dispatch(ctx, &parsed.event);
+    said.extend(handled.out.context);
+    if handled.deferred {
+        if let Err(e) = super::pending::keep(ctx, &name, &input, Agent::Codex) {
+            ctx.log(Level::Error, "codex", &format!("a held call was lost: {e}"));
+        }
+    }
+}

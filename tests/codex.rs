@@ -1,0 +1,206 @@
+//! `waymark hook --agent codex`: Codex CLI's inputs (their shapes as Codex 0.169.0 sends
+//! them, codex-facts-measured.md) through the binary, with no Codex installed: patches
+//! name their files, a shell call's verdict is read from the rollout at the next event,
+//! and the records name Codex and its model. The real client: tests/e2e/codex_sessions.rs.
+
+mod util;
+
+use serde_json::{Value, json};
+use util::Project;
+
+const SESSION: &str = "01a21ec5-0000-7000-8000-000000000001";
+
+/// A Codex input for `event` in project `p`, its rollout at `rollout`, with `extra` fields.
+fn input(p: &Project, event: &str, rollout: &str, extra: Value) -> String {
+    let mut v = json!({
+        "session_id": SESSION,
+        "transcript_path": rollout,
+        "cwd": p.root().display().to_string(),
+        "hook_event_name": event,
+        "model": "gpt-5.5",
+        "permission_mode": "bypassPermissions",
+        "turn_id": "turn-1",
+    });
+    v.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    v.to_string()
+}
+
+fn codex_hook(p: &Project, event: &str, stdin: String) -> String {
+    let out = p.run(&["hook", "--agent", "codex", event], stdin);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// What Codex writes to the rollout once a shell call returned (after PostToolUse).
+fn call_output_line(call_id: &str, code: i32, output: &str) -> String {
+    let text = format!(
+        "Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code {code}\nOriginal token count: 3\nOutput:\n{output}"
+    );
+    let line = json!({"timestamp": "2026-11-27T20:00:00.000Z", "type": "response_item",
+        "payload": {"type": "function_call_output", "call_id": call_id, "output": text}});
+    format!("{line}\n")
+}
+
+#[test]
+fn a_codex_session_through_the_binary() {
+    let p = Project::new();
+    let rollout = p.path("rollout.jsonl").display().to_string();
+    std::fs::write(&rollout, "{\"type\":\"session_meta\"}\n").unwrap();
+    let r = rollout.as_str();
+    let start = codex_hook(
+        &p,
+        "SessionStart",
+        input(&p, "SessionStart", r, json!({"source": "startup"})),
+    );
+    // No task yet: the note on keeping a plan, in Codex's output format.
+    let v: Value = serde_json::from_str(start.trim()).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let prompt = json!({"prompt": "fix the parser"});
+    codex_hook(
+        &p,
+        "UserPromptSubmit",
+        input(&p, "UserPromptSubmit", r, prompt),
+    );
+
+    // An apply_patch: its files from the patch's headers.
+    std::fs::write(p.path("parser.rs"), "fn parse() {}\n").unwrap();
+    let patch = "*** Begin Patch\n*** Add File: parser.rs\n+fn parse() {}\n*** End Patch\n";
+    let call = json!({"tool_name": "apply_patch", "tool_use_id": "call_1",
+        "tool_input": {"command": patch},
+        "tool_response": "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\nA parser.rs\n"});
+    codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", r, call));
+    let hook = p.hook_json();
+    assert!(
+        hook["current_step"]["files_touched"]
+            .to_string()
+            .contains("parser.rs")
+    );
+
+    // A failing validation: no exit code in PostToolUse, so it is held...
+    let test = json!({"tool_name": "Bash", "tool_use_id": "call_2",
+        "tool_input": {"command": "cargo test"}, "tool_response": "test result: FAILED\n"});
+    codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", r, test));
+    assert!(p.path(".orchestration/codex-bash.jsonl").exists());
+    assert!(p.hook_json()["receipts"].as_array().unwrap().is_empty());
+    // ...until the rollout has the model's copy, read at the next event (here the Stop).
+    let line = call_output_line("call_2", 101, "test result: FAILED\n");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&rollout)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, line.as_bytes()))
+        .unwrap();
+    let stop = json!({"stop_hook_active": false, "last_assistant_message": "done"});
+    codex_hook(&p, "Stop", input(&p, "Stop", r, stop));
+    assert!(!p.path(".orchestration/codex-bash.jsonl").exists());
+    let hook = p.hook_json();
+    let receipts = hook["receipts"].as_array().unwrap();
+    assert_eq!(receipts.len(), 1, "{hook:#}");
+    assert_eq!(receipts[0]["exit_code"], 101);
+    records_name_codex(&p);
+}
+
+const SCHEMA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/agent-trace/trace-record.json"
+);
+
+/// Every record is Codex's and valid Agent Trace; the patch's names the model as its
+/// contributor.
+fn records_name_codex(p: &Project) {
+    let trace: Vec<Value> = p
+        .read(".orchestration/agent_trace.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!trace.is_empty());
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(SCHEMA).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for r in &trace {
+        assert!(validator.is_valid(r), "not Agent Trace: {r:#}");
+        assert_eq!(r["tool"]["name"], "codex", "{r:#}");
+        assert_eq!(r["metadata"]["waymark"]["agent"], "codex", "{r:#}");
+    }
+    let patch = &trace[0];
+    assert_eq!(patch["files"][0]["path"], "parser.rs");
+    let contributor = &patch["files"][0]["conversations"][0]["contributor"];
+    assert_eq!(contributor["model_id"], "openai/gpt-5.5");
+    assert_eq!(patch["metadata"]["waymark"]["mutation_class"], "patch");
+    let bash = trace
+        .iter()
+        .find(|r| r["metadata"]["waymark"]["command"] == "cargo test");
+    assert_eq!(bash.unwrap()["metadata"]["waymark"]["exit_code"], 101);
+}
+
+/// A call whose session was killed before its verdict reached the rollout is applied at
+/// another session's first event as a command whose end was not seen: never a passing
+/// receipt.
+#[test]
+fn a_verdict_that_never_came_is_no_pass() {
+    let p = Project::new();
+    let rollout = p.path("rollout.jsonl").display().to_string();
+    std::fs::write(&rollout, "").unwrap();
+    let test = json!({"tool_name": "Bash", "tool_use_id": "call_9",
+        "tool_input": {"command": "cargo test"}, "tool_response": "running 3 tests\n"});
+    codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", &rollout, test));
+    let mut next: Value = serde_json::from_str(&input(
+        &p,
+        "SessionStart",
+        &rollout,
+        json!({"source": "startup"}),
+    ))
+    .unwrap();
+    next["session_id"] = "another-session".into();
+    codex_hook(&p, "SessionStart", next.to_string());
+    let hook = p.hook_json();
+    let receipts = hook["receipts"].as_array().unwrap();
+    assert_eq!(receipts.len(), 1, "{hook:#}");
+    assert_ne!(receipts[0]["exit_code"], 0);
+}
+
+/// `waymark init --agent codex` writes .codex/hooks.json once, keeps other entries, and
+/// `--remove` takes only its own out.
+#[test]
+fn init_for_codex_is_idempotent_and_removable() {
+    let p = Project::new();
+    p.write(
+        ".codex/hooks.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-me"}]}]}}"#,
+    );
+    for _ in 0..2 {
+        let out = p.run(&["init", "--agent", "codex"], "");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: Value = serde_json::from_str(&p.read(".codex/hooks.json")).unwrap();
+    assert_eq!(v["hooks"]["Stop"].as_array().unwrap().len(), 2, "{v:#}");
+    let ours = v["hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap();
+    assert!(ours.ends_with("hook --agent codex PostToolUse"), "{ours}");
+    assert!(!p.path(".claude/settings.json").exists());
+    // `waymark doctor` checks Codex's registration too.
+    let doctor = String::from_utf8(p.run(&["doctor"], "").stdout).unwrap();
+    assert!(
+        doctor.contains("hooks.json (Codex CLI) for 11 events"),
+        "{doctor}"
+    );
+    let out = p.run(&["init", "--agent", "codex", "--remove"], "");
+    assert!(out.status.success());
+    let v: Value = serde_json::from_str(&p.read(".codex/hooks.json")).unwrap();
+    assert_eq!(
+        v,
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-me"}]}]}})
+    );
+    let bad = p.run(&["init", "--agent", "gemini"], "");
+    assert_eq!(bad.status.code(), Some(2));
+}

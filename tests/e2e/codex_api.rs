@@ -1,0 +1,254 @@
+//! A fake OpenAI Responses API on loopback for Codex CLI, scripted by the test (the
+//! contract measured with Codex CLI 0.169.0: /work/shared/docs/codex-facts-measured.md).
+//!
+//! Codex sends `POST /v1/responses` (plain JSON, `stream: true`, the whole history in
+//! `input` every time) and reads Server-Sent Events: `response.created`, then
+//! `response.output_item.added` / `.done` per output item, then `response.completed` with
+//! the usage. Which turn answers a request is decided from it:
+//! - a compaction (`x-codex-turn-metadata` says `"request_kind":"compaction"`): a summary
+//!   message, the script untouched;
+//! - the input ends with the output of a tool call this server issued at turn k: turn k + 1;
+//! - anything else (a new prompt, the history after a compaction): the next turn not yet
+//!   given.
+//!
+//! When the script runs out the answer is a plain "done" text, so a turn always ends.
+
+use std::collections::HashMap;
+use std::io::{BufReader, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::fake_api::{http, read_body, read_head};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum CTurn {
+    /// Assistant text: the turn ends.
+    Text(String),
+    /// One `exec_command` call (Codex's shell tool, `Bash` to hooks).
+    Shell(String),
+    /// One `apply_patch` call with this patch text.
+    Patch(String),
+    /// The turn, answered with a usage far over any compaction limit (Codex compacts).
+    Heavy(Box<CTurn>),
+}
+
+/// The text every compaction request gets.
+pub const SUMMARY_MARKER: &str = "E2E-CODEX-SUMMARY";
+
+/// One request the server received.
+#[derive(Debug, Clone)]
+pub struct CRequest {
+    pub body: Value,
+    /// `"turn N"`, `"compaction"`, `"script-exhausted"`, `"other"`.
+    pub answered: String,
+}
+
+impl CRequest {
+    /// The whole body as text, to look for what hooks injected anywhere in it.
+    pub fn text(&self) -> String {
+        self.body.to_string()
+    }
+
+    /// The developer messages (where Codex puts each hook's additionalContext), joined.
+    pub fn developer_text(&self) -> String {
+        let items = self.body["input"].as_array().cloned().unwrap_or_default();
+        items
+            .iter()
+            .filter(|i| i["role"] == "developer")
+            .flat_map(|i| i["content"].as_array().cloned().unwrap_or_default())
+            .filter_map(|c| c["text"].as_str().map(str::to_string))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+#[derive(Default)]
+struct State {
+    script: Vec<CTurn>,
+    cursor: usize,
+    /// call_id → the script index of the turn that issued it.
+    issued: HashMap<String, usize>,
+    requests: Vec<CRequest>,
+    next_id: u64,
+}
+
+pub struct CodexApi {
+    port: u16,
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl CodexApi {
+    pub fn start(script: Vec<CTurn>) -> CodexApi {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let port = listener.local_addr().expect("local addr").port();
+        let state = Arc::new(Mutex::new(State {
+            script,
+            ..State::default()
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (st, sp) = (state.clone(), stop.clone());
+        thread::spawn(move || {
+            for conn in listener.incoming() {
+                if sp.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let st = st.clone();
+                thread::spawn(move || serve(conn, &st));
+            }
+        });
+        CodexApi { port, state, stop }
+    }
+
+    /// What `base_url` of Codex's model provider is.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    pub fn requests(&self) -> Vec<CRequest> {
+        self.state.lock().unwrap().requests.clone()
+    }
+
+    /// The requests of the main loop (not compactions), in order.
+    pub fn turns(&self) -> Vec<CRequest> {
+        let all = self.requests();
+        all.into_iter()
+            .filter(|r| r.answered != "compaction" && r.answered != "other")
+            .collect()
+    }
+
+    pub fn describe(&self) -> String {
+        self.requests()
+            .iter()
+            .map(|r| format!("POST /v1/responses → {}", r.answered))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+impl Drop for CodexApi {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+fn serve(conn: TcpStream, state: &Mutex<State>) {
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(120)));
+    let Ok(write_half) = conn.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(conn);
+    let mut out = write_half;
+    while let Some((method, path, headers)) = read_head(&mut reader) {
+        let Some(body) = read_body(&mut reader, &headers) else {
+            break;
+        };
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let compaction = headers
+            .get("x-codex-turn-metadata")
+            .is_some_and(|m| m.contains("\"compaction\""));
+        let (answered, response) = if method == "POST" && path.starts_with("/v1/responses") {
+            answer(state, &body, compaction)
+        } else {
+            ("other".to_string(), http(404, "application/json", b"{}"))
+        };
+        state
+            .lock()
+            .unwrap()
+            .requests
+            .push(CRequest { body, answered });
+        if out.write_all(&response).and_then(|_| out.flush()).is_err() {
+            break;
+        }
+    }
+    let _ = out.shutdown(Shutdown::Both);
+}
+
+fn answer(state: &Mutex<State>, body: &Value, compaction: bool) -> (String, Vec<u8>) {
+    let mut st = state.lock().unwrap();
+    st.next_id += 1;
+    let rid = format!("resp_{}", st.next_id);
+    if compaction {
+        let item = message(&format!("{SUMMARY_MARKER}: the work so far, summarized."));
+        return ("compaction".into(), sse(&rid, &[item], 100));
+    }
+    let index = match last_output_call(body).and_then(|id| st.issued.get(&id).copied()) {
+        Some(k) => k + 1,
+        None => {
+            st.cursor += 1;
+            st.cursor - 1
+        }
+    };
+    st.cursor = st.cursor.max(index + 1);
+    let Some(turn) = st.script.get(index).cloned() else {
+        return (
+            "script-exhausted".into(),
+            sse(&rid, &[message("done")], 100),
+        );
+    };
+    let (turn, tokens) = match turn {
+        CTurn::Heavy(t) => (*t, 900_000),
+        t => (t, 100),
+    };
+    let call_id = format!("call_{rid}");
+    let item = match turn {
+        CTurn::Text(t) => message(&t),
+        CTurn::Shell(cmd) => {
+            st.issued.insert(call_id.clone(), index);
+            json!({"type": "function_call", "name": "exec_command", "call_id": call_id,
+                   "arguments": json!({"cmd": cmd}).to_string()})
+        }
+        CTurn::Patch(patch) => {
+            st.issued.insert(call_id.clone(), index);
+            json!({"type": "custom_tool_call", "name": "apply_patch", "call_id": call_id, "input": patch})
+        }
+        CTurn::Heavy(_) => unreachable!("unwrapped above"),
+    };
+    (format!("turn {}", index + 1), sse(&rid, &[item], tokens))
+}
+
+/// The call id of the tool output the input ends with, if it does.
+fn last_output_call(body: &Value) -> Option<String> {
+    let last = body["input"].as_array()?.last()?;
+    let kind = last["type"].as_str()?;
+    kind.ends_with("_call_output")
+        .then(|| last["call_id"].as_str().map(str::to_string))
+        .flatten()
+}
+
+fn message(text: &str) -> Value {
+    json!({"type": "message", "role": "assistant",
+           "content": [{"type": "output_text", "text": text}]})
+}
+
+fn sse(rid: &str, items: &[Value], tokens: u64) -> Vec<u8> {
+    let mut events = vec![(
+        "response.created",
+        json!({"type": "response.created", "response": {"id": rid}}),
+    )];
+    for (i, item) in items.iter().enumerate() {
+        for kind in ["response.output_item.added", "response.output_item.done"] {
+            events.push((kind, json!({"type": kind, "output_index": i, "item": item})));
+        }
+    }
+    let usage = json!({"input_tokens": tokens, "input_tokens_details": null,
+                       "output_tokens": 10, "output_tokens_details": null,
+                       "total_tokens": tokens + 10});
+    events.push((
+        "response.completed",
+        json!({"type": "response.completed", "response": {"id": rid, "usage": usage}}),
+    ));
+    let mut body = String::new();
+    for (name, data) in events {
+        body.push_str(&format!("event: {name}\ndata: {data}\n\n"));
+    }
+    http(200, "text/event-stream", body.as_bytes())
+}

@@ -1,0 +1,335 @@
+//! Codex CLI scenarios: the real `codex exec` (0.169.0) with waymark registered by
+//! `waymark init --agent codex`, against the fake Responses API. A crash (SIGKILL to the
+//! native binary mid-turn) gives the next Codex session the resume brief; compaction
+//! checkpoints and gives the brief again; shell validations get receipts with their real
+//! exit codes.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::codex::{self, add_file, codex, register, sleeping};
+use crate::codex_api::{CTurn, CodexApi, SUMMARY_MARKER};
+use crate::harness::{Binary, Sandbox, Version, git, kill_group, wait_for};
+use crate::{by_trigger, last_session, strs};
+
+fn shell(cmd: &str) -> CTurn {
+    CTurn::Shell(cmd.to_string())
+}
+
+/// Runs a Codex session that plans two steps, finishes the first, starts the second,
+/// adds parser.txt with apply_patch and is killed (SIGKILL to the native codex and the
+/// tool's shell) while a shell call sleeps. Returns the session's thread id as its shell
+/// saw it (`$CODEX_THREAD_ID`).
+pub fn codex_crash_while_a_step_runs(sb: &Sandbox, tag: &str) -> String {
+    let started = sb.root.join("codex-sleeping.pid");
+    let script = vec![
+        shell("waymark plan 'Plan the parser' 'Implement the parser'"),
+        shell("waymark step start 1"),
+        shell("waymark step done 1"),
+        shell("echo \"$CODEX_THREAD_ID\" > ../thread-id && waymark step start 2"),
+        CTurn::Patch(add_file(
+            "parser.txt",
+            &[&format!("{tag} parser, half done")],
+        )),
+        CTurn::Shell(sleeping(&started)),
+        CTurn::Text(format!("{tag} never reached")),
+    ];
+    let api = CodexApi::start(script);
+    let mut child = codex::spawn(sb, &api, &[&format!("{tag} build the parser")]);
+    let sleeping = wait_for(Duration::from_secs(45), || started.exists());
+    let killed = kill_group(child.id());
+    let status = child.wait().unwrap();
+    assert!(
+        sleeping,
+        "the sleeping shell call never started\n{}",
+        codex::diagnose(sb, &api)
+    );
+    let shell_pid: u32 = fs::read_to_string(&started)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    kill_group(shell_pid);
+    let _ = fs::remove_file(&started);
+    assert!(
+        killed && !status.success(),
+        "codex ended before it was killed: {status}"
+    );
+    fs::read_to_string(sb.root.join("thread-id"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn codex_crash_then_the_next_codex_session_gets_the_brief() {
+    if codex().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("codex-crash", Binary::Built, Version::CURRENT);
+    register(&sb);
+    let thread = codex_crash_while_a_step_runs(&sb, "E2E-CX1");
+    let before = sb.hook_json();
+    assert_eq!(before["state"], "step_running", "{}", sb.diagnose_files());
+    let session = last_session(&before);
+    assert_eq!(session["status"], "active");
+    // The shell's CODEX_THREAD_ID is the hooks' session_id: `waymark step` from Codex's
+    // shell counts for that session.
+    assert_eq!(strs(&session["session_id"]), thread, "{before:#}");
+    let touched = before["current_step"]["files_touched"].to_string();
+    assert!(touched.contains("parser.txt"), "{touched}");
+    trace_names_codex(&sb.trace());
+
+    let api = CodexApi::start(vec![CTurn::Text("E2E-CX1-RESUMED".into())]);
+    codex::run_ok(&sb, &api, &["E2E-CX1 carry on"], "E2E-CX1-RESUMED");
+    let why = codex::diagnose(&sb, &api);
+    let hook = sb.hook_json();
+    assert_eq!(hook["state"], "recovering", "{why}");
+    assert_eq!(hook["recovery"]["crash_type"], "signal", "{why}");
+    let brief = api.turns()[0].developer_text();
+    the_brief_names_the_work(&brief, &why);
+    assert!(
+        brief.contains("Codex CLI session"),
+        "whose crash it was:\n{brief}"
+    );
+}
+
+/// The brief a session got after a crash of the parser session: the crash, the running
+/// step, the completed one (DO NOT REPEAT) and the file.
+pub fn the_brief_names_the_work(brief: &str, why: &str) {
+    for needle in [
+        "Resume brief",
+        "CRASH DETECTED",
+        "\"Implement the parser\"",
+        "DO NOT REPEAT",
+        "Plan the parser",
+        "parser.txt",
+    ] {
+        assert!(
+            brief.contains(needle),
+            "the brief lacks {needle:?}:\n{brief}\n{why}"
+        );
+    }
+}
+
+/// Codex's records name it: `tool.name` codex, the agent in waymark's metadata, and the
+/// patch's file with the model Codex named as its contributor.
+pub fn trace_names_codex(trace: &[Value]) {
+    let codex: Vec<&Value> = trace
+        .iter()
+        .filter(|r| r["tool"]["name"] == "codex")
+        .collect();
+    assert!(!codex.is_empty(), "no record of Codex's: {trace:#?}");
+    assert!(
+        codex
+            .iter()
+            .all(|r| r["metadata"]["waymark"]["agent"] == "codex")
+    );
+    let patch = codex
+        .iter()
+        .find(|r| r["metadata"]["waymark"]["tool_name"] == "apply_patch")
+        .unwrap_or_else(|| panic!("no apply_patch record: {trace:#?}"));
+    assert_eq!(patch["files"][0]["path"], "parser.txt", "{patch:#}");
+    let conv = &patch["files"][0]["conversations"][0];
+    assert_eq!(
+        conv["contributor"]["model_id"], "openai/gpt-5.5",
+        "{patch:#}"
+    );
+    assert_eq!(patch["metadata"]["waymark"]["mutation_class"], "patch");
+}
+
+/// The project's validation: passes once hello.txt says "fixed".
+const CHECK: &str = "#!/bin/sh\n\
+if grep -q fixed hello.txt 2>/dev/null; then echo \"E2E-CV-$(echo PASSED)\"; exit 0; fi\n\
+echo 'E2E-CV-FAILED: hello.txt is not fixed'; exit 1\n";
+
+#[test]
+fn codex_validations_get_receipts_with_their_exit_codes() {
+    if codex().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("codex-validate", Binary::Built, Version::CURRENT);
+    project_with_checks(&sb);
+    register(&sb);
+    let fix = "*** Begin Patch\n*** Update File: hello.txt\n@@\n-hello, broken\n+hello, fixed\n*** End Patch\n";
+    let api = CodexApi::start(vec![
+        shell("waymark plan 'Fix hello' && waymark step start 1"),
+        shell("./check.sh"),
+        CTurn::Patch(fix.into()),
+        shell("./check.sh"),
+        shell("echo made by the shell > shell-made.txt"),
+        CTurn::Text("E2E-CV-FINAL".into()),
+    ]);
+    codex::run_ok(&sb, &api, &["E2E-CV fix hello"], "E2E-CV-FINAL");
+    let why = codex::diagnose(&sb, &api);
+    assert_eq!(sb.read("hello.txt"), "hello, fixed\n", "{why}");
+    let hook = sb.hook_json();
+    both_runs_have_receipts(&hook, &why);
+    // Files no hook named (a shell's edit) join the step at Codex's Stop, from the tree.
+    let touched = hook["current_step"]["files_touched"].to_string();
+    let both = touched.contains("hello.txt") && touched.contains("shell-made.txt");
+    assert!(both, "{touched}\n{why}");
+    // The ledger has both runs with their codes, and `waymark receipts` checks them.
+    let bash: Vec<i64> = sb
+        .trace()
+        .iter()
+        .filter(|r| r["metadata"]["waymark"]["command"] == "./check.sh")
+        .filter_map(|r| r["metadata"]["waymark"]["exit_code"].as_i64())
+        .collect();
+    assert_eq!(bash, [1, 0], "{why}");
+    let listed = sb.waymark(&["receipts"]);
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    assert!(
+        !sb.project.join(".orchestration/codex-bash.jsonl").exists(),
+        "{why}"
+    );
+}
+
+/// `./check.sh` as the project's validation command, hello.txt to fix, committed.
+fn project_with_checks(sb: &Sandbox) {
+    let check = sb.project.join("check.sh");
+    fs::write(&check, CHECK).unwrap();
+    fs::set_permissions(&check, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(sb.project.join("hello.txt"), "hello, broken\n").unwrap();
+    git(&sb.project, &["add", "check.sh", "hello.txt"]);
+    git(&sb.project, &["commit", "-q", "-m", "the checks"]);
+    fs::create_dir_all(sb.project.join(".orchestration")).unwrap();
+    let config = json!({"validation_commands": [r"(^|[;&|\s])\./check\.sh\b"]});
+    fs::write(
+        sb.project.join(".orchestration/waymark.json"),
+        config.to_string(),
+    )
+    .unwrap();
+}
+
+/// The failing check then the passing one: observed receipts with codes 1 and 0, of the
+/// step planned from Codex's shell, and a validation checkpoint.
+fn both_runs_have_receipts(hook: &Value, why: &str) {
+    let receipts = hook["receipts"].as_array().cloned().unwrap_or_default();
+    let codes: Vec<i64> = receipts
+        .iter()
+        .filter_map(|r| r["exit_code"].as_i64())
+        .collect();
+    assert_eq!(codes, [1, 0], "{why}");
+    assert!(receipts.iter().all(|r| r["observed"] == true), "{why}");
+    // Made by `waymark plan` and `waymark step start` from Codex's shell.
+    assert!(
+        receipts.iter().all(|r| r["step_name"] == "Fix hello"),
+        "{why}"
+    );
+    assert!(
+        by_trigger(hook, "validation")
+            .iter()
+            .any(|c| strs(&c["description"]).contains("./check.sh")),
+        "{why}"
+    );
+}
+
+#[test]
+fn codex_compaction_checkpoints_and_gives_the_brief() {
+    if codex().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("codex-compact", Binary::Built, Version::CURRENT);
+    register(&sb);
+    let api = CodexApi::start(vec![
+        shell("waymark plan 'Write the notes' && waymark step start 1"),
+        CTurn::Heavy(Box::new(CTurn::Patch(add_file(
+            "notes.txt",
+            &["E2E-CC notes"],
+        )))),
+        CTurn::Text("E2E-CC-FINAL".into()),
+    ]);
+    let limit = "model_auto_compact_token_limit=5000";
+    codex::run_ok(
+        &sb,
+        &api,
+        &["-c", limit, "E2E-CC write notes"],
+        "E2E-CC-FINAL",
+    );
+    let why = codex::diagnose(&sb, &api);
+    let requests = api.requests();
+    let at = requests.iter().position(|r| r.answered == "compaction");
+    let at = at.unwrap_or_else(|| panic!("Codex did not compact\n{why}"));
+    let hook = sb.hook_json();
+    let pre = by_trigger(&hook, "pre_compact");
+    assert_eq!(pre.len(), 1, "{why}");
+    assert_eq!(
+        hook["state"], "step_running",
+        "compaction is no crash\n{why}"
+    );
+    // The request after the compaction holds the summary and waymark's brief.
+    let after = requests[at + 1..]
+        .iter()
+        .find(|r| r.answered != "compaction")
+        .unwrap_or_else(|| panic!("no request after the compaction\n{why}"));
+    assert!(after.text().contains(SUMMARY_MARKER), "{why}");
+    let brief = after.developer_text();
+    for needle in [
+        "Resume brief",
+        "Write the notes",
+        "notes.txt",
+        "pre_compact",
+    ] {
+        assert!(
+            brief.contains(needle),
+            "the brief lacks {needle:?}:\n{brief}\n{why}"
+        );
+    }
+    assert!(Path::new(&sb.path("notes.txt")).exists(), "{why}");
+}
+
+/// Ctrl-C in Codex (SIGINT to the native binary mid-tool-call) fires Interrupt then
+/// SessionEnd: the turn stopped, the session ended, and the next session finds no crash.
+#[test]
+fn codex_interrupted_is_a_stop_not_a_crash() {
+    if codex().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("codex-interrupt", Binary::Built, Version::CURRENT);
+    register(&sb);
+    let started = sb.root.join("codex-interrupted.pid");
+    let api = CodexApi::start(vec![
+        shell("waymark plan 'Build it' && waymark step start 1"),
+        CTurn::Shell(sleeping(&started)),
+        CTurn::Text("E2E-CI never reached".into()),
+    ]);
+    let mut child = codex::spawn(&sb, &api, &["E2E-CI build it"]);
+    let sleeping = wait_for(Duration::from_secs(45), || started.exists());
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    let ended = wait_for(Duration::from_secs(20), || {
+        child.try_wait().ok().flatten().is_some()
+    });
+    if !ended {
+        kill_group(child.id());
+    }
+    let why = codex::diagnose(&sb, &api);
+    assert!(sleeping && sent && ended, "{why}");
+    let hook = sb.hook_json();
+    let session = last_session(&hook);
+    assert_ne!(session["status"], "active", "{why}");
+    let last = strs(&hook["current_step"]["last_output"]);
+    assert!(last.contains("interrupted"), "{last}\n{why}");
+
+    let api = CodexApi::start(vec![CTurn::Text("E2E-CI-AGAIN".into())]);
+    codex::run_ok(&sb, &api, &["E2E-CI go on"], "E2E-CI-AGAIN");
+    let why = codex::diagnose(&sb, &api);
+    let hook = sb.hook_json();
+    assert_ne!(hook["state"], "recovering", "{why}");
+    let brief = api.turns()[0].developer_text();
+    assert!(
+        brief.contains("Resume brief") && !brief.contains("CRASH DETECTED"),
+        "{brief}"
+    );
+}
