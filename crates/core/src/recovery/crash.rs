@@ -376,6 +376,29 @@ mod tests {
         }
     }
 
+    /// "Nothing changed" never sits beside a step's files unexplained (issue 42, case 7):
+    /// it says the files listed are as the commit has them.
+    #[test]
+    fn nothing_changed_says_the_files_listed_are_as_the_commit_has_them() {
+        let now = Utc::now();
+        let mut h = running("Handle leap years", &["src/leap.rs"]);
+        let found = Found {
+            changed: Some(crate::task::NOTHING_CHANGED.into()),
+            ..Found::default()
+        };
+        assert!(enter_recovery(&mut h, crash(), found, now));
+        let path = std::path::Path::new("/p/HOOK.md");
+        let extras = crate::recovery::brief::Extras::default();
+        let brief =
+            crate::recovery::brief::render(&h, crate::config::Switch::On, path, 4000, &extras, now)
+                .unwrap();
+        assert!(
+            brief.contains("Changed since the last commit (no checkpoint yet): nothing: the files listed, if any, are as that commit has them."),
+            "{brief}"
+        );
+        assert!(brief.contains("src/leap.rs"), "{brief}");
+    }
+
     /// A crash of session `abcdef123456`, and what the application read.
     fn crash() -> Crash {
         Crash {
