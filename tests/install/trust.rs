@@ -436,3 +436,33 @@ fn every_candidate_binary_passes_the_same_check() {
     );
     assert_eq!(how, "waymark on PATH");
 }
+
+/// A binary kept in the data directory that another user could have changed is refused,
+/// and the release is fetched again in its place (it used to be taken for one just
+/// fetched, and never replaced).
+#[test]
+fn a_refused_binary_in_the_data_directory_is_fetched_again() {
+    let p = Project::new();
+    let site = tempfile::tempdir().unwrap();
+    release(site.path(), None);
+    let server = Server::start(site.path());
+    let plugin = Installed::new(&p, &server);
+    plugin.at_once(&p, 1);
+    plugin.wait_for_the_fetch();
+    assert!(plugin.bin().exists(), "{}", plugin.log());
+    change(&plugin.bin(), Change::FileMode(0o777));
+    let out = plugin
+        .hook(&p, "PostToolUse")
+        .output_with(&p.write_event("b.txt", "b\n"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        err.contains("may be written by any user") && err.contains("fetching the waymark binary"),
+        "{err}"
+    );
+    plugin.wait_for_the_fetch();
+    assert_eq!(server.archive_asked(), 2, "{}", plugin.log());
+    let mode = fs::metadata(plugin.bin()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o755, "the fetched binary replaced the refused one");
+    assert!(plugin.bin().with_file_name("waymark.refused").exists());
+}
