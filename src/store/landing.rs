@@ -55,7 +55,7 @@ impl Project {
             Last::Followed => rel.as_path(),
         };
         let state = self.state_dir();
-        let state_linked = is_link(&state);
+        let state_linked = self.state_linked();
         // Nearly always: no link on the way, and the text was the whole story.
         if !state_linked && !self.links_on(judged) {
             return Ok(self.root.join(&rel));
@@ -86,10 +86,10 @@ impl Project {
     /// lands (it may be a link) is inside `.git`, or cannot be told (a link that leads
     /// nowhere or loops). One leading out of the project is [`Project::check`]'s.
     pub(super) fn state_lands(&self) -> Result<(), String> {
-        let state = self.state_dir();
-        if !is_link(&state) {
+        if !self.state_linked() {
             return Ok(());
         }
+        let state = self.state_dir();
         let real = state
             .canonicalize()
             .map_err(|e| format!("is a link that leads nowhere or in a loop ({e})"))?;
@@ -162,10 +162,6 @@ fn nowhere(e: &std::io::Error) -> String {
     format!("goes through a link that leads nowhere or in a loop ({e})")
 }
 
-fn is_link(path: &Path) -> bool {
-    path.symlink_metadata().is_ok_and(|m| m.is_symlink())
-}
-
 impl Project {
     /// Refuses a root waymark must not write into: one that does not exist (a root is
     /// never created: a mistyped `CLAUDE_PROJECT_DIR` must not grow a tree), the file
@@ -195,7 +191,10 @@ impl Project {
                 "the project root {root} is the home directory, not a project: start Claude Code in a project (or set CLAUDE_PROJECT_DIR)"
             ));
         }
-        if let Located::Outside(target) = self.locate(STATE_DIR, None) {
+        // A state directory that is no link leads nowhere but where it is.
+        if self.state_linked()
+            && let Located::Outside(target) = self.locate(STATE_DIR, None)
+        {
             return Err(anyhow::anyhow!(
                 "{STATE_DIR} leads outside the project ({target}): waymark will not write through it"
             ));

@@ -68,6 +68,9 @@ pub struct Project {
     pub found: bool,
     /// The root with its links resolved, read the first time it is needed.
     real_root: std::sync::OnceLock<PathBuf>,
+    /// Whether the state directory is a symbolic link, read once per process (an event
+    /// is a process): every event's checks ask it (three `lstat`s of one path, before).
+    state_link: std::sync::OnceLock<bool>,
 }
 
 pub use waymark_core::governance::scope::Located;
@@ -114,6 +117,7 @@ impl Project {
             recorded_root: None,
             found: true,
             real_root: std::sync::OnceLock::new(),
+            state_link: std::sync::OnceLock::new(),
         }
     }
 
@@ -145,6 +149,15 @@ impl Project {
             Some(rel) if !self.escapes_through_symlink(&rel) => Located::Inside(slash(&rel)),
             _ => Located::Outside(abs.to_string_lossy().into_owned()),
         }
+    }
+
+    /// Whether `.orchestration` is a symbolic link (read the first time it is asked).
+    pub fn state_linked(&self) -> bool {
+        *self.state_link.get_or_init(|| {
+            self.state_dir()
+                .symlink_metadata()
+                .is_ok_and(|m| m.is_symlink())
+        })
     }
 
     /// The root with every link on its way resolved (as given when it cannot be), read
@@ -392,6 +405,8 @@ mod tests {
         let p = project(dir.path());
         assert!(p.check("AGENT.md").is_ok());
         std::os::unix::fs::symlink(outside.path(), dir.path().join(STATE_DIR)).unwrap();
+        // The next event (a process of its own, which reads the state directory anew).
+        let p = project(dir.path());
         assert!(
             p.check("AGENT.md")
                 .unwrap_err()
