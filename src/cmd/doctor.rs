@@ -40,7 +40,7 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         )),
     }
 
-    let refused = ctx.project.check(&ctx.config.agent_md).err();
+    let refused = ctx.project.check().err();
     if let Some(why) = refused.as_ref().filter(|_| ctx.project.found) {
         lines.push((Mark::Fail, why.to_string()));
     }

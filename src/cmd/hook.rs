@@ -90,7 +90,7 @@ fn open(root: Option<PathBuf>, parsed: &Parsed) -> Option<Ctx> {
     let project = Project::from_arg(root, parsed.event.common.cwd.as_deref().map(Path::new));
     let mut ctx = Ctx::new(project);
     ctx.capture = crate::runtime::context::CaptureMode::Detached;
-    if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
+    if let Err(e) = ctx.project.check() {
         // Not even the log may be written: say it on stderr only.
         log::say(&format!("{}: {e}", parsed.event.name()));
         return None;
@@ -262,7 +262,7 @@ pub fn run_event(ctx: &Ctx, event: &Event) -> Handled {
 /// Logs an error and prints the one stderr line; only the line when the project is one
 /// waymark must not write into (the log would create it).
 fn report(project: &Project, context: &str, message: &str) {
-    match project.check(&waymark_core::config::Config::default().agent_md) {
+    match project.check() {
         Ok(()) => log::report(&project.state_dir(), context, message),
         Err(why) => log::say(&format!("{context}: {message} ({why})")),
     }

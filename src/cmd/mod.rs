@@ -103,7 +103,7 @@ pub fn ctx(root: Option<PathBuf>) -> Ctx {
 /// root waymark must not write into is refused (exit 1).
 pub fn ctx_anywhere(root: Option<PathBuf>) -> Ctx {
     let ctx = ctx_unchecked(root);
-    if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
+    if let Err(e) = ctx.project.check() {
         eprintln!("waymark: {e}");
         std::process::exit(CHECK_FAILED.into());
     }

@@ -88,7 +88,7 @@ fn replay(root: &Path, n: usize, ev: &Event) -> Result<(), ExitCode> {
         project.recorded_root = Some(rec.to_path_buf());
     }
     let ctx = Ctx::new(project);
-    if let Err(e) = ctx.project.check(&ctx.config.agent_md) {
+    if let Err(e) = ctx.project.check() {
         return Err(super::fail(super::CHECK_FAILED, e));
     }
     let said = super::hook::run_event(&ctx, ev).out.to_json(ev.name());

@@ -166,9 +166,12 @@ impl Project {
     /// Refuses a root waymark must not write into: one that does not exist (a root is
     /// never created: a mistyped `CLAUDE_PROJECT_DIR` must not grow a tree), the file
     /// system's root, and the home directory itself (a session started in `~` is not a
-    /// project); and a project whose files would land outside the root, `.orchestration`
-    /// (or the lessons file) being a symlink that leads out (rule 3).
-    pub fn check(&self, agent_md: &str) -> anyhow::Result<()> {
+    /// project); and a project whose state would land outside the root or inside `.git`,
+    /// `.orchestration` being a symlink that leads there (rule 3). The lessons file is not
+    /// judged here but where it is written (`governance::lessons`): a repository that
+    /// links it into `.git` loses its lessons, not waymark (deny mode, the trace, recovery
+    /// go on).
+    pub fn check(&self) -> anyhow::Result<()> {
         let root = self.root.display();
         // The same directory is the same (device, inode): two stats, where resolving
         // each path (`canonicalize`) reads every component's link, on every event.
@@ -199,15 +202,8 @@ impl Project {
                 "{STATE_DIR} leads outside the project ({target}): waymark will not write through it"
             ));
         }
-        self.state_lands().map_err(|why| {
-            anyhow::anyhow!("{STATE_DIR} {why}: waymark will not write through it")
-        })?;
-        if agent_md.is_empty() {
-            return Ok(());
-        }
-        self.landing(Path::new(agent_md), super::landing::Last::Followed)
-            .map(drop)
-            .map_err(|why| anyhow::anyhow!("{why}: waymark will not write through it"))
+        self.state_lands()
+            .map_err(|why| anyhow::anyhow!("{STATE_DIR} {why}: waymark will not write through it"))
     }
 }
 
@@ -312,7 +308,7 @@ mod tests {
         fs::remove_file(p.state_dir()).unwrap();
         symlink(".git", p.state_dir()).unwrap();
         assert!(p.state_lands().unwrap_err().contains("inside `.git`"));
-        assert!(p.check("AGENT.md").is_err());
+        assert!(p.check().is_err());
     }
 
     #[test]

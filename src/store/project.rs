@@ -330,22 +330,16 @@ mod tests {
     fn a_missing_root_the_file_system_root_and_home_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("no/such/project");
-        let err = project(&missing).check("AGENT.md").unwrap_err().to_string();
+        let err = project(&missing).check().unwrap_err().to_string();
         assert!(err.contains("does not create it"), "{err}");
         assert!(!missing.exists());
-        let err = project(Path::new("/"))
-            .check("AGENT.md")
-            .unwrap_err()
-            .to_string();
+        let err = project(Path::new("/")).check().unwrap_err().to_string();
         assert!(err.contains("file system's root"), "{err}");
         if let Some(home) = env::var_os("HOME").filter(|h| Path::new(h).is_dir()) {
-            let err = project(Path::new(&home))
-                .check("AGENT.md")
-                .unwrap_err()
-                .to_string();
+            let err = project(Path::new(&home)).check().unwrap_err().to_string();
             assert!(err.contains("home directory"), "{err}");
         }
-        assert!(project(dir.path()).check("AGENT.md").is_ok());
+        assert!(project(dir.path()).check().is_ok());
     }
 
     #[test]
@@ -403,16 +397,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         let p = project(dir.path());
-        assert!(p.check("AGENT.md").is_ok());
+        assert!(p.check().is_ok());
         std::os::unix::fs::symlink(outside.path(), dir.path().join(STATE_DIR)).unwrap();
         // The next event (a process of its own, which reads the state directory anew).
         let p = project(dir.path());
-        assert!(
-            p.check("AGENT.md")
-                .unwrap_err()
-                .to_string()
-                .contains("leads outside")
-        );
+        assert!(p.check().unwrap_err().to_string().contains("leads outside"));
     }
 
     /// Issue 43: `CLAUDE_PROJECT_DIR=/link` for `/real` is one project, whichever spelling

@@ -164,7 +164,7 @@ fn run_one(root: &Path, key: &Path, name: Option<&str>, bytes: &[u8]) {
     let mut ctx = Ctx::new(Project::at(root.to_path_buf()));
     // Receipts for fuzzed validation commands: a key in the sandbox, not the user's.
     ctx.config.key_file = key.to_string_lossy().into_owned();
-    if ctx.project.check(&ctx.config.agent_md).is_err() {
+    if ctx.project.check().is_err() {
         return;
     }
     let handled = waymark::handlers::dispatch(&ctx, &parsed.event);
