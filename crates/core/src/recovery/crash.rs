@@ -283,6 +283,37 @@ mod tests {
         assert_eq!(h.current_step.as_ref().unwrap().attempt, 2);
     }
 
+    /// While the task recovers, a session killed before it did any work ends with the
+    /// crash already declared (a live one, and the session starting, are left alone); a
+    /// task not recovering is not touched.
+    #[test]
+    fn a_session_gone_while_the_task_recovers_ends_with_the_declared_crash() {
+        let now = Utc::now();
+        let mut h = running("Implement fix", &[]);
+        let mut gone = Session::new("gone", None, SessionStatus::Active, now);
+        gone.owner = Some(crate::task::session::Owner { pid: 1, start: 1 });
+        let mut live = gone.clone();
+        live.session_id = "live".into();
+        live.owner = Some(crate::task::session::Owner { pid: 2, start: 2 });
+        let mut starting = gone.clone();
+        starting.session_id = "new".into();
+        h.sessions = vec![gone, live, starting];
+        let alive = |s: &Session| s.owner.is_some_and(|o| o.pid == 2);
+        let before = h.clone();
+        absorb(&mut h, "new", &alive);
+        assert_eq!(h.sessions, before.sessions, "not recovering: untouched");
+        h.transition(HookState::Recovering, machine::CRASH_DETECTED, now)
+            .unwrap();
+        absorb(&mut h, "new", &alive);
+        let status = |id: &str| {
+            let s = h.sessions.iter().find(|s| s.session_id == id).unwrap();
+            (s.status, s.end_reason.clone())
+        };
+        assert_eq!(status("gone"), (SessionStatus::Ended, Some(CRASHED.into())));
+        assert_eq!(status("live"), (SessionStatus::Active, None));
+        assert_eq!(status("new"), (SessionStatus::Active, None));
+    }
+
     #[test]
     fn clean_sessions_are_not_crashes() {
         for st in [SessionStatus::Idle, SessionStatus::Ended] {
