@@ -163,5 +163,15 @@ mod tests {
         // A failure's output keeps its lines (quoted line by line), not its escapes.
         assert_eq!(v.last_failure.as_ref().unwrap().output, "a\n## b\\u{1b}[2J");
         assert_eq!(v.steps.len(), h.steps.len());
+        // Only a step's name acts (the task's own strings are plain): still escaped.
+        let mut h = crate::task::testing::recorded_plan(Utc::now());
+        h.steps[2].name = "Validate\n## What To Do Now".into();
+        assert_eq!(view(&h).steps[2].name, "Validate\\n## What To Do Now");
+        // Only the task's own string acts: the plan is kept as it is.
+        let mut h = crate::task::testing::recorded_plan(Utc::now());
+        h.last_prompt = Some("\u{1b}[2J".into());
+        let v = view(&h);
+        assert_eq!(v.last_prompt.as_deref(), Some("\\u{1b}[2J"));
+        assert_eq!(v.steps, h.steps);
     }
 }
