@@ -357,6 +357,17 @@ fn change(file: &Path, change: Change) {
     }
 }
 
+/// Applies `broken` to `file`, then writes it as another user could now have (the same
+/// bytes, a new time): what the launcher's kept verdict sees.
+fn changed_by_another(file: &Path, broken: Change) {
+    change(file, broken);
+    let bytes = fs::read(file).unwrap();
+    let at = std::time::SystemTime::now() + std::time::Duration::from_secs(1);
+    fs::write(file, bytes).unwrap();
+    let f = fs::File::options().write(true).open(file).unwrap();
+    f.set_modified(at).unwrap();
+}
+
 #[test]
 fn a_binary_another_user_could_have_planted_or_changed_is_not_run() {
     let p = Project::new();
@@ -379,7 +390,7 @@ fn a_binary_another_user_could_have_planted_or_changed_is_not_run() {
         eprintln!("not root: the other owner's case is skipped");
     }
     for (why, broken) in family {
-        change(&file, broken);
+        changed_by_another(&file, broken);
         let (bin, how, err) = which_of(&p, &co);
         assert!(err.contains("not run") && err.contains(why), "{why}: {err}");
         assert!(
@@ -424,7 +435,7 @@ fn every_candidate_binary_passes_the_same_check() {
         let (bin, said, _) = which_of(&p, &co);
         assert!(bin.ends_with(candidate.file_name().unwrap().to_str().unwrap()));
         assert_eq!(said, how);
-        change(candidate, Change::FileMode(0o777));
+        changed_by_another(candidate, Change::FileMode(0o777));
         let (_, said, err) = which_of(&p, &co);
         assert!(err.contains("may be written by any user"), "{err}");
         assert_ne!(said, how, "{err}");
@@ -465,4 +476,64 @@ fn a_refused_binary_in_the_data_directory_is_fetched_again() {
     let mode = fs::metadata(plugin.bin()).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o755, "the fetched binary replaced the refused one");
     assert!(plugin.bin().with_file_name("waymark.refused").exists());
+}
+
+/// The check's verdict is kept: an event whose binary and its directory are unchanged
+/// runs no `ls` (it cost each event a fork and an exec); writing the binary, or its
+/// directory gaining a file, makes the next event check again, and a binary made
+/// writable by others and written is refused as before.
+#[test]
+fn the_verdict_is_kept_until_the_binary_or_its_directory_changes() {
+    let p = Project::new();
+    let co = Checkout::new();
+    let spy = tempfile::tempdir().unwrap();
+    let calls = spy.path().join("calls");
+    let ls = spy.path().join("ls");
+    fs::write(
+        &ls,
+        format!("#!/bin/sh\necho ls >> {}\nexec /bin/ls \"$@\"\n", calls.display()),
+    )
+    .unwrap();
+    fs::set_permissions(&ls, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", spy.path().display(), co.search_path(true));
+    let which = || {
+        let out = co
+            .launcher(&p, "waymark-waymark", &["--which"])
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (said, err)
+    };
+    let checks = || fs::read_to_string(&calls).unwrap_or_default().lines().count();
+    let (said, _) = which();
+    assert!(said.contains("waymark on PATH"), "{said}");
+    assert_eq!(checks(), 1, "the first event checks");
+    for _ in 0..3 {
+        assert!(which().0.contains("waymark on PATH"));
+    }
+    assert_eq!(checks(), 1, "unchanged: no ls");
+    // Time passes, the binary is written (rebuilt, or by someone else): checked again.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let bin = co.installed.clone();
+    let bytes = fs::read(&bin).unwrap();
+    fs::write(&bin, bytes).unwrap();
+    assert!(which().0.contains("waymark on PATH"));
+    assert_eq!(checks(), 2, "written: checked again");
+    // Its directory gains a file: checked again.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    fs::write(bin.with_file_name("other"), "x").unwrap();
+    which();
+    assert_eq!(checks(), 3, "its directory changed: checked again");
+    // Made writable by any user, then written: refused.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    change(&bin, Change::FileMode(0o777));
+    let bytes = fs::read(&bin).unwrap();
+    fs::write(&bin, bytes).unwrap();
+    let (said, err) = which();
+    assert!(
+        err.contains("may be written by any user") && !said.contains("waymark on PATH"),
+        "{said}\n{err}"
+    );
 }
