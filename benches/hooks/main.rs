@@ -143,6 +143,7 @@ fn main() {
         elapsed: started.elapsed(),
         launch: &as_claude_code,
     });
+    let text = text + "\n" + &launch::render(&as_claude_code);
     finish(&text, &dir, knobs.keep);
 }
 

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::projects::{Bench, EVENTS, Event, Project};
@@ -43,41 +43,68 @@ pub enum Syscalls {
 
 /// Counts every event once per build, on the small project of each.
 pub fn count(ours: (&Bench, &Project), baseline: Option<(&Bench, &Project)>) -> Syscalls {
-    let have = Command::new("strace")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !have {
+    let Some(strace) = as_wrapper(&ours.0.dir) else {
         return Syscalls::NotCounted("strace not installed".into());
-    }
+    };
     eprintln!("counting system calls with strace -f -c …");
     let mut counts = BTreeMap::new();
     for &e in EVENTS {
-        let Some(mine) = traced(ours.0, ours.1, e) else {
+        let Some(mine) = traced(&strace, ours.0, ours.1, e) else {
             return Syscalls::NotCounted("strace could not trace the binary here".into());
         };
-        let theirs = baseline.and_then(|(b, p)| traced(b, p, e));
+        let theirs = baseline.and_then(|(b, p)| traced(&strace, b, p, e));
         counts.insert(e, (mine, theirs));
     }
     Syscalls::Counted(counts)
 }
 
-/// One run of `e` under `strace -f -c`, from the state the timed runs start from.
-fn traced(bench: &Bench, p: &Project, e: Event) -> Option<Counts> {
-    let out = bench.dir.join("strace.txt");
-    let out_arg = out.to_string_lossy().into_owned();
-    let wrapper = ["strace", "-f", "-c", "-o", out_arg.as_str()];
-    p.reset(e);
-    let status = bench
-        .waymark_under(Some(&wrapper), &p.root, &["hook", e.hook_name()])
-        .stdin(fs::File::open(p.event_file(e)).ok()?)
+/// strace on PATH, under a name waymark takes for a wrapper (`<dir>/strace-as/nice`, a
+/// link to it). This build finds the Claude Code process of a hook by walking up past
+/// shells and wrappers (`runtime::process::owner`); in the timed runs that is the
+/// benchmark, as for the session the projects were prepared in. Run as `strace`, the hook
+/// would take strace for a Claude Code process of its own: a new owner for the session,
+/// and at a new session's start the old one still alive, so no crash to recover.
+fn as_wrapper(dir: &Path) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    let strace = std::env::split_paths(&path)
+        .map(|d| d.join("strace"))
+        .find(|p| p.is_file())?;
+    let ok = Command::new(&strace)
+        .arg("-V")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
+        .is_ok_and(|s| s.success());
+    let link = dir.join("strace-as/nice");
+    fs::create_dir_all(link.parent()?).ok()?;
+    let _ = fs::remove_file(&link);
+    std::os::unix::fs::symlink(&strace, &link).ok()?;
+    ok.then_some(link)
+}
+
+/// One run of `e` under `strace -f -c`, from the state the timed runs start from.
+fn traced(strace: &Path, bench: &Bench, p: &Project, e: Event) -> Option<Counts> {
+    let out = bench.dir.join("strace.txt");
+    let out_arg = out.to_string_lossy().into_owned();
+    let strace = strace.to_string_lossy();
+    let wrapper = [&*strace, "-f", "-c", "-o", out_arg.as_str()];
+    p.reset(e);
+    let run = bench
+        .waymark_under(Some(&wrapper), &p.root, &["hook", e.hook_name()])
+        .stdin(fs::File::open(p.event_file(e)).ok()?)
+        .stderr(Stdio::null())
+        .output()
         .ok()?;
     p.settle(e);
+    let said = String::from_utf8_lossy(&run.stdout);
+    if e == Event::SessionStartCrash && !said.contains("CRASH DETECTED") {
+        eprintln!(
+            "strace: {} did not report the crash on {}: {said}",
+            bench.bin.display(),
+            p.name
+        );
+    }
+    let status = run.status;
     let text = fs::read_to_string(&out).ok()?;
     let _ = fs::remove_file(&out);
     let counts = parse(&text);
