@@ -86,25 +86,7 @@ fn main() {
     measure::become_subreaper();
     let (bench, floor) = set_up();
     let dir = bench.dir.clone();
-    let base_bin = baseline::binary();
-    eprintln!(
-        "measuring {}{}; generating projects in {} …",
-        bench.bin.display(),
-        base_bin
-            .as_ref()
-            .map(|b| format!(" beside round 2, {}", b.display()))
-            .unwrap_or_default(),
-        dir.display()
-    );
-    let mut projects: Vec<Project> = generate(&bench, knobs.trace_max, true)
-        .into_iter()
-        .map(Option::unwrap)
-        .collect();
-    let mut base = base_bin.map(|bin| {
-        let bench = bench_in(&dir.join("round2"), bin);
-        let projects = generate(&bench, knobs.trace_max, false);
-        baseline::Baseline { bench, projects }
-    });
+    let (mut projects, mut base) = generate_both(&bench, knobs.trace_max);
     check_all(&bench, &projects, base.as_ref());
     settle();
 
@@ -145,6 +127,31 @@ fn main() {
     });
     let text = text + "\n" + &launch::render(&as_claude_code);
     finish(&text, &dir, knobs.keep);
+}
+
+/// The projects of the build under test and, when a baseline is measured, the same
+/// variants generated with the baseline binary (under `round2/`).
+fn generate_both(bench: &Bench, trace_max: usize) -> (Vec<Project>, Option<baseline::Baseline>) {
+    let base_bin = baseline::binary();
+    eprintln!(
+        "measuring {}{}; generating projects in {} …",
+        bench.bin.display(),
+        base_bin
+            .as_ref()
+            .map(|b| format!(" beside round 2, {}", b.display()))
+            .unwrap_or_default(),
+        bench.dir.display()
+    );
+    let projects = generate(bench, trace_max, true)
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
+    let base = base_bin.map(|bin| {
+        let bench = bench_in(&bench.dir.join("round2"), bin);
+        let projects = generate(&bench, trace_max, false);
+        baseline::Baseline { bench, projects }
+    });
+    (projects, base)
 }
 
 /// Prints the report, writes it to `target/tmp/waymark-bench.md`, and removes the

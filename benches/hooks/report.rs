@@ -9,6 +9,9 @@ use crate::projects::{EVENTS, Event};
 use crate::syscalls::{self, Syscalls};
 use crate::{Concurrency, Receipts, Rewind};
 
+/// Figures per event and project (the index into [`Results::projects`]).
+pub type PerProject = BTreeMap<(Event, usize), Stats>;
+
 pub struct Results<'a> {
     pub runs: usize,
     pub trace_max: usize,
@@ -21,10 +24,10 @@ pub struct Results<'a> {
     pub instructions: &'a BTreeMap<(Option<Event>, usize), u64>,
     /// Project names; index 0 is the small project, the reference of every ratio.
     pub projects: &'a [String],
-    pub stats: &'a BTreeMap<(Event, usize), Stats>,
+    pub stats: &'a PerProject,
     /// The baseline binary (round 2) and its figures, timed in the same rounds on its own
     /// projects (keyed as `stats`; a variant it has no project for is missing).
-    pub baseline: Option<(&'a std::path::Path, &'a BTreeMap<(Event, usize), Stats>)>,
+    pub baseline: Option<(&'a std::path::Path, &'a PerProject)>,
     /// System calls per event on the small project, both builds.
     pub syscalls: &'a Syscalls,
     pub concurrency: &'a Concurrency,
