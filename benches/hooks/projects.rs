@@ -300,8 +300,13 @@ impl Project {
 
     /// Makes the snapshots again from a new task, so that they are never old enough for an
     /// `interval` checkpoint (5 min) to change what an event does in a long run.
+    ///
+    /// `events.seen` goes too: left, the new snapshots would keep the key of the last
+    /// timed event (taken by the benchmark, the hook's Claude Code process), and a run of
+    /// that event within the next 30 s (the strace count after the rounds) would be
+    /// skipped as a duplicate of it.
     pub fn refresh(&mut self, bench: &Bench) {
-        for f in ["hook.json", "hook.json.bak", "HOOK.md"] {
+        for f in ["hook.json", "hook.json.bak", "HOOK.md", "events.seen"] {
             let _ = fs::remove_file(self.root.join(".orchestration").join(f));
         }
         self.prepare(bench);
