@@ -86,14 +86,14 @@ fn main() {
     measure::become_subreaper();
     let (bench, floor) = set_up();
     let dir = bench.dir.clone();
-    let (mut projects, mut base) = generate_both(&bench, knobs.trace_max);
+    let (projects, base) = generate_both(&bench, knobs.trace_max);
     check_all(&bench, &projects, base.as_ref());
     settle();
 
     let fsync = measure::fsync_latency(&dir);
     let counted = counted(&projects, knobs.trace_max);
     let instructions = count_instructions(&bench, &counted, &floor);
-    let timings = time_events(&bench, &mut projects, base.as_mut(), &floor, knobs.runs);
+    let timings = time_events(&bench, &projects, base.as_ref(), &floor, knobs.runs);
     let syscalls = syscalls::count(
         (&bench, &projects[0]),
         base.as_ref()
@@ -286,11 +286,11 @@ struct Samples {
 
 /// The timed rounds: `runs` of every event on every project, each round with a run of
 /// the floor, then on each project this build and the baseline one after the other; the
-/// projects' snapshots made again every 50 rounds when they grow old.
+/// projects' snapshots made again when they grow old ([`Project::fresh`]).
 fn time_events(
     bench: &Bench,
-    projects: &mut [Project],
-    mut base: Option<&mut baseline::Baseline>,
+    projects: &[Project],
+    base: Option<&baseline::Baseline>,
     floor: &Path,
     runs: usize,
 ) -> Timings {
@@ -307,13 +307,7 @@ fn time_events(
     // own floor: a minute of load on a shared machine slows the event and its floor alike.
     for &event in EVENTS {
         settle();
-        for round in 0..runs {
-            if round % 50 == 0 {
-                refresh_old(bench, projects.iter_mut());
-                if let Some(b) = base.as_deref_mut() {
-                    refresh_old(&b.bench, b.projects.iter_mut().flatten());
-                }
-            }
+        for _ in 0..runs {
             let f = measure::run(&mut floor_sh(floor), &floor_input);
             s.floors.entry(event).or_default().push(f);
             for (i, p) in projects.iter().enumerate() {
@@ -321,9 +315,7 @@ fn time_events(
                     .entry((event, i))
                     .or_default()
                     .push(timed(bench, p, event));
-                let theirs = base
-                    .as_deref()
-                    .and_then(|b| Some((&b.bench, b.projects[i].as_ref()?)));
+                let theirs = base.and_then(|b| Some((&b.bench, b.projects[i].as_ref()?)));
                 if let Some((b, p)) = theirs {
                     s.theirs
                         .entry((event, i))
@@ -345,17 +337,9 @@ fn time_events(
     }
 }
 
-/// Makes the snapshots of projects older than two minutes again.
-fn refresh_old<'p>(bench: &Bench, projects: impl Iterator<Item = &'p mut Project>) {
-    for p in projects {
-        if p.prepared_at.elapsed() > Duration::from_secs(120) {
-            p.refresh(bench);
-        }
-    }
-}
-
 /// One timed run of `event` on `p`, from its prepared state, its capture waited for.
 fn timed(bench: &Bench, p: &Project, event: Event) -> Sample {
+    p.fresh(bench);
     p.reset(event);
     let s = measure::run(
         &mut bench.hook(&p.root, event.hook_name()),
@@ -414,7 +398,7 @@ fn generate(bench: &Bench, trace_max: usize, ours: bool) -> Vec<Option<Project>>
         projects.push(Some(p));
     }
     projects.push(ours.then(|| {
-        let mut big = Project::create(bench, "hook.json max", 0);
+        let big = Project::create(bench, "hook.json max", 0);
         big.grow_hook();
         big
     }));
@@ -461,6 +445,7 @@ fn count_instructions(
     }
     for (n, &(index, project)) in projects.iter().enumerate() {
         for &e in EVENTS {
+            project.fresh(bench);
             project.reset(e);
             let slug = e
                 .label()

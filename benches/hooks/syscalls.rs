@@ -88,6 +88,7 @@ fn traced(strace: &Path, bench: &Bench, p: &Project, e: Event) -> Option<Counts>
     let out_arg = out.to_string_lossy().into_owned();
     let strace = strace.to_string_lossy();
     let wrapper = [&*strace, "-f", "-c", "-o", out_arg.as_str()];
+    p.fresh(bench);
     p.reset(e);
     let run = bench
         .waymark_under(Some(&wrapper), &p.root, &["hook", e.hook_name()])
