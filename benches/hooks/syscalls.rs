@@ -169,6 +169,13 @@ pub fn render_beyond(o: &mut String, s: &Syscalls, label: &str) {
         }
         Syscalls::Counted(all) => all,
     };
+    if all.values().all(|(_, theirs)| theirs.is_none()) {
+        let _ = writeln!(
+            o,
+            "No baseline measured (WAYMARK_BENCH_BASELINE=none): this build's counts are in the per-event table.\n"
+        );
+        return;
+    }
     let _ = writeln!(
         o,
         "| event | total | this build makes beyond {label} | fewer than {label} |\n| --- | ---: | --- | --- |"
