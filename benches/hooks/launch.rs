@@ -31,6 +31,7 @@ pub fn time(bench: &Bench, p: &Project, floor: &Path, runs: usize) -> Launch {
         samples[0].push(measure::run(&mut Command::new(floor), &input));
         samples[1].push(measure::run(&mut crate::floor_sh(floor), &input));
         for way in 0..3 {
+            p.fresh(bench);
             p.reset(EVENT);
             let mut c = match way {
                 0 => bench.waymark(&p.root, &["hook", hook]),

@@ -20,12 +20,19 @@
 //! (events per concurrent process, default 100), `WAYMARK_BENCH_RECEIPTS` (default 1,000),
 //! `WAYMARK_BENCH_KEEP=1` (keep the generated projects), `WAYMARK_BENCH_CALLGRIND=0` (skip
 //! the instruction counts), `WAYMARK_BENCH_BIN=<path>` (measure another waymark binary, e.g.
-//! an older build, instead of this one).
+//! an older build, instead of this one), `WAYMARK_BENCH_BASELINE=<binary>` (the build
+//! measured beside it; unset: round 2, built from commit f9ee6d2; `none`: no baseline).
+//!
+//! Every event is also timed with the baseline build (round 2) in the same rounds, on
+//! projects that build generated itself, and each build's system calls per event are
+//! counted with `strace -f -c` when strace is installed.
 
+mod baseline;
 mod launch;
 mod measure;
 mod projects;
 mod report;
+mod syscalls;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -76,30 +83,25 @@ fn main() {
     }
     let knobs = Knobs::from_env();
     let started = Instant::now();
+    measure::become_subreaper();
     let (bench, floor) = set_up();
     let dir = bench.dir.clone();
-    eprintln!(
-        "measuring {}; generating projects in {} …",
-        bench.bin.display(),
-        dir.display()
-    );
-    let mut projects = generate(&bench, &knobs);
-    for p in &projects {
-        p.check_events(&bench);
-    }
+    let (projects, base) = generate_both(&bench, knobs.trace_max);
+    check_all(&bench, &projects, base.as_ref());
     settle();
 
     let fsync = measure::fsync_latency(&dir);
     let counted = counted(&projects, knobs.trace_max);
     let instructions = count_instructions(&bench, &counted, &floor);
-    let timings = time_events(&bench, &mut projects, &floor, knobs.runs);
+    let timings = time_events(&bench, &projects, base.as_ref(), &floor, knobs.runs);
+    let syscalls = syscalls::count(
+        (&bench, &projects[0]),
+        base.as_ref()
+            .and_then(|b| b.projects[0].as_ref().map(|p| (&b.bench, p))),
+    );
     eprintln!("timing an event as Claude Code runs it …");
     let as_claude_code = launch::time(&bench, &projects[0], &floor, knobs.runs);
-    let log_problems: Vec<(String, Vec<String>)> = projects
-        .iter()
-        .map(|p| (p.name.clone(), p.log_problems()))
-        .filter(|(_, l)| !l.is_empty())
-        .collect();
+    let log_problems = log_problems(&projects, base.as_ref());
     let (concurrency, receipts, rewind) = whole_commands(&bench, &knobs);
 
     let names: Vec<String> = projects.iter().map(|p| p.name.clone()).collect();
@@ -112,6 +114,10 @@ fn main() {
         fsync,
         projects: &names,
         stats: &timings.stats,
+        baseline: base
+            .as_ref()
+            .map(|b| (b.bench.bin.as_path(), &timings.baseline)),
+        syscalls: &syscalls,
         concurrency: &concurrency,
         receipts: &receipts,
         rewind: &rewind,
@@ -120,50 +126,119 @@ fn main() {
         launch: &as_claude_code,
     });
     let text = text + "\n" + &launch::render(&as_claude_code);
-    println!("{text}");
+    finish(&text, &dir, knobs.keep);
+}
+
+/// The projects of the build under test and, when a baseline is measured, the same
+/// variants generated with the baseline binary (under `round2/`).
+fn generate_both(bench: &Bench, trace_max: usize) -> (Vec<Project>, Option<baseline::Baseline>) {
+    let base_bin = baseline::binary();
+    eprintln!(
+        "measuring {}{}; generating projects in {} …",
+        bench.bin.display(),
+        base_bin
+            .as_ref()
+            .map(|b| format!(" beside round 2, {}", b.display()))
+            .unwrap_or_default(),
+        bench.dir.display()
+    );
+    let projects = generate(bench, trace_max, true)
+        .into_iter()
+        .map(Option::unwrap)
+        .collect();
+    let base = base_bin.map(|bin| {
+        let bench = bench_in(&bench.dir.join("round2"), bin);
+        let projects = generate(&bench, trace_max, false);
+        baseline::Baseline { bench, projects }
+    });
+    (projects, base)
+}
+
+/// Prints the report, writes it to `target/tmp/waymark-bench.md`, and removes the
+/// projects unless they are to be kept.
+fn finish(report: &str, dir: &Path, keep: bool) {
+    println!("{report}");
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("waymark-bench.md");
-    fs::write(&out, &text).unwrap();
+    fs::write(&out, report).unwrap();
     eprintln!("report also written to {}", out.display());
-    if knobs.keep {
+    if keep {
         eprintln!("projects kept in {}", dir.display());
     } else {
-        let _ = fs::remove_dir_all(&dir);
+        let _ = fs::remove_dir_all(dir);
     }
 }
 
-/// A fresh `target/tmp/waymark-bench/` with a copy of the recorded transcript, the binary
-/// to measure, and the floor program built there.
+/// Runs every event once on every project of both builds, its output checked.
+fn check_all(bench: &Bench, projects: &[Project], base: Option<&baseline::Baseline>) {
+    for p in projects {
+        p.check_events(bench);
+    }
+    if let Some(b) = base {
+        for p in b.projects.iter().flatten() {
+            p.check_events(&b.bench);
+        }
+    }
+}
+
+/// ERROR and WARN lines waymark logged, per project (the baseline's under "round 2: ").
+fn log_problems(
+    projects: &[Project],
+    base: Option<&baseline::Baseline>,
+) -> Vec<(String, Vec<String>)> {
+    let theirs = base
+        .into_iter()
+        .flat_map(|b| b.projects.iter().flatten())
+        .map(|p| (format!("round 2: {}", p.name), p.log_problems()));
+    projects
+        .iter()
+        .map(|p| (p.name.clone(), p.log_problems()))
+        .chain(theirs)
+        .filter(|(_, l)| !l.is_empty())
+        .collect()
+}
+
+/// A fresh `target/tmp/waymark-bench/` with the bench of the binary to measure, and the
+/// floor program built there.
 fn set_up() -> (Bench, PathBuf) {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("waymark-bench");
     let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
+    let bin = std::env::var_os("WAYMARK_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_waymark")));
+    let bench = bench_in(&dir, bin);
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let floor = build_floor(&dir, &manifest.join("benches/hooks/floor.c"));
+    // The user's master key exists before any event, as it does after a session's first
+    // append: its creation is once per machine, not a cost of the event measured first.
+    // (A baseline build makes its own, in its own config home, at its first check run.)
+    waymark::receipt::signer(&bench.config()).expect("the bench's master key");
+    (bench, floor)
+}
+
+/// The bench of `bin` in `dir`: a copy of the recorded transcript, a config home, and the
+/// plugin's data directory with `bin` as its binary. The plugin (hooks.json and the
+/// launcher) is this checkout's, for every build measured: only the binary differs.
+fn bench_in(dir: &Path, bin: PathBuf) -> Bench {
+    fs::create_dir_all(dir).unwrap();
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let fixtures = manifest.join("tests/fixtures/claude-code-2.1.197");
     let transcript = dir.join("transcript.jsonl");
     fs::copy(fixtures.join("transcript-sample.jsonl"), &transcript).unwrap();
-    let bin = std::env::var_os("WAYMARK_BENCH_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_waymark")));
     // An installed plugin's data directory keeps the binary the launcher runs.
     let plugin_data = dir.join("plugin-data/waymark-waymark");
     fs::create_dir_all(plugin_data.join("bin")).unwrap();
     std::os::unix::fs::symlink(&bin, plugin_data.join("bin/waymark")).unwrap();
     let plugin = manifest.join("plugin");
-    let bench = Bench {
+    Bench {
         bin,
         config_home: dir.join("config"),
-        dir: dir.clone(),
+        dir: dir.to_path_buf(),
         fixtures,
         transcript,
         registered: registered(&plugin),
         plugin,
         plugin_data,
-    };
-    let floor = build_floor(&dir, &manifest.join("benches/hooks/floor.c"));
-    // The user's master key exists before any event, as it does after a session's first
-    // append: its creation is once per machine, not a cost of the event measured first.
-    waymark::receipt::signer(&bench.config()).expect("the bench's master key");
-    (bench, floor)
+    }
 }
 
 /// Each event's command, as plugin/hooks/hooks.json registers it.
@@ -192,62 +267,86 @@ fn counted(projects: &[Project], trace_max: usize) -> Vec<(usize, &Project)> {
         .collect()
 }
 
-/// What the timed rounds measured: each event on each project, and the floor over every
-/// round and in each event's own rounds.
+/// What the timed rounds measured: each event on each project, the same with the baseline
+/// build on its projects, and the floor over every round and in each event's own rounds.
 struct Timings {
     stats: BTreeMap<(Event, usize), Stats>,
+    baseline: BTreeMap<(Event, usize), Stats>,
     floor: Stats,
     floors: BTreeMap<Event, Stats>,
 }
 
+/// The samples of the timed rounds, before they are summed up.
+#[derive(Default)]
+struct Samples {
+    ours: BTreeMap<(Event, usize), Vec<Sample>>,
+    theirs: BTreeMap<(Event, usize), Vec<Sample>>,
+    floors: BTreeMap<Event, Vec<Sample>>,
+}
+
 /// The timed rounds: `runs` of every event on every project, each round with a run of
-/// the floor, the projects' snapshots made again every 50 rounds when they grow old.
-fn time_events(bench: &Bench, projects: &mut [Project], floor: &Path, runs: usize) -> Timings {
+/// the floor, then on each project this build and the baseline one after the other; the
+/// projects' snapshots made again when they grow old ([`Project::fresh`]).
+fn time_events(
+    bench: &Bench,
+    projects: &[Project],
+    base: Option<&baseline::Baseline>,
+    floor: &Path,
+    runs: usize,
+) -> Timings {
     eprintln!(
-        "timing {} events × {} projects × {} runs (+ the floor) …",
+        "timing {} events × {} projects × {} runs (+ the floor{}) …",
         EVENTS.len(),
         projects.len(),
-        runs
+        runs,
+        if base.is_some() { ", + round 2" } else { "" }
     );
     let floor_input = projects[0].event_file(Event::Write);
-    let mut samples: BTreeMap<(Event, usize), Vec<Sample>> = BTreeMap::new();
+    let mut s = Samples::default();
     // The floor is measured in each event's own rounds, and each event is compared with its
     // own floor: a minute of load on a shared machine slows the event and its floor alike.
-    let mut floor_samples: BTreeMap<Event, Vec<Sample>> = BTreeMap::new();
     for &event in EVENTS {
         settle();
-        for round in 0..runs {
-            if round % 50 == 0 {
-                for p in projects.iter_mut() {
-                    if p.prepared_at.elapsed() > Duration::from_secs(120) {
-                        p.refresh(bench);
-                    }
-                }
-            }
-            floor_samples
-                .entry(event)
-                .or_default()
-                .push(measure::run(&mut floor_sh(floor), &floor_input));
+        for _ in 0..runs {
+            let f = measure::run(&mut floor_sh(floor), &floor_input);
+            s.floors.entry(event).or_default().push(f);
             for (i, p) in projects.iter().enumerate() {
-                p.reset(event);
-                let s = measure::run(
-                    &mut bench.hook(&p.root, event.hook_name()),
-                    &p.event_file(event),
-                );
-                p.settle(event);
-                samples.entry((event, i)).or_default().push(s);
+                s.ours
+                    .entry((event, i))
+                    .or_default()
+                    .push(timed(bench, p, event));
+                let theirs = base.and_then(|b| Some((&b.bench, b.projects[i].as_ref()?)));
+                if let Some((b, p)) = theirs {
+                    s.theirs
+                        .entry((event, i))
+                        .or_default()
+                        .push(timed(b, p, event));
+                }
             }
         }
     }
-    let all_floors: Vec<Sample> = floor_samples.values().flatten().copied().collect();
+    let all_floors: Vec<Sample> = s.floors.values().flatten().copied().collect();
+    let stats = |m: &BTreeMap<(Event, usize), Vec<Sample>>| {
+        m.iter().map(|(k, v)| (*k, Stats::of(v))).collect()
+    };
     Timings {
-        stats: samples.iter().map(|(k, v)| (*k, Stats::of(v))).collect(),
+        stats: stats(&s.ours),
+        baseline: stats(&s.theirs),
         floor: Stats::of(&all_floors),
-        floors: floor_samples
-            .iter()
-            .map(|(e, v)| (*e, Stats::of(v)))
-            .collect(),
+        floors: s.floors.iter().map(|(e, v)| (*e, Stats::of(v))).collect(),
     }
+}
+
+/// One timed run of `event` on `p`, from its prepared state, its capture waited for.
+fn timed(bench: &Bench, p: &Project, event: Event) -> Sample {
+    p.fresh(bench);
+    p.reset(event);
+    let s = measure::run(
+        &mut bench.hook(&p.root, event.hook_name()),
+        &p.event_file(event),
+    );
+    p.settle(event);
+    s
 }
 
 /// The floor as Claude Code would run it: `/bin/sh -c "<floor>"`.
@@ -281,24 +380,32 @@ fn settle() {
 }
 
 /// The projects, in report order: the small one first (the reference of every ratio).
-fn generate(bench: &Bench, knobs: &Knobs) -> Vec<Project> {
-    let mut projects = vec![Project::create(bench, "small", 0)];
+/// `ours`: made for the build under test, whose library can write state directly (the
+/// trace's head, hook.json at its caps). For a baseline build (round 2, which keeps no
+/// trace head and reads an older hook.json) the traces are left without a head and the
+/// caps variant is `None`; every other variant is made by feeding it the same events.
+fn generate(bench: &Bench, trace_max: usize, ours: bool) -> Vec<Option<Project>> {
+    let mut projects = vec![Some(Project::create(bench, "small", 0))];
     let mut sizes = vec![1_000, 100_000, 1_000_000];
-    sizes.retain(|&n| n < knobs.trace_max);
-    sizes.push(knobs.trace_max);
+    sizes.retain(|&n| n < trace_max);
+    sizes.push(trace_max);
     for n in sizes {
         let p = Project::create(bench, &format!("trace {}", report::count(n)), 0);
         p.add_trace(n);
-        p.seal_trace(bench);
-        projects.push(p);
+        if ours {
+            p.seal_trace(bench);
+        }
+        projects.push(Some(p));
     }
-    let mut big = Project::create(bench, "hook.json max", 0);
-    big.grow_hook();
-    projects.push(big);
-    projects.push(Project::create(bench, "10,000 files", 10_000));
+    projects.push(ours.then(|| {
+        let big = Project::create(bench, "hook.json max", 0);
+        big.grow_hook();
+        big
+    }));
+    projects.push(Some(Project::create(bench, "10,000 files", 10_000)));
     let lessons = Project::create(bench, "5,000 lessons", 0);
     lessons.add_lessons(5_000);
-    projects.push(lessons);
+    projects.push(Some(lessons));
     projects
 }
 
@@ -338,6 +445,7 @@ fn count_instructions(
     }
     for (n, &(index, project)) in projects.iter().enumerate() {
         for &e in EVENTS {
+            project.fresh(bench);
             project.reset(e);
             let slug = e
                 .label()

@@ -142,3 +142,28 @@ pub fn fsync_latency(dir: &Path) -> Duration {
     times.sort();
     percentile(&times, 50.0)
 }
+
+/// Makes the benchmark the child subreaper of everything it starts: a process a hook
+/// forks and leaves behind (the capture after the answer) becomes the benchmark's child
+/// when the hook exits, and [`reap_orphans`] can wait for it, whatever the build.
+pub fn become_subreaper() {
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes an integer flag and touches no memory of ours.
+    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    assert_eq!(r, 0, "prctl(PR_SET_CHILD_SUBREAPER)");
+}
+
+/// Reaps the orphans left to the benchmark, waiting up to `wait` for those still running.
+/// Only called when no child of the benchmark's own is running (between timed runs).
+pub fn reap_orphans(wait: Duration) {
+    let start = Instant::now();
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid writes the status of a child we are the parent (subreaper) of.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        match pid {
+            p if p > 0 => continue,
+            0 if start.elapsed() < wait => std::thread::sleep(Duration::from_micros(500)),
+            _ => return,
+        }
+    }
+}

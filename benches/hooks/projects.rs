@@ -6,11 +6,13 @@
 //! `active` (mid-turn, after a Write) and `idle` (after Stop). Before every timed run the
 //! event's snapshot is copied back, so every run does the same work from the same state.
 
+use std::cell::Cell;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use chrono::Duration;
 use serde_json::{Value, json};
@@ -239,10 +241,17 @@ pub struct Project {
     active: PathBuf,
     idle: PathBuf,
     /// hook.json is grown to its largest after each preparation.
-    grown: bool,
-    /// When the snapshots were made: they age (interval checkpoints, stale sessions).
-    pub prepared_at: std::time::Instant,
+    grown: Cell<bool>,
+    /// When the snapshots were made: they age (a session's last event saved again once
+    /// a minute, interval checkpoints, stale sessions). See [`Project::fresh`].
+    prepared_at: Cell<Instant>,
 }
+
+/// How old the snapshots may grow before they are made again. A session's last event
+/// is saved again when it is over a minute old (`waymark_core::task::session`): an event
+/// run from older snapshots saves hook.json where a session's next tool call, a few
+/// seconds later, does not.
+pub const FRESH: std::time::Duration = std::time::Duration::from_secs(45);
 
 /// The session the task was made in, and the one that starts afterwards.
 const PREV_SESSION: &str = "bench-prev-0000-4000-8000-000000000001";
@@ -284,14 +293,14 @@ impl Project {
         // What the agent's Write created (untracked, like a real new file).
         fs::write(root.join("src/parser.rs"), "pub fn parse() {}\n").unwrap();
 
-        let mut p = Project {
+        let p = Project {
             name: name.to_string(),
             active: events.join("hook.active.json"),
             idle: events.join("hook.idle.json"),
             root,
             events,
-            grown: false,
-            prepared_at: std::time::Instant::now(),
+            grown: Cell::new(false),
+            prepared_at: Cell::new(Instant::now()),
         };
         p.write_events(bench);
         p.prepare(bench);
@@ -300,13 +309,27 @@ impl Project {
 
     /// Makes the snapshots again from a new task, so that they are never old enough for an
     /// `interval` checkpoint (5 min) to change what an event does in a long run.
-    pub fn refresh(&mut self, bench: &Bench) {
-        for f in ["hook.json", "hook.json.bak", "HOOK.md"] {
+    ///
+    /// `events.seen` goes too: left, the new snapshots would keep the key of the last
+    /// timed event (taken by the benchmark, the hook's Claude Code process), and a run of
+    /// that event within the next 30 s (the strace count after the rounds) would be
+    /// skipped as a duplicate of it.
+    fn refresh(&self, bench: &Bench) {
+        for f in ["hook.json", "hook.json.bak", "HOOK.md", "events.seen"] {
             let _ = fs::remove_file(self.root.join(".orchestration").join(f));
         }
         self.prepare(bench);
-        if self.grown {
+        if self.grown.get() {
             self.grow_hook();
+        }
+    }
+
+    /// Makes the snapshots again when they are older than [`FRESH`]: called before every
+    /// measured run (timed, counted or traced), so each starts from the state a session's
+    /// next event would find.
+    pub fn fresh(&self, bench: &Bench) {
+        if self.prepared_at.get().elapsed() > FRESH {
+            self.refresh(bench);
         }
     }
 
@@ -405,7 +428,7 @@ impl Project {
     }
 
     /// Runs the preparing session and keeps the two hook.json snapshots.
-    fn prepare(&mut self, bench: &Bench) {
+    fn prepare(&self, bench: &Bench) {
         let prep = [
             ("SessionStart", "prep-1.json"),
             ("UserPromptSubmit", "prep-2.json"),
@@ -423,10 +446,11 @@ impl Project {
         self.snapshot(&self.active);
         self.run_checked(bench, "Stop", &self.event_file(Event::Stop));
         self.snapshot(&self.idle);
-        let hook: Hook = serde_json::from_slice(&fs::read(&self.active).unwrap()).unwrap();
-        let step = hook.current_step.as_ref().expect("a running step");
-        assert_eq!(step.files_touched, ["hello.txt"], "prepared state");
-        self.prepared_at = std::time::Instant::now();
+        // Read as plain JSON: a baseline build (round 2) writes an older schema.
+        let hook: Value = serde_json::from_slice(&fs::read(&self.active).unwrap()).unwrap();
+        let touched = &hook["current_step"]["files_touched"];
+        assert_eq!(touched, &json!(["hello.txt"]), "prepared state");
+        self.prepared_at.set(Instant::now());
     }
 
     fn run_checked(&self, bench: &Bench, name: &str, input: &Path) -> String {
@@ -470,24 +494,17 @@ impl Project {
 
     /// Waits (not timed) for the capture of the checkpoint event `e` made, which the hook
     /// left to a forked copy: the next measurement must not share the machine with it (in
-    /// real use it runs while the model thinks).
+    /// real use it runs while the model thinks). The benchmark is the child subreaper of
+    /// its hooks ([`crate::measure::become_subreaper`]), so the forked copy, orphaned when the hook exits,
+    /// is its child: waiting for it needs nothing of the build's state files, whose schema
+    /// differs between builds.
     pub fn settle(&self, e: Event) {
-        if !e.checkpoints_with_git() {
-            return;
-        }
-        let hook: Hook = match fs::read(self.hook_json()) {
-            Ok(b) => serde_json::from_slice(&b).unwrap(),
-            Err(_) => return,
+        let wait = if e.checkpoints_with_git() {
+            std::time::Duration::from_secs(5)
+        } else {
+            std::time::Duration::ZERO
         };
-        let Some(last) = hook.last_checkpoint() else {
-            return;
-        };
-        let project = waymark::store::project::Project::at(self.root.clone());
-        let path = waymark::task::capture::path(&project, &hook.task_id, &last.checkpoint_id);
-        let start = std::time::Instant::now();
-        while !path.exists() && start.elapsed() < std::time::Duration::from_secs(5) {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        crate::measure::reap_orphans(wait);
     }
 
     /// The state files an event starts from, each beside the snapshot `to` under its own
@@ -699,8 +716,8 @@ impl Project {
     /// events, 113 steps and 60 receipts, built with waymark's own types and saved by its
     /// own store, so the state (hook.json and the task's logs) is one waymark could have
     /// written. (Both snapshots are grown, so the logs hold the growth twice.)
-    pub fn grow_hook(&mut self) {
-        self.grown = true;
+    pub fn grow_hook(&self) {
+        self.grown.set(true);
         for path in [&self.active, &self.idle] {
             self.restore(path);
             let project = waymark::store::project::Project::at(self.root.clone());

@@ -6,7 +6,11 @@ use std::time::Duration;
 
 use crate::measure::{Stats, ms};
 use crate::projects::{EVENTS, Event};
+use crate::syscalls::{self, Syscalls};
 use crate::{Concurrency, Receipts, Rewind};
+
+/// Figures per event and project (the index into [`Results::projects`]).
+pub type PerProject = BTreeMap<(Event, usize), Stats>;
 
 pub struct Results<'a> {
     pub runs: usize,
@@ -20,7 +24,12 @@ pub struct Results<'a> {
     pub instructions: &'a BTreeMap<(Option<Event>, usize), u64>,
     /// Project names; index 0 is the small project, the reference of every ratio.
     pub projects: &'a [String],
-    pub stats: &'a BTreeMap<(Event, usize), Stats>,
+    pub stats: &'a PerProject,
+    /// The baseline binary (round 2) and its figures, timed in the same rounds on its own
+    /// projects (keyed as `stats`; a variant it has no project for is missing).
+    pub baseline: Option<(&'a std::path::Path, &'a PerProject)>,
+    /// System calls per event on the small project, both builds.
+    pub syscalls: &'a Syscalls,
     pub concurrency: &'a Concurrency,
     pub receipts: &'a Receipts,
     pub rewind: &'a Rewind,
@@ -67,6 +76,18 @@ impl Results<'_> {
         ms(self.get(e, 0).median) / ms(self.floors[&e].median)
     }
 
+    /// The baseline's figures of `e` on `project`, when it was measured there.
+    fn base(&self, e: Event, project: usize) -> Option<Stats> {
+        self.baseline
+            .and_then(|(_, b)| b.get(&(e, project)).copied())
+    }
+
+    /// This build against the baseline: the ratio of their medians.
+    fn x_base(&self, e: Event, project: usize) -> Option<f64> {
+        let b = self.base(e, project)?;
+        Some(ms(self.get(e, project).median) / ms(b.median))
+    }
+
     fn ratio(&self, e: Event, project: usize, reference: usize) -> f64 {
         ms(self.get(e, project).median) / ms(self.get(e, reference).median)
     }
@@ -83,8 +104,17 @@ pub fn render(r: &Results) -> String {
         r.runs,
         r.elapsed.as_secs_f64()
     );
+    if let Some((bin, _)) = r.baseline {
+        let _ = writeln!(
+            o,
+            "Beside this build, in the same interleaved rounds (floor, this build, round 2, for each event and project), on projects it generated itself: round 2, `{}`.\n",
+            bin.display()
+        );
+    }
     budgets(&mut o, r);
     per_event(&mut o, r);
+    syscalls::render_beyond(&mut o, r.syscalls, "round 2");
+    against_baseline(&mut o, r);
     scaling(&mut o, r);
     concurrency(&mut o, r.concurrency);
     let _ = writeln!(o, "## Receipts\n");
@@ -385,9 +415,16 @@ fn rewind_rows(r: &Results) -> [Row; 2] {
 
 fn per_event(o: &mut String, r: &Results) {
     let _ = writeln!(o, "## Per event, small project\n");
+    let groups: String = syscalls::GROUPS
+        .iter()
+        .map(|(g, _)| format!(" {g} |"))
+        .collect();
     let _ = writeln!(
         o,
-        "| event | median | p99 | its floor | × floor | peak memory | instructions |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "Medians of this build and of round 2 (timed in the same rounds), each against the floor of the event's rounds; system calls of one run under `strace -f -c`, this build / round 2.\n\n\
+         | event | median | p99 | its floor | × floor | round 2 | round 2 × floor | ÷ round 2 | peak memory | instructions | syscalls |{groups}\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |{}",
+        " ---: |".repeat(syscalls::GROUPS.len())
     );
     let instr = |k: Option<Event>| {
         r.instructions
@@ -398,26 +435,71 @@ fn per_event(o: &mut String, r: &Results) {
     let f = r.floor;
     let _ = writeln!(
         o,
-        "| floor (reads stdin, exits), every round | {:.2} ms | {:.2} ms | {:.2} ms | 1.00× | {:.1} MiB | {} |",
+        "| floor (reads stdin, exits), every round | {:.2} ms | {:.2} ms | {:.2} ms | 1.00× | | | | {:.1} MiB | {} |{}",
         ms(f.median),
         ms(f.p99),
         ms(f.median),
         mib(f.max_rss_kib),
-        instr(None)
+        instr(None),
+        " |".repeat(syscalls::GROUPS.len() + 1)
     );
     for &e in EVENTS {
         let s = r.get(e, 0);
+        let floor = ms(r.floors[&e].median);
+        let (base, base_floor) = match r.base(e, 0) {
+            Some(b) => (
+                format!("{:.2} ms", ms(b.median)),
+                format!("{:.2}×", ms(b.median) / floor),
+            ),
+            None => ("n/a".into(), "n/a".into()),
+        };
         let _ = writeln!(
             o,
-            "| {} | {:.2} ms | {:.2} ms | {:.2} ms | {:.2}× | {:.1} MiB | {} |",
+            "| {} | {:.2} ms | {:.2} ms | {floor:.2} ms | {:.2}× | {base} | {base_floor} | {} | {:.1} MiB | {} | {} |",
             e.label(),
             ms(s.median),
             ms(s.p99),
-            ms(r.floors[&e].median),
             r.x_floor(e),
+            r.x_base(e, 0)
+                .map_or_else(|| "n/a".into(), |x| format!("**{x:.2}×**")),
             mib(s.max_rss_kib),
-            instr(Some(e))
+            instr(Some(e)),
+            syscalls::cells(r.syscalls, e).join(" | ")
         );
+    }
+    let _ = writeln!(o);
+}
+
+/// This build against round 2 on every project: the ratio of the medians.
+fn against_baseline(o: &mut String, r: &Results) {
+    if r.baseline.is_none() {
+        let _ = writeln!(
+            o,
+            "## This build against round 2\n\nNot measured (WAYMARK_BENCH_BASELINE=none).\n"
+        );
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "## This build against round 2: median ÷ round 2's median, per project\n\n\
+         Round 2 cannot read this build's hook.json at its caps (it is built with this build's types), so that variant has no round-2 figure.\n"
+    );
+    let _ = write!(o, "| event |");
+    for p in r.projects {
+        let _ = write!(o, " {p} |");
+    }
+    let _ = writeln!(o, "\n| --- |{}", " ---: |".repeat(r.projects.len()));
+    for &e in EVENTS {
+        let _ = write!(o, "| {} |", e.label());
+        for i in 0..r.projects.len() {
+            match r.x_base(e, i) {
+                Some(x) => {
+                    let _ = write!(o, " {x:.2}× |");
+                }
+                None => o.push_str(" n/a |"),
+            }
+        }
+        let _ = writeln!(o);
     }
     let _ = writeln!(o);
 }
