@@ -491,7 +491,10 @@ fn the_verdict_is_kept_until_the_binary_or_its_directory_changes() {
     let ls = spy.path().join("ls");
     fs::write(
         &ls,
-        format!("#!/bin/sh\necho ls >> {}\nexec /bin/ls \"$@\"\n", calls.display()),
+        format!(
+            "#!/bin/sh\necho ls >> {}\nexec /bin/ls \"$@\"\n",
+            calls.display()
+        ),
     )
     .unwrap();
     fs::set_permissions(&ls, fs::Permissions::from_mode(0o755)).unwrap();
@@ -506,7 +509,12 @@ fn the_verdict_is_kept_until_the_binary_or_its_directory_changes() {
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         (said, err)
     };
-    let checks = || fs::read_to_string(&calls).unwrap_or_default().lines().count();
+    let checks = || {
+        fs::read_to_string(&calls)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
     let (said, _) = which();
     assert!(said.contains("waymark on PATH"), "{said}");
     assert_eq!(checks(), 1, "the first event checks");
