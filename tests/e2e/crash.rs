@@ -170,6 +170,10 @@ fn a_turn_that_ends_on_an_api_error_is_a_stop_not_a_crash(version: Version) {
     ]);
     let api = FakeApi::start(script);
     sb.run(&api, &["-p", "E2E-AE1 build the parser"]);
+    // Claude Code may exit before its StopFailure hook is done (a loaded machine): the
+    // hook's record is waited for, as the next session would find it.
+    let recorded = || last_session(&sb.hook_json())["failed_turn"].is_object();
+    wait_for(Duration::from_secs(10), recorded);
     let why = sb.diagnose(&api);
     let hook = sb.hook_json();
     let session = last_session(&hook);
