@@ -26,16 +26,10 @@ use waymark_redact::Clean;
 pub const MAX_INPUT: u64 = 64 * 1024 * 1024;
 
 pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
-    panic::set_hook(Box::new(|_| {}));
-    super::finish_on_closed_stdout();
     let fallback = || Project::from_arg(root.clone(), None);
     let context = name.unwrap_or("hook");
-    let bytes = match read_input() {
-        Ok(b) => b,
-        Err(e) => {
-            report(&fallback(), context, &e);
-            return ExitCode::SUCCESS;
-        }
+    let Some(bytes) = begin(context, &fallback) else {
+        return ExitCode::SUCCESS;
     };
     // Non-UTF-8 bytes are replaced rather than rejected: one stray byte in a tool's output
     // must not cost the whole event.
@@ -121,18 +115,27 @@ fn keep(ctx: &Ctx, event: &str, text: &str, agent: Agent) {
     }
 }
 
-/// `waymark hook --agent codex <Event>`: [`run`] for Codex CLI's input.
-pub fn run_codex(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
+/// The start of every event, whichever agent sent it: no panic message on stderr, a
+/// closed stdout made harmless, the input read; `None` when there is none (the reason
+/// reported in the project `fallback` gives).
+fn begin(context: &str, fallback: &dyn Fn() -> Project) -> Option<Vec<u8>> {
     panic::set_hook(Box::new(|_| {}));
     super::finish_on_closed_stdout();
-    let fallback = || Project::from_arg(root.clone(), None);
-    let context = name.unwrap_or("hook");
-    let bytes = match read_input() {
-        Ok(b) => b,
+    match read_input() {
+        Ok(bytes) => Some(bytes),
         Err(e) => {
             report(&fallback(), context, &e);
-            return ExitCode::SUCCESS;
+            None
         }
+    }
+}
+
+/// `waymark hook --agent codex <Event>`: [`run`] for Codex CLI's input.
+pub fn run_codex(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
+    let fallback = || Project::from_arg(root.clone(), None);
+    let context = name.unwrap_or("hook");
+    let Some(bytes) = begin(context, &fallback) else {
+        return ExitCode::SUCCESS;
     };
     let text = String::from_utf8_lossy(&bytes);
     let (name, value, parsed) = match codex_parse(name, &text) {

@@ -51,13 +51,7 @@ const MAX_NEW_FILE: u64 = 1 << 20;
 /// leaves them out, and a new file is most of what a step writes.
 pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<DiffStat> {
     let base = since.unwrap_or("HEAD");
-    let with_files = |args: &[&str]| {
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        let setup = SETUP_FILES.iter().map(|f| format!(":(exclude){f}"));
-        args.into_iter()
-            .chain(super::project_files(lessons))
-            .chain(setup)
-    };
+    let with_files = |args: &[&str]| work_files(args, lessons);
     // The two walks of the work tree run at once (a crash's SessionStart waits for both).
     // On two cores or fewer the diff's preload threads only take the other walk's core
     // (10,000 files: 13.5 ms for both against 9.1 ms without them, BENCHMARKS.md).
@@ -100,13 +94,7 @@ pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<Diff
 /// changed with no hook telling (Codex CLI's Stop reads it). `None` outside git.
 pub fn changed_files(root: &Path, since: Option<&str>, lessons: &str) -> Option<Vec<String>> {
     let base = since.unwrap_or("HEAD");
-    let with_files = |args: &[&str]| {
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        let setup = SETUP_FILES.iter().map(|f| format!(":(exclude){f}"));
-        args.into_iter()
-            .chain(super::project_files(lessons))
-            .chain(setup)
-    };
+    let with_files = |args: &[&str]| work_files(args, lessons);
     let diff = started(root, with_files(&["diff", "--name-only", base, "--"]));
     let others = ["ls-files", "--others", "--exclude-standard", "--"];
     let untracked = started(root, with_files(&others));
@@ -115,6 +103,17 @@ pub fn changed_files(root: &Path, since: Option<&str>, lessons: &str) -> Option<
     files.extend(untracked.lines().map(str::to_string));
     files.retain(|f| !f.is_empty());
     Some(files)
+}
+
+/// `args` then the pathspec of the work: the project's files less waymark's own and the
+/// set-up files.
+fn work_files(args: &[&str], lessons: &str) -> Vec<String> {
+    let setup = SETUP_FILES.iter().map(|f| format!(":(exclude){f}"));
+    args.iter()
+        .map(|a| a.to_string())
+        .chain(super::project_files(lessons))
+        .chain(setup)
+        .collect()
 }
 
 /// Whether this machine has two cores or fewer for this process.

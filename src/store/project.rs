@@ -211,16 +211,7 @@ impl Project {
             return None;
         };
         let root = self.real_root();
-        // The longest prefix that exists, resolved; the rest (a file to be made) as it is.
-        let abs = self.root.join(rel);
-        let mut existing = abs.as_path();
-        let mut rest = Vec::new();
-        while existing.symlink_metadata().is_err() {
-            rest.push(existing.file_name()?);
-            existing = existing.parent()?;
-        }
-        let mut real = existing.canonicalize().ok()?;
-        real.extend(rest.iter().rev());
+        let real = resolve_existing(&self.root.join(rel))?;
         let real = Located::Inside(slash(real.strip_prefix(root).ok()?));
         (real != *loc).then_some(real)
     }
@@ -298,7 +289,15 @@ pub fn normalize(path: &Path) -> PathBuf {
 /// root or a link that cannot be followed.
 fn resolve_dirs(abs: &Path) -> Option<PathBuf> {
     let name = abs.file_name()?;
-    let mut existing = abs.parent()?;
+    let mut real = resolve_existing(abs.parent()?)?;
+    real.push(name);
+    Some(real)
+}
+
+/// `path` with its longest part that exists resolved (links followed) and the rest (what
+/// is to be made) as it is. `None` when a link on it cannot be followed.
+fn resolve_existing(path: &Path) -> Option<PathBuf> {
+    let mut existing = path;
     let mut rest = Vec::new();
     while existing.symlink_metadata().is_err() {
         rest.push(existing.file_name()?);
@@ -306,7 +305,6 @@ fn resolve_dirs(abs: &Path) -> Option<PathBuf> {
     }
     let mut real = existing.canonicalize().ok()?;
     real.extend(rest.iter().rev());
-    real.push(name);
     Some(real)
 }
 
