@@ -700,3 +700,46 @@ fn a_side_effect_in_flight_at_the_crash_is_checked_before_it_repeats() {
         "{reason}"
     );
 }
+
+/// A deploy left unknown by a crash has no check waymark knows: `waymark step checked`
+/// says it was checked where it acts, the brief says so, and the repeat guard lets the
+/// deploy run again (issue 42, case 5).
+#[test]
+fn waymark_step_checked_lets_an_unknown_side_effect_run_again() {
+    let p = Project::new();
+    p.write(
+        ".orchestration/waymark.json",
+        r#"{"side_effect_commands": ["^\\./deploy\\.sh"]}"#,
+    );
+    crashed_while_running(&p, "./deploy.sh prod");
+    let brief = context_of(&p.hook("SessionStart", &p.fixture("SessionStart-startup.json")))
+        .expect("a resume brief");
+    assert!(
+        brief.contains("then say so with `waymark step checked`"),
+        "{brief}"
+    );
+    let mut pre: Value = serde_json::from_str(&p.fixture("PreToolUse.json")).unwrap();
+    pre["tool_name"] = "Bash".into();
+    pre["tool_input"] = json!({"command": "./deploy.sh prod"});
+    let decision = |p: &Project| -> Value {
+        let out = p.hook("PreToolUse", &pre.to_string());
+        serde_json::from_str::<Value>(&out).map_or(Value::Null, |v| {
+            v["hookSpecificOutput"]["permissionDecision"].clone()
+        })
+    };
+    assert_eq!(decision(&p), "ask");
+    let out = p.waymark().args(["step", "checked"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && said.contains("Checked: `./deploy.sh prod`"),
+        "{said}"
+    );
+    assert_eq!(decision(&p), Value::Null, "the guard no longer asks");
+    let again = p.waymark().args(["step", "checked"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&again.stdout).contains("Nothing to check"));
+    // The next session (another start, another input).
+    let mut start: Value = serde_json::from_str(&p.fixture("SessionStart-startup.json")).unwrap();
+    start["session_id"] = "next-session".into();
+    let brief = context_of(&p.hook("SessionStart", &start.to_string())).expect("a resume brief");
+    assert!(brief.contains("checked since"), "{brief}");
+}
