@@ -41,7 +41,7 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
     let result = match &event.kind {
         EventKind::SessionStart(e) => session_start::handle(ctx, event, e, &mut out),
         EventKind::SessionEnd(e) => lifecycle::session_end(ctx, event, e),
-        EventKind::UserPromptSubmit(e) => prompt::handle(ctx, event, e, &mut out),
+        EventKind::UserPromptSubmit(e) => prompt::handle(ctx, event, e),
         EventKind::PreToolUse(call) => pre_tool_use::handle(ctx, event, call, &mut out),
         EventKind::PostToolUse(call, resp) => {
             post_tool_use::handle(ctx, event, call, Ok(resp), &mut out)

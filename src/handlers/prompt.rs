@@ -2,7 +2,6 @@
 //! a rise of context usage past the threshold makes a checkpoint.
 
 use crate::claude::event::{Event, UserPromptSubmit};
-use crate::claude::output::Output;
 use crate::runtime::context::Ctx;
 use crate::task::{Effect, Hook, Need, SessionStatus, checkpoint, current};
 use waymark_core::text::{one_line, truncate};
@@ -10,15 +9,9 @@ use waymark_core::text::{one_line, truncate};
 /// Prompts are kept to this many characters.
 const MAX_PROMPT: usize = 300;
 
-pub fn handle(
-    ctx: &Ctx,
-    event: &Event,
-    e: &UserPromptSubmit,
-    out: &mut Output,
-) -> anyhow::Result<()> {
+pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<()> {
     // The turn's work starts after a checkpoint's snapshot in flight is taken.
     crate::task::capture::settle(&ctx.project);
-    let mut rewound = None;
     current::change(ctx, Need::Create, |hook, effects| {
         if is_request(&e.prompt) {
             hook.last_prompt = Some(truncate(&one_line(&e.prompt), MAX_PROMPT));
@@ -32,14 +25,11 @@ pub fn handle(
         let claude = event.agent == crate::claude::codex::Agent::Claude;
         let transcript = c.transcript_path.as_deref().filter(|_| claude);
         let prompt = c.prompt_id.as_deref();
+        // Neither CLI has written the prompt yet (2.1.197 and 2.1.332, seen in the e2e
+        // transcripts): the turn's next event that reads the task tells a rewound
+        // conversation, the agent's own `waymark plan` before its tool call ends.
         super::rewound::start_turn(ctx, hook, &c.session_id, transcript, prompt);
-        // Where the CLI has written the prompt already, a rewound conversation is told
-        // before any tool runs; else the turn's next event tells it.
-        rewound = super::rewound::check(ctx, hook, &c.session_id, false);
     })?;
-    if let Some(note) = rewound {
-        out.say(note);
-    }
     Ok(())
 }
 
