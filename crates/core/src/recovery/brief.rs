@@ -17,7 +17,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
-use crate::recovery::guidance::{Todo, exhausted, facts, guidance, next_attempt};
+use crate::recovery::guidance::{Todo, exhausted, facts, guidance, next_attempt, what_was_asked};
 use crate::task::{Hook, Outline, Session, Step, StepContext, StepSource, StepStatus};
 use crate::text::{ago, one_line, truncate};
 
@@ -341,38 +341,6 @@ fn context(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
         let _ = writeln!(body, "{line}");
     }
     body
-}
-
-/// What the work is, in the words that say it: the step's (or with no plan, the request
-/// the work began with), and the user's last request when it says something else. A step
-/// name is not a goal: the next agent needs both.
-pub fn what_was_asked(hook: &Hook) -> Vec<(&'static str, &str)> {
-    let unplanned = hook.unplanned();
-    let mut lines = Vec::new();
-    let working_on = hook.working_on();
-    if let Some(w) = working_on {
-        lines.push((
-            if unplanned {
-                "The user asked"
-            } else {
-                "Working on"
-            },
-            w,
-        ));
-    }
-    if let Some(p) = hook
-        .last_prompt
-        .as_deref()
-        .filter(|p| working_on != Some(*p))
-    {
-        let label = if unplanned {
-            "Their last request"
-        } else {
-            "The user's last request"
-        };
-        lines.push((label, p));
-    }
-    lines
 }
 
 /// "What to do now:", numbered.

@@ -167,6 +167,38 @@ fn quoted(names: &[String]) -> String {
     some_of(&q, 8)
 }
 
+/// What the work is, in the words that say it: the step's (or with no plan, the request
+/// the work began with), and the user's last request when it says something else. A step
+/// name is not a goal: the next agent needs both.
+pub fn what_was_asked(hook: &Hook) -> Vec<(&'static str, &str)> {
+    let unplanned = hook.unplanned();
+    let mut lines = Vec::new();
+    let working_on = hook.working_on();
+    if let Some(w) = working_on {
+        lines.push((
+            if unplanned {
+                "The user asked"
+            } else {
+                "Working on"
+            },
+            w,
+        ));
+    }
+    if let Some(p) = hook
+        .last_prompt
+        .as_deref()
+        .filter(|p| working_on != Some(*p))
+    {
+        let label = if unplanned {
+            "Their last request"
+        } else {
+            "The user's last request"
+        };
+        lines.push((label, p));
+    }
+    lines
+}
+
 /// One line per thing the agent must know before it goes on, in the order it matters: the
 /// last failed validation (the task's, and the step's when it is another), the side effects
 /// the step already had, the intent.

@@ -102,7 +102,7 @@ fn current_state(md: &mut String, hook: &Hook, outline: &Outline) {
 /// checkpoint, the rewinds and facts the brief shares, and the last compaction's summary.
 fn what_you_were_doing(md: &mut String, hook: &Hook) {
     let _ = writeln!(md, "\n## What You Were Doing\n");
-    let asked = crate::recovery::brief::what_was_asked(hook);
+    let asked = crate::recovery::guidance::what_was_asked(hook);
     if asked.is_empty() {
         let _ = writeln!(md, "- **Working on:** (not recorded)");
     }
