@@ -164,17 +164,17 @@ pub fn say(text: &str) {
     println!("{}", waymark_redact::Clean::text(text).as_str());
 }
 
-/// Pretty JSON to stdout (the `--json` outputs). serde_json escapes C0 controls; the C1
-/// controls and bidirectional overrides it leaves are written as `\uXXXX` escapes, so
-/// that the JSON reads the same and acts on no terminal.
+/// Pretty JSON to stdout (the `--json` outputs). serde_json escapes the C0 controls in
+/// strings; the other characters that act ([`waymark_core::text::acts`]: DEL, C1, bidi
+/// overrides) are written as `\uXXXX` escapes, so that the JSON reads the same and acts
+/// on no terminal. Its own line ends stay.
 pub fn print_json(value: &impl serde::Serialize) {
     let json = serde_json::to_string_pretty(value).expect("serializable");
     let mut shown = String::with_capacity(json.len() + 1);
     for c in json.chars() {
         match c {
-            '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
-                shown.push_str(&format!("\\u{:04x}", c as u32));
-            }
+            '\n' => shown.push(c),
+            c if waymark_core::text::acts(c) => shown.push_str(&format!("\\u{:04x}", c as u32)),
             c => shown.push(c),
         }
     }

@@ -407,7 +407,7 @@ mod tests {
 /// Whether `c` would act on a terminal or reader instead of being read: a C0 control
 /// (but tab), DEL, a C1 control (CSI, OSC and the rest), or a bidirectional override or
 /// isolate (which reorders what is shown: "Trojan Source").
-fn acts(c: char) -> bool {
+pub fn acts(c: char) -> bool {
     matches!(c, '\0'..='\u{8}' | '\u{a}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
         || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
