@@ -20,6 +20,7 @@ on_each_version!(
     the_attempt_a_failed_validation_announces_is_the_one_taken,
     the_check_the_brief_names_lets_an_unknown_push_run_again,
     after_waymark_init_the_setup_is_no_change_and_doctor_names_both_registrations,
+    nothing_changed_since_the_commit_says_the_files_are_as_it_has_them,
 );
 
 /// How many times the task's history declares a crash.
@@ -213,6 +214,29 @@ fn after_waymark_init_the_setup_is_no_change_and_doctor_names_both_registrations
         &[
             "CRASH DETECTED",
             "Changed since the last commit (no checkpoint yet): 1 file, +1/−0 lines (1 new).",
+        ],
+    );
+}
+
+/// Issue 42, case 7: the step's files committed (a `git_commit` checkpoint), then a crash:
+/// "nothing changed since the last checkpoint's commit" says the files listed are as that
+/// commit has them, beside the files the step changed, not against them.
+fn nothing_changed_since_the_commit_says_the_files_are_as_it_has_them(version: Version) {
+    if cli(version).is_none() {
+        return;
+    }
+    let sb = sandbox("nothing-changed", json!({}), version);
+    let mut turns = step(&sb, "Handle leap years");
+    turns.push(write(&sb, "src/leap.txt", "leap\n"));
+    turns.push(bash("git add -A && git commit -qm 'Handle leap years'"));
+    let (child, pid, _api) = start_then_sleep(&sb, "E2E-NOTHING", turns);
+    crash(child, &pid);
+    let brief = next_brief(&sb, "E2E-NOTHING-NEXT");
+    has(
+        &brief,
+        &[
+            "Changed since the last checkpoint's commit: nothing: the files listed, if any, are as that commit has them.",
+            "src/leap.txt",
         ],
     );
 }
