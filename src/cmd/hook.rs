@@ -191,47 +191,21 @@ fn codex_parse(name: Option<&str>, text: &str) -> Result<(String, Value, Parsed)
     Ok((name, value, parsed))
 }
 
-/// Handles one Codex event; a shell call whose exit code the rollout does not hold yet is
-/// held for a later event (`handlers::verdicts`) and handled then.
+/// Handles one Codex event. A shell call's PostToolUse is held (`handlers::verdicts`):
+/// Codex writes its exit code to the rollout only after the hook returns (its source, and
+/// the e2e runs), so the next event applies it with its verdict.
 fn codex_event(ctx: &Ctx, name: &str, value: &Value, event: &Event) -> Handled {
     if !codex::awaits_exit_code(name, value) {
         return run_event(ctx, event);
     }
-    let call_id = event_call_id(value);
-    let transcript = event.common.transcript_path.as_deref();
-    match crate::handlers::verdicts::verdict(transcript, call_id) {
-        Some(code) => {
-            let mut value = value.clone();
-            let name = codex::with_exit_code(name, &mut value, code);
-            match event::from_value(Some(&name), value) {
-                Ok(mut p) => {
-                    p.event.agent = Agent::Codex;
-                    run_event(ctx, &p.event)
-                }
-                Err(e) => {
-                    report(&ctx.project, &name, &e.to_string());
-                    Handled::default()
-                }
-            }
-        }
-        None => {
-            if let Err(e) = crate::handlers::verdicts::hold(ctx, event, value) {
-                report(
-                    &ctx.project,
-                    name,
-                    &format!("the call could not be held: {e}"),
-                );
-            }
-            Handled::default()
-        }
+    if let Err(e) = crate::handlers::verdicts::hold(ctx, event, value) {
+        report(
+            &ctx.project,
+            name,
+            &format!("the call could not be held: {e}"),
+        );
     }
-}
-
-fn event_call_id(value: &Value) -> &str {
-    value
-        .get("tool_use_id")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+    Handled::default()
 }
 
 /// What to print for Codex: Claude Code's output made Codex's (`codex::output`); a

@@ -3,7 +3,8 @@
 //!
 //! The rule of this room: no domain logic here, and no reaching into `handlers` (only
 //! `hook` and `replay` hand events to `handlers::dispatch`, and `hook` applies and keeps
-//! the events a busy lock deferred through `handlers::pending`); the current task is read
+//! the events a busy lock deferred through `handlers::pending`, and Codex's shell calls
+//! waiting for their exit code through `handlers::verdicts`); the current task is read
 //! and changed through `task::current`, as the hooks do.
 
 /// Everything a command prints to the terminal goes through [`terminal`] (these shadow

@@ -85,7 +85,9 @@ fn read_every_way(command: &str) -> (writes::Writes, super::Kinds, Duration) {
 fn deep_is_unread(nest: Nest, levels: usize) -> bool {
     match nest {
         Nest::Dollar | Nest::QuotedDollar | Nest::Process => levels > NESTING,
-        Nest::Backquote | Nest::Heredoc | Nest::BashC | Nest::Xargs | Nest::Busybox => levels > 8,
+        Nest::Backquote | Nest::Heredoc | Nest::BashC | Nest::Xargs | Nest::Busybox => {
+            levels > super::command::DEPTH
+        }
         Nest::Brace | Nest::Subshell | Nest::Arithmetic => false,
     }
 }
