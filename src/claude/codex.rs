@@ -45,6 +45,26 @@ impl Agent {
         }
     }
 
+    /// How records name it (a trace record's `metadata.waymark.agent`, a kept event's
+    /// `agent`): nothing for Claude Code, the first client.
+    pub fn recorded(self) -> Option<String> {
+        (self == Agent::Codex).then(|| "codex".to_string())
+    }
+
+    /// The agent a record names ([`Agent::recorded`]).
+    pub fn of_record(name: Option<&str>) -> Agent {
+        name.and_then(Agent::parse).unwrap_or_default()
+    }
+
+    /// The environment variable holding its version, where it sets one: neither tells
+    /// hooks its version.
+    pub fn version_var(self) -> &'static str {
+        match self {
+            Agent::Claude => "CLAUDE_CODE_VERSION",
+            Agent::Codex => "CODEX_VERSION",
+        }
+    }
+
     /// How a person names it.
     pub fn title(self) -> &'static str {
         match self {

@@ -76,7 +76,7 @@ pub fn keep(ctx: &Ctx, name: &str, input: &Value, agent: Agent) -> io::Result<()
         received_at: ctx.now,
         event: name.to_string(),
         input: input.clone(),
-        agent: (agent == Agent::Codex).then(|| "codex".to_string()),
+        agent: agent.recorded(),
     };
     store::append_line(&ctx.project.state_file(PENDING), Clean::json(&kept)).map(|_| ())
 }
@@ -175,9 +175,7 @@ fn apply_one(ctx: &mut Ctx, line: &[u8]) -> Applied {
             return Applied::Done;
         }
     };
-    if let Some(agent) = kept.agent.as_deref().and_then(Agent::parse) {
-        parsed.event.agent = agent;
-    }
+    parsed.event.agent = Agent::of_record(kept.agent.as_deref());
     ctx.now = kept.received_at;
     // A kept event that panics is dropped, not met again by every hook after.
     let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

@@ -67,38 +67,29 @@ pub fn contributor_of(event: &Event) -> Contributor {
     }
 }
 
-/// `tool` of a record made for `agent` (`metadata.waymark.agent`): Codex CLI does not tell
-/// hooks its version either (`CODEX_VERSION` when set, else "unknown").
-fn tool_of(agent: Option<&str>) -> Tool {
-    match agent.and_then(Agent::parse) {
-        Some(Agent::Codex) => Tool {
-            name: Agent::Codex.tool_name().into(),
-            version: std::env::var("CODEX_VERSION")
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-                .unwrap_or_else(|| "unknown".into()),
-        },
-        _ => tool(),
-    }
-}
-
-/// `tool` for every record. The schema requires a version with the name; Claude Code does
-/// not tell hooks its version, so it is `CLAUDE_CODE_VERSION` when set, else "unknown".
-pub fn tool() -> Tool {
+/// `tool` for a record made for `agent`. The schema requires a version with the name;
+/// neither agent tells hooks its version, so it is its variable ([`Agent::version_var`])
+/// when set, else "unknown".
+fn tool_of(agent: Agent) -> Tool {
     Tool {
-        name: TOOL_NAME.into(),
-        version: std::env::var("CLAUDE_CODE_VERSION")
+        name: agent.tool_name().into(),
+        version: std::env::var(agent.version_var())
             .ok()
             .filter(|v| !v.trim().is_empty())
             .unwrap_or_else(|| "unknown".into()),
     }
 }
 
+/// `tool` for Claude Code's records.
+pub fn tool() -> Tool {
+    tool_of(Agent::Claude)
+}
+
 /// A new record, made `now` with a fresh id at the project's revision.
 pub fn record(project: &Project, now: DateTime<Utc>, waymark: Waymark) -> Record {
     let id = uuid::Uuid::new_v4().to_string();
     let revision = crate::git::head_revision(&project.root);
-    let tool = tool_of(waymark.agent.as_deref());
+    let tool = tool_of(Agent::of_record(waymark.agent.as_deref()));
     Record::new(id, now, revision, tool, waymark)
 }
 
@@ -113,7 +104,7 @@ pub fn about(event: &Event, call: &ToolCall, task_id: Option<String>) -> Waymark
         task_id,
         agent_id: event.common.agent_id.clone().filter(|a| !a.is_empty()),
         agent_type: event.common.agent_type.clone().filter(|a| !a.is_empty()),
-        agent: (event.agent == Agent::Codex).then(|| "codex".to_string()),
+        agent: event.agent.recorded(),
         ..Default::default()
     }
 }
