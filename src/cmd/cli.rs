@@ -184,8 +184,7 @@ fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
             user,
             agent,
         } => match agent_arg(&agent) {
-            Ok(Agent::Claude) => cmd::init::run(root, remove, user),
-            Ok(Agent::Codex) => cmd::init::run_codex(root, remove, user),
+            Ok(agent) => cmd::init::run(root, remove, user, agent),
             Err(code) => code,
         },
         Command::Config(c) => cmd::config::run(root, c),

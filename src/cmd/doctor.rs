@@ -113,11 +113,7 @@ fn hook_lines(root: &Path, lines: &mut Vec<(Mark, String)>) {
 /// users have no Codex.
 fn codex_lines(root: &Path, lines: &mut Vec<(Mark, String)>) {
     let mut files = vec![root.join(".codex/hooks.json")];
-    match std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
-        Some(h) => files.push(PathBuf::from(h).join("hooks.json")),
-        None => files
-            .extend(std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".codex/hooks.json"))),
-    }
+    files.extend(super::init::codex_user_hooks());
     // The project may be the home directory: one file, one check.
     if files.len() == 2 && same_file(&files[0], &files[1]) {
         files.pop();

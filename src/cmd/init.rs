@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
+use crate::claude::codex::Agent;
 use crate::claude::event::EVENTS;
 use crate::store;
 use crate::store::landing::Last;
@@ -52,33 +53,19 @@ fn program() -> (String, Option<String>) {
     (waymark_core::shell::quote(&path), Some(why))
 }
 
-pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
+/// `waymark init [--agent codex] [--remove] [--user]`: waymark's hooks in the agent's
+/// settings (Claude Code's `.claude/settings.json`, Codex CLI's `.codex/hooks.json`; the
+/// user's with --user): idempotent, every other entry kept.
+pub fn run(root: Option<PathBuf>, remove: bool, user: bool, agent: Agent) -> ExitCode {
     let ctx = super::ctx_anywhere(root);
     if !ctx.project.found && !user {
         // As every command that works on a project: a directory that is none is not made
         // one by accident (a `.claude/`, `.orchestration/` and `.gitattributes` in `~`).
-        return super::fail(
-            super::USAGE,
-            format!(
-                "not in a project: no .git or .orchestration in {} or above it, and CLAUDE_PROJECT_DIR is not set; nothing was written. Run `waymark init` in your project (a git repository), pass --root DIR, or use --user for ~/.claude/settings.json",
-                ctx.project.root.display()
-            ),
-        );
+        return super::fail(super::USAGE, not_a_project(&ctx.project.root, agent));
     }
-    let path = if user {
-        match std::env::var_os("HOME") {
-            Some(h) => PathBuf::from(h).join(".claude/settings.json"),
-            None => return super::fail(super::USAGE, "HOME is not set"),
-        }
-    } else {
-        // Judged where it lands: a committed `.claude` linked into `.git` is refused.
-        let rel = Path::new(".claude/settings.json");
-        match ctx.project.landing(rel, Last::Replaced) {
-            Ok(p) => p,
-            Err(why) => {
-                return super::fail(super::CHECK_FAILED, format!("{why}: nothing was written"));
-            }
-        }
+    let path = match settings_path(&ctx.project, user, agent) {
+        Ok(p) => p,
+        Err(why) => return super::fail(super::CHECK_FAILED, why),
     };
     let mut settings = match read_settings(&path) {
         Ok(s) => s,
@@ -91,65 +78,10 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
             false => (false, "No waymark hooks to remove".to_string()),
         }
     } else {
-        let done = register(&mut settings, &exe);
-        (done != Registered::default(), registered_text(&done, &exe))
-    };
-    if changed {
-        if let Err(e) = write_settings(&path, &settings) {
-            return super::fail(
-                super::CHECK_FAILED,
-                format!("cannot write {}: {e}", path.display()),
-            );
-        }
-    }
-    if !remove && ctx.project.found {
-        if let Err(e) = skeleton(&ctx.project, &ctx.config.agent_md) {
-            return super::fail(
-                super::CHECK_FAILED,
-                format!("cannot create .orchestration: {e}"),
-            );
-        }
-    }
-    if let Some(w) = warning.filter(|_| !remove) {
-        eprintln!("waymark: warning: {w}");
-    }
-    println!("{what} in {}", path.display());
-    ExitCode::SUCCESS
-}
-
-/// `waymark init --agent codex [--remove] [--user]`: waymark's hooks in Codex CLI's
-/// `<project>/.codex/hooks.json` (or `$CODEX_HOME/hooks.json`, `~/.codex/hooks.json` with
-/// --user), as `init` does for Claude Code: idempotent, every other entry kept.
-pub fn run_codex(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
-    let ctx = super::ctx_anywhere(root);
-    if !ctx.project.found && !user {
-        return super::fail(
-            super::USAGE,
-            format!(
-                "not in a project: no .git or .orchestration in {} or above it; nothing was written. Run `waymark init --agent codex` in your project, pass --root DIR, or use --user for Codex's own hooks.json",
-                ctx.project.root.display()
-            ),
-        );
-    }
-    let path = match codex_hooks_path(&ctx.project, user) {
-        Ok(p) => p,
-        Err(why) => return super::fail(super::CHECK_FAILED, why),
-    };
-    let mut settings = match read_settings(&path) {
-        Ok(s) => s,
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
-    };
-    let (exe, warning) = program();
-    let (changed, what) = if remove {
-        let done = unregister(&mut settings);
-        let what = if done {
-            "Removed waymark's hooks"
-        } else {
-            "No waymark hooks to remove"
+        let done = match agent {
+            Agent::Claude => register(&mut settings, &exe),
+            Agent::Codex => register_codex(&mut settings, &exe),
         };
-        (done, what.to_string())
-    } else {
-        let done = register_codex(&mut settings, &exe);
         (done != Registered::default(), registered_text(&done, &exe))
     };
     if changed {
@@ -169,35 +101,64 @@ pub fn run_codex(root: Option<PathBuf>, remove: bool, user: bool) -> ExitCode {
         eprintln!("waymark: warning: {w}");
     }
     println!("{what} in {}", path.display());
-    if !remove {
+    if agent == Agent::Codex && !remove {
         println!("{CODEX_TRUST}");
     }
     ExitCode::SUCCESS
+}
+
+/// Why `init` outside a project writes nothing, and what to run instead.
+fn not_a_project(root: &Path, agent: Agent) -> String {
+    let (command, theirs) = match agent {
+        Agent::Claude => ("waymark init", "~/.claude/settings.json"),
+        Agent::Codex => ("waymark init --agent codex", "Codex's own hooks.json"),
+    };
+    format!(
+        "not in a project: no .git or .orchestration in {} or above it, and CLAUDE_PROJECT_DIR is not set; nothing was written. Run `{command}` in your project (a git repository), pass --root DIR, or use --user for {theirs}",
+        root.display()
+    )
+}
+
+/// Where `agent`'s hooks are registered: the project's file, judged where it lands (a
+/// committed `.claude` linked into `.git` is refused), or with `user` the user's.
+fn settings_path(
+    project: &crate::store::project::Project,
+    user: bool,
+    agent: Agent,
+) -> Result<PathBuf, String> {
+    match (agent, user) {
+        (Agent::Claude, true) => std::env::var_os("HOME")
+            .map(|h| PathBuf::from(h).join(".claude/settings.json"))
+            .ok_or_else(|| "HOME is not set".to_string()),
+        (Agent::Codex, true) => {
+            codex_user_hooks().ok_or_else(|| "neither CODEX_HOME nor HOME is set".into())
+        }
+        (_, false) => {
+            let rel = match agent {
+                Agent::Claude => ".claude/settings.json",
+                Agent::Codex => ".codex/hooks.json",
+            };
+            project
+                .landing(Path::new(rel), Last::Replaced)
+                .map_err(|why| format!("{why}: nothing was written"))
+        }
+    }
+}
+
+/// The user's Codex hooks.json: in `$CODEX_HOME`, else `~/.codex` (as Codex reads it).
+pub fn codex_user_hooks() -> Option<PathBuf> {
+    let home = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty());
+    match (home, std::env::var_os("HOME")) {
+        (Some(h), _) => Some(PathBuf::from(h).join("hooks.json")),
+        (None, Some(h)) => Some(PathBuf::from(h).join(".codex/hooks.json")),
+        (None, None) => None,
+    }
 }
 
 /// What Codex CLI asks before it runs the hooks (measured with 0.169.0).
 const CODEX_TRUST: &str = "Codex CLI runs a project's hooks only when the project is trusted, and \
      each new or changed hook only once you trust it: review them with /hooks in codex (or run \
      `codex --dangerously-bypass-hook-trust` where you already trust the hooks).";
-
-/// Codex's hooks.json: the project's `.codex/hooks.json` (judged where it lands, as
-/// `.claude/settings.json` is), or the user's in `$CODEX_HOME` (default `~/.codex`).
-fn codex_hooks_path(
-    project: &crate::store::project::Project,
-    user: bool,
-) -> Result<PathBuf, String> {
-    if !user {
-        return project
-            .landing(Path::new(".codex/hooks.json"), Last::Replaced)
-            .map_err(|why| format!("{why}: nothing was written"));
-    }
-    let home = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty());
-    match (home, std::env::var_os("HOME")) {
-        (Some(h), _) => Ok(PathBuf::from(h).join("hooks.json")),
-        (None, Some(h)) => Ok(PathBuf::from(h).join(".codex/hooks.json")),
-        (None, None) => Err("neither CODEX_HOME nor HOME is set".into()),
-    }
-}
 
 /// What [`register`] did, said: nothing, entries repointed at `exe`, or entries added
 /// (and some repointed).
