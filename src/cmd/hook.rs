@@ -54,12 +54,17 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     if handled.deferred {
         keep(&ctx, parsed.event.name(), &text, Agent::Claude);
     }
-    if let Some(json) = handled.out.to_json(parsed.event.name()) {
+    answer(handled.out.to_json(parsed.event.name()));
+    ExitCode::SUCCESS
+}
+
+/// Prints the hook's answer for the agent, if any: its JSON, redacted, on one line.
+fn answer(json: Option<Value>) {
+    if let Some(json) = json {
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(Clean::json(&json).with_newline().as_bytes());
         let _ = stdout.flush();
     }
-    ExitCode::SUCCESS
 }
 
 /// The event's input from stdin, up to [`MAX_INPUT`]; the error says why there is none.
@@ -162,11 +167,7 @@ pub fn run_codex(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
         keep(&ctx, &name, &value.to_string(), Agent::Codex);
     }
     handled.out.context.splice(0..0, earlier);
-    if let Some(json) = codex_json(&handled.out, &name) {
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(Clean::json(&json).with_newline().as_bytes());
-        let _ = stdout.flush();
-    }
+    answer(codex_json(&handled.out, &name));
     ExitCode::SUCCESS
 }
 
