@@ -240,3 +240,34 @@ fn one_event_delivered_twice_is_handled_once() {
     p.hook("PostToolUse", &other.to_string());
     assert_eq!(records(&p), 2);
 }
+
+/// An event applied late (kept in pending.jsonl) that panics is logged and dropped: it is
+/// not met again by every hook after, and the hook's own event still goes through.
+#[test]
+fn a_kept_event_that_panics_is_dropped_not_met_again() {
+    let p = Project::new();
+    p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));
+    let input: serde_json::Value =
+        serde_json::from_str(&p.write_event("src/kept.rs", "k\n")).unwrap();
+    let kept = serde_json::json!({"received_at": "2026-11-27T10:00:00Z", "event": "PostToolUse", "input": input});
+    p.write(".orchestration/pending.jsonl", &format!("{kept}\n"));
+    let out = p
+        .waymark()
+        .env("WAYMARK_TEST_FAULT", "dispatch@1:panic")
+        .args(["hook", "PostToolUse"])
+        .write_stdin(p.write_event("src/own.rs", "o\n"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let log = p.read(".orchestration/waymark.log");
+    assert!(
+        log.contains("a kept PostToolUse event panicked, dropped"),
+        "{log}"
+    );
+    assert!(
+        !p.path(".orchestration/pending.jsonl").exists(),
+        "the kept event is gone"
+    );
+    let files = p.hook_json()["current_step"]["files_touched"].clone();
+    assert!(files.to_string().contains("src/own.rs"), "{files}");
+}

@@ -88,6 +88,19 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
     Handled { out, deferred }
 }
 
+/// Dispatches an event applied after its own hook (a `kept` event, a `held` Codex call):
+/// a panic is logged and the event dropped (`None`), not met again by every hook after.
+fn dispatch_late(ctx: &Ctx, event: &Event, what: &str) -> Option<Handled> {
+    let run = std::panic::AssertUnwindSafe(|| dispatch(ctx, event));
+    std::panic::catch_unwind(run)
+        .map_err(|payload| {
+            let msg = waymark_core::text::panic_message(payload.as_ref());
+            let why = format!("a {what} {} event panicked, dropped: {msg}", event.name());
+            ctx.log(crate::store::log::Level::Error, what, &why);
+        })
+        .ok()
+}
+
 /// Records that the event's session sent it, leaving the session in `status`.
 fn note(
     hook: &mut waymark_core::task::Hook,

@@ -177,19 +177,9 @@ fn apply_one(ctx: &mut Ctx, line: &[u8]) -> Applied {
     };
     parsed.event.agent = Agent::of_record(kept.agent.as_deref());
     ctx.now = kept.received_at;
-    // A kept event that panics is dropped, not met again by every hook after.
-    let dispatched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::handlers::dispatch(ctx, &parsed.event).deferred
-    }));
-    match dispatched {
-        Ok(true) => Applied::Deferred,
-        Ok(false) => Applied::Done,
-        Err(payload) => {
-            let msg = waymark_core::text::panic_message(payload.as_ref());
-            let why = format!("a kept {} event panicked, dropped: {msg}", kept.event);
-            ctx.log(Level::Error, "pending", &why);
-            Applied::Done
-        }
+    match super::dispatch_late(ctx, &parsed.event, "kept") {
+        Some(handled) if handled.deferred => Applied::Deferred,
+        _ => Applied::Done,
     }
 }
 

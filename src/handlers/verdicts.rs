@@ -134,7 +134,9 @@ fn apply(ctx: &mut Ctx, held: Held, code: Option<i32>, said: &mut Vec<String>) {
     };
     parsed.event.agent = Agent::Codex;
     ctx.now = held.received_at;
-    let handled = super::dispatch(ctx, &parsed.event);
+    let Some(handled) = super::dispatch_late(ctx, &parsed.event, "held") else {
+        return;
+    };
     said.extend(handled.out.context);
     if handled.deferred {
         if let Err(e) = super::pending::keep(ctx, &name, &input, Agent::Codex) {
