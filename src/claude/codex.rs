@@ -215,6 +215,18 @@ fn texts(items: &[Value]) -> String {
         .join("\n")
 }
 
+/// What to print for Codex: Claude Code's output made Codex's ([`output`]); a PreToolUse
+/// with context and no decision carries the context (Codex takes it there).
+pub fn answer(out: &super::output::Output, name: &str) -> Option<Value> {
+    if name == "PreToolUse" && out.decision.is_none() && !out.context.is_empty() {
+        return Some(serde_json::json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "additionalContext": out.context.join("\n\n"),
+        }}));
+    }
+    out.to_json(name).map(output)
+}
+
 /// Claude Code's hook output made Codex's: the same `hookSpecificOutput`, except that a
 /// PreToolUse `ask` (which Codex rejects) becomes a deny telling the agent to ask.
 pub fn output(mut json: Value) -> Value {

@@ -167,7 +167,7 @@ pub fn run_codex(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
         keep(&ctx, &name, &value.to_string(), Agent::Codex);
     }
     handled.out.context.splice(0..0, earlier);
-    answer(codex_json(&handled.out, &name));
+    answer(codex::answer(&handled.out, &name));
     ExitCode::SUCCESS
 }
 
@@ -207,18 +207,6 @@ fn codex_event(ctx: &Ctx, name: &str, value: &Value, event: &Event) -> Handled {
         );
     }
     Handled::default()
-}
-
-/// What to print for Codex: Claude Code's output made Codex's (`codex::output`); a
-/// PreToolUse with context and no decision carries the context (Codex takes it there).
-fn codex_json(out: &crate::claude::output::Output, name: &str) -> Option<Value> {
-    if name == "PreToolUse" && out.decision.is_none() && !out.context.is_empty() {
-        return Some(serde_json::json!({"hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "additionalContext": out.context.join("\n\n"),
-        }}));
-    }
-    out.to_json(name).map(codex::output)
 }
 
 /// Dispatches one event with panics caught (a panic is reported, and gives nothing to
