@@ -413,6 +413,11 @@ fn doctor_names_a_second_registration_and_which_to_remove() {
             && report.contains("keep the plugin and run `waymark init --remove` (for "),
         "{report}"
     );
+    // Both registrations run the first prompt: the second copy is met, and from then on
+    // every event records itself. Once the user removes one, doctor says how to stop that.
+    for _ in 0..2 {
+        p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));
+    }
     p.waymark().arg("init").arg("--remove").assert().success();
     let out = p
         .waymark()
@@ -423,6 +428,19 @@ fn doctor_names_a_second_registration_and_which_to_remove() {
         .unwrap();
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(!report.contains("registered 2 times"), "{report}");
+    assert!(
+        report.contains("warn waymark once saw each event run twice (settings)")
+            && report.contains("delete .orchestration/registrations.seen"),
+        "{report}"
+    );
+    std::fs::remove_file(p.path(".orchestration/registrations.seen")).unwrap();
+    let out = p
+        .waymark()
+        .env("HOME", p.path("home"))
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("run twice"));
 }
 
 /// A session started with `claude --plugin-dir <checkout>` plus `waymark init`: no

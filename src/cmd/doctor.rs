@@ -101,6 +101,13 @@ fn hook_lines(root: &Path, lines: &mut Vec<(Mark, String)>) {
         });
     if let Some(line) = twice(in_effect.as_deref(), &registered) {
         lines.push((Mark::Warn, line));
+    } else if !seen.is_empty() {
+        // Seen once, it makes every event record itself (`handlers::once`) until removed.
+        lines.push((Mark::Warn, format!(
+            "waymark once saw each event run twice ({}), and one registration is all this doctor finds now: if you removed the other, delete .orchestration/{} (while it is there, every event records itself to be handled once, which costs each tool call a little)",
+            seen.join(", "),
+            crate::store::project::REGISTRATIONS_SEEN
+        )));
     }
     for (file, commands) in registered {
         program_lines(&file, &commands, lines);

@@ -16,6 +16,14 @@
 //! the same SessionStart. That process is `CLAUDE_PID` (Claude Code 2.1.332 sets it),
 //! else the hook's Claude Code ancestor; when neither is known, only a [`BLIND_WINDOW`]
 //! tells duplicates, which start within milliseconds of each other.
+//!
+//! Most users have one registration, and for them the record is pure cost (an open, a
+//! read, two appends and four locks on every event). So it is kept only where a second
+//! registration can first show itself, the events that begin work (SessionStart, once
+//! the project has its state directory, and UserPromptSubmit, whose task makes the
+//! directory anyway), and, once a duplicate has been seen there ([`TWICE`] exists), on
+//! every event. Claude Code and Codex read their hooks when a session starts, so a
+//! second registration is met at that session's first prompt at the latest.
 
 use std::time::Duration;
 
@@ -73,13 +81,10 @@ impl Claim {
 /// that cannot be told (the file cannot be read or locked): an event handled twice is
 /// better than one lost.
 ///
-/// A project with no state directory yet is not given one here (an event that needs it
-/// makes it, with its .gitignore): its first events may run twice, which costs nothing
-/// (SessionStart says the same twice, and Claude Code shows it once; the first prompt is
-/// noted twice).
+/// Only [`watched`] events are recorded; the rest are taken without a word.
 pub fn claim(ctx: &Ctx, event: &str, bytes: &[u8]) -> Option<Claim> {
     let untracked = Some(Claim { taken: None });
-    if !ctx.project.state_dir().is_dir() {
+    if !watched(ctx, event) {
         return untracked;
     }
     let sender = sender();
@@ -99,6 +104,20 @@ pub fn claim(ctx: &Ctx, event: &str, bytes: &[u8]) -> Option<Claim> {
             None
         }
         Err(_) => untracked,
+    }
+}
+
+/// Whether `event` is recorded: always once a second registration was seen; before that,
+/// a SessionStart in a project with a state directory (one with none has no task to say
+/// twice: Claude Code shows the same note once), and every UserPromptSubmit, whose state
+/// directory is made here (its handler makes the task there anyway). Two registrations
+/// meet at the first of these, which notes [`TWICE`]. A directory that cannot be made
+/// leaves the event unrecorded, as any failure here does.
+fn watched(ctx: &Ctx, event: &str) -> bool {
+    match event {
+        "SessionStart" => ctx.project.state_dir().is_dir(),
+        "UserPromptSubmit" => crate::store::make_dir(&ctx.project.state_dir()).is_ok(),
+        _ => ctx.project.state_file(TWICE).exists(),
     }
 }
 
@@ -273,11 +292,61 @@ mod tests {
 
     /// Lines are appended (a claim reads the file once, its done writes one line) and the
     /// file is cut back to its young lines once it holds twice [`KEEP`]: it stays small.
+    /// A project where a second registration was seen: every event is recorded.
+    fn registered_twice() -> (tempfile::TempDir, Ctx) {
+        let (d, project) = crate::store::project::temp_project();
+        let ctx = Ctx::new(project);
+        crate::store::make_dir(&ctx.project.state_dir()).unwrap();
+        std::fs::write(ctx.project.state_file(TWICE), "1 settings\n").unwrap();
+        (d, ctx)
+    }
+
     #[test]
-    fn the_file_grows_by_appends_and_is_cut_back_to_its_young_lines() {
+    fn only_the_events_that_begin_work_are_recorded_until_a_second_registration_is_seen() {
+        let (_d, project) = crate::store::project::temp_project();
+        let ctx = Ctx::new(project);
+        let seen = || std::fs::read_to_string(ctx.project.state_file(SEEN)).unwrap_or_default();
+        let start = b"{\"source\":\"startup\"}";
+        // A project with no state directory is not given one by a SessionStart.
+        assert!(claim(&ctx, "SessionStart", start).is_some());
+        assert!(!ctx.project.state_dir().exists());
+        // The first prompt makes it, and is recorded.
+        let prompt = b"{\"prompt_id\":\"p1\"}";
+        let first = claim(&ctx, "UserPromptSubmit", prompt).unwrap();
+        assert_eq!(seen().lines().count(), 1, "{}", seen());
+        // Other events cost nothing while one registration is all there is: the same
+        // input twice is two events.
+        let write = b"{\"tool_use_id\":\"t1\"}";
+        assert!(claim(&ctx, "PostToolUse", write).is_some());
+        assert!(claim(&ctx, "PostToolUse", write).is_some());
+        assert_eq!(seen().lines().count(), 1, "{}", seen());
+        // A second registration's copy of the prompt is met, and noted.
+        assert!(claim(&ctx, "UserPromptSubmit", prompt).is_none());
+        assert!(ctx.project.state_file(TWICE).exists());
+        first.done(&ctx);
+        // From then on every event is recorded, and a copy finds it.
+        claim(&ctx, "PostToolUse", write).unwrap().done(&ctx);
+        assert!(claim(&ctx, "PostToolUse", write).is_none());
+        // And a SessionStart is recorded once the directory exists.
+        claim(&ctx, "SessionStart", start).unwrap().done(&ctx);
+        assert!(claim(&ctx, "SessionStart", start).is_none());
+    }
+
+    #[test]
+    fn a_session_start_is_recorded_once_the_project_has_its_state_directory() {
         let (_d, project) = crate::store::project::temp_project();
         let ctx = Ctx::new(project);
         crate::store::make_dir(&ctx.project.state_dir()).unwrap();
+        let start = b"{\"source\":\"resume\"}";
+        let first = claim(&ctx, "SessionStart", start).unwrap();
+        assert!(claim(&ctx, "SessionStart", start).is_none());
+        first.done(&ctx);
+        assert!(ctx.project.state_file(TWICE).exists());
+    }
+
+    #[test]
+    fn the_file_grows_by_appends_and_is_cut_back_to_its_young_lines() {
+        let (_d, ctx) = registered_twice();
         let path = ctx.project.state_file(SEEN);
         let lines = || std::fs::read_to_string(&path).unwrap().lines().count();
         for i in 0..500 {
@@ -293,9 +362,7 @@ mod tests {
 
     #[test]
     fn the_second_process_with_the_same_event_does_nothing() {
-        let (_d, project) = crate::store::project::temp_project();
-        let ctx = Ctx::new(project);
-        crate::store::make_dir(&ctx.project.state_dir()).unwrap();
+        let (_d, ctx) = registered_twice();
         let first = claim(&ctx, "PostToolUse", b"{\"tool_use_id\":\"t1\"}").unwrap();
         assert!(claim(&ctx, "PostToolUse", b"{\"tool_use_id\":\"t1\"}").is_none());
         first.done(&ctx);
