@@ -17,6 +17,11 @@
 //! record, which readers call missing, and its temporary index, which the next capture
 //! removes.
 //!
+//! Nearly always no capture is in flight, so waiting for one must cost nothing then: the
+//! lock's holder keeps `capture.held` beside it ([`Exclusive`]), and [`settle`] takes the
+//! lock only when that file is there (one `stat`, where taking and releasing the lock were
+//! six system calls on every tool call that may write).
+//!
 //! Living in the task's own folder, captures are archived and cleaned up with their task.
 
 use std::io;
@@ -158,7 +163,7 @@ pub fn run(
     now: DateTime<Utc>,
 ) -> io::Result<()> {
     // Held until the captures are written: in this process, or handed to the fork.
-    let lock = if captures.is_empty() {
+    let held = if captures.is_empty() {
         None
     } else {
         Some(exclusive(project)?)
@@ -171,7 +176,7 @@ pub fn run(
     };
     if mode == CaptureMode::Inline {
         let taken = take_all();
-        drop(lock);
+        drop(held);
         return taken;
     }
     // SAFETY: fork in a process with one thread; the copy only takes the captures (which
@@ -194,12 +199,14 @@ pub fn run(
                     1
                 }
             };
+            // The records are written: `capture.held` goes, then the lock.
+            drop(held);
             // SAFETY: ends the copy without running the exit handlers of the hook.
             unsafe { libc::_exit(code) }
         }
         _ => {
-            if let Some(lock) = lock {
-                lock.hand_to_child();
+            if let Some(held) = held {
+                held.hand_to_child();
             }
             Ok(())
         }
@@ -208,6 +215,38 @@ pub fn run(
 
 /// The lock a capture holds until its record is written (`capture.lock`).
 const LOCK: &str = "capture";
+/// Beside the lock while it is held: what [`settle`] looks for.
+const HELD: &str = "capture.held";
+
+/// The capture lock held, and `capture.held` there while it is: removed before the lock is
+/// released, so a tool call that finds no `capture.held` has no capture to wait for. One
+/// left by a holder that was killed makes the next [`settle`] take the lock (at once: its
+/// holder is gone) and remove it.
+#[derive(Debug)]
+#[must_use]
+pub struct Exclusive {
+    /// Always `Some` but in [`Exclusive::hand_to_child`].
+    lock: Option<store::FileLock>,
+    held: PathBuf,
+}
+
+impl Exclusive {
+    /// Leaves the lock and `capture.held` to the forked copy that inherited the lock.
+    fn hand_to_child(mut self) {
+        if let Some(lock) = self.lock.take() {
+            lock.hand_to_child();
+        }
+    }
+}
+
+impl Drop for Exclusive {
+    fn drop(&mut self) {
+        if let Some(lock) = self.lock.take() {
+            let _ = std::fs::remove_file(&self.held);
+            drop(lock);
+        }
+    }
+}
 
 /// The temporary index a snapshot of the work tree is staged in: one name, as one process
 /// at a time takes a snapshot (under [`exclusive`]); one killed midway leaves it, and the
@@ -219,17 +258,23 @@ pub fn index_path(project: &Project) -> PathBuf {
 /// The capture lock, for a capture or any other snapshot of the work tree (`waymark diff`,
 /// `waymark rewind`), waiting at most what the hook's deadline leaves for one in flight;
 /// a temporary index a killed snapshot left is removed.
-pub fn exclusive(project: &Project) -> io::Result<store::FileLock> {
+pub fn exclusive(project: &Project) -> io::Result<Exclusive> {
     let lock = store::FileLock::acquire(&project.state_file(LOCK)).map_err(io::Error::other)?;
     let _ = std::fs::remove_file(index_path(project));
-    Ok(lock)
+    let held = project.state_file(HELD);
+    let mut create = std::fs::OpenOptions::new();
+    create.write(true).create(true).truncate(false);
+    crate::store::open_nofollow(&held, &mut create)?;
+    Ok(Exclusive {
+        lock: Some(lock),
+        held,
+    })
 }
 
 /// Waits for the capture in flight, if any: called before anything that may change the
-/// project's files (see the module's doc). Costs a lock taken and released when none is
-/// (nothing at all in a project waymark has not started in).
+/// project's files (see the module's doc). Costs one `stat` when none is.
 pub fn settle(project: &Project) {
-    if project.state_dir().is_dir() {
+    if project.state_file(HELD).exists() {
         let _ = exclusive(project);
     }
 }
@@ -318,6 +363,49 @@ pub fn changed_since(project: &Project, snapshots: &[FileSnapshot]) -> Vec<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tool call waits for a capture in flight, and only then: with none, it looks for
+    /// `capture.held` and takes no lock (no lock file is even made).
+    #[test]
+    fn a_tool_call_waits_for_the_holder_of_the_capture_lock_and_only_then() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::at(dir.path().to_path_buf());
+        std::fs::create_dir_all(p.state_dir()).unwrap();
+        settle(&p);
+        assert!(!p.state_file("capture.lock").exists());
+        let held = exclusive(&p).unwrap();
+        assert!(p.state_file(HELD).exists());
+        let released = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let waiter = {
+            let (p, released) = (p.clone(), released.clone());
+            std::thread::spawn(move || {
+                settle(&p);
+                released.load(std::sync::atomic::Ordering::SeqCst)
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        released.store(true, std::sync::atomic::Ordering::SeqCst);
+        drop(held);
+        assert!(
+            waiter.join().unwrap(),
+            "settle returned before the lock was released"
+        );
+        assert!(!p.state_file(HELD).exists());
+    }
+
+    /// A holder killed leaves `capture.held` (and its temporary index): the next tool call
+    /// takes the free lock at once and removes both.
+    #[test]
+    fn what_a_killed_holder_left_is_cleared_by_the_next_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::at(dir.path().to_path_buf());
+        std::fs::create_dir_all(p.state_dir()).unwrap();
+        std::fs::write(p.state_file(HELD), "").unwrap();
+        std::fs::write(index_path(&p), "torn").unwrap();
+        settle(&p);
+        assert!(!p.state_file(HELD).exists());
+        assert!(!index_path(&p).exists());
+    }
 
     #[test]
     fn snapshots_and_changes() {
