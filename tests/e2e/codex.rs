@@ -116,12 +116,12 @@ fn configure(sb: &Sandbox, api: &CodexApi) {
     fs::write(sb.home.join(".profile"), profile).unwrap();
 }
 
-/// The `codex exec …` command against `api`, in the project, with the scratch
-/// environment; waymark's directory first on PATH, as an installed waymark would be.
-pub fn command(sb: &Sandbox, api: &CodexApi, args: &[&str]) -> Command {
+/// The native `codex` against `api`, in the project, with the scratch environment;
+/// waymark's directory first on PATH, as an installed waymark would be. What `codex exec`
+/// and the interactive TUI ([`crate::codex_tui`]) share.
+pub fn base_command(sb: &Sandbox, api: &CodexApi) -> Command {
     configure(sb, api);
     let bin = codex().expect("checked by the caller");
-    let n = RUNS.fetch_add(1, Ordering::SeqCst) + 1;
     let waymark_dir = Path::new(env!("CARGO_BIN_EXE_waymark")).parent().unwrap();
     let path = format!(
         "{}:{}",
@@ -129,17 +129,25 @@ pub fn command(sb: &Sandbox, api: &CodexApi, args: &[&str]) -> Command {
         std::env::var("PATH").unwrap_or_default()
     );
     let mut c = Command::new(bin);
-    c.arg("exec")
-        .arg("--dangerously-bypass-hook-trust")
-        .args(args)
-        .current_dir(&sb.project)
+    c.current_dir(&sb.project)
         .env_clear()
         .env("PATH", path)
         .env("HOME", &sb.home)
         .env("XDG_CONFIG_HOME", sb.home.join(".config"))
         .env("CODEX_HOME", codex_home(sb))
         .env("LANG", "C.UTF-8")
-        .env("SHELL", "/bin/bash")
+        .env("SHELL", "/bin/bash");
+    c
+}
+
+/// The `codex exec …` command against `api` ([`base_command`]), its output in the logs,
+/// in a process group of its own.
+pub fn command(sb: &Sandbox, api: &CodexApi, args: &[&str]) -> Command {
+    let n = RUNS.fetch_add(1, Ordering::SeqCst) + 1;
+    let mut c = base_command(sb, api);
+    c.arg("exec")
+        .arg("--dangerously-bypass-hook-trust")
+        .args(args)
         .stdin(Stdio::null())
         .stdout(File::create(sb.logs.join(format!("codex-{n}.stdout"))).unwrap())
         .stderr(File::create(sb.logs.join(format!("codex-{n}.stderr"))).unwrap())

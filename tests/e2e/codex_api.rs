@@ -7,6 +7,9 @@
 //! the usage. Which turn answers a request is decided from it:
 //! - a compaction (`x-codex-turn-metadata` says `"request_kind":"compaction"`): a summary
 //!   message, the script untouched;
+//! - a thread's title (the interactive TUI asks one for each new thread, on its first
+//!   prompt, on a thread of its own: `"thread_source":"thread_title"`): a title, the
+//!   script untouched;
 //! - the input ends with the output of a tool call this server issued at turn k: turn k + 1;
 //! - anything else (a new prompt, the history after a compaction): the next turn not yet
 //!   given.
@@ -45,7 +48,7 @@ pub const SUMMARY_MARKER: &str = "E2E-CODEX-SUMMARY";
 #[derive(Debug, Clone)]
 pub struct CRequest {
     pub body: Value,
-    /// `"turn N"`, `"compaction"`, `"script-exhausted"`, `"other"`.
+    /// `"turn N"`, `"compaction"`, `"title"`, `"script-exhausted"`, `"other"`.
     pub answered: String,
 }
 
@@ -116,11 +119,11 @@ impl CodexApi {
         self.state.lock().unwrap().requests.clone()
     }
 
-    /// The requests of the main loop (not compactions), in order.
+    /// The requests of the main loop (not compactions, not titles), in order.
     pub fn turns(&self) -> Vec<CRequest> {
         let all = self.requests();
         all.into_iter()
-            .filter(|r| r.answered != "compaction" && r.answered != "other")
+            .filter(|r| !matches!(r.answered.as_str(), "compaction" | "title" | "other"))
             .collect()
     }
 
@@ -152,11 +155,14 @@ fn serve(conn: TcpStream, state: &Mutex<State>) {
             break;
         };
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let compaction = headers
-            .get("x-codex-turn-metadata")
-            .is_some_and(|m| m.contains("\"compaction\""));
+        let metadata = headers.get("x-codex-turn-metadata");
+        let kind = match metadata {
+            Some(m) if m.contains("\"compaction\"") => Side::Compaction,
+            Some(m) if m.contains("\"thread_title\"") => Side::Title,
+            _ => Side::Main,
+        };
         let (answered, response) = if method == "POST" && path.starts_with("/v1/responses") {
-            answer(state, &body, compaction)
+            answer(state, &body, kind)
         } else {
             ("other".to_string(), http(404, "application/json", b"{}"))
         };
@@ -172,13 +178,28 @@ fn serve(conn: TcpStream, state: &Mutex<State>) {
     let _ = out.shutdown(Shutdown::Both);
 }
 
-fn answer(state: &Mutex<State>, body: &Value, compaction: bool) -> (String, Vec<u8>) {
+/// What a request is for: the main loop, or one of the requests beside it.
+enum Side {
+    Main,
+    Compaction,
+    Title,
+}
+
+fn answer(state: &Mutex<State>, body: &Value, kind: Side) -> (String, Vec<u8>) {
     let mut st = state.lock().unwrap();
     st.next_id += 1;
     let rid = format!("resp_{}", st.next_id);
-    if compaction {
-        let item = message(&format!("{SUMMARY_MARKER}: the work so far, summarized."));
-        return ("compaction".into(), sse(&rid, &[item], 100));
+    match kind {
+        Side::Compaction => {
+            let item = message(&format!("{SUMMARY_MARKER}: the work so far, summarized."));
+            return ("compaction".into(), sse(&rid, &[item], 100));
+        }
+        // The title is asked with a JSON schema `{"title": …}`.
+        Side::Title => {
+            let item = message(&json!({"title": "E2E thread"}).to_string());
+            return ("title".into(), sse(&rid, &[item], 100));
+        }
+        Side::Main => {}
     }
     let index = match last_output_call(body).and_then(|id| st.issued.get(&id).copied()) {
         Some(k) => k + 1,

@@ -2,7 +2,7 @@
 //! `waymark init --agent codex`, against the fake Responses API. A crash (SIGKILL to the
 //! native binary mid-turn) gives the next Codex session the resume brief; compaction
 //! checkpoints and gives the brief again; shell validations get receipts with their real
-//! exit codes.
+//! exit codes; `/clear` in the interactive TUI gives the cleared thread the brief.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::codex::{self, add_file, codex, register, sleeping};
 use crate::codex_api::{CTurn, CodexApi, SUMMARY_MARKER};
+use crate::codex_tui;
 use crate::harness::{Binary, Sandbox, Version, git, kill_group, wait_for};
 use crate::{by_trigger, last_session, strs};
 
@@ -332,4 +333,124 @@ fn codex_interrupted_is_a_stop_not_a_crash() {
         brief.contains("Resume brief") && !brief.contains("CRASH DETECTED"),
         "{brief}"
     );
+}
+
+/// `/clear` in Codex's interactive TUI, typed into the real TUI under a pseudo-terminal
+/// (`codex exec` has no /clear). Measured with 0.169.0: clearing sends no SessionEnd; the
+/// cleared conversation is a new thread, whose SessionStart (source `clear`) fires with its
+/// first prompt; at exit both threads get SessionEnd (`other`). So the cleared thread starts
+/// with waymark's brief, and no `clear` checkpoint is made (Claude Code's SessionEnd(clear)
+/// makes one).
+#[test]
+fn codex_clear_gives_the_brief_in_the_cleared_thread() {
+    if codex().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("codex-clear", Binary::Built, Version::CURRENT);
+    register(&sb);
+    let api = CodexApi::start(vec![
+        shell("waymark plan 'Write the notes' && waymark step start 1"),
+        CTurn::Patch(add_file("notes.txt", &["E2E-CXC notes"])),
+        CTurn::Text("E2E-CXC-FIRST".into()),
+        CTurn::Text("E2E-CXC-NEXT".into()),
+    ]);
+    let mut tui = codex_tui::start(&sb, &api);
+    let ready = tui.wait_text("Ask Codex to do anything", Duration::from_secs(30));
+    tui.ensure(ready, "the TUI never offered its prompt");
+    tui.submit("E2E-CXC-PROMPT write the notes");
+    turn_ends(&mut tui, &sb, "E2E-CXC-FIRST");
+    assert!(
+        Path::new(&sb.path("notes.txt")).exists(),
+        "{}",
+        tui.diagnose()
+    );
+    assert_eq!(
+        sb.hook_json()["state"],
+        "step_running",
+        "{}",
+        tui.diagnose()
+    );
+
+    tui.command("/clear", "start a new chat");
+    // The new thread's header: the TUI is ready for the cleared conversation.
+    let cleared = tui.wait_text("permissions:", Duration::from_secs(20));
+    tui.ensure(cleared, "/clear did not start a new chat");
+    tui.submit("E2E-CXC go on");
+    turn_ends(&mut tui, &sb, "E2E-CXC-NEXT");
+    tui.command("/quit", "exit Codex");
+    let exited = tui.wait_exit(Duration::from_secs(20));
+    tui.ensure(
+        exited.is_some_and(|s| s.success()),
+        "/quit did not end Codex",
+    );
+
+    // The SessionEnd hooks run as Codex exits: given a moment to land.
+    wait_for(Duration::from_secs(10), || {
+        let sessions = sb.hook_json()["sessions"].clone();
+        let sessions = sessions.as_array().cloned().unwrap_or_default();
+        sessions.iter().all(|s| s["status"] == "ended")
+    });
+    let why = tui.diagnose();
+    the_cleared_thread_starts_from_the_brief(&api, &why);
+    let hook = sb.hook_json();
+    assert_eq!(hook["state"], "step_running", "/clear is no crash\n{why}");
+    assert!(hook.get("recovery").is_none_or(Value::is_null), "{why}");
+    // No SessionEnd(clear) came: no checkpoint before /clear.
+    assert!(by_trigger(&hook, "clear").is_empty(), "{why}");
+    // Two sessions (the thread cleared and the new one), both ended at exit, not at /clear.
+    let sessions = hook["sessions"].as_array().cloned().unwrap_or_default();
+    assert_eq!(sessions.len(), 2, "{why}");
+    for s in &sessions {
+        assert_eq!(s["status"], "ended", "{why}");
+        assert_eq!(s["end_reason"], "other", "{why}");
+    }
+}
+
+/// The first request of the cleared thread: a thread of its own, without the conversation
+/// before /clear, with waymark's `clear` brief naming the step, its file and the request.
+fn the_cleared_thread_starts_from_the_brief(api: &CodexApi, why: &str) {
+    let turns = api.turns();
+    let thread = |r: &crate::codex_api::CRequest| r.body["client_metadata"]["thread_id"].clone();
+    let after = turns
+        .iter()
+        .find(|r| r.text().contains("E2E-CXC go on"))
+        .unwrap_or_else(|| panic!("no request after /clear\n{why}"));
+    assert_ne!(thread(after), thread(&turns[0]), "the same thread\n{why}");
+    assert_ne!(thread(after), Value::Null, "{why}");
+    let old = after.text();
+    assert!(
+        !old.contains("E2E-CXC-FIRST") && !old.contains("_call_output"),
+        "the conversation before /clear is still there\n{why}"
+    );
+    let brief = after.developer_text();
+    for needle in [
+        "Resume brief",
+        "— session clear",
+        "\"Write the notes\"",
+        "notes.txt",
+        "The user's last request: E2E-CXC-PROMPT write the notes",
+    ] {
+        assert!(
+            brief.contains(needle),
+            "the brief lacks {needle:?}:\n{brief}\n{why}"
+        );
+    }
+    assert!(!brief.contains("CRASH DETECTED"), "{brief}\n{why}");
+    // Noted only at a SessionEnd(clear), which Codex does not send.
+    assert!(
+        !brief.contains("Work changed since last checkpoint"),
+        "{brief}\n{why}"
+    );
+}
+
+/// Waits for the turn to end: waymark's Stop recorded `last` as the step's last output,
+/// and the TUI told its terminal the turn is over.
+fn turn_ends(tui: &mut codex_tui::Tui, sb: &Sandbox, last: &str) {
+    let stopped = wait_for(Duration::from_secs(45), || {
+        let hook = sb.read(".orchestration/hook.json");
+        let hook: Value = serde_json::from_str(&hook).unwrap_or(Value::Null);
+        hook["current_step"]["last_output"] == last
+    });
+    let over = stopped && tui.wait_turn_over(Duration::from_secs(10));
+    tui.ensure(over, &format!("the turn did not end with {last:?}"));
 }

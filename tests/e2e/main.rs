@@ -23,6 +23,7 @@ macro_rules! on_each_version {
 
 mod codex;
 mod codex_api;
+mod codex_tui;
 mod fake_api;
 mod harness;
 
