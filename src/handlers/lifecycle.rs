@@ -5,7 +5,8 @@ use crate::claude::codex::Agent;
 use crate::claude::event::{CwdChanged, Event, SessionEnd, Stop, StopFailure};
 use crate::runtime::context::Ctx;
 use crate::task::{
-    CheckpointTrigger, Effect, FailedTurn, HookState, MAX_LAST_OUTPUT, Need, SessionStatus, current,
+    CheckpointTrigger, Effect, FailedTurn, Hook, HookState, MAX_LAST_OUTPUT, Need, SessionStatus,
+    current,
 };
 use waymark_core::config::Switch;
 use waymark_core::text::{one_line, truncate};
@@ -76,22 +77,30 @@ pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<(
             s.end_reason = Some(e.reason.clone());
         }
         if e.reason == "clear" {
-            if ctx.config.verify_before_clear {
-                hook.clear_note = crate::recovery::changed_since(ctx, hook)
-                    .map(|d| format!("Work changed since last checkpoint: {d}."));
-            }
-            if ctx.config.auto_checkpoint_on_clear == Switch::On {
-                let description = "Before /clear".to_string();
-                effects.push(Effect::Checkpoint(
-                    CheckpointTrigger::Clear,
-                    description,
-                    None,
-                ));
-            }
+            before_clear(ctx, hook, effects);
         }
         super::note(hook, event, SessionStatus::Ended, ctx);
     })?;
     Ok(())
+}
+
+/// What a /clear keeps of the conversation it ends: a note of what changed since the last
+/// checkpoint, for the cleared session's brief (verify_before_clear), and a `clear`
+/// checkpoint (auto_checkpoint_on_clear). Claude Code's SessionEnd(`clear`) runs it; Codex
+/// sends no SessionEnd at /clear, so its SessionStart(`clear`) does, before the brief.
+pub fn before_clear(ctx: &Ctx, hook: &mut Hook, effects: &mut Vec<Effect>) {
+    if ctx.config.verify_before_clear {
+        hook.clear_note = crate::recovery::changed_since(ctx, hook)
+            .map(|d| format!("Work changed since last checkpoint: {d}."));
+    }
+    if ctx.config.auto_checkpoint_on_clear == Switch::On {
+        let description = "Before /clear".to_string();
+        effects.push(Effect::Checkpoint(
+            CheckpointTrigger::Clear,
+            description,
+            None,
+        ));
+    }
 }
 
 /// StopFailure: the turn ended on an API error. The session is stopped (idle), not

@@ -1,5 +1,6 @@
 //! SessionStart: crash detection (startup/resume), then the resume brief.
 
+use crate::claude::codex::Agent;
 use crate::claude::event::{Event, SessionStart};
 use crate::claude::output::Output;
 use crate::runtime::context::Ctx;
@@ -55,12 +56,15 @@ fn start(
     // session goes on as it was (an automatic compaction happens mid-turn).
     let status = fresh.then_some(SessionStatus::Idle);
     let c = &event.common;
-    let changed = current::change(ctx, Need::Existing, |hook, _| {
+    let changed = current::change(ctx, Need::Existing, |hook, effects| {
         // Detection reads how the last session left the task, so it comes first.
         if fresh {
             crashed = crate::recovery::recover(ctx, hook, &c.session_id, live);
         }
         if e.source == "clear" {
+            if event.agent == Agent::Codex {
+                super::lifecycle::before_clear(ctx, hook, effects);
+            }
             clear_note = hook.clear_note.take();
         }
         if let Some(status) = status {

@@ -56,7 +56,9 @@ pub(super) fn read_key(path: &Path) -> Result<MasterKey, KeyError> {
             mode,
         });
     }
-    let mut text = String::new();
+    // Sized from the metadata read above: one `read` for the whole key, not a doubling
+    // buffer's four.
+    let mut text = String::with_capacity(meta.len().min(4096) as usize + 1);
     f.take(4096)
         .read_to_string(&mut text)
         .map_err(io_err(path))?;
