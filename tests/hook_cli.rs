@@ -221,11 +221,14 @@ fn post_tool_use_prints_nothing_without_a_warning() {
 
 /// The same event twice from one Claude Code process (waymark registered by the plugin
 /// and by `waymark init`) is handled once; another tool call is not mistaken for it. The
-/// second registration shows itself at the first prompt (both copies of it arrive), and
-/// from then on every event is handled once.
+/// second registration shows itself at the session's start (both copies of it arrive),
+/// and from then on every event is handled once.
 #[test]
 fn one_event_delivered_twice_is_handled_once() {
     let p = Project::new();
+    let start = p.fixture("SessionStart-startup.json");
+    p.hook("SessionStart", &start);
+    p.hook("SessionStart", &start);
     p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));
     p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));
     let write = p.write_event("src/a.rs", "fn a() {}\n");

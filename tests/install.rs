@@ -413,10 +413,11 @@ fn doctor_names_a_second_registration_and_which_to_remove() {
             && report.contains("keep the plugin and run `waymark init --remove` (for "),
         "{report}"
     );
-    // Both registrations run the first prompt: the second copy is met, and from then on
-    // every event records itself. Once the user removes one, doctor says how to stop that.
+    // Both registrations run the session's start: the second copy is met, and from then
+    // on every event records itself. Once the user removes one, doctor says how to stop
+    // that.
     for _ in 0..2 {
-        p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));
+        p.hook("SessionStart", &p.fixture("SessionStart-startup.json"));
     }
     p.waymark().arg("init").arg("--remove").assert().success();
     let out = p

@@ -19,11 +19,9 @@
 //!
 //! Most users have one registration, and for them the record is pure cost (an open, a
 //! read, two appends and four locks on every event). So it is kept only where a second
-//! registration can first show itself, the events that begin work (SessionStart, once
-//! the project has its state directory, and UserPromptSubmit, whose task makes the
-//! directory anyway), and, once a duplicate has been seen there ([`TWICE`] exists), on
-//! every event. Claude Code and Codex read their hooks when a session starts, so a
-//! second registration is met at that session's first prompt at the latest.
+//! registration first shows itself, the session's start, and, once a duplicate has been
+//! seen there ([`TWICE`] exists), on every event. Claude Code and Codex read their hooks
+//! when a session starts, so a second registration runs that SessionStart too.
 
 use std::time::Duration;
 
@@ -107,16 +105,13 @@ pub fn claim(ctx: &Ctx, event: &str, bytes: &[u8]) -> Option<Claim> {
     }
 }
 
-/// Whether `event` is recorded: always once a second registration was seen; before that,
-/// a SessionStart in a project with a state directory (one with none has no task to say
-/// twice: Claude Code shows the same note once), and every UserPromptSubmit, whose state
-/// directory is made here (its handler makes the task there anyway). Two registrations
-/// meet at the first of these, which notes [`TWICE`]. A directory that cannot be made
-/// leaves the event unrecorded, as any failure here does.
+/// Whether `event` is recorded: always once a second registration was seen, and before
+/// that a SessionStart, where two registrations meet first (it makes the state directory
+/// if the project has none yet, as the first prompt's task would a moment later). A
+/// directory that cannot be made leaves the event unrecorded, as any failure here does.
 fn watched(ctx: &Ctx, event: &str) -> bool {
     match event {
-        "SessionStart" => ctx.project.state_dir().is_dir(),
-        "UserPromptSubmit" => crate::store::make_dir(&ctx.project.state_dir()).is_ok(),
+        "SessionStart" => crate::store::make_dir(&ctx.project.state_dir()).is_ok(),
         _ => ctx.project.state_file(TWICE).exists(),
     }
 }
@@ -302,46 +297,30 @@ mod tests {
     }
 
     #[test]
-    fn only_the_events_that_begin_work_are_recorded_until_a_second_registration_is_seen() {
+    fn only_session_starts_are_recorded_until_a_second_registration_is_seen() {
         let (_d, project) = crate::store::project::temp_project();
         let ctx = Ctx::new(project);
         let seen = || std::fs::read_to_string(ctx.project.state_file(SEEN)).unwrap_or_default();
+        // A session's start is recorded, in a project with no state directory yet too.
         let start = b"{\"source\":\"startup\"}";
-        // A project with no state directory is not given one by a SessionStart.
-        assert!(claim(&ctx, "SessionStart", start).is_some());
-        assert!(!ctx.project.state_dir().exists());
-        // The first prompt makes it, and is recorded.
-        let prompt = b"{\"prompt_id\":\"p1\"}";
-        let first = claim(&ctx, "UserPromptSubmit", prompt).unwrap();
+        let first = claim(&ctx, "SessionStart", start).unwrap();
         assert_eq!(seen().lines().count(), 1, "{}", seen());
         // Other events cost nothing while one registration is all there is: the same
         // input twice is two events.
-        let write = b"{\"tool_use_id\":\"t1\"}";
-        assert!(claim(&ctx, "PostToolUse", write).is_some());
-        assert!(claim(&ctx, "PostToolUse", write).is_some());
+        for event in ["UserPromptSubmit", "PostToolUse", "Stop"] {
+            let input = b"{\"tool_use_id\":\"t1\"}";
+            assert!(claim(&ctx, event, input).is_some());
+            assert!(claim(&ctx, event, input).is_some());
+        }
         assert_eq!(seen().lines().count(), 1, "{}", seen());
-        // A second registration's copy of the prompt is met, and noted.
-        assert!(claim(&ctx, "UserPromptSubmit", prompt).is_none());
+        // A second registration's copy of the start is met, and noted.
+        assert!(claim(&ctx, "SessionStart", start).is_none());
         assert!(ctx.project.state_file(TWICE).exists());
         first.done(&ctx);
         // From then on every event is recorded, and a copy finds it.
+        let write = b"{\"tool_use_id\":\"t2\"}";
         claim(&ctx, "PostToolUse", write).unwrap().done(&ctx);
         assert!(claim(&ctx, "PostToolUse", write).is_none());
-        // And a SessionStart is recorded once the directory exists.
-        claim(&ctx, "SessionStart", start).unwrap().done(&ctx);
-        assert!(claim(&ctx, "SessionStart", start).is_none());
-    }
-
-    #[test]
-    fn a_session_start_is_recorded_once_the_project_has_its_state_directory() {
-        let (_d, project) = crate::store::project::temp_project();
-        let ctx = Ctx::new(project);
-        crate::store::make_dir(&ctx.project.state_dir()).unwrap();
-        let start = b"{\"source\":\"resume\"}";
-        let first = claim(&ctx, "SessionStart", start).unwrap();
-        assert!(claim(&ctx, "SessionStart", start).is_none());
-        first.done(&ctx);
-        assert!(ctx.project.state_file(TWICE).exists());
     }
 
     #[test]
