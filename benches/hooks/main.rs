@@ -103,6 +103,8 @@ fn main() {
     let as_claude_code = launch::time(&bench, &projects[0], &floor, knobs.runs);
     let log_problems = log_problems(&projects, base.as_ref());
     let (concurrency, receipts, rewind) = whole_commands(&bench, &knobs);
+    eprintln!("crash recovery against git's own walk of 10,000 files …");
+    let walk = crash_walk(&bench, &projects);
 
     let names: Vec<String> = projects.iter().map(|p| p.name.clone()).collect();
     let text = report::render(&report::Results {
@@ -121,6 +123,7 @@ fn main() {
         concurrency: &concurrency,
         receipts: &receipts,
         rewind: &rewind,
+        walk: &walk,
         log_problems: &log_problems,
         elapsed: started.elapsed(),
         launch: &as_claude_code,
@@ -710,6 +713,42 @@ fn rewind(bench: &Bench) -> Rewind {
         checkpoint: Stats::of(&checkpoint),
         git_alone: Stats::of(&git_alone),
         rewind: Stats::of(&rewinds),
+    }
+}
+
+/// SessionStart with crash recovery on the 10,000-file project, as Claude Code runs it,
+/// and git's own walk of the same tree (`git status --porcelain -uall`: what recovery's
+/// "what changed since the checkpoint" cannot do with less), in interleaved rounds.
+pub struct Walk {
+    pub files: usize,
+    pub crash: Stats,
+    pub git_walk: Stats,
+}
+
+fn crash_walk(bench: &Bench, projects: &[Project]) -> Walk {
+    let p = projects
+        .iter()
+        .find(|p| p.name == "10,000 files")
+        .expect("the 10,000-file project");
+    let null = Path::new("/dev/null");
+    let (crash, git_walk): (Vec<Sample>, Vec<Sample>) = (0..20)
+        .map(|_| {
+            let crash = timed(bench, p, Event::SessionStartCrash);
+            // Read-only, as recovery's git is: a `git status` that wrote back the index it
+            // refreshed would leave it "racily clean" against the files `reset` just
+            // wrote, and the next round's walks would hash every file again.
+            let mut git = Command::new("git");
+            git.arg("-C")
+                .arg(&p.root)
+                .args(["status", "--porcelain", "-uall"])
+                .env("GIT_OPTIONAL_LOCKS", "0");
+            (crash, measure::run(&mut git, null))
+        })
+        .unzip();
+    Walk {
+        files: 10_000,
+        crash: Stats::of(&crash),
+        git_walk: Stats::of(&git_walk),
     }
 }
 

@@ -33,6 +33,7 @@ pub struct Results<'a> {
     pub concurrency: &'a Concurrency,
     pub receipts: &'a Receipts,
     pub rewind: &'a Rewind,
+    pub walk: &'a crate::Walk,
     pub log_problems: &'a [(String, Vec<String>)],
     pub elapsed: Duration,
     /// Median fsync latency of the disk the projects are on.
@@ -169,6 +170,7 @@ fn budgets(o: &mut String, r: &Results) {
     rows.extend(crash_and_memory_rows(r));
     rows.push(concurrency_row(r.concurrency));
     rows.extend(rewind_rows(r));
+    rows.push(walk_row(r.walk));
     rows.push((
         "every hook run exits 0".to_string(),
         format!("{failures} non-zero exits"),
@@ -376,6 +378,23 @@ fn concurrency_row(c: &Concurrency) -> Row {
             c.events as f64 / c.wall.as_secs_f64()
         ),
         conc_ok,
+    )
+}
+
+/// Crash recovery against git's own walk of the tree (issue 45).
+fn walk_row(w: &crate::Walk) -> Row {
+    let ratio = w.crash.median.as_secs_f64() / w.git_walk.median.as_secs_f64();
+    (
+        format!(
+            "`waymark hook SessionStart` with crash recovery, {}-file project, as Claude Code runs it: median ≤ 1.2× git's own walk of the tree (`git status --porcelain -uall`), in the same rounds",
+            count(w.files)
+        ),
+        format!(
+            "{ratio:.2}× ({:.2} ms; git's walk: {:.2} ms)",
+            ms(w.crash.median),
+            ms(w.git_walk.median)
+        ),
+        ratio <= 1.2 && w.crash.failures == 0,
     )
 }
 
