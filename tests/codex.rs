@@ -204,3 +204,64 @@ fn init_for_codex_is_idempotent_and_removable() {
     let bad = p.run(&["init", "--agent", "gemini"], "");
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// Codex sends no SessionEnd at `/clear` (measured with the TUI: tests/e2e/codex_sessions.rs):
+/// the new thread's SessionStart(`clear`) makes what Claude Code's SessionEnd(`clear`)
+/// makes, the "Before /clear" checkpoint and the note of what changed. Claude Code's own
+/// SessionStart(`clear`) makes neither (its SessionEnd did).
+#[test]
+fn a_codex_clear_keeps_what_claude_codes_session_end_keeps() {
+    let p = Project::new();
+    std::fs::write(p.path("README.md"), "readme\n").unwrap();
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-qm", "init"]);
+    // Codex keeps its rollouts in its own home, outside the project.
+    let rollout = p.config.path().join("rollout.jsonl").display().to_string();
+    std::fs::write(&rollout, "{\"type\":\"session_meta\"}\n").unwrap();
+    let r = rollout.as_str();
+    codex_hook(
+        &p,
+        "UserPromptSubmit",
+        input(
+            &p,
+            "UserPromptSubmit",
+            r,
+            json!({"prompt": "write the parser"}),
+        ),
+    );
+    std::fs::write(p.path("parser.rs"), "fn parse() {}\n").unwrap();
+    let patch = "*** Begin Patch\n*** Add File: parser.rs\n+fn parse() {}\n*** End Patch\n";
+    let call = json!({"tool_name": "apply_patch", "tool_use_id": "call_1",
+        "tool_input": {"command": patch}, "tool_response": "Success.\n"});
+    codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", r, call));
+    let clears = |p: &Project| {
+        let hook = p.hook_json();
+        let checkpoints = hook["checkpoints"].as_array().cloned().unwrap_or_default();
+        checkpoints
+            .into_iter()
+            .filter(|c| c["trigger"] == "clear")
+            .collect::<Vec<_>>()
+    };
+    // Claude Code's SessionStart(clear) alone: its SessionEnd(clear) did the keeping.
+    let claude = p.hook(
+        "SessionStart",
+        &p.fixture_of("2.1.332", "SessionStart-clear.json"),
+    );
+    assert!(
+        !claude.contains("Work changed since last checkpoint"),
+        "{claude}"
+    );
+    assert!(clears(&p).is_empty());
+    // Codex's: the cleared thread's start does it.
+    let mut start: Value =
+        serde_json::from_str(&input(&p, "SessionStart", r, json!({"source": "clear"}))).unwrap();
+    start["session_id"] = "01a21ec5-0000-7000-8000-000000000002".into();
+    let brief = codex_hook(&p, "SessionStart", start.to_string());
+    assert!(
+        brief.contains("Work changed since last checkpoint: 1 file"),
+        "{brief}"
+    );
+    let clear = clears(&p);
+    assert_eq!(clear.len(), 1, "{:#}", p.hook_json());
+    assert_eq!(clear[0]["description"], "Before /clear");
+}
