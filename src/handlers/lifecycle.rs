@@ -15,6 +15,12 @@ use waymark_core::text::{one_line, truncate};
 /// when every step is done, and mark the session idle (the turn ended cleanly).
 /// SubagentStop: the session is still working; only that is noted.
 pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()> {
+    // Read before the lock: git walks the work tree, and no other hook should wait on it.
+    let unseen = if main && event.agent == Agent::Codex {
+        unseen_files(ctx)
+    } else {
+        Vec::new()
+    };
     let changed = current::change(ctx, Need::Existing, |hook, effects| {
         if main {
             // Told in the next brief: a Stop has no word for the agent.
@@ -23,8 +29,10 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
                 c.last_output = truncate(&e.last_assistant_message, MAX_LAST_OUTPUT);
             }
             hook.end_command(&event.common.session_id, None);
-            if event.agent == Agent::Codex {
-                touched_unseen(ctx, hook);
+            if hook.current_step.is_some() {
+                for file in &unseen {
+                    hook.touch_file(file, ctx.now);
+                }
             }
             effects.extend(super::prompt::context_threshold(ctx, event, hook));
             if hook.state == HookState::StepPending && hook.all_steps_completed() {
@@ -53,20 +61,23 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
 
 /// Codex CLI's Stop: the files the turn changed with no hook telling (a shell command's
 /// edits, a patch whose PostToolUse never came) join the step's files, read from the work
-/// tree against the last checkpoint. Claude Code's Stop does not do it: its edits come
-/// with their hooks.
-fn touched_unseen(ctx: &Ctx, hook: &mut crate::task::Hook) {
+/// tree against the last checkpoint; none when no step runs. Claude Code's Stop does not
+/// do it: its edits come with their hooks.
+fn unseen_files(ctx: &Ctx) -> Vec<String> {
+    let Ok(Some(hook)) = current::load(ctx) else {
+        return Vec::new();
+    };
     if hook.current_step.is_none() {
-        return;
+        return Vec::new();
     }
     let since = hook.resume_checkpoint().and_then(|c| c.git_commit.clone());
     let root = &ctx.project.root;
     let changed = crate::git::status::changed_files(root, since.as_deref(), &ctx.config.agent_md);
-    for file in changed.unwrap_or_default() {
-        if !file.chars().any(char::is_control) {
-            hook.touch_file(&file, ctx.now);
-        }
-    }
+    changed
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|f| !f.chars().any(char::is_control))
+        .collect()
 }
 
 /// SessionEnd: `clear` notes what changed since the last checkpoint (verify_before_clear)
