@@ -13,7 +13,6 @@
 //! would be; one that loops is refused: where it would land cannot be told. waymark's own state files are not written through here: they are the
 //! state directory's, which [`Project::check`] holds inside the project and outside `.git`.
 
-use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -120,46 +119,8 @@ impl Project {
     /// Root-relative `rel` with every link on its way followed: the longest part of it that
     /// exists resolved, the rest (directories to be made) as it is; `Err`: why it cannot be.
     fn resolved(&self, rel: &Path) -> Result<PathBuf, String> {
-        real_path(&self.root.join(rel), 0)
+        super::project::real_path(&self.root.join(rel))
     }
-}
-
-/// How many links are followed before a path is said to loop (the kernel's own limit).
-const MAX_HOPS: u32 = 40;
-
-/// `abs` with every link followed, also a link to what does not exist yet (`AGENT.md` →
-/// `docs/AGENT.md` before the first lesson): the longest part that exists is resolved,
-/// the rest kept as it is.
-fn real_path(abs: &Path, hops: u32) -> Result<PathBuf, String> {
-    let mut existing = abs;
-    let mut rest: Vec<&OsStr> = Vec::new();
-    while existing.symlink_metadata().is_err() {
-        let Some(name) = existing.file_name() else {
-            break;
-        };
-        rest.push(name);
-        existing = existing.parent().unwrap_or(Path::new("/"));
-    }
-    let mut real = match existing.canonicalize() {
-        Ok(real) => real,
-        // Every directory above `existing` was gone through: it is the link that fails,
-        // one that leads to what is not there (followed by hand) or in a loop.
-        Err(e) => {
-            let target = std::fs::read_link(existing).map_err(|_| nowhere(&e))?;
-            let parent = existing.parent().unwrap_or(Path::new("/"));
-            if hops >= MAX_HOPS {
-                return Err(nowhere(&e));
-            }
-            let next = super::project::normalize(&real_path(parent, hops + 1)?.join(target));
-            real_path(&next, hops + 1)?
-        }
-    };
-    real.extend(rest.iter().rev());
-    Ok(real)
-}
-
-fn nowhere(e: &std::io::Error) -> String {
-    format!("goes through a link that leads nowhere or in a loop ({e})")
 }
 
 impl Project {

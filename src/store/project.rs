@@ -294,18 +294,54 @@ fn resolve_dirs(abs: &Path) -> Option<PathBuf> {
     Some(real)
 }
 
-/// `path` with its longest part that exists resolved (links followed) and the rest (what
-/// is to be made) as it is. `None` when a link on it cannot be followed.
+/// `abs` with every link followed, also a link to what does not exist yet; `Err`: why it
+/// cannot be (a link that leads nowhere or in a loop). The one resolver of where a path
+/// really is: where a write lands (`store::landing`) and what a tool call names.
+pub fn real_path(abs: &Path) -> Result<PathBuf, String> {
+    real_path_from(abs, 0)
+}
+
+/// `path` resolved as [`real_path`] does; `None` when it cannot be.
 fn resolve_existing(path: &Path) -> Option<PathBuf> {
-    let mut existing = path;
-    let mut rest = Vec::new();
+    real_path(path).ok()
+}
+
+/// How many links are followed before a path is said to loop (the kernel's own limit).
+const MAX_HOPS: u32 = 40;
+
+/// `abs` with every link followed, also a link to what does not exist yet (`AGENT.md` →
+/// `docs/AGENT.md` before the first lesson): the longest part that exists is resolved,
+/// the rest kept as it is.
+fn real_path_from(abs: &Path, hops: u32) -> Result<PathBuf, String> {
+    let mut existing = abs;
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
     while existing.symlink_metadata().is_err() {
-        rest.push(existing.file_name()?);
-        existing = existing.parent()?;
+        let Some(name) = existing.file_name() else {
+            break;
+        };
+        rest.push(name);
+        existing = existing.parent().unwrap_or(Path::new("/"));
     }
-    let mut real = existing.canonicalize().ok()?;
+    let mut real = match existing.canonicalize() {
+        Ok(real) => real,
+        // Every directory above `existing` was gone through: it is the link that fails,
+        // one that leads to what is not there (followed by hand) or in a loop.
+        Err(e) => {
+            let target = std::fs::read_link(existing).map_err(|_| nowhere(&e))?;
+            let parent = existing.parent().unwrap_or(Path::new("/"));
+            if hops >= MAX_HOPS {
+                return Err(nowhere(&e));
+            }
+            let next = normalize(&real_path_from(parent, hops + 1)?.join(target));
+            real_path_from(&next, hops + 1)?
+        }
+    };
     real.extend(rest.iter().rev());
-    Some(real)
+    Ok(real)
+}
+
+fn nowhere(e: &std::io::Error) -> String {
+    format!("goes through a link that leads nowhere or in a loop ({e})")
 }
 
 fn slash(rel: &Path) -> String {
@@ -388,6 +424,25 @@ mod tests {
             p.locate("link/x.rs", Some(dir.path().to_str().unwrap())),
             Located::Outside(_)
         ));
+    }
+
+    /// A link to a file not made yet is judged where the write would land, as any link is
+    /// (deny mode's scope, the step's files): `src/notes.md -> ../docs/notes.md`.
+    #[test]
+    fn a_link_to_what_does_not_exist_yet_is_where_it_leads() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+        std::os::unix::fs::symlink("../docs/notes.md", dir.path().join("src/notes.md")).unwrap();
+        let p = project(dir.path());
+        let named = Located::Inside("src/notes.md".into());
+        assert_eq!(
+            p.real(&named),
+            Some(Located::Inside("docs/notes.md".into()))
+        );
+        // A link in a loop cannot be followed: the path is judged by its text.
+        std::os::unix::fs::symlink("loop", dir.path().join("loop")).unwrap();
+        assert_eq!(p.real(&Located::Inside("loop".into())), None);
     }
 
     #[test]
