@@ -84,7 +84,7 @@ pub fn start<'a>(sb: &'a Sandbox, api: &'a CodexApi) -> Tui<'a> {
     // SAFETY: setsid and ioctl are async-signal-safe; fd 0 is the terminal by then.
     unsafe {
         command.pre_exec(|| {
-            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -114,6 +114,30 @@ pub fn start<'a>(sb: &'a Sandbox, api: &'a CodexApi) -> Tui<'a> {
     }
 }
 
+/// The name of the slave side of the pseudo-terminal whose master is `fd`.
+#[cfg(target_os = "linux")]
+unsafe fn pts_name(fd: libc::c_int) -> std::ffi::CString {
+    let mut name = [0 as libc::c_char; 128];
+    // SAFETY: the buffer is ours and its length is passed.
+    assert_eq!(
+        unsafe { libc::ptsname_r(fd, name.as_mut_ptr(), name.len()) },
+        0
+    );
+    // SAFETY: ptsname_r wrote a NUL-terminated name into the buffer.
+    unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }.to_owned()
+}
+
+/// The same where the libc crate binds only `ptsname` (macOS, where the suite's Codex
+/// does not run: the binary it installs is Linux's); its buffer is copied at once.
+#[cfg(not(target_os = "linux"))]
+unsafe fn pts_name(fd: libc::c_int) -> std::ffi::CString {
+    // SAFETY: ptsname returns a NUL-terminated name, or null on an error.
+    let name = unsafe { libc::ptsname(fd) };
+    assert!(!name.is_null(), "ptsname");
+    // SAFETY: not null, NUL-terminated.
+    unsafe { std::ffi::CStr::from_ptr(name) }.to_owned()
+}
+
 /// A new pseudo-terminal of [`ROWS`] × [`COLS`]: its master and slave sides.
 fn open_pty() -> (OwnedFd, OwnedFd) {
     // SAFETY: plain libc calls on descriptors this function owns; each is checked.
@@ -127,8 +151,7 @@ fn open_pty() -> (OwnedFd, OwnedFd) {
         let master = OwnedFd::from_raw_fd(master);
         let fd = std::os::fd::AsRawFd::as_raw_fd(&master);
         assert!(libc::grantpt(fd) == 0 && libc::unlockpt(fd) == 0, "grantpt");
-        let mut name = [0 as libc::c_char; 128];
-        assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0);
+        let name = pts_name(fd);
         let slave = libc::open(
             name.as_ptr(),
             libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
@@ -140,7 +163,7 @@ fn open_pty() -> (OwnedFd, OwnedFd) {
             ws_xpixel: 0,
             ws_ypixel: 0,
         };
-        assert_eq!(libc::ioctl(slave, libc::TIOCSWINSZ, &size), 0);
+        assert_eq!(libc::ioctl(slave, libc::TIOCSWINSZ as _, &size), 0);
         (master, OwnedFd::from_raw_fd(slave))
     }
 }
