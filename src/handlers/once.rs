@@ -285,8 +285,6 @@ mod tests {
         assert_ne!(key("ab", "c", b""), key("a", "bc", b""));
     }
 
-    /// Lines are appended (a claim reads the file once, its done writes one line) and the
-    /// file is cut back to its young lines once it holds twice [`KEEP`]: it stays small.
     /// A project where a second registration was seen: every event is recorded.
     fn registered_twice() -> (tempfile::TempDir, Ctx) {
         let (d, project) = crate::store::project::temp_project();
@@ -323,6 +321,8 @@ mod tests {
         assert!(claim(&ctx, "PostToolUse", write).is_none());
     }
 
+    /// Lines are appended (a claim reads the file once, its done writes one line) and the
+    /// file is cut back to its young lines once it holds twice [`KEEP`]: it stays small.
     #[test]
     fn the_file_grows_by_appends_and_is_cut_back_to_its_young_lines() {
         let (_d, ctx) = registered_twice();
