@@ -132,6 +132,16 @@ fn records_name_codex(p: &Project) {
     let contributor = &patch["files"][0]["conversations"][0]["contributor"];
     assert_eq!(contributor["model_id"], "openai/gpt-5.5");
     assert_eq!(patch["metadata"]["waymark"]["mutation_class"], "patch");
+    // The added file's one line, hashed as a Write of it would be.
+    let range = &patch["files"][0]["conversations"][0]["ranges"][0];
+    assert_eq!(range["start_line"], 1, "{patch:#}");
+    assert_eq!(range["end_line"], 1, "{patch:#}");
+    assert!(
+        range["content_hash"]
+            .as_str()
+            .is_some_and(|h| !h.is_empty()),
+        "{patch:#}"
+    );
     let bash = trace
         .iter()
         .find(|r| r["metadata"]["waymark"]["command"] == "cargo test");

@@ -154,12 +154,14 @@ impl PatchInput {
         }
     }
 
-    /// The lines an added file gets (its `+` lines), for the trace's ranges.
-    pub fn added_lines(&self, path: &str) -> Option<usize> {
+    /// The content an added file gets (its `+` lines), for the trace's ranges: the same
+    /// lines, and so the same hash, as a Write of that file would give.
+    pub fn added_content(&self, path: &str) -> Option<String> {
         let header = format!("*** Add File: {path}");
         let mut lines = self.patch.lines().skip_while(|l| l.trim_end() != header);
         lines.next()?;
-        Some(lines.take_while(|l| l.starts_with('+')).count())
+        let added = lines.map_while(|l| l.strip_prefix('+'));
+        Some(added.map(|l| format!("{l}\n")).collect())
     }
 }
 
@@ -458,8 +460,9 @@ mod tests {
             panic!("{call:?}")
         };
         assert_eq!(input.files[2].op, PatchOp::MoveTo);
-        assert_eq!(input.added_lines("src/new.rs"), Some(2));
-        assert_eq!(input.added_lines("src/old.rs"), None);
+        let added = input.added_content("src/new.rs");
+        assert_eq!(added.as_deref(), Some("fn a() {}\nfn b() {}\n"));
+        assert_eq!(input.added_content("src/old.rs"), None);
     }
 
     #[test]

@@ -105,15 +105,12 @@ fn attributed_lines(
             ("edit", ranges::from_patch(&r.structured_patch))
         }
         (ToolInput::Edit(_), _) => ("edit", Vec::new()),
-        // A Codex patch: the lines of the files it adds; an update's hunks carry no numbers.
+        // A Codex patch that adds one file: its lines, as a Write of it would have them;
+        // an update's hunks carry no line numbers.
         (ToolInput::Patch(p), _) => {
-            let added = p.files.iter().find_map(|f| p.added_lines(&f.path));
+            let added = p.files.iter().find_map(|f| p.added_content(&f.path));
             let ranges = match (p.files.len(), added) {
-                (1, Some(n)) if n > 0 => vec![ranges::LineRange {
-                    start_line: 1,
-                    end_line: n as u64,
-                    content_hash: None,
-                }],
+                (1, Some(content)) => ranges::whole_content(&content),
                 _ => Vec::new(),
             };
             ("patch", ranges)
