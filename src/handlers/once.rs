@@ -19,9 +19,11 @@
 //!
 //! Most users have one registration, and for them the record is pure cost (an open, a
 //! read, two appends and four locks on every event). So it is kept only where a second
-//! registration first shows itself, the session's start, and, once a duplicate has been
-//! seen there ([`TWICE`] exists), on every event. Claude Code and Codex read their hooks
-//! when a session starts, so a second registration runs that SessionStart too.
+//! registration first shows itself, and, once a duplicate has been seen there ([`TWICE`]
+//! exists), on every event. Claude Code and Codex read their hooks when a session starts,
+//! so a second registration runs that SessionStart too; one added mid-session (Claude
+//! Code's `/reload-plugins` after `/plugin install`) runs the next prompt's
+//! UserPromptSubmit, the first event after the command that added it.
 
 use std::time::Duration;
 
@@ -106,12 +108,15 @@ pub fn claim(ctx: &Ctx, event: &str, bytes: &[u8]) -> Option<Claim> {
 }
 
 /// Whether `event` is recorded: always once a second registration was seen, and before
-/// that a SessionStart, where two registrations meet first (it makes the state directory
-/// if the project has none yet, as the first prompt's task would a moment later). A
-/// directory that cannot be made leaves the event unrecorded, as any failure here does.
+/// that a SessionStart or a UserPromptSubmit, where two registrations meet first (they
+/// make the state directory if the project has none yet, as the prompt's task would a
+/// moment later). A directory that cannot be made leaves the event unrecorded, as any
+/// failure here does.
 fn watched(ctx: &Ctx, event: &str) -> bool {
     match event {
-        "SessionStart" => crate::store::make_dir(&ctx.project.state_dir()).is_ok(),
+        "SessionStart" | "UserPromptSubmit" => {
+            crate::store::make_dir(&ctx.project.state_dir()).is_ok()
+        }
         _ => ctx.project.state_file(TWICE).exists(),
     }
 }
@@ -295,7 +300,7 @@ mod tests {
     }
 
     #[test]
-    fn only_session_starts_are_recorded_until_a_second_registration_is_seen() {
+    fn only_session_starts_and_prompts_are_recorded_until_a_second_registration_is_seen() {
         let (_d, project) = crate::store::project::temp_project();
         let ctx = Ctx::new(project);
         let seen = || std::fs::read_to_string(ctx.project.state_file(SEEN)).unwrap_or_default();
@@ -303,14 +308,19 @@ mod tests {
         let start = b"{\"source\":\"startup\"}";
         let first = claim(&ctx, "SessionStart", start).unwrap();
         assert_eq!(seen().lines().count(), 1, "{}", seen());
+        // So is a prompt.
+        claim(&ctx, "UserPromptSubmit", b"{\"prompt_id\":\"p1\"}")
+            .unwrap()
+            .done(&ctx);
+        assert_eq!(seen().lines().count(), 3, "{}", seen());
         // Other events cost nothing while one registration is all there is: the same
         // input twice is two events.
-        for event in ["UserPromptSubmit", "PostToolUse", "Stop"] {
+        for event in ["PostToolUse", "PreToolUse", "Stop"] {
             let input = b"{\"tool_use_id\":\"t1\"}";
             assert!(claim(&ctx, event, input).is_some());
             assert!(claim(&ctx, event, input).is_some());
         }
-        assert_eq!(seen().lines().count(), 1, "{}", seen());
+        assert_eq!(seen().lines().count(), 3, "{}", seen());
         // A second registration's copy of the start is met, and noted.
         assert!(claim(&ctx, "SessionStart", start).is_none());
         assert!(ctx.project.state_file(TWICE).exists());
@@ -319,6 +329,18 @@ mod tests {
         let write = b"{\"tool_use_id\":\"t2\"}";
         claim(&ctx, "PostToolUse", write).unwrap().done(&ctx);
         assert!(claim(&ctx, "PostToolUse", write).is_none());
+    }
+
+    /// A registration added mid-session (`/reload-plugins`) is met at the next prompt.
+    #[test]
+    fn a_second_registration_added_mid_session_is_met_at_the_next_prompt() {
+        let (_d, project) = crate::store::project::temp_project();
+        let ctx = Ctx::new(project);
+        let prompt = b"{\"prompt_id\":\"p2\"}";
+        let first = claim(&ctx, "UserPromptSubmit", prompt).unwrap();
+        assert!(claim(&ctx, "UserPromptSubmit", prompt).is_none());
+        first.done(&ctx);
+        assert!(ctx.project.state_file(TWICE).exists());
     }
 
     /// Lines are appended (a claim reads the file once, its done writes one line) and the
