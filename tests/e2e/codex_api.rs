@@ -17,16 +17,11 @@
 //! When the script runs out the answer is a plain "done" text, so a turn always ends.
 
 use std::collections::HashMap;
-use std::io::{BufReader, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::fake_api::{http, read_body, read_head};
+use crate::fake_api::{Headers, Loopback, http};
 
 /// One scripted answer.
 #[derive(Debug, Clone)]
@@ -82,37 +77,32 @@ struct State {
 }
 
 pub struct CodexApi {
-    port: u16,
+    server: Loopback,
     state: Arc<Mutex<State>>,
-    stop: Arc<AtomicBool>,
 }
 
 impl CodexApi {
     pub fn start(script: Vec<CTurn>) -> CodexApi {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let port = listener.local_addr().expect("local addr").port();
         let state = Arc::new(Mutex::new(State {
             script,
             ..State::default()
         }));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (st, sp) = (state.clone(), stop.clone());
-        thread::spawn(move || {
-            for conn in listener.incoming() {
-                if sp.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(conn) = conn else { continue };
-                let st = st.clone();
-                thread::spawn(move || serve(conn, &st));
-            }
+        let st = state.clone();
+        let server = Loopback::start(move |method, path, headers, body| {
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let (answered, response) = respond(&st, method, path, headers, &body);
+            st.lock()
+                .unwrap()
+                .requests
+                .push(CRequest { body, answered });
+            response
         });
-        CodexApi { port, state, stop }
+        CodexApi { server, state }
     }
 
     /// What `base_url` of Codex's model provider is.
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
+        format!("http://127.0.0.1:{}/v1", self.server.port)
     }
 
     pub fn requests(&self) -> Vec<CRequest> {
@@ -136,46 +126,23 @@ impl CodexApi {
     }
 }
 
-impl Drop for CodexApi {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
+/// The answer to one request: what it was answered with, and the response's bytes.
+fn respond(
+    state: &Mutex<State>,
+    method: &str,
+    path: &str,
+    headers: &Headers,
+    body: &Value,
+) -> (String, Vec<u8>) {
+    if method != "POST" || !path.starts_with("/v1/responses") {
+        return ("other".to_string(), http(404, "application/json", b"{}"));
     }
-}
-
-fn serve(conn: TcpStream, state: &Mutex<State>) {
-    let _ = conn.set_read_timeout(Some(Duration::from_secs(120)));
-    let Ok(write_half) = conn.try_clone() else {
-        return;
+    let kind = match headers.get("x-codex-turn-metadata") {
+        Some(m) if m.contains("\"compaction\"") => Side::Compaction,
+        Some(m) if m.contains("\"thread_title\"") => Side::Title,
+        _ => Side::Main,
     };
-    let mut reader = BufReader::new(conn);
-    let mut out = write_half;
-    while let Some((method, path, headers)) = read_head(&mut reader) {
-        let Some(body) = read_body(&mut reader, &headers) else {
-            break;
-        };
-        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let metadata = headers.get("x-codex-turn-metadata");
-        let kind = match metadata {
-            Some(m) if m.contains("\"compaction\"") => Side::Compaction,
-            Some(m) if m.contains("\"thread_title\"") => Side::Title,
-            _ => Side::Main,
-        };
-        let (answered, response) = if method == "POST" && path.starts_with("/v1/responses") {
-            answer(state, &body, kind)
-        } else {
-            ("other".to_string(), http(404, "application/json", b"{}"))
-        };
-        state
-            .lock()
-            .unwrap()
-            .requests
-            .push(CRequest { body, answered });
-        if out.write_all(&response).and_then(|_| out.flush()).is_err() {
-            break;
-        }
-    }
-    let _ = out.shutdown(Shutdown::Both);
+    answer(state, body, kind)
 }
 
 /// What a request is for: the main loop, or one of the requests beside it.

@@ -136,37 +136,34 @@ struct State {
 
 /// The server: drop it (or let the test end) to stop accepting.
 pub struct FakeApi {
-    port: u16,
+    server: Loopback,
     state: Arc<Mutex<State>>,
-    stop: Arc<AtomicBool>,
 }
 
 impl FakeApi {
     /// Starts a server on 127.0.0.1 with a free port, answering from `script`.
     pub fn start(script: Vec<Turn>) -> FakeApi {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let port = listener.local_addr().expect("local addr").port();
         let state = Arc::new(Mutex::new(State {
             script,
             ..State::default()
         }));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (st, sp) = (state.clone(), stop.clone());
-        thread::spawn(move || {
-            for conn in listener.incoming() {
-                if sp.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(conn) = conn else { continue };
-                let st = st.clone();
-                thread::spawn(move || serve(conn, &st));
-            }
+        let st = state.clone();
+        let server = Loopback::start(move |method, path, _, body| {
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let (answered, response) = answer(&st, method, path, &body);
+            st.lock().unwrap().requests.push(Request {
+                method: method.to_string(),
+                path: path.to_string(),
+                body,
+                answered,
+            });
+            response
         });
-        FakeApi { port, state, stop }
+        FakeApi { server, state }
     }
 
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("http://127.0.0.1:{}", self.server.port)
     }
 
     /// Every request received so far, in order.
@@ -212,7 +209,41 @@ impl FakeApi {
     }
 }
 
-impl Drop for FakeApi {
+/// What answers one request: its method, path, headers and body, to the response's bytes.
+type Handler = dyn Fn(&str, &str, &Headers, Vec<u8>) -> Vec<u8> + Send + Sync;
+
+/// A loopback HTTP/1.1 server on a free port, shared by the fake APIs of both agents: a
+/// thread per connection, kept alive until the client closes it or asks to, each request
+/// answered by the handler. Dropped, it stops accepting.
+pub(crate) struct Loopback {
+    pub port: u16,
+    stop: Arc<AtomicBool>,
+}
+
+impl Loopback {
+    pub fn start(
+        handle: impl Fn(&str, &str, &Headers, Vec<u8>) -> Vec<u8> + Send + Sync + 'static,
+    ) -> Loopback {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let port = listener.local_addr().expect("local addr").port();
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle: Arc<Handler> = Arc::new(handle);
+        let sp = stop.clone();
+        thread::spawn(move || {
+            for conn in listener.incoming() {
+                if sp.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let handle = handle.clone();
+                thread::spawn(move || serve(conn, &*handle));
+            }
+        });
+        Loopback { port, stop }
+    }
+}
+
+impl Drop for Loopback {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         // Wake the accept loop so it sees the flag.
@@ -221,7 +252,7 @@ impl Drop for FakeApi {
 }
 
 /// Serves one connection until the client closes it (keep-alive).
-fn serve(conn: TcpStream, state: &Mutex<State>) {
+fn serve(conn: TcpStream, handle: &Handler) {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(120)));
     let Ok(write_half) = conn.try_clone() else {
         return;
@@ -229,21 +260,13 @@ fn serve(conn: TcpStream, state: &Mutex<State>) {
     let mut reader = BufReader::new(conn);
     let mut out = write_half;
     while let Some((method, path, headers)) = read_head(&mut reader) {
-        let body = match read_body(&mut reader, &headers) {
-            Some(b) => b,
-            None => break,
+        let Some(body) = read_body(&mut reader, &headers) else {
+            break;
         };
         let close = headers
             .get("connection")
             .is_some_and(|v| v.eq_ignore_ascii_case("close"));
-        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let (answered, response) = answer(state, &method, &path, &body);
-        state.lock().unwrap().requests.push(Request {
-            method,
-            path,
-            body,
-            answered,
-        });
+        let response = handle(&method, &path, &headers, body);
         if out.write_all(&response).and_then(|_| out.flush()).is_err() || close {
             break;
         }
