@@ -32,6 +32,19 @@ fn path_with_waymark() -> (tempfile::TempDir, String) {
     (bin, path)
 }
 
+/// A project where `waymark init` ran with waymark on PATH (kept, with that PATH, for the
+/// test's later commands).
+fn initialized() -> (Project, tempfile::TempDir, String) {
+    let p = Project::new();
+    let (bin, path) = path_with_waymark();
+    p.waymark()
+        .env("PATH", &path)
+        .arg("init")
+        .assert()
+        .success();
+    (p, bin, path)
+}
+
 fn settings(p: &Project) -> Value {
     serde_json::from_str(&p.read(".claude/settings.json")).unwrap()
 }
@@ -386,13 +399,7 @@ fn the_plugin_and_init_register_the_same_events() {
 /// says which to remove (each event is handled once anyway, docs/events.md).
 #[test]
 fn doctor_names_a_second_registration_and_which_to_remove() {
-    let p = Project::new();
-    let (_bin, path) = path_with_waymark();
-    p.waymark()
-        .env("PATH", &path)
-        .arg("init")
-        .assert()
-        .success();
+    let (p, _bin, path) = initialized();
     // What `/plugin install waymark@waymark` writes in the user's settings.
     p.write(
         "home/.claude/settings.json",
@@ -449,13 +456,7 @@ fn doctor_names_a_second_registration_and_which_to_remove() {
 /// `bin/waymark`, which sets `CLAUDE_PLUGIN_ROOT`) names both registrations.
 #[test]
 fn doctor_names_a_plugin_loaded_with_plugin_dir_beside_waymark_init() {
-    let p = Project::new();
-    let (_bin, path) = path_with_waymark();
-    p.waymark()
-        .env("PATH", &path)
-        .arg("init")
-        .assert()
-        .success();
+    let (p, _bin, path) = initialized();
     let plugin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("plugin");
     let doctor = |root: Option<&std::path::Path>| {
         let mut c = p.waymark();
