@@ -38,16 +38,21 @@ pub fn shown<T: Serialize + DeserializeOwned>(value: &T) -> Option<T> {
 }
 
 /// Makes every string under `v` inert (keeping line ends under a [`QUOTED`] key); whether
-/// any changed.
+/// any changed. Each is redacted first, while its lines are still lines: the escape of a
+/// line end (`\n`) puts a word character before the next line's first word, where a
+/// secret's rule looks for a boundary, so the redaction of the rendered document alone
+/// would miss a key that starts a line.
 fn walk(v: &mut Value, lines: bool) -> bool {
     match v {
-        Value::String(s) => match crate::text::inert(s, lines) {
-            Cow::Owned(o) => {
-                *s = o;
-                true
+        Value::String(s) => {
+            let redacted = waymark_redact::redact(s);
+            let inert = crate::text::inert(&redacted, lines);
+            if inert == s.as_str() {
+                return false;
             }
-            Cow::Borrowed(_) => false,
-        },
+            *s = inert.into_owned();
+            true
+        }
         Value::Array(items) => items.iter_mut().fold(false, |c, x| walk(x, lines) | c),
         Value::Object(map) => map
             .iter_mut()
@@ -64,6 +69,22 @@ mod tests {
     use crate::task::{IntentBrief, SessionStatus, StepSource};
     use chrono::Utc;
     use proptest::prelude::*;
+
+    /// A secret on a line of its own in a stored string (a compaction's summary) is
+    /// redacted in the view, though its line end is shown escaped (`\n` before the key).
+    #[test]
+    fn a_secret_that_starts_a_line_is_redacted_before_its_line_end_is_escaped() {
+        let mut hook = Hook::new("T-1", "w", 0, Utc::now());
+        let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWX";
+        hook.compact_summary = Some(format!("the summary\n{key}\nmore"));
+        let view = view(&hook);
+        let shown = view.compact_summary.as_deref().unwrap();
+        assert!(
+            !shown.contains("abcdefghijklmnopqrstuvwxyz0123456789"),
+            "{shown}"
+        );
+        assert!(shown.starts_with("the summary"), "{shown}");
+    }
 
     /// What an attacker puts in a string: a line of waymark's own structure, terminal
     /// escapes (OSC 8 link, OSC 52 clipboard, clear screen, a C1 CSI), a bidi override.
