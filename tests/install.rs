@@ -512,3 +512,26 @@ fn init_writes_nothing_through_a_link_into_git_or_the_state() {
         p.git(&["status", "--short"]);
     }
 }
+
+/// A repository may carry `.orchestration/active_intents.yaml` as a link to where no file
+/// is yet (`.git/hooks/pre-commit`): `waymark init` writes nothing through it.
+#[test]
+fn init_writes_no_intents_file_through_a_planted_link() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.path(".orchestration")).unwrap();
+    std::fs::create_dir_all(p.path(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink(
+        "../.git/hooks/pre-commit",
+        p.path(".orchestration/active_intents.yaml"),
+    )
+    .unwrap();
+    let (_bin, path) = path_with_waymark();
+    p.waymark()
+        .env("PATH", &path)
+        .arg("init")
+        .assert()
+        .success();
+    assert!(!p.path(".git/hooks/pre-commit").exists());
+    let link = std::fs::symlink_metadata(p.path(".orchestration/active_intents.yaml")).unwrap();
+    assert!(link.file_type().is_symlink());
+}

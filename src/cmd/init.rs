@@ -380,10 +380,12 @@ fn skeleton(project: &crate::store::project::Project, lessons: &str) -> std::io:
     union_merge(&attributes, lessons)?;
     let dir = project.state_dir();
     let intents = dir.join(crate::governance::intent::INTENTS_FILE);
-    if !intents.exists() {
-        fs::write(
+    // Anything there, a link too (dangling or not), is the repository's: never written
+    // through, and a new file replaces nothing.
+    if fs::symlink_metadata(&intents).is_err() {
+        crate::store::write_verbatim(
             &intents,
-            "# Intents waymark governs: one IN_PROGRESS intent binds the task (task id = intent id).\n\
+            b"# Intents waymark governs: one IN_PROGRESS intent binds the task (task id = intent id).\n\
              # active_intents:\n\
              #   - id: INT-001\n\
              #     name: Short name\n\

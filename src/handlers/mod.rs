@@ -88,11 +88,21 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
     Handled { out, deferred }
 }
 
-/// Dispatches an event applied after its own hook (a `kept` event, a `held` Codex call):
-/// a panic is logged and the event dropped (`None`), not met again by every hook after.
-fn dispatch_late(ctx: &Ctx, event: &Event, what: &str) -> Option<Handled> {
+/// Dispatches an event applied after its own hook (a `kept` event, a `held` Codex call),
+/// at the time it was received and as not this process's own ([`Ctx::late`]): a panic is
+/// logged and the event dropped (`None`), not met again by every hook after.
+fn dispatch_late(
+    ctx: &mut Ctx,
+    event: &Event,
+    what: &str,
+    received_at: chrono::DateTime<chrono::Utc>,
+) -> Option<Handled> {
+    ctx.now = received_at;
+    ctx.late = true;
     let run = std::panic::AssertUnwindSafe(|| dispatch(ctx, event));
-    std::panic::catch_unwind(run)
+    let handled = std::panic::catch_unwind(run);
+    ctx.late = false;
+    handled
         .map_err(|payload| {
             let msg = waymark_core::text::panic_message(payload.as_ref());
             let why = format!("a {what} {} event panicked, dropped: {msg}", event.name());
@@ -117,10 +127,12 @@ fn note(
     }
     // A session first seen after its SessionStart (which came before the task existed)
     // is told apart from others by its process, like one seen at SessionStart: without
-    // it, a live session would count as gone.
-    if hook
-        .session_mut(&c.session_id)
-        .is_some_and(|s| s.owner.is_none())
+    // it, a live session would count as gone. Not from an event applied late: this
+    // process is then another session's.
+    if !ctx.late
+        && hook
+            .session_mut(&c.session_id)
+            .is_some_and(|s| s.owner.is_none())
     {
         hook.set_owner(&c.session_id, crate::runtime::process::owner());
     }

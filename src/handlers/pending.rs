@@ -176,8 +176,7 @@ fn apply_one(ctx: &mut Ctx, line: &[u8]) -> Applied {
         }
     };
     parsed.event.agent = Agent::of_record(kept.agent.as_deref());
-    ctx.now = kept.received_at;
-    match super::dispatch_late(ctx, &parsed.event, "kept") {
+    match super::dispatch_late(ctx, &parsed.event, "kept", kept.received_at) {
         Some(handled) if handled.deferred => Applied::Deferred,
         _ => Applied::Done,
     }

@@ -68,8 +68,9 @@ fn start(
             clear_note = hook.clear_note.take();
         }
         if let Some(status) = status {
-            super::note(hook, event, status, ctx);
+            // The owner first: `note` would otherwise look for it again.
             hook.set_owner(&c.session_id, owner);
+            super::note(hook, event, status, ctx);
         }
         // The intent as the brief shows it: its file and the trace may have changed since.
         if let Some(id) = hook.intent_id.clone() {

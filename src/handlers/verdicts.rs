@@ -133,8 +133,7 @@ fn apply(ctx: &mut Ctx, held: Held, code: Option<i32>, said: &mut Vec<String>) {
         }
     };
     parsed.event.agent = Agent::Codex;
-    ctx.now = held.received_at;
-    let Some(handled) = super::dispatch_late(ctx, &parsed.event, "held") else {
+    let Some(handled) = super::dispatch_late(ctx, &parsed.event, "held", held.received_at) else {
         return;
     };
     said.extend(handled.out.context);

@@ -45,6 +45,10 @@ pub struct Ctx {
     /// Problems found in the configuration (already logged for hooks).
     pub config_errors: Vec<ConfigError>,
     pub now: DateTime<Utc>,
+    /// Set while an event is applied after its own hook (a kept event, a held Codex call):
+    /// this process is not the one its session's agent started, so nothing of this
+    /// process (its Claude Code ancestor) is recorded for that session.
+    pub late: bool,
 }
 
 impl Ctx {
@@ -57,6 +61,7 @@ impl Ctx {
             config: loaded.config,
             config_errors: loaded.errors,
             now: Utc::now(),
+            late: false,
         }
     }
 
