@@ -325,8 +325,15 @@ impl Lexer {
                     self.line.inner.push(inner);
                 }
                 c if c.is_whitespace() || "\n;|&()<>".contains(c) => break,
-                '*' | '?' | '[' => {
+                '*' | '?' => {
                     w.literal = false;
+                    w.text.push(c);
+                    self.at += 1;
+                }
+                // A bracket is a pattern only when it closes in the word: `[`, `[[` and
+                // `[ -f x ]` are words as typed.
+                '[' => {
+                    w.literal &= !self.rest_of_word().contains(']');
                     w.text.push(c);
                     self.at += 1;
                 }
@@ -475,12 +482,17 @@ impl Lexer {
         self.chars[start..end].iter().collect()
     }
 
-    /// At an unquoted `{`: a brace expansion (`{a,b}`, `{1..3}`) before the word ends.
-    fn brace_expansion(&self) -> bool {
-        let rest: String = self.chars[self.at..]
+    /// What is left of the word from here, as typed (up to a blank or an operator).
+    fn rest_of_word(&self) -> String {
+        self.chars[self.at..]
             .iter()
             .take_while(|c| !c.is_whitespace() && !"\n;|&()<>".contains(**c))
-            .collect();
+            .collect()
+    }
+
+    /// At an unquoted `{`: a brace expansion (`{a,b}`, `{1..3}`) before the word ends.
+    fn brace_expansion(&self) -> bool {
+        let rest = self.rest_of_word();
         rest.find('}')
             .is_some_and(|end| rest[..end].contains(',') || rest[..end].contains(".."))
     }

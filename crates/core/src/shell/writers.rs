@@ -37,8 +37,7 @@ pub fn of(simple: &Simple, depth: usize) -> Vec<Found> {
     }
     // A program not named literally (`$EDITOR f`, `"$(which x)" f`) is unknown: what it
     // writes cannot be read from the text.
-    let test = texts.first().is_some_and(|t| t == "[[");
-    if !test && simple.words.get(read.at).is_some_and(|w| !w.literal) {
+    if simple.words.get(read.at).is_some_and(|w| !w.literal) {
         let why = format!("the program `{}` is not named literally", texts[read.at]);
         found.push(Found::Unreadable(why));
         return found;

@@ -399,6 +399,7 @@ fn what_only_runs_can_tell_is_unreadable() {
         "ln -s /etc cfg && echo x > cfg/passwd",
         "ln -sf ../../outside link; cp a.rs link/a.rs",
         "busybox patch < fix.patch",
+        "./bin/[ab]uild out.txt",
     ] {
         let (_, unreadable) = read(command);
         assert!(unreadable, "{command:?} should be unreadable");
@@ -408,6 +409,9 @@ fn what_only_runs_can_tell_is_unreadable() {
         "tar tzf a.tar.gz",
         "ln -s target link",
         "[[ $a > $b ]] && echo x",
+        "[ -f x ] && echo hi",
+        "if [[ -n $x ]]; then echo y; fi",
+        "! [[ -z $x ]] || echo z",
         "git apply --check fix.patch && true",
     ] {
         let (_, unreadable) = read(command);
