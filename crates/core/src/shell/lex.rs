@@ -325,15 +325,10 @@ impl Lexer {
                     self.line.inner.push(inner);
                 }
                 c if c.is_whitespace() || "\n;|&()<>".contains(c) => break,
-                '*' | '?' => {
-                    w.literal = false;
-                    w.text.push(c);
-                    self.at += 1;
-                }
                 // A bracket is a pattern only when it closes in the word: `[`, `[[` and
                 // `[ -f x ]` are words as typed.
-                '[' => {
-                    w.literal &= !self.rest_of_word().contains(']');
+                '*' | '?' | '[' => {
+                    w.literal &= c == '[' && !self.rest_of_word().contains(']');
                     w.text.push(c);
                     self.at += 1;
                 }
