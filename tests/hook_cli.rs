@@ -277,3 +277,24 @@ fn a_kept_event_that_panics_is_dropped_not_met_again() {
     let files = p.hook_json()["current_step"]["files_touched"].clone();
     assert!(files.to_string().contains("src/own.rs"), "{files}");
 }
+
+/// An event applied late (kept in pending.jsonl) is not this process's own: its session,
+/// first seen there, gets no owner from the process applying it (another session's).
+#[test]
+fn a_kept_event_gives_its_session_no_owner_of_the_process_applying_it() {
+    let p = Project::new();
+    p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));
+    let mut input: serde_json::Value =
+        serde_json::from_str(&p.write_event("src/kept.rs", "k\n")).unwrap();
+    input["session_id"] = "a-session-seen-late".into();
+    let kept = serde_json::json!({"received_at": "2026-11-27T10:00:00Z", "event": "PostToolUse", "input": input});
+    p.write(".orchestration/pending.jsonl", &format!("{kept}\n"));
+    p.hook("PostToolUse", &p.write_event("src/own.rs", "o\n"));
+    let hook = p.hook_json();
+    let sessions = hook["sessions"].as_array().unwrap();
+    let late = sessions
+        .iter()
+        .find(|s| s["session_id"] == "a-session-seen-late")
+        .unwrap_or_else(|| panic!("{hook:#}"));
+    assert!(late.get("owner").is_none_or(Value::is_null), "{late:#}");
+}
