@@ -48,11 +48,13 @@ impl Output {
     /// Only the events whose protocol carries context get it; a deny only on PreToolUse.
     pub fn to_json(&self, event: &str) -> Option<Value> {
         match event {
+            // The reason quotes what the agent wrote (a command, a path, a step name): it
+            // is made inert as what `say` adds is, here where every reason passes.
             "PreToolUse" => self.decision.as_ref().map(|(decision, reason)| {
                 json!({"hookSpecificOutput": {
                     "hookEventName": "PreToolUse",
                     "permissionDecision": decision.as_str(),
-                    "permissionDecisionReason": reason,
+                    "permissionDecisionReason": waymark_core::text::inert(reason, true),
                 }})
             }),
             "SessionStart" | "PostToolUse" | "PostToolUseFailure" | "UserPromptSubmit"
@@ -71,6 +73,20 @@ impl Output {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reason_is_inert_as_context_is() {
+        let o = Output {
+            context: Vec::new(),
+            decision: Some((
+                Decision::Deny,
+                "step \"x\u{1b}]52;c;Y3VybA==\u{7}\" ran".into(),
+            )),
+        };
+        let json = o.to_json("PreToolUse").unwrap().to_string();
+        assert!(!json.contains("\\u001b]52"), "{json}");
+        assert!(json.contains("step"), "{json}");
+    }
 
     #[test]
     fn nothing_to_say_prints_nothing() {

@@ -25,14 +25,14 @@ pub fn check(hook: &Hook, command: &str) -> Option<String> {
         return Some(format!(
             "waymark repeat guard: `{}` was running in step \"{}\" when the session crashed ({}): whether it took effect is unknown. {} Run it again only if it did not: once checked, it is not asked about again.",
             one_line(&crate::text::truncate(&done.command, 200)),
-            step.step_name,
+            one_line(&step.step_name),
             stamp(done.at),
             how_to_check(&done.command)
         ));
     }
     Some(format!(
         "waymark repeat guard: step \"{}\" already ran `{}` successfully before the session crashed (exit 0, {}). Running it again may repeat its effect (a second push, a duplicate pull request, another deploy). {} Run it again only if it is meant to: once checked, it is not asked about again.",
-        step.step_name,
+        one_line(&step.step_name),
         one_line(&crate::text::truncate(&done.command, 200)),
         stamp(done.at),
         how_to_check(&done.command)
