@@ -162,8 +162,9 @@ impl Hook {
             let n: usize = reference.parse().ok()?;
             live().nth(n.checked_sub(1)?)
         };
-        // Names are kept redacted (add_step): a name with a secret is found by its own.
-        let name = waymark_redact::redact(reference);
+        // Names are kept as `stored` keeps them: a name with a secret, or one cut at its
+        // length, is found by what was typed.
+        let name = stored(reference, MAX_STEP_NAME);
         self.step(reference)
             .or_else(|| live().find(|s| s.name.eq_ignore_ascii_case(&name)))
             .or_else(numbered)
@@ -175,7 +176,7 @@ impl Hook {
     pub fn plan(&mut self, names: &[String], source: StepSource, now: DateTime<Utc>) -> usize {
         let mut added = 0;
         for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
-            let name = &*waymark_redact::redact(name);
+            let name = &stored(name, MAX_STEP_NAME);
             let known = self.steps.iter().any(|s| {
                 s.status != StepStatus::Deleted
                     && s.source != StepSource::Implicit
@@ -205,15 +206,9 @@ impl Hook {
         now: DateTime<Utc>,
     ) -> bool {
         self.updated_at = now;
-        // What a step says is kept redacted: what waymark prints of it (`waymark plan`,
-        // `step`, status) is what it stores, and no secret in it is held or printed. (A
-        // cut redacts what it cuts first, so what is left to redact is short.)
-        let clean = |text: &str, max| {
-            waymark_redact::redact(&crate::text::truncate(text, max)).into_owned()
-        };
-        let name = &clean(name, MAX_STEP_NAME);
-        let description = &clean(description, MAX_STEP_DESCRIPTION);
-        let active_form = active_form.map(|a| clean(a, MAX_STEP_NAME));
+        let name = &stored(name, MAX_STEP_NAME);
+        let description = &stored(description, MAX_STEP_DESCRIPTION);
+        let active_form = active_form.map(|a| stored(a, MAX_STEP_NAME));
         let active_form = active_form.as_deref();
         if let Some(pos) = self.step_pos(id) {
             let step = &mut self.steps[pos];
@@ -829,3 +824,11 @@ fn working_on_for(step: &Step) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// A step's text as the plan keeps it, cut to `max` then redacted: what waymark prints of
+/// it (`waymark plan`, `step`, status) is what it stores, and no secret in it is held or
+/// printed; what is typed to find a step is compared in the same form. (A cut redacts
+/// what it cuts first, so what is left to redact is short.)
+fn stored(text: &str, max: usize) -> String {
+    waymark_redact::redact(&crate::text::truncate(text, max)).into_owned()
+}

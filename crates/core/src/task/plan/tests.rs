@@ -139,6 +139,17 @@ fn planning_twice_adds_nothing_twice() {
     assert_eq!(names, ["Read", "Write", "Ship"]);
 }
 
+/// A name longer than a step keeps is still one step however often it is planned, and is
+/// found by what was typed.
+#[test]
+fn a_name_cut_to_its_length_is_planned_once_and_found() {
+    let mut h = Hook::new("t", "w", 0, t(0));
+    let long = vec!["Refactor ".repeat(80)];
+    assert_eq!(h.plan(&long, StepSource::Manual, t(1)), 1);
+    assert_eq!(h.plan(&long, StepSource::Manual, t(2)), 0);
+    assert!(h.find_step(&long[0]).is_some());
+}
+
 /// Work done before the agent recorded a plan is the first planned step's: its files
 /// are not lost, and no "Session work" step is left pending forever.
 #[test]
