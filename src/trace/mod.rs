@@ -80,11 +80,6 @@ fn tool_of(agent: Agent) -> Tool {
     }
 }
 
-/// `tool` for Claude Code's records.
-pub fn tool() -> Tool {
-    tool_of(Agent::Claude)
-}
-
 /// A new record, made `now` with a fresh id at the project's revision.
 pub fn record(project: &Project, now: DateTime<Utc>, waymark: Waymark) -> Record {
     let id = uuid::Uuid::new_v4().to_string();
