@@ -95,13 +95,18 @@ pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<Diff
 pub fn changed_files(root: &Path, since: Option<&str>, lessons: &str) -> Option<Vec<String>> {
     let base = since.unwrap_or("HEAD");
     let with_files = |args: &[&str]| work_files(args, lessons);
-    let diff = started(root, with_files(&["diff", "--name-only", base, "--"]));
-    let others = ["ls-files", "--others", "--exclude-standard", "--"];
+    // `-z`: names as they are, not C-quoted (`"\303\251.rs"` for `é.rs`).
+    let diff = started(root, with_files(&["diff", "--name-only", "-z", base, "--"]));
+    let others = ["ls-files", "--others", "--exclude-standard", "-z", "--"];
     let untracked = started(root, with_files(&others));
-    let mut files: Vec<String> = finished(diff)?.lines().map(str::to_string).collect();
-    let untracked = finished(untracked).unwrap_or_default();
-    files.extend(untracked.lines().map(str::to_string));
-    files.retain(|f| !f.is_empty());
+    let names = |out: String| -> Vec<String> {
+        out.split('\0')
+            .filter(|f| !f.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let mut files = names(finished(diff)?);
+    files.extend(names(finished(untracked).unwrap_or_default()));
     Some(files)
 }
 
@@ -196,5 +201,9 @@ mod tests {
         // The same files by name, for Codex CLI's Stop.
         let names = changed_files(d, None, "AGENT.md").unwrap();
         assert_eq!(names, ["a.txt", "new.rs"]);
+        // As they are, not C-quoted.
+        std::fs::write(d.join("é.rs"), "x\n").unwrap();
+        let names = changed_files(d, None, "AGENT.md").unwrap();
+        assert_eq!(names, ["a.txt", "new.rs", "é.rs"]);
     }
 }
