@@ -107,6 +107,7 @@ pub(crate) fn in_netrc(text: &[u8], start: usize) -> bool {
 /// ends in a netrc entry ([`netrc_entry`]).
 fn netrc_value(text: &[u8], start: usize) -> Option<Range<usize>> {
     let line = line_at(text, start)?;
+    // Only blanks and `>` are skipped: the keyword is never before `from`.
     let from = line.start + quote(&text[line.clone()]);
     let end = start + "password".len();
     let blank = |b: &u8| matches!(b, b' ' | b'\t');
@@ -117,7 +118,7 @@ fn netrc_value(text: &[u8], start: usize) -> Option<Range<usize>> {
         .iter()
         .take_while(|b| !b.is_ascii_whitespace())
         .count();
-    if !starts_word || gap == 0 || len == 0 || start < from {
+    if !starts_word || gap == 0 || len == 0 {
         return None;
     }
     let last = text[value + len..line.end].iter().all(blank);
