@@ -13,12 +13,12 @@ use serde_json::Value;
 use crate::shell::writes::{Target, Writes};
 
 /// The words of a tool's name that make it a write (`write_file`, `createDirectory`).
-pub const WRITE_WORDS: &[&str] = &[
+const WRITE_WORDS: &[&str] = &[
     "write", "edit", "create", "move", "rename", "copy", "delete", "remove", "append",
 ];
 
 /// The input fields that name a path written.
-pub const PATH_FIELDS: &[&str] = &[
+const PATH_FIELDS: &[&str] = &[
     "path",
     "paths",
     "file_path",
@@ -29,7 +29,7 @@ pub const PATH_FIELDS: &[&str] = &[
 
 /// The paths an MCP tool call writes, as its input gives them; empty when `tool` is not an
 /// MCP tool, or not one that writes.
-pub fn written_paths(tool: &str, input: &Value) -> Vec<String> {
+fn written_paths(tool: &str, input: &Value) -> Vec<String> {
     let Some(name) = mcp_name(tool) else {
         return Vec::new();
     };
@@ -43,13 +43,13 @@ pub fn written_paths(tool: &str, input: &Value) -> Vec<String> {
 }
 
 /// The words of a tool's name that make it only look (`read_file`, `list_directory`).
-pub const READ_WORDS: &[&str] = &[
+const READ_WORDS: &[&str] = &[
     "read", "get", "list", "search", "find", "view", "show", "stat", "info", "query", "fetch",
     "describe", "diff", "status", "log", "grep", "glob", "tree", "count",
 ];
 
 /// The input fields that hold a shell command line an MCP tool runs.
-pub const COMMAND_FIELDS: &[&str] = &["command", "cmd", "script", "shell_command"];
+const COMMAND_FIELDS: &[&str] = &["command", "cmd", "script", "shell_command"];
 
 /// What an MCP tool call writes, for deny mode: a write's paths ([`written_paths`]); what a
 /// command line in its input writes ([`COMMAND_FIELDS`], read as a Bash command is); and a
@@ -64,7 +64,6 @@ pub fn writes(tool: &str, input: &Value) -> Writes {
         let w = crate::shell::writes::of(command);
         out.targets.extend(w.targets);
         out.unreadable.extend(w.unreadable);
-        out.links.extend(w.links);
     }
     let written = written_paths(tool, input);
     let said = words(name);

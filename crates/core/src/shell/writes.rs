@@ -23,7 +23,8 @@ pub struct Writes {
     /// Why some of what it writes cannot be named, one reason a case.
     pub unreadable: Vec<String>,
     /// The symbolic links it makes (as [`Target::path`] says a path): a write under one
-    /// is unreadable, since it lands where the link points.
+    /// is unreadable, since it lands where the link points (already applied to the
+    /// targets when [`of`] returns).
     pub links: Vec<String>,
 }
 
