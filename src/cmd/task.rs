@@ -147,16 +147,16 @@ fn checked(hook: &mut Hook) -> String {
 /// (docs/plan.md).
 pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
     let ctx = super::ctx(root);
-    // From the agent's Bash, the listing comes after the rewound conversation's plan is
-    // put back (a change); from a person's terminal it only reads.
-    if names.is_empty() && agent_session().is_none() {
+    let listed = |hook: Option<&Hook>| match hook.filter(|h| !h.state.is_terminal()) {
+        Some(hook) => listing(hook),
+        None => format!("No plan yet: {PLAN_HOWTO}"),
+    };
+    // From Claude Code's Bash, the listing comes after the rewound conversation's plan is
+    // put back (a change; rewinds are Claude Code's alone); elsewhere it only reads.
+    if names.is_empty() && claude_session().is_none() {
         return match super::load_hook(&ctx) {
-            Ok(Some(hook)) if !hook.state.is_terminal() => {
-                super::say(&listing(&hook));
-                ExitCode::SUCCESS
-            }
-            Ok(_) => {
-                super::say(&format!("No plan yet: {PLAN_HOWTO}"));
+            Ok(hook) => {
+                super::say(&listed(hook.as_ref()));
                 ExitCode::SUCCESS
             }
             Err(code) => code,
@@ -164,10 +164,13 @@ pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
     }
     let result = current::update(&ctx, |slot, _| -> anyhow::Result<String> {
         if names.is_empty() {
-            return Ok(match slot.as_mut().filter(|h| !h.state.is_terminal()) {
-                Some(hook) => format!("{}{}", rewound_first(&ctx, hook), listing(hook)),
-                None => format!("No plan yet: {PLAN_HOWTO}"),
-            });
+            let live = slot.as_mut().filter(|h| !h.state.is_terminal());
+            let rewound = live.map(|hook| rewound_first(&ctx, hook));
+            return Ok(format!(
+                "{}{}",
+                rewound.unwrap_or_default(),
+                listed(slot.as_ref())
+            ));
         }
         let hook = live_task(&ctx, slot);
         let rewound = rewound_first(&ctx, hook);
