@@ -73,10 +73,7 @@ fn see<'a>(
         let c = &ctx.config;
         shell::classify(&b.command, &c.validation_commands, &c.side_effect_commands)
     });
-    if let Some(why) = kinds.as_ref().and_then(|k| k.unread.as_ref()) {
-        let note = format!("the command is not read whole ({why}): classified by what was read");
-        ctx.log(Level::Warn, event.name(), &note);
-    }
+    // A command not read whole was said so in the log by its PreToolUse.
     let validation = kinds.as_ref().is_some_and(|k| k.validation)
         && bash.as_ref().is_some_and(|b| !b.background);
     let relevant = call.is_mutation()
