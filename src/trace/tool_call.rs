@@ -3,7 +3,7 @@
 
 use super::{Waymark, kind, ranges};
 use crate::claude::event::{Event, ToolFailure};
-use crate::claude::tool::{ToolCall, ToolInput, ToolResponse};
+use crate::claude::tool::{PatchOp, ToolCall, ToolInput, ToolResponse};
 use crate::runtime::context::Ctx;
 use crate::store::project::Located;
 use waymark_core::text::{tail, truncate};
@@ -108,9 +108,11 @@ fn attributed_lines(
         // A Codex patch that adds one file: its lines, as a Write of it would have them;
         // an update's hunks carry no line numbers.
         (ToolInput::Patch(p), _) => {
-            let added = p.files.iter().find_map(|f| p.added_content(&f.path));
-            let ranges = match (p.files.len(), added) {
-                (1, Some(content)) => ranges::whole_content(&content),
+            let ranges = match p.files.as_slice() {
+                [f] if f.op == PatchOp::Add => p
+                    .added_content(&f.path)
+                    .map(|content| ranges::whole_content(&content))
+                    .unwrap_or_default(),
                 _ => Vec::new(),
             };
             ("patch", ranges)
