@@ -215,6 +215,16 @@ pub fn parse(name: Option<&str>, bytes: &[u8]) -> Result<Parsed, ParseError> {
     from_value(name, value)
 }
 
+/// The event's name: the one given on the command line, else the input's
+/// `hook_event_name`.
+pub fn name_of(name: Option<&str>, value: &Value) -> Result<String, ParseError> {
+    let named = value.get("hook_event_name").and_then(Value::as_str);
+    name.filter(|n| !n.is_empty())
+        .or(named.filter(|n| !n.is_empty()))
+        .map(str::to_string)
+        .ok_or(ParseError::NoName)
+}
+
 /// Same as [`parse`] for an already decoded JSON value (used by `waymark replay`).
 pub fn from_value(name: Option<&str>, mut value: Value) -> Result<Parsed, ParseError> {
     if !value.is_object() {
@@ -222,11 +232,7 @@ pub fn from_value(name: Option<&str>, mut value: Value) -> Result<Parsed, ParseE
     }
     let common: Common = field(&value, "common")?;
     let named = common.hook_event_name.clone();
-    let name = match (name, named.as_deref()) {
-        (Some(arg), _) if !arg.is_empty() => arg.to_string(),
-        (_, Some(n)) if !n.is_empty() => n.to_string(),
-        _ => return Err(ParseError::NoName),
-    };
+    let name = name_of(name, &value)?;
     let mismatch = match named.as_deref() {
         Some(n) if !n.is_empty() && n != name => Some(format!(
             "event named `{name}` on the command line but `{n}` in hook_event_name; using `{name}`"

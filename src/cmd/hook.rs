@@ -178,14 +178,7 @@ fn codex_parse(name: Option<&str>, text: &str) -> Result<(String, Value, Parsed)
     if !value.is_object() {
         return Err(event::ParseError::NotObject.to_string());
     }
-    let named = value.get("hook_event_name").and_then(Value::as_str);
-    let name = match name
-        .filter(|n| !n.is_empty())
-        .or(named.filter(|n| !n.is_empty()))
-    {
-        Some(n) => n.to_string(),
-        None => return Err(event::ParseError::NoName.to_string()),
-    };
+    let name = event::name_of(name, &value).map_err(|e| e.to_string())?;
     let name = codex::adapt(&name, &mut value);
     let mut parsed = event::from_value(Some(&name), value.clone()).map_err(|e| e.to_string())?;
     parsed.event.agent = Agent::Codex;
