@@ -119,7 +119,7 @@ fn hook_lines(root: &Path, lines: &mut Vec<(Mark, String)>) {
 /// with waymark's entries, whose programs must start. Nothing when none has them: most
 /// users have no Codex.
 fn codex_lines(root: &Path, lines: &mut Vec<(Mark, String)>) {
-    let mut files = vec![root.join(".codex/hooks.json")];
+    let mut files = vec![root.join(crate::store::project::CODEX_HOOKS)];
     files.extend(super::init::codex_user_hooks());
     // The project may be the home directory: one file, one check.
     if files.len() == 2 && same_file(&files[0], &files[1]) {
@@ -298,11 +298,11 @@ fn report(lines: &[(Mark, String)]) -> ExitCode {
 /// its local one, the user's.
 fn settings_files(root: &Path) -> Vec<(PathBuf, serde_json::Value)> {
     let mut files = vec![
-        root.join(".claude/settings.json"),
-        root.join(".claude/settings.local.json"),
+        root.join(crate::store::project::CLAUDE_SETTINGS),
+        root.join(crate::store::project::CLAUDE_LOCAL_SETTINGS),
     ];
     if let Some(h) = std::env::var_os("HOME") {
-        files.push(PathBuf::from(h).join(".claude/settings.json"));
+        files.push(PathBuf::from(h).join(crate::store::project::CLAUDE_SETTINGS));
     }
     files.dedup();
     files

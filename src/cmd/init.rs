@@ -128,15 +128,15 @@ fn settings_path(
 ) -> Result<PathBuf, String> {
     match (agent, user) {
         (Agent::Claude, true) => std::env::var_os("HOME")
-            .map(|h| PathBuf::from(h).join(".claude/settings.json"))
+            .map(|h| PathBuf::from(h).join(crate::store::project::CLAUDE_SETTINGS))
             .ok_or_else(|| "HOME is not set".to_string()),
         (Agent::Codex, true) => {
             codex_user_hooks().ok_or_else(|| "neither CODEX_HOME nor HOME is set".into())
         }
         (_, false) => {
             let rel = match agent {
-                Agent::Claude => ".claude/settings.json",
-                Agent::Codex => ".codex/hooks.json",
+                Agent::Claude => crate::store::project::CLAUDE_SETTINGS,
+                Agent::Codex => crate::store::project::CODEX_HOOKS,
             };
             project
                 .landing(Path::new(rel), Last::Replaced)
@@ -150,7 +150,7 @@ pub fn codex_user_hooks() -> Option<PathBuf> {
     let home = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty());
     match (home, std::env::var_os("HOME")) {
         (Some(h), _) => Some(PathBuf::from(h).join("hooks.json")),
-        (None, Some(h)) => Some(PathBuf::from(h).join(".codex/hooks.json")),
+        (None, Some(h)) => Some(PathBuf::from(h).join(crate::store::project::CODEX_HOOKS)),
         (None, None) => None,
     }
 }
@@ -375,7 +375,10 @@ fn skeleton(project: &crate::store::project::Project, lessons: &str) -> std::io:
     crate::store::project::ensure_state_dir(project)?;
     // Read and written whole: where a link there leads is judged too.
     let attributes = project
-        .landing(Path::new(".gitattributes"), Last::Followed)
+        .landing(
+            Path::new(crate::store::project::GIT_ATTRIBUTES),
+            Last::Followed,
+        )
         .map_err(std::io::Error::other)?;
     union_merge(&attributes, lessons)?;
     let dir = project.state_dir();

@@ -35,12 +35,17 @@ impl DiffStat {
 /// The set-up files `waymark init` writes and Claude Code keeps its grants in: the agent's
 /// configuration, not its work, so the count of what changed leaves them out (a rewind
 /// still restores them: only the count skips them).
-const SETUP_FILES: [&str; 4] = [
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".codex/hooks.json",
-    ".gitattributes",
-];
+const SETUP_FILES: [&str; 4] = {
+    use crate::store::project::{
+        CLAUDE_LOCAL_SETTINGS, CLAUDE_SETTINGS, CODEX_HOOKS, GIT_ATTRIBUTES,
+    };
+    [
+        CLAUDE_SETTINGS,
+        CLAUDE_LOCAL_SETTINGS,
+        CODEX_HOOKS,
+        GIT_ATTRIBUTES,
+    ]
+};
 
 /// A new file larger than this is counted as changed, its lines not read.
 const MAX_NEW_FILE: u64 = 1 << 20;

@@ -13,6 +13,16 @@ pub const STATE_DIR: &str = waymark_core::rewind::STATE_DIR;
 /// when it finds a duplicate, read by `waymark doctor`).
 pub const REGISTRATIONS_SEEN: &str = "registrations.seen";
 
+/// Where the agents keep their hooks and settings in a project (and, for the user's own,
+/// under the home directory), as `waymark init` writes them and doctor reads them.
+pub const CLAUDE_SETTINGS: &str = ".claude/settings.json";
+/// Claude Code's settings kept out of git (its grants).
+pub const CLAUDE_LOCAL_SETTINGS: &str = ".claude/settings.local.json";
+/// Codex CLI's hooks.
+pub const CODEX_HOOKS: &str = ".codex/hooks.json";
+/// Where `waymark init` marks the lessons file as merged by union.
+pub const GIT_ATTRIBUTES: &str = ".gitattributes";
+
 /// What waymark writes into a state directory it makes, so that `git add -A` takes what a
 /// team shares (intents, the intent map, the trace, the configuration) and leaves what one
 /// machine's sessions keep (locks, the log, hook.json and its copies, the task folders):
