@@ -186,34 +186,27 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
 /// (detection declares no crash while one is), so each ended with the crash, and the
 /// next session to start must not declare it again (one crash, one verdict, one attempt).
 fn declared(hook: &mut Hook) {
-    for s in hook
-        .sessions
-        .iter_mut()
-        .filter(|s| s.status == SessionStatus::Active)
-    {
-        s.status = SessionStatus::Ended;
-        s.end_reason = Some(CRASHED.into());
-    }
+    end_crashed(hook, |_| true);
 }
 
 /// While the task is `recovering`, a session left mid-turn whose process is gone since
 /// (it was killed before it did any work) belongs to the crash already declared: it ends
 /// with it now, rather than being declared again by a later session start.
 pub fn absorb(hook: &mut Hook, new_session: &str, live: &dyn Fn(&Session) -> bool) {
-    if hook.state != HookState::Recovering {
-        return;
+    if hook.state == HookState::Recovering {
+        end_crashed(hook, |s| s.session_id != new_session && !live(s));
     }
-    let gone: Vec<String> = hook
+}
+
+/// Ends with the declared crash each session left mid-turn that `ended` says ended so.
+fn end_crashed(hook: &mut Hook, ended: impl Fn(&Session) -> bool) {
+    let mid_turn = hook
         .sessions
-        .iter()
-        .filter(|s| s.status == SessionStatus::Active && s.session_id != new_session && !live(s))
-        .map(|s| s.session_id.clone())
-        .collect();
-    for id in gone {
-        if let Some(s) = hook.session_mut(&id) {
-            s.status = SessionStatus::Ended;
-            s.end_reason = Some(CRASHED.into());
-        }
+        .iter_mut()
+        .filter(|s| s.status == SessionStatus::Active);
+    for s in mid_turn.filter(|s| ended(s)) {
+        s.status = SessionStatus::Ended;
+        s.end_reason = Some(CRASHED.into());
     }
 }
 
