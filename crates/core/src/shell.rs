@@ -131,6 +131,12 @@ fn is(word: &str, name: &str) -> bool {
     word == name || word.strip_suffix(name).is_some_and(|p| p.ends_with('/'))
 }
 
+/// What a simple command that runs `gh pr` does with pull requests (`create`, `list`, …).
+fn gh_pr_subcommand(words: &[String]) -> Option<&str> {
+    let t = &words[command_word(words)..];
+    (t.len() >= 3 && is(&t[0], "gh") && t[1] == "pr").then(|| t[2].as_str())
+}
+
 /// The git subcommand of a simple command that runs git (`git -C dir --no-pager commit`
 /// → `commit`): the first word after `git` and its global options.
 fn git_subcommand(words: &[String]) -> Option<&str> {
@@ -177,10 +183,9 @@ pub fn classify(command: &str, patterns: &[String], side_effects: &[String]) -> 
     let (commands, unread) = read_commands(command);
     let dry_run = command.contains("--dry-run");
     let sub = |name: &str| commands.iter().any(|w| git_subcommand(w) == Some(name));
-    let gh_pr_create = commands.iter().any(|w| {
-        let t = &w[command_word(w)..];
-        t.len() >= 3 && is(&t[0], "gh") && t[1] == "pr" && t[2] == "create"
-    });
+    let gh_pr_create = commands
+        .iter()
+        .any(|w| gh_pr_subcommand(w) == Some("create"));
     let by_waymark = commands.iter().any(|w| runs_waymark_validate(w));
     let git_push = sub("push") && !dry_run;
     let publish = !dry_run && commands.iter().any(|w| is_publish(&w[command_word(w)..]));
@@ -218,13 +223,9 @@ pub fn remote_check(command: &str) -> RemoteCheck {
             sub.is_some_and(|s| asks_remote.contains(&s))
                 || (sub == Some("remote") && w.iter().any(|x| x == "show"))
         }),
-        pull_request: commands.iter().any(|w| {
-            let t = &w[command_word(w)..];
-            t.len() >= 3
-                && is(&t[0], "gh")
-                && t[1] == "pr"
-                && ["list", "view", "status"].contains(&t[2].as_str())
-        }),
+        pull_request: commands
+            .iter()
+            .any(|w| gh_pr_subcommand(w).is_some_and(|s| ["list", "view", "status"].contains(&s))),
     }
 }
 
