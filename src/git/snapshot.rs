@@ -565,6 +565,58 @@ mod tests {
         git(d, &["diff", "--cached", "--quiet"]);
     }
 
+    /// The tree holds what `git add -A` would: the tracked file changed and the one
+    /// deleted, the new files (a name git would quote too), a nested repository as its
+    /// commit; one with no commit yet is skipped, as `add -A --ignore-errors` skips it,
+    /// and the files beside it are kept all the same.
+    #[test]
+    fn the_tree_holds_what_add_all_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let commit = |d: &Path| {
+            git(d, &["add", "-A"]);
+            let who = ["-c", "user.name=t", "-c", "user.email=t@e"];
+            git(d, &[&who[..], &["commit", "-qm", "c"]].concat());
+        };
+        git(d, &["init", "-q", "-b", "main"]);
+        std::fs::write(d.join("kept.txt"), "a\n").unwrap();
+        std::fs::write(d.join("gone.txt"), "b\n").unwrap();
+        commit(d);
+        std::fs::write(d.join("kept.txt"), "a\nchanged\n").unwrap();
+        std::fs::remove_file(d.join("gone.txt")).unwrap();
+        std::fs::create_dir_all(d.join("src/deep")).unwrap();
+        std::fs::write(d.join("src/deep/new.rs"), "fn new() {}\n").unwrap();
+        std::fs::write(d.join("we ird\"name"), "x\n").unwrap();
+        let sub = d.join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        git(&sub, &["init", "-q", "-b", "main"]);
+        std::fs::write(sub.join("inner.txt"), "i\n").unwrap();
+        commit(&sub);
+        let listing = |d: &Path| {
+            let tree = tree(d, &index(d), "AGENT.md").unwrap().tree;
+            git(
+                d,
+                &["ls-tree", "-r", "--format=%(objectmode) %(path)", &tree],
+            )
+        };
+        let expected =
+            "100644 kept.txt\n100644 src/deep/new.rs\n160000 sub\n100644 \"we ird\\\"name\"";
+        assert_eq!(listing(d), expected);
+        let empty = d.join("empty-repo");
+        std::fs::create_dir(&empty).unwrap();
+        git(&empty, &["init", "-q"]);
+        std::fs::write(d.join("beside.txt"), "y\n").unwrap();
+        let with_beside = listing(d);
+        assert!(with_beside.contains("100644 beside.txt\n"), "{with_beside}");
+        assert!(!with_beside.contains("empty-repo"), "{with_beside}");
+        assert!(
+            with_beside.contains("100644 src/deep/new.rs\n"),
+            "{with_beside}"
+        );
+        // The index was never touched.
+        assert_eq!(git(d, &["diff", "--cached", "--name-only"]), "");
+    }
+
     #[test]
     fn a_sha256_repository_before_its_first_commit_is_judged_like_any_other() {
         let dir = tempfile::tempdir().unwrap();

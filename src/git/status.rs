@@ -55,38 +55,15 @@ const MAX_NEW_FILE: u64 = 1 << 20;
 /// `lessons`) left out. New (untracked) files count with all their lines: git's diff
 /// leaves them out, and a new file is most of what a step writes.
 pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<DiffStat> {
-    let base = since.unwrap_or("HEAD");
-    let with_files = |args: &[&str]| work_files(args, lessons);
-    // The two walks of the work tree run at once (a crash's SessionStart waits for both).
-    // On two cores or fewer the diff's preload threads only take the other walk's core
-    // (10,000 files: 13.5 ms for both against 9.1 ms without them, BENCHMARKS.md).
-    let preload = if few_cores() {
-        "core.preloadIndex=false"
-    } else {
-        "core.preloadIndex=true"
-    };
-    let diff = started(
-        root,
-        with_files(&["-c", preload, "diff", "--numstat", base, "--"]),
-    );
-    let others = ["ls-files", "--others", "--exclude-standard", "--"];
-    let untracked = started(root, with_files(&others));
-    let out = finished(diff)?;
-    let untracked = finished(untracked).unwrap_or_default();
+    let c = changes(root, since, lessons)?;
     let mut d = DiffStat::default();
-    for line in out.lines() {
-        let mut parts = line.split('\t');
-        let mut num = || {
-            parts
-                .next()
-                .and_then(|s| s.parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        d.added += num();
-        d.deleted += num();
+    for (lines, _) in &c.tracked {
+        let (added, deleted) = lines.unwrap_or((0, 0));
+        d.added += added;
+        d.deleted += deleted;
         d.files += 1;
     }
-    for rel in untracked.lines() {
+    for rel in &c.untracked {
         d.files += 1;
         d.new += 1;
         d.added += lines_of(&root.join(rel));
@@ -98,21 +75,52 @@ pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<Diff
 /// included, root-relative, waymark's own and the set-up files left out: what an agent
 /// changed with no hook telling (Codex CLI's Stop reads it). `None` outside git.
 pub fn changed_files(root: &Path, since: Option<&str>, lessons: &str) -> Option<Vec<String>> {
+    let c = changes(root, since, lessons)?;
+    let tracked = c.tracked.into_iter().map(|(_, name)| name);
+    Some(tracked.chain(c.untracked).collect())
+}
+
+/// What the work tree changed against a commit, the walk both answers read.
+struct Changes {
+    /// Tracked files whose content or mode differs, with their lines added and deleted
+    /// (`None` for a binary file).
+    tracked: Vec<(Option<(u64, u64)>, String)>,
+    /// New (untracked, not ignored) files.
+    untracked: Vec<String>,
+}
+
+/// The two walks of the work tree, at once (a crash's SessionStart waits for both):
+/// `diff-index --numstat`, which reads each changed file against the commit and so
+/// leaves out a file only touched, and `ls-files --others`. Not the porcelain `git diff`:
+/// it walks the tree twice whenever a file differs from the index but not from the
+/// commit, which is every file a step changed since the last checkpoint (10,000 files:
+/// 34.5 ms against 16.9, BENCHMARKS.md). `-z`: names as they are, not C-quoted.
+fn changes(root: &Path, since: Option<&str>, lessons: &str) -> Option<Changes> {
     let base = since.unwrap_or("HEAD");
     let with_files = |args: &[&str]| work_files(args, lessons);
-    // `-z`: names as they are, not C-quoted (`"\303\251.rs"` for `é.rs`).
-    let diff = started(root, with_files(&["diff", "--name-only", "-z", base, "--"]));
+    let diff = started(
+        root,
+        with_files(&["diff-index", "--numstat", "-z", base, "--"]),
+    );
     let others = ["ls-files", "--others", "--exclude-standard", "-z", "--"];
     let untracked = started(root, with_files(&others));
-    let names = |out: String| -> Vec<String> {
-        out.split('\0')
-            .filter(|f| !f.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
-    let mut files = names(finished(diff)?);
-    files.extend(names(finished(untracked).unwrap_or_default()));
-    Some(files)
+    let diff = finished(diff)?;
+    let untracked = finished(untracked).unwrap_or_default();
+    let tracked = entries(&diff)
+        .filter_map(|entry| {
+            let mut parts = entry.splitn(3, '\t');
+            let (added, deleted) = (parts.next()?, parts.next()?);
+            let lines = added.parse().ok().zip(deleted.parse().ok());
+            Some((lines, parts.next()?.to_string()))
+        })
+        .collect();
+    let untracked = entries(&untracked).map(str::to_string).collect();
+    Some(Changes { tracked, untracked })
+}
+
+/// The names of a `-z` listing.
+fn entries(out: &str) -> impl Iterator<Item = &str> {
+    out.split('\0').filter(|e| !e.is_empty())
 }
 
 /// `args` then the pathspec of the work: the project's files less waymark's own and the
@@ -124,11 +132,6 @@ fn work_files(args: &[&str], lessons: &str) -> Vec<String> {
         .chain(super::project_files(lessons))
         .chain(setup)
         .collect()
-}
-
-/// Whether this machine has two cores or fewer for this process.
-fn few_cores() -> bool {
-    std::thread::available_parallelism().is_ok_and(|n| n.get() <= 2)
 }
 
 /// `git -C root args…` started, its output piped.
@@ -143,7 +146,7 @@ fn finished(child: Option<std::process::Child>) -> Option<String> {
     let out = child?.wait_with_output().ok()?;
     out.status
         .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The lines of a new text file (0 for a binary or very large one, or one not readable).
@@ -210,5 +213,55 @@ mod tests {
         std::fs::write(d.join("é.rs"), "x\n").unwrap();
         let names = changed_files(d, None, "AGENT.md").unwrap();
         assert_eq!(names, ["a.txt", "new.rs", "é.rs"]);
+    }
+
+    /// Against a checkpoint's commit: what the step changed before it is not counted
+    /// again, though the index still differs; a file only touched is no change; a binary
+    /// file is one file with no lines.
+    #[test]
+    fn against_a_checkpoint_only_what_changed_since_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        git(d, &["config", "user.email", "t@example.com"]);
+        git(d, &["config", "user.name", "t"]);
+        std::fs::write(d.join("a.txt"), "a\n").unwrap();
+        std::fs::write(d.join("b.txt"), "b\n").unwrap();
+        std::fs::write(d.join("blob.bin"), b"\0one").unwrap();
+        git(d, &["add", "."]);
+        git(d, &["commit", "-qm", "one"]);
+        // The step's work, then the checkpoint: the work tree as a commit.
+        std::fs::write(d.join("a.txt"), "a\nstep\n").unwrap();
+        let checkpoint = git(d, &["stash", "create"]);
+        let since = Some(checkpoint.as_str());
+        assert_eq!(
+            diff_stat(d, since, "AGENT.md").unwrap().describe(),
+            "nothing"
+        );
+        // Touched, its bytes the same: still nothing.
+        let b = std::fs::File::options()
+            .append(true)
+            .open(d.join("b.txt"))
+            .unwrap();
+        b.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(
+            changed_files(d, since, "AGENT.md").unwrap(),
+            [] as [&str; 0]
+        );
+        // A line since the checkpoint, and a binary file changed.
+        std::fs::write(d.join("a.txt"), "a\nstep\nmore\n").unwrap();
+        std::fs::write(d.join("blob.bin"), b"\0two").unwrap();
+        let two = DiffStat {
+            files: 2,
+            added: 1,
+            deleted: 0,
+            new: 0,
+        };
+        assert_eq!(diff_stat(d, since, "AGENT.md"), Some(two));
+        assert_eq!(
+            changed_files(d, since, "AGENT.md").unwrap(),
+            ["a.txt", "blob.bin"]
+        );
     }
 }
