@@ -24,7 +24,9 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
     };
     // A state directory an older waymark made is told what belongs in git here.
     crate::store::project::write_git_files(&ctx.project.state_dir());
-    rebuild_hook_md_if_damaged(ctx, &started.hook);
+    if !crate::task::store::saved_this_event() {
+        rebuild_hook_md_if_damaged(ctx, &started.hook);
+    }
     if started.crashed {
         log_crash(ctx, &started.hook);
     }

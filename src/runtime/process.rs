@@ -24,8 +24,14 @@ const IN_BETWEEN: &[&str] = &[
 const MAX_DEPTH: usize = 10;
 
 /// The Claude Code process running this hook (the nearest ancestor that is neither a
-/// shell nor a wrapper).
+/// shell nor a wrapper). Looked up once: it is the same for the whole of this process,
+/// and an event asks for it at each step that records a session.
 pub fn owner() -> Option<Owner> {
+    static OWNER: std::sync::OnceLock<Option<Owner>> = std::sync::OnceLock::new();
+    *OWNER.get_or_init(find_owner)
+}
+
+fn find_owner() -> Option<Owner> {
     // SAFETY: getppid has no preconditions and cannot fail.
     let mut pid = unsafe { libc::getppid() } as u32;
     for _ in 0..MAX_DEPTH {

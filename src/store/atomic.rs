@@ -105,6 +105,22 @@ pub fn write_regenerable(path: &Path, content: &Clean) -> io::Result<()> {
     file.set_len(bytes.len() as u64)
 }
 
+/// [`write_regenerable`] unless the file already says `content`, read and written through
+/// one open: most saves leave HOOK.md as it was, and one of another length is not read.
+pub fn write_regenerable_if_changed(path: &Path, content: &Clean) -> io::Result<()> {
+    let bytes = content.as_bytes();
+    let mut options = OpenOptions::new();
+    let (file, meta) = super::nofollow::open(path, options.read(true).write(true).create(true))?;
+    if meta.len() == bytes.len() as u64 {
+        let mut now = vec![0; bytes.len()];
+        if file.read_exact_at(&mut now, 0).is_ok() && now == bytes {
+            return Ok(());
+        }
+    }
+    file.write_all_at(bytes, 0)?;
+    file.set_len(bytes.len() as u64)
+}
+
 /// The second name `path`'s file has during a save (`.<name>.swap`).
 pub fn swap_name(path: &Path) -> std::path::PathBuf {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -182,6 +198,40 @@ pub fn remove_stale_temps(dir: &Path, names: &[&str]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// HOOK.md after a save says what was rendered, whatever stood there: missing, torn
+    /// to the same length, longer; left as it is when it already said it; never written
+    /// through a link.
+    #[test]
+    fn a_regenerable_file_is_written_only_when_it_says_something_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("HOOK.md");
+        let md = Clean::text("# HOOK: t\n\nthe plan\n");
+        write_regenerable_if_changed(&path, &md).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), md.as_bytes(), "missing");
+        fs::write(&path, "# HOOK: t\n\nthe PLAN\n").unwrap();
+        write_regenerable_if_changed(&path, &md).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), md.as_bytes(), "same length");
+        fs::write(&path, "# HOOK: t\n\nthe plan\nand more than it says\n").unwrap();
+        write_regenerable_if_changed(&path, &md).unwrap();
+        assert_eq!(fs::read(&path).unwrap(), md.as_bytes(), "longer");
+        let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+        write_regenerable_if_changed(&path, &md).unwrap();
+        let modified = fs::metadata(&path).unwrap().modified().unwrap();
+        assert_eq!(modified, past, "the same: not written");
+        let elsewhere = dir.path().join("elsewhere");
+        fs::write(&elsewhere, "theirs").unwrap();
+        fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+        assert!(write_regenerable_if_changed(&path, &md).is_err());
+        assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "theirs");
+    }
 
     #[test]
     fn replaces_content_and_leaves_no_temp() {

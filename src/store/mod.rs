@@ -33,7 +33,7 @@ pub use append::{
 };
 pub use atomic::{
     remove_stale_temps, replace_keeping_previous, swap_name, write_atomic, write_regenerable,
-    write_replaceable, write_verbatim,
+    write_regenerable_if_changed, write_replaceable, write_verbatim,
 };
 pub use dir::make_dir;
 pub use edit::{edit_text, open_in_place};

@@ -68,6 +68,12 @@ pub fn begin_event() {
     SAVED.store(false, std::sync::atomic::Ordering::SeqCst);
 }
 
+/// Whether the event being handled saved the task: then HOOK.md says what hook.json does
+/// (the save wrote it unless it already said so).
+pub fn saved_this_event() -> bool {
+    SAVED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// What loading found besides the hook.
 #[derive(Debug, Default)]
 pub struct LoadNote {
@@ -422,7 +428,7 @@ fn save(
     let path = hook_path(project);
     store::replace_keeping_previous(&path, &path.with_extension("json.bak"), &json)?;
     crate::store::faults::at("store.saved");
-    write_hook_md_if_changed(project, &md)?;
+    store::write_regenerable_if_changed(&project.state_file(HOOK_MD), &md)?;
     Ok(())
 }
 
@@ -621,16 +627,6 @@ pub fn uncounted_receipts(project: &Project, hook: &Hook) -> io::Result<Vec<Vali
 pub fn write_hook_md(project: &Project, hook: &Hook) -> io::Result<()> {
     let md = Clean::text(&hookmd::render(hook));
     store::write_regenerable(&project.state_file(HOOK_MD), &md)
-}
-
-/// Writes HOOK.md unless it already says `md`.
-fn write_hook_md_if_changed(project: &Project, md: &Clean) -> io::Result<()> {
-    let path = project.state_file(HOOK_MD);
-    let same = store::read(&path, &[]).is_ok_and(|now| now == md.as_bytes());
-    if same {
-        return Ok(());
-    }
-    store::write_regenerable(&path, md)
 }
 
 /// Copies a finished task's hook.json, plan and HOOK.md into `tasks/<id>/`.
