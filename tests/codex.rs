@@ -257,10 +257,7 @@ fn a_codex_clear_keeps_what_claude_codes_session_end_keeps() {
         "SessionStart",
         &p.fixture_of("2.1.332", "SessionStart-clear.json"),
     );
-    assert!(
-        !claude.contains("Work changed since last checkpoint"),
-        "{claude}"
-    );
+    assert!(!claude.contains("Work done before /clear"), "{claude}");
     assert!(clears(&p).is_empty());
     // Codex's: the cleared thread's start does it.
     let mut start: Value =
@@ -268,7 +265,7 @@ fn a_codex_clear_keeps_what_claude_codes_session_end_keeps() {
     start["session_id"] = "01a21ec5-0000-7000-8000-000000000002".into();
     let brief = codex_hook(&p, "SessionStart", start.to_string());
     assert!(
-        brief.contains("Work changed since last checkpoint: 1 file"),
+        brief.contains("Work done before /clear, since the last commit: 1 file"),
         "{brief}"
     );
     let clear = clears(&p);

@@ -156,7 +156,9 @@ fn clear_checkpoints_first_and_the_brief_after_it_says_what_changed() {
         "{brief}"
     );
     assert!(
-        brief.contains("Work changed since last checkpoint: 1 file, +2/−0 lines."),
+        brief.contains(
+            "Work done before /clear, since checkpoint \"Step completed: Analyze parser\": 1 file, +2/−0 lines."
+        ),
         "{brief}"
     );
     assert!(!brief.contains("CRASH"));
