@@ -174,6 +174,92 @@ fn a_verdict_that_never_came_is_no_pass() {
     assert_ne!(receipts[0]["exit_code"], 0);
 }
 
+/// A held call is applied once: the event that applies it killed before it rewrote the
+/// held calls' file, the next finds its trace record and moves past it (one receipt, one
+/// record), as a kept event is (handlers::pending).
+#[test]
+fn a_held_call_applied_by_a_killed_hook_is_not_applied_again() {
+    let p = Project::new();
+    let rollout = p.path("rollout.jsonl").display().to_string();
+    let r = rollout.as_str();
+    std::fs::write(r, call_output_line("call_5", 0, "ok\n")).unwrap();
+    let test = json!({"tool_name": "Bash", "tool_use_id": "call_5",
+        "tool_input": {"command": "cargo test"}, "tool_response": "ok\n"});
+    codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", r, test));
+    let stop = input(&p, "Stop", r, json!({"stop_hook_active": false}));
+    let killed = p
+        .waymark()
+        .args(["hook", "--agent", "codex", "Stop"])
+        .env("WAYMARK_TEST_FAULT", "held.applied:kill")
+        .write_stdin(stop.clone())
+        .output()
+        .unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&killed.status),
+        Some(9)
+    );
+    assert!(p.path(".orchestration/codex-bash.jsonl").exists());
+    // The next event (another: the killed one's is taken, as a duplicate would be).
+    let again = input(&p, "Stop", r, json!({"stop_hook_active": true}));
+    // The validation's checkpoint capture, forked before the kill, holds what the killed
+    // hook held until it is written: the next event waits for it as a tool call would.
+    let held = p.path(".orchestration/capture.held");
+    let start = std::time::Instant::now();
+    while held.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    codex_hook(&p, "Stop", again);
+    assert!(!p.path(".orchestration/codex-bash.jsonl").exists());
+    let hook = p.hook_json();
+    assert_eq!(hook["receipts"].as_array().unwrap().len(), 1, "{hook:#}");
+    let records = p.read(".orchestration/agent_trace.jsonl");
+    assert_eq!(records.matches("\"call_5\"").count(), 1, "{records}");
+    assert!(
+        p.read(".orchestration/waymark.log")
+            .contains("not applied again")
+    );
+}
+
+/// Held calls are applied within the first half of the hook's deadline: what is left
+/// waits for the next event, in order.
+#[test]
+fn held_calls_are_applied_within_half_the_deadline() {
+    let p = Project::new();
+    p.write(".orchestration/waymark.json", r#"{"hook_deadline": "1s"}"#);
+    let rollout = p.path("rollout.jsonl").display().to_string();
+    let r = rollout.as_str();
+    let mut outputs = String::new();
+    for id in ["call_a", "call_b"] {
+        outputs.push_str(&call_output_line(id, 0, "ok\n"));
+        let call = json!({"tool_name": "Bash", "tool_use_id": id,
+            "tool_input": {"command": format!("echo {id} >> log.txt")}, "tool_response": "ok\n"});
+        codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", r, call));
+    }
+    std::fs::write(r, outputs).unwrap();
+    // Half a second at each call applied: the second would begin past half the deadline.
+    let stop = input(&p, "Stop", r, json!({"stop_hook_active": false}));
+    let out = p
+        .waymark()
+        .args(["hook", "--agent", "codex", "Stop"])
+        .env("WAYMARK_TEST_FAULT", "held.applied:pause")
+        .write_stdin(stop)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let left = p.read(".orchestration/codex-bash.jsonl");
+    assert!(
+        left.contains("call_b") && !left.contains("call_a"),
+        "{left}"
+    );
+    let again = input(&p, "Stop", r, json!({"stop_hook_active": true}));
+    codex_hook(&p, "Stop", again);
+    assert!(!p.path(".orchestration/codex-bash.jsonl").exists());
+    let records = p.read(".orchestration/agent_trace.jsonl");
+    let a = records.find("\"call_a\"").unwrap();
+    let b = records.find("\"call_b\"").unwrap();
+    assert!(a < b, "{records}");
+}
+
 /// `waymark init --agent codex` writes .codex/hooks.json once, keeps other entries, and
 /// `--remove` takes only its own out.
 #[test]

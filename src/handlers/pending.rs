@@ -107,7 +107,7 @@ pub fn apply(ctx: &mut Ctx) {
 }
 
 /// Whether another kept event may be applied: half the deadline is the event's own.
-fn time_for_more(ctx: &Ctx) -> bool {
+pub(super) fn time_for_more(ctx: &Ctx) -> bool {
     let reserve = (ctx.config.hook_deadline / 2).max(Duration::from_millis(300));
     deadline::left().is_none_or(|left| left > reserve)
 }
@@ -189,15 +189,18 @@ fn already_traced(ctx: &Ctx, line: &[u8]) -> bool {
         return false;
     };
     // Only these write a tool call's record (a PreToolUse kept shares its id).
-    if !["PostToolUse", "PostToolUseFailure"].contains(&kept.event.as_str()) {
+    ["PostToolUse", "PostToolUseFailure"].contains(&kept.event.as_str())
+        && kept.input["tool_use_id"]
+            .as_str()
+            .is_some_and(|id| traced(ctx, id))
+}
+
+/// Whether the tool call `id`'s trace record is among the trace's last ones: its
+/// PostToolUse was applied (only a PostToolUse writes a tool call's record).
+pub(super) fn traced(ctx: &Ctx, id: &str) -> bool {
+    if id.is_empty() {
         return false;
     }
-    let Some(id) = kept.input["tool_use_id"]
-        .as_str()
-        .filter(|id| !id.is_empty())
-    else {
-        return false;
-    };
     let Ok(recent) = crate::trace::recent(&ctx.project, TRACE_WINDOW) else {
         return false;
     };

@@ -68,6 +68,12 @@ pub fn hold(ctx: &Ctx, event: &Event, input: &Value) -> io::Result<()> {
 
 /// Applies the held calls whose verdict is known by the time of `now_event` (or never
 /// will be), oldest first, each at its own time; returns what they have to tell the agent.
+///
+/// Each is applied exactly once, as a kept event is (`handlers::pending`): the file is
+/// rewritten without it right after, both one state write the deadline holds off for; a
+/// call whose trace record is already there was applied by a process that ended before
+/// the rewrite, and is not applied again. No call is begun in the second half of the
+/// hook's deadline: the rest wait for the next event.
 pub fn settle(ctx: &mut Ctx, now_event: &Event) -> Vec<String> {
     let path = ctx.project.state_file(VERDICTS);
     if std::fs::symlink_metadata(&path).is_err() {
@@ -76,8 +82,11 @@ pub fn settle(ctx: &mut Ctx, now_event: &Event) -> Vec<String> {
     let Ok(Some(_lock)) = FileLock::try_acquire(&path) else {
         return Vec::new();
     };
-    let text = match store::read(&path, &[]) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+    let mut queue: std::collections::VecDeque<Held> = match store::read(&path, &[]) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect(),
         Err(e) => {
             ctx.log(
                 Level::Error,
@@ -90,31 +99,47 @@ pub fn settle(ctx: &mut Ctx, now_event: &Event) -> Vec<String> {
     let now = ctx.now;
     let mut said = Vec::new();
     let mut left = Vec::new();
-    for held in text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Held>(l).ok())
-    {
+    while let Some(held) = queue.pop_front() {
         let last_chance = held.session_id != now_event.common.session_id
             || matches!(now_event.name(), "Stop" | "SessionEnd" | "SessionStart");
-        match verdict(held.transcript_path.as_deref(), &held.call_id) {
-            Some(code) => apply(ctx, held, code, &mut said),
-            None if last_chance => apply(ctx, held, None, &mut said),
-            None => left.push(held),
+        let code = match verdict(held.transcript_path.as_deref(), &held.call_id) {
+            Some(code) => code,
+            None if last_chance => None,
+            None => {
+                left.push(held);
+                continue;
+            }
+        };
+        if !super::pending::time_for_more(ctx) {
+            left.push(held);
+            left.extend(queue.drain(..));
+            break;
         }
+        let _writing = crate::store::deadline::enter();
+        if super::pending::traced(ctx, &held.call_id) {
+            let why = "a held call was applied by a process that ended before moving past it: not applied again";
+            ctx.log(Level::Warn, "codex", why);
+        } else {
+            apply(ctx, held, code, &mut said);
+        }
+        crate::store::faults::at("held.applied");
+        rewrite(ctx, &path, left.iter().chain(&queue));
     }
     ctx.now = now;
-    let written = match left.is_empty() {
-        true => std::fs::remove_file(&path),
-        false => store::write_atomic(&path, &Clean::json_lines(&left)),
+    said
+}
+
+/// The held calls' file as `rest`: removed when nothing is left.
+fn rewrite<'a>(ctx: &Ctx, path: &std::path::Path, rest: impl Iterator<Item = &'a Held>) {
+    let rest: Vec<&Held> = rest.collect();
+    let written = match rest.is_empty() {
+        true => std::fs::remove_file(path),
+        false => store::write_atomic(path, &Clean::json_lines(&rest)),
     };
     if let Err(e) = written {
-        ctx.log(
-            Level::Error,
-            "codex",
-            &format!("cannot rewrite {VERDICTS}: {e}"),
-        );
+        let why = format!("cannot rewrite {VERDICTS}: {e}");
+        ctx.log(Level::Error, "codex", &why);
     }
-    said
 }
 
 /// Applies one held call with its exit code, at the time it was received.

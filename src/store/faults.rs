@@ -13,7 +13,9 @@
 //! .bak's file), `atomic.swap` (hook.json's file given a third name, the names not yet
 //! swapped), `store.saved` (hook.json replaced, HOOK.md not yet),
 //! `append.torn` (half of an appended record written), `capture.staged` (a checkpoint's
-//! capture has added the work tree to its temporary index, no tree written yet). Release builds compile this to
+//! capture has added the work tree to its temporary index, no tree written yet),
+//! `held.applied` (a held Codex shell call applied, the held calls' file not yet
+//! rewritten without it). Release builds compile this to
 //! nothing, so no environment variable can change what a shipped waymark does.
 
 /// What to do at a point.
