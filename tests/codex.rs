@@ -38,6 +38,21 @@ fn codex_hook(p: &Project, event: &str, stdin: String) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A Codex event run with a fault injected (`store::faults`), to its end.
+fn codex_hook_with_fault(
+    p: &Project,
+    event: &str,
+    stdin: &str,
+    fault: &str,
+) -> std::process::Output {
+    p.waymark()
+        .args(["hook", "--agent", "codex", event])
+        .env("WAYMARK_TEST_FAULT", fault)
+        .write_stdin(stdin)
+        .output()
+        .unwrap()
+}
+
 /// What Codex writes to the rollout once a shell call returned (after PostToolUse).
 fn call_output_line(call_id: &str, code: i32, output: &str) -> String {
     let text = format!(
@@ -172,6 +187,21 @@ fn a_verdict_that_never_came_is_no_pass() {
     let receipts = hook["receipts"].as_array().unwrap();
     assert_eq!(receipts.len(), 1, "{hook:#}");
     assert_ne!(receipts[0]["exit_code"], 0);
+    // Any event of another session, not only its start: here its prompt.
+    let test = json!({"tool_name": "Bash", "tool_use_id": "call_10",
+        "tool_input": {"command": "cargo test"}, "tool_response": "running 3 tests\n"});
+    codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", &rollout, test));
+    let mut prompt: Value = serde_json::from_str(&input(
+        &p,
+        "UserPromptSubmit",
+        &rollout,
+        json!({"prompt": "go on"}),
+    ))
+    .unwrap();
+    prompt["session_id"] = "another-session".into();
+    codex_hook(&p, "UserPromptSubmit", prompt.to_string());
+    assert!(!p.path(".orchestration/codex-bash.jsonl").exists());
+    assert_eq!(p.hook_json()["receipts"].as_array().unwrap().len(), 2);
 }
 
 /// A held call is applied once: the event that applies it killed before it rewrote the
@@ -187,13 +217,7 @@ fn a_held_call_applied_by_a_killed_hook_is_not_applied_again() {
         "tool_input": {"command": "cargo test"}, "tool_response": "ok\n"});
     codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", r, test));
     let stop = input(&p, "Stop", r, json!({"stop_hook_active": false}));
-    let killed = p
-        .waymark()
-        .args(["hook", "--agent", "codex", "Stop"])
-        .env("WAYMARK_TEST_FAULT", "held.applied:kill")
-        .write_stdin(stop.clone())
-        .output()
-        .unwrap();
+    let killed = codex_hook_with_fault(&p, "Stop", &stop, "held.applied:kill");
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&killed.status),
         Some(9)
@@ -238,13 +262,7 @@ fn held_calls_are_applied_within_half_the_deadline() {
     std::fs::write(r, outputs).unwrap();
     // Half a second at each call applied: the second would begin past half the deadline.
     let stop = input(&p, "Stop", r, json!({"stop_hook_active": false}));
-    let out = p
-        .waymark()
-        .args(["hook", "--agent", "codex", "Stop"])
-        .env("WAYMARK_TEST_FAULT", "held.applied:pause")
-        .write_stdin(stop)
-        .output()
-        .unwrap();
+    let out = codex_hook_with_fault(&p, "Stop", &stop, "held.applied:pause");
     assert_eq!(out.status.code(), Some(0));
     let left = p.read(".orchestration/codex-bash.jsonl");
     assert!(

@@ -170,16 +170,25 @@ mod tests {
     use super::*;
     use crate::git::test_git as git;
 
-    #[test]
-    fn lines_changed_in_a_real_repo() {
+    /// A repository whose one commit holds `files` (name, content).
+    fn committed(files: &[(&str, &[u8])]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         git(d, &["init", "-q", "-b", "main"]);
         git(d, &["config", "user.email", "t@example.com"]);
         git(d, &["config", "user.name", "t"]);
-        std::fs::write(d.join("a.txt"), "a\n").unwrap();
-        git(d, &["add", "a.txt"]);
+        for (name, content) in files {
+            std::fs::write(d.join(name), content).unwrap();
+        }
+        git(d, &["add", "."]);
         git(d, &["commit", "-qm", "one"]);
+        dir
+    }
+
+    #[test]
+    fn lines_changed_in_a_real_repo() {
+        let dir = committed(&[("a.txt", b"a\n")]);
+        let d = dir.path();
         // waymark's own state does not count, nor the set-up `waymark init` writes.
         std::fs::create_dir_all(d.join(".orchestration")).unwrap();
         std::fs::write(d.join(".orchestration/hook.json"), "{}").unwrap();
@@ -220,16 +229,8 @@ mod tests {
     /// file is one file with no lines.
     #[test]
     fn against_a_checkpoint_only_what_changed_since_counts() {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = committed(&[("a.txt", b"a\n"), ("b.txt", b"b\n"), ("blob.bin", b"\0one")]);
         let d = dir.path();
-        git(d, &["init", "-q", "-b", "main"]);
-        git(d, &["config", "user.email", "t@example.com"]);
-        git(d, &["config", "user.name", "t"]);
-        std::fs::write(d.join("a.txt"), "a\n").unwrap();
-        std::fs::write(d.join("b.txt"), "b\n").unwrap();
-        std::fs::write(d.join("blob.bin"), b"\0one").unwrap();
-        git(d, &["add", "."]);
-        git(d, &["commit", "-qm", "one"]);
         // The step's work, then the checkpoint: the work tree as a commit.
         std::fs::write(d.join("a.txt"), "a\nstep\n").unwrap();
         let checkpoint = git(d, &["stash", "create"]);
@@ -249,13 +250,13 @@ mod tests {
             changed_files(d, since, "AGENT.md").unwrap(),
             [] as [&str; 0]
         );
-        // A line since the checkpoint, and a binary file changed.
-        std::fs::write(d.join("a.txt"), "a\nstep\nmore\n").unwrap();
+        // A line changed since the checkpoint, and a binary file changed.
+        std::fs::write(d.join("a.txt"), "a\nmore\n").unwrap();
         std::fs::write(d.join("blob.bin"), b"\0two").unwrap();
         let two = DiffStat {
             files: 2,
             added: 1,
-            deleted: 0,
+            deleted: 1,
             new: 0,
         };
         assert_eq!(diff_stat(d, since, "AGENT.md"), Some(two));

@@ -240,9 +240,9 @@ fn failure(f: &FailedValidation, now: Option<DateTime<Utc>>) -> String {
         ),
         None => "it has not passed since: fix what the output says, then run it again".into(),
     };
-    // Work with no plan is no step to name.
+    // Work with no plan has no step to name (`step` is empty then).
     let step = match f.step.as_str() {
-        "" | crate::task::IMPLICIT_STEP => String::new(),
+        "" => String::new(),
         s => format!(" (step \"{s}\")"),
     };
     let mut line = format!(

@@ -200,7 +200,7 @@ pub struct FailedValidation {
     pub command: String,
     pub exit_code: i32,
     pub at: DateTime<Utc>,
-    /// The step it validated.
+    /// The step it validated; empty for work with no plan (the implicit step).
     #[serde(default)]
     pub step: String,
     /// The last lines of its output: why it failed (bounded).

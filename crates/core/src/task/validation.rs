@@ -127,6 +127,12 @@ pub const WHY_LINES: usize = 8;
 /// The task's and the current step's last failure: set by a failing run, marked passed by
 /// a later passing run of the same command.
 fn note_outcome(hook: &mut Hook, r: &ValidationReceipt, output: &str) {
+    // Work with no plan is no step to name: told by where the step came from, not by a
+    // name a plan may also use.
+    let step = match hook.unplanned() {
+        true => String::new(),
+        false => r.step_name.clone(),
+    };
     let same = |f: &FailedValidation| {
         crate::text::one_line(&f.command) == crate::text::one_line(&r.command)
     };
@@ -152,7 +158,7 @@ fn note_outcome(hook: &mut Hook, r: &ValidationReceipt, output: &str) {
         command: r.command.clone(),
         exit_code: r.exit_code,
         at: r.completed_at,
-        step: r.step_name.clone(),
+        step,
         output: crate::text::last_lines(output, WHY_LINES, 1000),
         passed_later: None,
     };
@@ -273,6 +279,31 @@ mod tests {
         hook.add_receipt(receipt("", now));
         assert!(hook.steps[0].receipt_ids.is_empty());
         assert_eq!(hook.recent_receipts.len(), 1);
+    }
+
+    /// A failure of work with no plan names no step, though the step waymark started for
+    /// it is called "Session work"; a planned step of that name is named.
+    #[test]
+    fn a_failure_names_its_step_only_when_a_plan_has_it() {
+        let now = Utc::now();
+        let fail = |hook: &mut Hook| {
+            let run = observed("cargo test", 101, "", "", None, now);
+            let receipt = ValidationReceipt::new(crate::task::IMPLICIT_STEP, run);
+            let head = ReceiptHead::after(hook.receipt_head.as_ref(), &receipt);
+            record(hook, Sealed { receipt, head }, "FAILED\n", now);
+            hook.last_failure.clone().unwrap().step
+        };
+        let mut unplanned = Hook::new("t", "w", 0, now);
+        assert!(unplanned.ensure_running(3, now).unwrap());
+        assert!(unplanned.unplanned());
+        assert_eq!(fail(&mut unplanned), "");
+        let mut planned = Hook::new("t", "w", 0, now);
+        let name = crate::task::IMPLICIT_STEP;
+        planned.add_step("1", name, "", None, StepSource::Task, now);
+        planned
+            .set_step_status("1", StepStatus::InProgress, 3, now)
+            .unwrap();
+        assert_eq!(fail(&mut planned), name);
     }
 
     /// A receipt named like the running step is the running step's, though an earlier
