@@ -361,7 +361,7 @@ fn a_codex_clear_keeps_what_claude_codes_session_end_keeps() {
         "SessionStart",
         &p.fixture_of("2.1.332", "SessionStart-clear.json"),
     );
-    assert!(!claude.contains("Work done before /clear"), "{claude}");
+    assert!(!claude.contains("Changed before /clear"), "{claude}");
     assert!(clears(&p).is_empty());
     // Codex's: the cleared thread's start does it.
     let mut start: Value =
@@ -369,7 +369,7 @@ fn a_codex_clear_keeps_what_claude_codes_session_end_keeps() {
     start["session_id"] = "01a21ec5-0000-7000-8000-000000000002".into();
     let brief = codex_hook(&p, "SessionStart", start.to_string());
     assert!(
-        brief.contains("Work done before /clear, since the last commit: 1 file"),
+        brief.contains("Changed before /clear, since the last commit (no checkpoint yet): 1 file"),
         "{brief}"
     );
     let clear = clears(&p);

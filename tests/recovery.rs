@@ -157,7 +157,7 @@ fn clear_checkpoints_first_and_the_brief_after_it_says_what_changed() {
     );
     assert!(
         brief.contains(
-            "Work done before /clear, since checkpoint \"Step completed: Analyze parser\": 1 file, +2/−0 lines."
+            "Changed before /clear, since the last checkpoint's commit: 1 file, +2/−0 lines."
         ),
         "{brief}"
     );

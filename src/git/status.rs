@@ -92,9 +92,11 @@ struct Changes {
 /// The two walks of the work tree, at once (a crash's SessionStart waits for both):
 /// `diff-index --numstat`, which reads each changed file against the commit and so
 /// leaves out a file only touched, and `ls-files --others`. Not the porcelain `git diff`:
-/// it walks the tree twice whenever a file differs from the index but not from the
-/// commit, which is every file a step changed since the last checkpoint (10,000 files:
-/// 34.5 ms against 16.9, BENCHMARKS.md). `-z`: names as they are, not C-quoted.
+/// it costs more at once, and walks the tree a second time whenever a file's stat
+/// differs from the index but its content does not (one rewritten with the same bytes,
+/// one written in the second its index was): 10,000 files, 16.5 ms against 19.8, and
+/// 25.6 without git's preload threads, which help on 2 cores too (BENCHMARKS.md, run 43).
+/// `-z`: names as they are, not C-quoted.
 fn changes(root: &Path, since: Option<&str>, lessons: &str) -> Option<Changes> {
     let base = since.unwrap_or("HEAD");
     let with_files = |args: &[&str]| work_files(args, lessons);

@@ -101,14 +101,11 @@ pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<(
 /// sends no SessionEnd at /clear, so its SessionStart(`clear`) does, before the brief.
 pub fn before_clear(ctx: &Ctx, hook: &mut Hook, effects: &mut Vec<Effect>) {
     if ctx.config.verify_before_clear {
-        // Named by the checkpoint it counts from: the brief after /clear resumes from the
-        // "Before /clear" checkpoint, which holds this work.
-        let since = match hook.resume_checkpoint() {
-            Some(c) => format!("checkpoint \"{}\"", one_line(&truncate(&c.description, 80))),
-            None => "the last commit".to_string(),
-        };
+        // Named by what it counts from, as the crash brief's count is: right under
+        // "Resumed from checkpoint: Before /clear", "since last checkpoint" read as after it.
+        let since = waymark_core::task::changed_base(hook.resume_checkpoint().is_some());
         hook.clear_note = crate::recovery::changed_since(ctx, hook)
-            .map(|d| format!("Work done before /clear, since {since}: {d}."));
+            .map(|d| format!("Changed before /clear, since {since}: {d}."));
     }
     if ctx.config.auto_checkpoint_on_clear == Switch::On {
         let description = "Before /clear".to_string();

@@ -71,7 +71,7 @@ fn clear_checkpoints_and_the_cleared_session_gets_the_brief(version: Version) {
         "\"Port the CLI\", attempt 1",
         "The user's last request: E2E-S4-PROMPT port the cli",
         "cli.txt",
-        "Work done before /clear, since ",
+        "Changed before /clear, since ",
         "HOOK.md",
     ] {
         assert!(brief.contains(needle), "brief lacks {needle:?}:\n{brief}");

@@ -441,7 +441,7 @@ fn the_cleared_thread_starts_from_the_brief(api: &CodexApi, why: &str) {
     assert!(!brief.contains("CRASH DETECTED"), "{brief}\n{why}");
     // What changed before /clear, as Claude Code's cleared session is told it.
     assert!(
-        brief.contains("Work done before /clear, since "),
+        brief.contains("Changed before /clear, since "),
         "{brief}\n{why}"
     );
 }

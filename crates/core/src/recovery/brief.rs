@@ -24,7 +24,7 @@ use crate::text::{ago, one_line, truncate};
 /// Extra lines the caller knows and the hook does not.
 #[derive(Debug, Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Extras {
-    /// "Work done before /clear, since checkpoint …: …" (verify_before_clear).
+    /// "Changed before /clear, since the last checkpoint's commit: …" (verify_before_clear).
     pub work_changed: Option<String>,
     /// Why the brief is being given (`startup`, `resume`, `clear`, `compact`, `recover`).
     pub source: String,

@@ -531,6 +531,15 @@ pub struct RecoveryContext {
     pub changed: Option<String>,
 }
 
+/// What a count of the work tree's changes is against, in words: the commit HEAD was on
+/// at the last checkpoint, or with none yet HEAD (`recovery::changed_since`).
+pub fn changed_base(after_a_checkpoint: bool) -> &'static str {
+    match after_a_checkpoint {
+        true => "the last checkpoint's commit",
+        false => "the last commit (no checkpoint yet)",
+    }
+}
+
 /// What [`RecoveryContext::changed`] says when the work tree is as its base.
 pub const NOTHING_CHANGED: &str = "nothing";
 
@@ -539,10 +548,7 @@ impl RecoveryContext {
     /// checkpoint yet HEAD when the crash was found (`recovery::changed_since` takes the
     /// same base).
     pub fn changed_since(&self) -> &'static str {
-        match self.last_checkpoint_id {
-            Some(_) => "the last checkpoint's commit",
-            None => "the last commit (no checkpoint yet)",
-        }
+        changed_base(self.last_checkpoint_id.is_some())
     }
 
     /// What changed since that base, in words that do not contradict the files a step
