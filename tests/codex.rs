@@ -12,8 +12,13 @@ const SESSION: &str = "01a21ec5-0000-7000-8000-000000000001";
 
 /// A Codex input for `event` in project `p`, its rollout at `rollout`, with `extra` fields.
 fn input(p: &Project, event: &str, rollout: &str, extra: Value) -> String {
+    input_of(SESSION, p, event, rollout, extra)
+}
+
+/// [`input`] from the session `session`.
+fn input_of(session: &str, p: &Project, event: &str, rollout: &str, extra: Value) -> String {
     let mut v = json!({
-        "session_id": SESSION,
+        "session_id": session,
         "transcript_path": rollout,
         "cwd": p.root().display().to_string(),
         "hook_event_name": event,
@@ -25,6 +30,12 @@ fn input(p: &Project, event: &str, rollout: &str, extra: Value) -> String {
         .unwrap()
         .extend(extra.as_object().unwrap().clone());
     v.to_string()
+}
+
+/// A shell call's PostToolUse fields: Codex's carry its output and no exit code.
+fn shell_call(id: &str, command: &str, output: &str) -> Value {
+    json!({"tool_name": "Bash", "tool_use_id": id,
+        "tool_input": {"command": command}, "tool_response": output})
 }
 
 fn codex_hook(p: &Project, event: &str, stdin: String) -> String {
@@ -99,8 +110,7 @@ fn a_codex_session_through_the_binary() {
     );
 
     // A failing validation: no exit code in PostToolUse, so it is held...
-    let test = json!({"tool_name": "Bash", "tool_use_id": "call_2",
-        "tool_input": {"command": "cargo test"}, "tool_response": "test result: FAILED\n"});
+    let test = shell_call("call_2", "cargo test", "test result: FAILED\n");
     codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", r, test));
     assert!(p.path(".orchestration/codex-bash.jsonl").exists());
     assert!(p.hook_json()["receipts"].as_array().unwrap().is_empty());
@@ -171,35 +181,26 @@ fn a_verdict_that_never_came_is_no_pass() {
     let p = Project::new();
     let rollout = p.path("rollout.jsonl").display().to_string();
     std::fs::write(&rollout, "").unwrap();
-    let test = json!({"tool_name": "Bash", "tool_use_id": "call_9",
-        "tool_input": {"command": "cargo test"}, "tool_response": "running 3 tests\n"});
+    let test = shell_call("call_9", "cargo test", "running 3 tests\n");
     codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", &rollout, test));
-    let mut next: Value = serde_json::from_str(&input(
+    let other = |event: &str, extra: Value| input_of("another-session", &p, event, &rollout, extra);
+    codex_hook(
         &p,
         "SessionStart",
-        &rollout,
-        json!({"source": "startup"}),
-    ))
-    .unwrap();
-    next["session_id"] = "another-session".into();
-    codex_hook(&p, "SessionStart", next.to_string());
+        other("SessionStart", json!({"source": "startup"})),
+    );
     let hook = p.hook_json();
     let receipts = hook["receipts"].as_array().unwrap();
     assert_eq!(receipts.len(), 1, "{hook:#}");
     assert_ne!(receipts[0]["exit_code"], 0);
     // Any event of another session, not only its start: here its prompt.
-    let test = json!({"tool_name": "Bash", "tool_use_id": "call_10",
-        "tool_input": {"command": "cargo test"}, "tool_response": "running 3 tests\n"});
+    let test = shell_call("call_10", "cargo test", "running 3 tests\n");
     codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", &rollout, test));
-    let mut prompt: Value = serde_json::from_str(&input(
+    codex_hook(
         &p,
         "UserPromptSubmit",
-        &rollout,
-        json!({"prompt": "go on"}),
-    ))
-    .unwrap();
-    prompt["session_id"] = "another-session".into();
-    codex_hook(&p, "UserPromptSubmit", prompt.to_string());
+        other("UserPromptSubmit", json!({"prompt": "go on"})),
+    );
     assert!(!p.path(".orchestration/codex-bash.jsonl").exists());
     assert_eq!(p.hook_json()["receipts"].as_array().unwrap().len(), 2);
 }
@@ -213,8 +214,7 @@ fn a_held_call_applied_by_a_killed_hook_is_not_applied_again() {
     let rollout = p.path("rollout.jsonl").display().to_string();
     let r = rollout.as_str();
     std::fs::write(r, call_output_line("call_5", 0, "ok\n")).unwrap();
-    let test = json!({"tool_name": "Bash", "tool_use_id": "call_5",
-        "tool_input": {"command": "cargo test"}, "tool_response": "ok\n"});
+    let test = shell_call("call_5", "cargo test", "ok\n");
     codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", r, test));
     let stop = input(&p, "Stop", r, json!({"stop_hook_active": false}));
     let killed = codex_hook_with_fault(&p, "Stop", &stop, "held.applied:kill");
@@ -255,8 +255,7 @@ fn held_calls_are_applied_within_half_the_deadline() {
     let mut outputs = String::new();
     for id in ["call_a", "call_b"] {
         outputs.push_str(&call_output_line(id, 0, "ok\n"));
-        let call = json!({"tool_name": "Bash", "tool_use_id": id,
-            "tool_input": {"command": format!("echo {id} >> log.txt")}, "tool_response": "ok\n"});
+        let call = shell_call(id, &format!("echo {id} >> log.txt"), "ok\n");
         codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", r, call));
     }
     std::fs::write(r, outputs).unwrap();
@@ -276,6 +275,28 @@ fn held_calls_are_applied_within_half_the_deadline() {
     let a = records.find("\"call_a\"").unwrap();
     let b = records.find("\"call_b\"").unwrap();
     assert!(a < b, "{records}");
+}
+
+/// Claude Code's events take none of Codex's path: a Codex call held for its verdict is
+/// left for Codex's next event though the verdict is there, and Claude Code's own shell
+/// call is recorded at once.
+#[test]
+fn claude_codes_events_leave_codexs_held_calls_alone() {
+    let p = Project::new();
+    let rollout = p.path("rollout.jsonl").display().to_string();
+    std::fs::write(&rollout, call_output_line("call_c", 0, "ok\n")).unwrap();
+    let held = shell_call("call_c", "cargo test", "ok\n");
+    codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", &rollout, held));
+    let before = p.read(".orchestration/codex-bash.jsonl");
+    p.write("b.txt", "hi\n");
+    p.hook("PostToolUse", &p.fixture("PostToolUse-Bash.json"));
+    assert_eq!(p.read(".orchestration/codex-bash.jsonl"), before);
+    let records = p.read(".orchestration/agent_trace.jsonl");
+    assert!(!records.contains("\"call_c\""), "{records}");
+    assert!(
+        records.contains("toolu_6f646ca5e9bd4a3eaaa4aa4f"),
+        "{records}"
+    );
 }
 
 /// `waymark init --agent codex` writes .codex/hooks.json once, keeps other entries, and
@@ -364,10 +385,9 @@ fn a_codex_clear_keeps_what_claude_codes_session_end_keeps() {
     assert!(!claude.contains("Changed before /clear"), "{claude}");
     assert!(clears(&p).is_empty());
     // Codex's: the cleared thread's start does it.
-    let mut start: Value =
-        serde_json::from_str(&input(&p, "SessionStart", r, json!({"source": "clear"}))).unwrap();
-    start["session_id"] = "01a21ec5-0000-7000-8000-000000000002".into();
-    let brief = codex_hook(&p, "SessionStart", start.to_string());
+    let cleared = "01a21ec5-0000-7000-8000-000000000002";
+    let start = input_of(cleared, &p, "SessionStart", r, json!({"source": "clear"}));
+    let brief = codex_hook(&p, "SessionStart", start);
     assert!(
         brief.contains("Changed before /clear, since the last commit (no checkpoint yet): 1 file"),
         "{brief}"

@@ -36,13 +36,19 @@ fn path_with_waymark() -> (tempfile::TempDir, String) {
 /// test's later commands).
 fn initialized() -> (Project, tempfile::TempDir, String) {
     let p = Project::new();
+    let (bin, path) = init(&p);
+    (p, bin, path)
+}
+
+/// `waymark init` run in `p` with waymark on PATH, asserting it succeeds; that PATH.
+fn init(p: &Project) -> (tempfile::TempDir, String) {
     let (bin, path) = path_with_waymark();
     p.waymark()
         .env("PATH", &path)
         .arg("init")
         .assert()
         .success();
-    (p, bin, path)
+    (bin, path)
 }
 
 fn settings(p: &Project) -> Value {
@@ -138,14 +144,9 @@ fn init_without_waymark_on_path_writes_this_binary_and_says_why_that_is_fragile(
 #[test]
 fn remove_keeps_the_users_formatting_and_leaves_no_empty_file() {
     let p = Project::new();
-    let (_bin, path) = path_with_waymark();
     let mine = "{\n\t\"model\": \"opus\",\n\t\"env\": {\n\t\t\"A\": \"1\"\n\t}\n}\n";
     p.write(".claude/settings.json", mine);
-    p.waymark()
-        .env("PATH", &path)
-        .arg("init")
-        .assert()
-        .success();
+    let (_bin, path) = init(&p);
     assert!(p.read(".claude/settings.json").contains("\n\t\"hooks\": {"));
     p.waymark()
         .env("PATH", &path)
@@ -525,12 +526,7 @@ fn init_writes_no_intents_file_through_a_planted_link() {
         p.path(".orchestration/active_intents.yaml"),
     )
     .unwrap();
-    let (_bin, path) = path_with_waymark();
-    p.waymark()
-        .env("PATH", &path)
-        .arg("init")
-        .assert()
-        .success();
+    let _on_path = init(&p);
     assert!(!p.path(".git/hooks/pre-commit").exists());
     let link = std::fs::symlink_metadata(p.path(".orchestration/active_intents.yaml")).unwrap();
     assert!(link.file_type().is_symlink());

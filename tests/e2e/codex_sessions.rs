@@ -338,9 +338,9 @@ fn codex_interrupted_is_a_stop_not_a_crash() {
 /// `/clear` in Codex's interactive TUI, typed into the real TUI under a pseudo-terminal
 /// (`codex exec` has no /clear). Measured with 0.169.0: clearing sends no SessionEnd; the
 /// cleared conversation is a new thread, whose SessionStart (source `clear`) fires with its
-/// first prompt; at exit both threads get SessionEnd (`other`). So the cleared thread starts
-/// with waymark's brief, and no `clear` checkpoint is made (Claude Code's SessionEnd(clear)
-/// makes one).
+/// first prompt; at exit both threads get SessionEnd (`other`). So that SessionStart does
+/// what Claude Code's SessionEnd(clear) does (the `clear` checkpoint, the note of what
+/// changed), and the cleared thread starts with waymark's brief.
 #[test]
 fn codex_clear_gives_the_brief_in_the_cleared_thread() {
     if codex().is_none() {
