@@ -24,9 +24,13 @@ pub fn liveness(starting: Option<Owner>) -> impl Fn(&Session) -> bool {
 /// files counted with their lines: `2 files, +12/−3 lines (1 new)`; `None` outside git.
 /// Starts git: only crash recovery and a `/clear` ask.
 pub fn changed_since(ctx: &Ctx, hook: &Hook) -> Option<String> {
+    changed(ctx, hook).map(|d| d.describe())
+}
+
+/// What [`changed_since`] counts, with the files' names.
+fn changed(ctx: &Ctx, hook: &Hook) -> Option<crate::git::status::DiffStat> {
     let since = hook.resume_checkpoint().and_then(|c| c.git_commit.clone());
-    let d = crate::git::diff_stat(&ctx.project.root, since.as_deref(), &ctx.config.agent_md)?;
-    Some(d.describe())
+    crate::git::diff_stat(&ctx.project.root, since.as_deref(), &ctx.config.agent_md)
 }
 
 /// Runs crash detection on a loaded hook for session `new_session` starting and, on a
@@ -58,11 +62,18 @@ pub fn recover(
     } else {
         Vec::new()
     };
+    let changed = changed(ctx, hook);
+    let mut changed_files = changed
+        .as_ref()
+        .map(|d| d.names.clone())
+        .unwrap_or_default();
+    changed_files.truncate(waymark_core::task::CHANGED_NAMED);
     let found = Found {
         file_warnings,
         withheld,
         logged_history,
-        changed: changed_since(ctx, hook),
+        changed: changed.map(|d| d.describe()),
+        changed_files,
     };
     enter_recovery(hook, crash, found, ctx.now)
 }

@@ -43,6 +43,9 @@ pub enum StepCmd {
     Done { step: String },
     /// Fail a step (its next start is a new attempt).
     Fail { step: String },
+    /// Grant a step that has used its attempts one more, and start it: the way out of
+    /// HUMAN NEEDED once a person says so (`step start` is refused there).
+    Retry { step: String },
     /// Say that the side effects a crash left unknown (or done) in the resumed step were
     /// checked where they act: the repeat guard no longer asks before they run again.
     Checked,
@@ -113,7 +116,8 @@ pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
                     listing(hook)
                 ));
             }
-            StepCmd::Checked => return Ok(checked(hook)),
+            StepCmd::Checked => return Ok(checked(hook, ctx.now)),
+            StepCmd::Retry { step } => return retry(&ctx, hook, &step),
             StepCmd::Start { step } => (step, StepStatus::InProgress),
             StepCmd::Done { step } => (step, StepStatus::Completed),
             StepCmd::Fail { step } => (step, StepStatus::Failed),
@@ -125,12 +129,14 @@ pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
     report(result)
 }
 
-/// `waymark step checked`: what the repeat guard now lets run again.
-fn checked(hook: &mut Hook) -> String {
+/// `waymark step checked`: what the repeat guard now lets run again. What the crash left
+/// unknown is settled: the recovery is over (later briefs do not announce the crash).
+fn checked(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) -> String {
     let settled = waymark_core::recovery::repeat::settle_all(hook);
     if settled.is_empty() {
         return "Nothing to check: the repeat guard holds no side effect of this step.".into();
     }
+    hook.end_recovery("step_checked", now);
     let listed: Vec<String> = settled
         .iter()
         .map(|c| format!("`{}`", waymark_core::text::one_line(c)))
@@ -264,20 +270,69 @@ fn apply(
     status: StepStatus,
     effects: &mut Vec<Effect>,
 ) -> anyhow::Result<String> {
-    let id = hook
-        .find_step(target)
-        .map(|s| s.id.clone())
-        .ok_or_else(|| anyhow::anyhow!("no step `{target}` (see `waymark status`)"))?;
+    let id = find(hook, target)?;
     let made = hook.set_step_status(&id, status, ctx.config.max_attempts, ctx.now)?;
     effects.extend(made);
     let step = hook.step(&id).expect("exists");
-    Ok(format!(
+    if status == StepStatus::InProgress && hook.state == HookState::AwaitingHuman {
+        // One rule, whatever spent the attempts (crashes, failed validations): refused
+        // every time until a person grants another.
+        return Err(anyhow::anyhow!(
+            "step \"{}\" has used its {} attempts: not started. A person decides how to go on: `waymark step retry {id}` grants one more attempt, `waymark step done {id}` settles it by hand, or change the plan",
+            step.name,
+            hook.attempts_allowed(step),
+            id = waymark_core::shell::quote(&step.id)
+        ));
+    }
+    let said = format!(
         "Step \"{}\": {} (attempt {}); task {}",
         step.name,
         step.status.as_str(),
         step.attempt,
         hook.state
+    );
+    Ok(match finish_if_done(ctx, hook, status)? {
+        true => format!(
+            "{said}. Every step is done: task {} is completed.",
+            hook.task_id
+        ),
+        false => said,
+    })
+}
+
+/// The last step done finishes the task: a plan finished does not stay open for the work
+/// after it to reopen. True when it did.
+fn finish_if_done(ctx: &Ctx, hook: &mut Hook, status: StepStatus) -> anyhow::Result<bool> {
+    let done = status == StepStatus::Completed
+        && hook.state == HookState::StepPending
+        && hook.all_steps_completed();
+    if done {
+        hook.finish(HookState::Completed, ctx.now)?;
+    }
+    Ok(done)
+}
+
+/// `waymark step retry N`: one more attempt granted, and the step started as it.
+fn retry(ctx: &Ctx, hook: &mut Hook, target: &str) -> anyhow::Result<String> {
+    let id = find(hook, target)?;
+    hook.retry_step(&id, ctx.config.max_attempts, ctx.now)?;
+    note_agent_session(hook, ctx.now);
+    let step = hook.step(&id).expect("exists");
+    Ok(format!(
+        "Step \"{}\": {} (attempt {} of {}, one granted past max_attempts); task {}",
+        step.name,
+        step.status.as_str(),
+        step.attempt,
+        hook.attempts_allowed(step),
+        hook.state
     ))
+}
+
+/// The id of the step `target` names (a number, an id or a name).
+fn find(hook: &Hook, target: &str) -> anyhow::Result<String> {
+    hook.find_step(target)
+        .map(|s| s.id.clone())
+        .ok_or_else(|| anyhow::anyhow!("no step `{target}` (see `waymark status`)"))
 }
 
 fn live(slot: &mut Option<Hook>) -> anyhow::Result<&mut Hook> {

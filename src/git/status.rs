@@ -3,7 +3,7 @@
 use std::path::Path;
 
 /// What changed in the work tree against a commit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DiffStat {
     /// Files changed, new ones included.
     pub files: usize,
@@ -11,6 +11,8 @@ pub struct DiffStat {
     pub deleted: u64,
     /// New files (untracked), whose lines are counted as added.
     pub new: usize,
+    /// The files changed, root-relative, the changed ones first.
+    pub names: Vec<String>,
 }
 
 impl DiffStat {
@@ -57,16 +59,18 @@ const MAX_NEW_FILE: u64 = 1 << 20;
 pub fn diff_stat(root: &Path, since: Option<&str>, lessons: &str) -> Option<DiffStat> {
     let c = changes(root, since, lessons)?;
     let mut d = DiffStat::default();
-    for (lines, _) in &c.tracked {
+    for (lines, name) in c.tracked {
         let (added, deleted) = lines.unwrap_or((0, 0));
         d.added += added;
         d.deleted += deleted;
         d.files += 1;
+        d.names.push(name);
     }
-    for rel in &c.untracked {
+    for rel in c.untracked {
         d.files += 1;
         d.new += 1;
-        d.added += lines_of(&root.join(rel));
+        d.added += lines_of(&root.join(&rel));
+        d.names.push(rel);
     }
     Some(d)
 }
@@ -78,6 +82,65 @@ pub fn changed_files(root: &Path, since: Option<&str>, lessons: &str) -> Option<
     let c = changes(root, since, lessons)?;
     let tracked = c.tracked.into_iter().map(|(_, name)| name);
     Some(tracked.chain(c.untracked).collect())
+}
+
+/// Of `files` (changed against the checkpoint's commit), those whose content differs
+/// from the checkpoint's snapshot `snapshot` (a commit of the work tree as it was): what
+/// the steps before the checkpoint left uncommitted is not this step's. All of `files`
+/// when the snapshot cannot be read.
+pub fn changed_since_snapshot(root: &Path, snapshot: &str, files: Vec<String>) -> Vec<String> {
+    if files.is_empty() {
+        return files;
+    }
+    // ls-tree takes its paths literally (no pathspec magic).
+    let args = ["ls-tree", "-r", "-z", snapshot, "--"].map(String::from);
+    let listed = finished(started(root, args.into_iter().chain(files.iter().cloned())));
+    let Some(listed) = listed else {
+        return files;
+    };
+    // `<mode> blob <id>\t<path>`
+    let then: std::collections::HashMap<&str, &str> = entries(&listed)
+        .filter_map(|e| {
+            let (meta, path) = e.split_once('\t')?;
+            Some((path, meta.rsplit(' ').next()?))
+        })
+        .collect();
+    let present: Vec<&String> = files.iter().filter(|f| root.join(f).is_file()).collect();
+    let Some(ids) = hashes(root, &present) else {
+        return files;
+    };
+    let now: std::collections::HashMap<&str, &str> = present
+        .iter()
+        .map(|f| f.as_str())
+        .zip(ids.lines())
+        .collect();
+    let changed: Vec<bool> = files
+        .iter()
+        .map(|f| then.get(f.as_str()) != now.get(f.as_str()))
+        .collect();
+    files
+        .into_iter()
+        .zip(changed)
+        .filter_map(|(f, changed)| changed.then_some(f))
+        .collect()
+}
+
+/// The blob ids `git add` would give `files`, one a line, in order.
+fn hashes(root: &Path, files: &[&String]) -> Option<String> {
+    use std::io::Write;
+    let mut c = super::command(root);
+    c.args(["hash-object", "--stdin-paths"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = c.spawn().ok()?;
+    let mut stdin = child.stdin.take()?;
+    let list: String = files.iter().map(|f| format!("{f}\n")).collect();
+    let writer = std::thread::spawn(move || stdin.write_all(list.as_bytes()));
+    let out = child.wait_with_output().ok()?;
+    let _ = writer.join();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// What the work tree changed against a commit, the walk both answers read.

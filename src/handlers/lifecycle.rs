@@ -29,6 +29,7 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
                 c.last_output = truncate(&e.last_assistant_message, MAX_LAST_OUTPUT);
             }
             hook.end_command(&event.common.session_id, None);
+            told_and_done(ctx, hook, &event.common.session_id);
             if hook.current_step.is_some() {
                 for file in &unseen {
                     hook.touch_file(file, ctx.now);
@@ -59,6 +60,16 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
     Ok(())
 }
 
+/// The session told of a crash ended its turn (or itself) without taking the step up: it
+/// has heard the verdict, and the recovery is over (the step's next entry is still a new
+/// attempt). Later briefs do not announce the crash again.
+fn told_and_done(ctx: &Ctx, hook: &mut Hook, session: &str) {
+    let told = hook.recovery.as_ref().and_then(|r| r.told.as_deref());
+    if told == Some(session) {
+        hook.end_recovery("crash_told", ctx.now);
+    }
+}
+
 /// Codex CLI's Stop: the files the turn changed with no hook telling (a shell command's
 /// edits, a patch whose PostToolUse never came) join the step's files, read from the work
 /// tree against the last checkpoint; none when no step runs. Claude Code's Stop does not
@@ -70,14 +81,22 @@ fn unseen_files(ctx: &Ctx) -> Vec<String> {
     if hook.current_step.is_none() {
         return Vec::new();
     }
-    let since = hook.resume_checkpoint().and_then(|c| c.git_commit.clone());
+    let checkpoint = hook.resume_checkpoint();
+    let since = checkpoint.and_then(|c| c.git_commit.clone());
     let root = &ctx.project.root;
     let changed = crate::git::status::changed_files(root, since.as_deref(), &ctx.config.agent_md);
-    changed
+    let mut changed: Vec<String> = changed
         .unwrap_or_default()
         .into_iter()
         .filter(|f| !f.chars().any(char::is_control))
-        .collect()
+        .collect();
+    // The checkpoint's snapshot holds what the earlier steps left uncommitted: only what
+    // changed since it is this step's.
+    if let Some(c) = checkpoint.filter(|c| c.git_commit.is_some()) {
+        let snapshot = crate::git::snapshot::ref_name(&hook.task_id, &c.checkpoint_id);
+        changed = crate::git::status::changed_since_snapshot(root, &snapshot, changed);
+    }
+    changed
 }
 
 /// SessionEnd: `clear` notes what changed since the last checkpoint (verify_before_clear)
@@ -90,6 +109,7 @@ pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<(
         if e.reason == "clear" {
             before_clear(ctx, hook, effects);
         }
+        told_and_done(ctx, hook, &event.common.session_id);
         super::note(hook, event, SessionStatus::Ended, ctx);
     })?;
     Ok(())

@@ -111,6 +111,16 @@ fn dispatch_late(
         .ok()
 }
 
+/// Whether this is an event applied late (a kept event, a held Codex call) of a session
+/// that has ended (its crash declared): it is recorded, but it neither brings the session
+/// back mid-turn (a crash declared again) nor moves the plan (an attempt spent again).
+fn ended_late(ctx: &Ctx, hook: &waymark_core::task::Hook, session: &str) -> bool {
+    ctx.late
+        && hook.sessions.iter().any(|s| {
+            s.session_id == session && s.status == waymark_core::task::SessionStatus::Ended
+        })
+}
+
 /// Records that the event's session sent it, leaving the session in `status`.
 fn note(
     hook: &mut waymark_core::task::Hook,
@@ -119,6 +129,9 @@ fn note(
     ctx: &Ctx,
 ) {
     let c = &event.common;
+    if ended_late(ctx, hook, &c.session_id) {
+        return;
+    }
     hook.note_session(&c.session_id, c.transcript_path.as_deref(), status, ctx.now);
     if event.agent != crate::claude::codex::Agent::Claude {
         if let Some(s) = hook.session_mut(&c.session_id) {

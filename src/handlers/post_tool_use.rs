@@ -57,6 +57,9 @@ struct Seen<'a> {
     validation: bool,
     /// Only mutations, commands and the task tools start a task or mark the session active.
     relevant: bool,
+    /// The files a Bash command names as it writes them (`printf … > src/a.rs`), inside
+    /// the root: files the step touched, as a Write's are.
+    bash_writes: Vec<String>,
 }
 
 /// Reads the call: its paths located, a Bash command's result classified.
@@ -76,12 +79,18 @@ fn see<'a>(
     // A command not read whole was said so in the log by its PreToolUse.
     let validation = kinds.as_ref().is_some_and(|k| k.validation)
         && bash.as_ref().is_some_and(|b| !b.background);
+    // waymark's own commands (the agent keeping its plan) are no work of the step's.
+    let own = kinds.as_ref().is_some_and(|k| k.waymark);
     let relevant = call.is_mutation()
-        || bash.is_some()
+        || bash.is_some() && !own
         || matches!(
             call.input,
             ToolInput::TaskCreate(_) | ToolInput::TaskUpdate(_) | ToolInput::TodoWrite(_)
         );
+    let bash_writes = match &bash {
+        Some(b) if !own => bash_writes(ctx, event, &b.command),
+        _ => Vec::new(),
+    };
     Seen {
         call,
         result,
@@ -91,7 +100,36 @@ fn see<'a>(
         kinds,
         validation,
         relevant,
+        bash_writes,
     }
+}
+
+/// The files inside the root that `command` names as it writes them; a target that is a
+/// directory (`cp a.rs dir`) names the file in it.
+fn bash_writes(ctx: &Ctx, event: &Event, command: &str) -> Vec<String> {
+    let cwd = event.common.cwd.as_deref();
+    let mut files = Vec::new();
+    for t in shell::writes::of(command).targets {
+        if t.path.starts_with('~') || t.path.chars().any(char::is_control) {
+            continue;
+        }
+        let located = ctx.project.locate(&t.path, cwd);
+        let Some(rel) = located.inside() else {
+            continue;
+        };
+        // waymark's own files and git's are no work of the step's.
+        if [".git", crate::store::project::STATE_DIR]
+            .iter()
+            .any(|d| rel == *d || rel.starts_with(&format!("{d}/")))
+        {
+            continue;
+        }
+        files.push(match &t.in_dir {
+            Some(name) if ctx.project.root.join(rel).is_dir() => format!("{rel}/{name}"),
+            _ => rel.to_string(),
+        });
+    }
+    files
 }
 
 /// 1. Bookkeeping, one locked change of the task; returns the task as saved, if any.
@@ -101,22 +139,27 @@ fn bookkeeping(
     seen: &Seen,
     out: &mut Output,
 ) -> anyhow::Result<Option<Hook>> {
-    let need = if seen.relevant {
-        Need::Create
-    } else {
-        Need::Existing
+    let need = match seen.call.input {
+        _ if !seen.relevant => Need::Existing,
+        // A plan made after a finished task is the next task's.
+        ToolInput::TaskCreate(_) | ToolInput::TaskUpdate(_) | ToolInput::TodoWrite(_) => {
+            Need::Create
+        }
+        _ => Need::First,
     };
     let mut rewound = None;
     let changed = current::change(ctx, need, |hook, effects| -> anyhow::Result<()> {
         // A turn's first event tells a rewound conversation before the plan moves again.
         rewound = super::rewound::check(ctx, hook, &event.common.session_id, false);
         move_plan(ctx, event, seen, hook, effects)?;
-        let inside: Vec<&str> = seen.paths.iter().filter_map(Located::inside).collect();
-        if !inside.is_empty() || seen.bash.is_some() {
+        let mut inside: Vec<&str> = seen.paths.iter().filter_map(Located::inside).collect();
+        inside.extend(seen.bash_writes.iter().map(String::as_str));
+        let work = !inside.is_empty() || seen.bash.is_some() && seen.relevant;
+        if work && !super::ended_late(ctx, hook, &event.common.session_id) {
             hook.ensure_running(ctx.config.max_attempts, ctx.now)?;
-            for p in &inside {
-                hook.touch_file(p, ctx.now);
-            }
+        }
+        for p in &inside {
+            hook.touch_file(p, ctx.now);
         }
         command_bookkeeping(ctx, event, seen, hook, effects);
         if effects.is_empty() {

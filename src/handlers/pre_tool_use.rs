@@ -83,7 +83,7 @@ fn start(
 ) -> anyhow::Result<Option<(Decision, String)>> {
     let guard = ctx.config.repeat_guard;
     let session = &event.common.session_id;
-    let changed = current::change(ctx, Need::Create, |hook, _| {
+    let changed = current::change(ctx, Need::First, |hook, _| {
         let asked = (kinds.side_effect && guard != RepeatGuard::Off)
             .then(|| repeat::check(hook, command))
             .flatten()

@@ -13,8 +13,8 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<
     // The turn's work starts after a checkpoint's snapshot in flight is taken.
     crate::task::capture::settle(&ctx.project);
     current::change(ctx, Need::Create, |hook, effects| {
-        if is_request(&e.prompt) {
-            hook.last_prompt = Some(truncate(&one_line(&e.prompt), MAX_PROMPT));
+        if is_request(&e.prompt) && !another_at_work(ctx, hook, &event.common.session_id) {
+            hook.note_request(truncate(&one_line(&e.prompt), MAX_PROMPT));
         }
         effects.extend(context_threshold(ctx, event, hook));
         super::note(hook, event, SessionStatus::Active, ctx);
@@ -31,6 +31,22 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &UserPromptSubmit) -> anyhow::Result<
         super::rewound::start_turn(ctx, hook, &c.session_id, transcript, prompt);
     })?;
     Ok(())
+}
+
+/// Whether another session is at work on the task (mid-turn, its process running): then
+/// a prompt typed here is this session's own question, not the task's request. Asked of
+/// the system only when another session is mid-turn; not for an event applied late, whose
+/// process is not its session's.
+fn another_at_work(ctx: &Ctx, hook: &Hook, session: &str) -> bool {
+    let mid_turn = hook
+        .sessions
+        .iter()
+        .any(|s| s.session_id != session && s.status == SessionStatus::Active);
+    if !mid_turn || ctx.late {
+        return false;
+    }
+    let live = crate::recovery::liveness(crate::runtime::process::owner());
+    hook.working_elsewhere(session, &live).next().is_some()
 }
 
 /// Whether a prompt is something the user asked for. Claude Code 2.1.332 also submits,

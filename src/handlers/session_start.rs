@@ -51,7 +51,9 @@ fn start(
     owner: Option<Owner>,
     live: &dyn Fn(&Session) -> bool,
 ) -> anyhow::Result<Option<Started>> {
-    let fresh = matches!(e.source.as_str(), "startup" | "resume" | "");
+    // A fork (`claude --resume <id> --fork-session`, 2.1.332) is a new session on the
+    // conversation of one that may have crashed: detection runs there too.
+    let fresh = matches!(e.source.as_str(), "startup" | "resume" | "fork" | "");
     let mut crashed = false;
     let mut clear_note = None;
     // A new or resumed session has not started a turn yet; after /clear or compaction the
@@ -63,6 +65,7 @@ fn start(
         if fresh {
             crashed = crate::recovery::recover(ctx, hook, &c.session_id, live);
         }
+        tell_crash(ctx, hook, &c.session_id);
         if e.source == "clear" {
             if event.agent == Agent::Codex {
                 super::lifecycle::before_clear(ctx, hook, effects);
@@ -79,11 +82,37 @@ fn start(
             hook.intent = crate::governance::progress::brief(ctx, &id).or(hook.intent.take());
         }
     })?;
-    Ok(changed.map(|((), hook)| Started {
+    if let Some(((), hook)) = changed {
+        return Ok(Some(Started {
+            hook,
+            crashed,
+            clear_note,
+        }));
+    }
+    // A finished task is told in one line; a new request starts the next.
+    let finished = current::load(ctx)?.filter(|h| h.state.is_terminal());
+    Ok(finished.map(|hook| Started {
         hook,
-        crashed,
-        clear_note,
+        crashed: false,
+        clear_note: None,
     }))
+}
+
+/// One crash, one verdict: the crash is news for the first session whose brief gives it
+/// (with `auto_resume_on_start` off no brief does); when another session starts after
+/// it was told, the recovery is over and this brief does not announce it again.
+fn tell_crash(ctx: &Ctx, hook: &mut Hook, session: &str) {
+    let Some(r) = hook.recovery.as_mut() else {
+        return;
+    };
+    match r.told.as_deref() {
+        Some(told) if told != session => hook.end_recovery("crash_told", ctx.now),
+        Some(_) => {}
+        None if ctx.config.auto_resume_on_start != Switch::Off => {
+            r.told = Some(session.to_string());
+        }
+        None => {}
+    }
 }
 
 /// A crash found is logged with its reason and the recommended action.

@@ -17,7 +17,12 @@ use crate::store::log::Level;
 pub enum Need {
     /// Only act on an existing, unfinished task.
     Existing,
-    /// Start a task if needed ("created on first need").
+    /// Start a task when there is none yet; a finished task stays finished, and the work
+    /// after it in the same turn (a commit, the `waymark task done` that finished it) is
+    /// no new task: a tool call.
+    First,
+    /// Start a task if needed, after a finished one too ("created on first need"): a new
+    /// request, a plan.
     Create,
 }
 
@@ -66,10 +71,14 @@ pub fn change<R>(
 ) -> Result<Option<(R, Hook)>, StoreError> {
     let updated = update(ctx, |slot, effects| {
         let live = slot.as_ref().is_some_and(|h| !h.state.is_terminal());
-        if !live && need == Need::Existing {
+        let finished = slot.is_some() && !live;
+        if !live && (need == Need::Existing || need == Need::First && finished) {
             return None;
         }
-        Some(f(live_task(ctx, slot), effects))
+        let hook = live_task(ctx, slot);
+        // What a step not started yet is counted against (the brief, HOOK.md).
+        hook.max_attempts = ctx.config.max_attempts;
+        Some(f(hook, effects))
     })?;
     Ok(updated
         .value

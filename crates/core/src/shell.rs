@@ -34,6 +34,9 @@ pub struct Kinds {
     /// Why the command was not read whole (too long, or nested too deep): what it runs
     /// past that point is not classified. The caller logs it.
     pub unread: Option<String>,
+    /// It runs waymark and nothing else (`waymark step done 3`, after a `cd`): the agent
+    /// keeping its plan, which is no work of the step's.
+    pub waymark: bool,
 }
 
 /// `s` as one shell word: single-quoted, a `'` inside written `'\''`.
@@ -199,8 +202,16 @@ pub fn classify(command: &str, patterns: &[String], side_effects: &[String]) -> 
             || publish
             || (!side_effects.is_empty()
                 && RegexSet::new(side_effects).is_ok_and(|set| set.is_match(command))),
+        waymark: unread.is_none() && only_waymark(&commands),
         unread,
     }
+}
+
+/// Whether `commands` run waymark and nothing else but a `cd`.
+fn only_waymark(commands: &[Vec<String>]) -> bool {
+    let runs = |w: &Vec<String>, name| w.get(command_word(w)).is_some_and(|p| is(p, name));
+    commands.iter().any(|w| runs(w, "waymark"))
+        && commands.iter().all(|w| runs(w, "waymark") || runs(w, "cd"))
 }
 
 /// What a command checks of what a crash left unknown (`recovery::repeat::settle`).

@@ -218,9 +218,13 @@ fn head(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
 fn verdicts(hook: &Hook, elsewhere: &[Session], now: DateTime<Utc>) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(r) = &hook.recovery {
+        let action = match exhausted(hook) {
+            Some(_) => "none without the user (no attempt left)",
+            None => r.recommended_action.as_str(),
+        };
         lines.push(format!(
-            "CRASH DETECTED ({}): {}. Recommended action: {}.",
-            r.crash_type, r.reason, r.recommended_action
+            "CRASH DETECTED ({}): {}. Recommended action: {action}.",
+            r.crash_type, r.reason
         ));
     }
     if let Some((step, used, max)) = exhausted(hook) {
@@ -254,8 +258,8 @@ fn working_elsewhere(hook: &Hook, s: &Session, now: DateTime<Utc>) -> String {
         format!(", files {}", s.files.join(", "))
     };
     format!(
-        "ANOTHER SESSION IS WORKING NOW: session {} is on {on}{files} (last event {} ago). Do not take over that step or edit those files; pick other work or ask the user.",
-        crate::text::short_id(&s.session_id),
+        "ANOTHER SESSION IS WORKING NOW: {} is on {on}{files} (last event {} ago). Do not take over that step or edit those files; pick other work or ask the user.",
+        hook.session_name(&s.session_id),
         ago(now, s.last_event_at)
     )
 }
@@ -693,7 +697,7 @@ mod tests {
         let b = brief(&h, &extras);
         assert!(b.contains("Intent INT-7 \"Nil-safe parser\" (IN_PROGRESS): owned scope src/parser/**; constraints: no new dependencies; acceptance criteria not met yet (1 of 2): tests pass."), "{b}");
         assert!(b.contains("`git push origin main` (done"), "{b}");
-        assert!(b.contains("ANOTHER SESSION IS WORKING NOW: session beefcafe is on step \"Implement fix\", files src/parser.rs"), "{b}");
+        assert!(b.contains("ANOTHER SESSION IS WORKING NOW: Claude Code session beefcafe is on step \"Implement fix\", files src/parser.rs"), "{b}");
         assert!(
             !b.contains("Resume step 2 \"Implement fix\"")
                 && !b.contains("Files this step already changed"),
@@ -733,7 +737,7 @@ mod tests {
     fn without_a_task_list_the_brief_names_the_request_and_how_to_keep_a_plan() {
         let now = Utc::now();
         let mut h = Hook::new("t", "w", 0, now);
-        h.last_prompt = Some("add a nil-safe parser".into());
+        h.note_request("add a nil-safe parser".into());
         h.ensure_running(3, now).unwrap();
         h.touch_file("src/parser.rs", now);
         let with_note = Extras {
@@ -749,8 +753,8 @@ mod tests {
         for step_words in ["Session work", "attempt", "Step 1"] {
             assert!(!b.contains(step_words), "{step_words}: {b}");
         }
-        assert!(b.contains("The user asked: add a nil-safe parser"), "{b}");
-        assert!(!b.contains("Their last request"), "{b}");
+        assert!(b.contains("The task: add a nil-safe parser"), "{b}");
+        assert!(!b.contains("The latest request"), "{b}");
         assert!(
             b.contains("Go on with the user's request (quoted above): no plan was kept"),
             "{b}"
@@ -765,9 +769,14 @@ mod tests {
         let md = crate::recovery::hookmd::render(&h);
         assert!(md.contains("Do not start the user's request over"), "{md}");
         assert!(!md.contains("re-create the task list"), "{md}");
-        h.last_prompt = Some("carry on".into());
+        // "carry on" asks for nothing new: the goal stays the account of the task.
+        h.note_request("carry on".into());
         let b = brief(&h, &with_note);
-        assert!(b.contains("Their last request: carry on"), "{b}");
+        assert!(b.contains("The task: add a nil-safe parser"), "{b}");
+        assert!(!b.contains("carry on"), "{b}");
+        h.note_request("and handle leap years".into());
+        let b = brief(&h, &with_note);
+        assert!(b.contains("The latest request: and handle leap years"), "{b}");
         let names: Vec<String> = ["Write the parser".to_string()].into();
         h.plan(&names, crate::task::StepSource::Manual, now);
         let b = brief(&h, &with_note);
@@ -801,26 +810,32 @@ mod tests {
         assert!(b.contains("is abandoned: nothing to resume"), "{b}");
     }
 
-    /// A step name is not a goal: with a plan, the brief and HOOK.md still quote what the
-    /// user asked last, beside the step's words.
+    /// A step name is not a goal, nor is "continue": with a plan, the brief and HOOK.md
+    /// name the task (the request that began it) beside the step's words, and the latest
+    /// request only when it says something new.
     #[test]
-    fn the_users_request_is_quoted_beside_the_plan() {
+    fn the_goal_is_named_beside_the_plan_after_continue() {
         let mut h = sample();
-        h.last_prompt = Some("please make the parser nil-safe".into());
+        h.note_request("please make the parser nil-safe".into());
+        h.note_request("continue".into());
         let b = brief(&h, &Extras::default());
         assert!(b.contains("Working on: "), "{b}");
         assert!(
-            b.contains("The user's last request: please make the parser nil-safe"),
+            b.contains("The task: please make the parser nil-safe"),
             "{b}"
         );
+        assert!(!b.contains("continue") && !b.contains("The latest request"), "{b}");
         let md = crate::recovery::hookmd::render(&h);
         assert!(
-            md.contains("- **The user's last request:** please make the parser nil-safe"),
+            md.contains("- **The task:** please make the parser nil-safe"),
             "{md}"
         );
+        h.note_request("also keep the old API".into());
+        let b = brief(&h, &Extras::default());
+        assert!(b.contains("The latest request: also keep the old API"), "{b}");
         h.current_step = None;
         let b = brief(&h, &Extras::default());
-        assert!(b.contains("The user's last request: please make"), "{b}");
+        assert!(b.contains("The task: please make"), "{b}");
     }
 
     #[test]

@@ -55,12 +55,8 @@ pub fn detect(
         return Some(Crash {
             crash_type: "signal",
             why: format!(
-                "{}session {} ended mid-turn: no Stop or SessionEnd after its last event ({})",
-                s.client
-                    .as_deref()
-                    .map(|c| format!("{c} "))
-                    .unwrap_or_default(),
-                crate::text::short_id(&s.session_id),
+                "{} ended mid-turn: no Stop or SessionEnd after its last event ({})",
+                hook.session_name(&s.session_id),
                 crate::text::stamp(s.last_event_at)
             ),
             session_id: Some(s.session_id.clone()),
@@ -96,6 +92,8 @@ pub struct Found {
     pub logged_history: Vec<HookEvent>,
     /// What changed in the work tree since the last checkpoint, in words.
     pub changed: Option<String>,
+    /// The files that changed (the application names at most [`crate::task::CHANGED_NAMED`]).
+    pub changed_files: Vec<String>,
 }
 
 /// What the crash interrupted in the running step ([`InFlight`]): taken out of the step; a
@@ -154,6 +152,8 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
         withheld: found.withheld,
         session_id: crash.session_id.clone(),
         changed: found.changed,
+        changed_files: found.changed_files,
+        told: None,
     };
     // The crashed session, for the timeline (`waymark log`) to tell whose crash it was.
     let session = crash.session_id.map(serde_json::Value::from);
@@ -178,6 +178,9 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
     if let Some(c) = hook.current_step.as_mut() {
         c.resumed_after_crash = true;
     }
+    // The crash ended the step's attempt, as a failed validation does: one rule for the
+    // attempts (its next entry is a new one, refused past the last).
+    hook.record_failure(now);
     declared(hook);
     true
 }
@@ -245,7 +248,7 @@ mod tests {
         h.sessions = session(SessionStatus::Active).into_iter().collect();
         let c = detect(&h, std::time::Duration::from_secs(300), GONE).unwrap();
         assert_eq!(c.crash_type, "signal");
-        assert!(c.why.starts_with("session abcdef12"), "{}", c.why);
+        assert!(c.why.starts_with("Claude Code session abcdef12"), "{}", c.why);
         // A Codex CLI session's crash names the agent, for whichever agent comes next.
         h.sessions[0].client = Some("Codex CLI".into());
         let c = detect(&h, std::time::Duration::from_secs(300), GONE).unwrap();
@@ -454,6 +457,7 @@ mod tests {
             let found = Found {
                 file_warnings: vec!["src/a.rs".into()],
                 withheld: vec![".env.local".into()],
+                changed_files: Vec::new(),
                 logged_history: match logged {
                     true => std::mem::take(&mut h.journal.history),
                     false => vec![],

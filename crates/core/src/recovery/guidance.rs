@@ -7,7 +7,7 @@ use crate::task::{
     FailedValidation, Hook, HookState, IntentBrief, Outline, RecoveryContext, Step, StepSource,
     StepStatus,
 };
-use crate::text::{ago, one_line, short_id, truncate, when};
+use crate::text::{ago, one_line, truncate, when};
 use chrono::{DateTime, Utc};
 
 /// The instructions for the agent reading the recovery file.
@@ -83,13 +83,9 @@ pub fn exhausted(hook: &Hook) -> Option<(&Step, u32, u32)> {
     let step = hook
         .next_step()
         .filter(|s| s.source != StepSource::Implicit)?;
-    let max = max_attempts(hook);
+    let max = hook.attempts_allowed(step);
     let next = next_attempt(hook, step);
     (next > max || hook.state == HookState::AwaitingHuman).then_some((step, step.attempt, max))
-}
-
-fn max_attempts(hook: &Hook) -> u32 {
-    hook.current_step.as_ref().map_or(3, |c| c.max_attempts)
 }
 
 /// The last rewind, while it is news: which checkpoint, which files, how to undo it.
@@ -167,34 +163,30 @@ fn quoted(names: &[String]) -> String {
     some_of(&q, 8)
 }
 
-/// What the work is, in the words that say it: the step's (or with no plan, the request
-/// the work began with), and the user's last request when it says something else. A step
-/// name is not a goal: the next agent needs both.
+/// What the work is for and what it is now, in the words that say it: the task (the
+/// request that began it), the running step's words, and the latest request when it says
+/// something new. A step name is not a goal, nor is "continue": the next agent needs all
+/// three.
 pub fn what_was_asked(hook: &Hook) -> Vec<(&'static str, &str)> {
-    let unplanned = hook.unplanned();
     let mut lines = Vec::new();
-    let working_on = hook.working_on();
-    if let Some(w) = working_on {
-        lines.push((
-            if unplanned {
-                "The user asked"
-            } else {
-                "Working on"
-            },
-            w,
-        ));
-    }
-    if let Some(p) = hook
-        .last_prompt
+    let working_on = hook
+        .current_step
+        .as_ref()
+        .map(|c| c.working_on.as_str())
+        .filter(|w| !w.is_empty());
+    // With no plan, the work is its request: the implicit step's words are the goal's.
+    let goal = hook
+        .goal
         .as_deref()
-        .filter(|p| working_on != Some(*p))
-    {
-        let label = if unplanned {
-            "Their last request"
-        } else {
-            "The user's last request"
-        };
-        lines.push((label, p));
+        .or(working_on.filter(|_| hook.unplanned()));
+    if let Some(g) = goal {
+        lines.push(("The task", g));
+    }
+    if let Some(w) = working_on.filter(|w| !hook.unplanned() && goal != Some(*w)) {
+        lines.push(("Working on", w));
+    }
+    if let Some(p) = hook.news().filter(|p| goal != Some(*p)) {
+        lines.push(("The latest request", p));
     }
     lines
 }
@@ -212,6 +204,9 @@ pub fn facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
 
 /// The task's last failed validation, and the running step's when it is another one.
 fn failures(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
+    let completed = |f: &FailedValidation| {
+        !f.step.is_empty() && hook.completed_steps().any(|s| s.name == f.step)
+    };
     let step_failure = hook
         .current_step
         .as_ref()
@@ -224,22 +219,27 @@ fn failures(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
             continue;
         }
         seen.push(&f.receipt_id);
-        lines.push(failure(f, now));
+        lines.push(failure(f, completed(f), now));
     }
     lines
 }
 
 /// One failed validation: what ran, how it ended, whether a later run passed, and while
-/// it has not, the lines of output that say why.
-fn failure(f: &FailedValidation, now: Option<DateTime<Utc>>) -> String {
+/// it has not (and its step is not completed since), the lines of output that say why.
+fn failure(f: &FailedValidation, step_done: bool, now: Option<DateTime<Utc>>) -> String {
     let after = match &f.passed_later {
         Some(p) => format!(
             "a later run passed ({}, {}): the failure is fixed",
             p.receipt_id,
             when(now, p.at)
         ),
+        // The step is under DO NOT REPEAT: nothing to fix or run again for it.
+        None if step_done => {
+            "its step was marked completed since, so it is not to be fixed or run again unless the user asks".into()
+        }
         None => "it has not passed since: fix what the output says, then run it again".into(),
     };
+    let open = f.passed_later.is_none() && !step_done;
     // Work with no plan has no step to name (`step` is empty then).
     let step = match f.step.as_str() {
         "" => String::new(),
@@ -253,7 +253,7 @@ fn failure(f: &FailedValidation, now: Option<DateTime<Utc>>) -> String {
         f.receipt_id,
         after
     );
-    if f.passed_later.is_none() && !f.output.is_empty() {
+    if open && !f.output.is_empty() {
         line.push_str(" Its output ended:");
         for l in f.output.lines() {
             line.push_str("\n  | ");
@@ -325,8 +325,8 @@ fn session_facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
     for s in &hook.sessions {
         if let Some(f) = &s.failed_turn {
             lines.push(format!(
-                "Session {}'s last turn ended on {} {}: {}. It stopped there, it did not crash: go on from the step below.",
-                short_id(&s.session_id),
+                "{}'s last turn ended on {} {}: {}. It stopped there, it did not crash: go on from the step below.",
+                hook.session_name(&s.session_id),
                 f.described(),
                 when(now, f.at),
                 f.message
@@ -340,7 +340,7 @@ fn session_facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
     }) else {
         return lines;
     };
-    let who = format!("Session {}", short_id(&s.session_id));
+    let who = hook.session_name(&s.session_id);
     if let Some(cwd) = &s.cwd {
         lines.push(format!(
             "{who} was working in {cwd}, not the project root: go on there."
@@ -418,7 +418,12 @@ fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
         _ => "Review the files the step touched before going on: the step changes files and its state is uncertain. Ask the user if unsure.".to_string(),
     };
     // The reason is said once, where the crash is (the brief's CRASH line, HOOK.md's state).
-    let mut todo: Vec<Todo> = vec![format!("Recovery: {action}").into()];
+    // With no attempt left, the one thing to do is to ask (HUMAN NEEDED): no line says to
+    // go on.
+    let mut todo: Vec<Todo> = Vec::new();
+    if exhausted(hook).is_none() {
+        todo.push(format!("Recovery: {action}").into());
+    }
     if rec.was_validating {
         if let Some(cmd) = &rec.validation_cmd {
             todo.push(format!("Re-run the interrupted validation: `{cmd}`.").into());
@@ -459,12 +464,12 @@ fn step_todo(
 ) -> Option<(String, u32)> {
     match next {
         Some(step) if exhausted(hook).is_some() => {
+            let (n, id) = (step.index + 1, crate::shell::quote(&step.id));
             todo.push(format!(
-                "A human is needed: step {} \"{}\" has used {} of its {} attempts. Do not resume it: tell the user what failed (below) and ask how to go on (retry it with `waymark step start`, skip it, or change the plan).",
-                step.index + 1,
+                "A human is needed: step {n} \"{}\" has used {} of its {} attempts. Do not resume it: tell the user what failed (below) and ask which way out they choose: one more attempt (`waymark step retry {id}`, once they say so), the step settled by hand (`waymark step done {id}`), or a changed plan.",
                 step.name,
                 step.attempt,
-                max_attempts(hook)
+                hook.attempts_allowed(step)
             ).into());
             None
         }
@@ -497,7 +502,7 @@ fn resume_step(hook: &Hook, step: &Step, attempt: u32) -> Vec<Todo> {
         step: Some(step.name.clone()),
         lists_files: false,
     };
-    let of = max_attempts(hook).max(attempt);
+    let of = hook.attempts_allowed(step).max(attempt);
     let mut todo = vec![about(if step.source == StepSource::Implicit {
         match hook.current_step.as_ref().is_some_and(|c| !c.files_touched.is_empty()) {
             true => "Go on with the user's request (quoted above): no plan was kept, so the work so far is the files listed, not a step.",
@@ -612,6 +617,8 @@ mod tests {
             withheld: Vec::new(),
             session_id: Some("bbbbbbbb2222".into()),
             changed: None,
+            changed_files: Vec::new(),
+            told: None,
         });
         h
     }
@@ -953,15 +960,15 @@ mod tests {
         assert_eq!(
             session_facts(&h, None),
             [
-                "Session aaaaaaaa's last turn ended on an API error (rate_limit) at 2026-03-01T12:00:00Z: slow down. It stopped there, it did not crash: go on from the step below.",
-                "Session bbbbbbbb was working in /w/bbbbbbbb2222, not the project root: go on there.",
+                "Claude Code session aaaaaaaa's last turn ended on an API error (rate_limit) at 2026-03-01T12:00:00Z: slow down. It stopped there, it did not crash: go on from the step below.",
+                "Claude Code session bbbbbbbb was working in /w/bbbbbbbb2222, not the project root: go on there.",
             ]
         );
         // A kind Claude Code could not tell is not named.
         h.sessions[0].failed_turn.as_mut().unwrap().error = "unknown".into();
         assert!(
             session_facts(&h, None)[0]
-                .starts_with("Session aaaaaaaa's last turn ended on an API error at "),
+                .starts_with("Claude Code session aaaaaaaa's last turn ended on an API error at "),
             "{:?}",
             session_facts(&h, None)
         );
@@ -972,9 +979,9 @@ mod tests {
         assert_eq!(
             session_facts(&h, None),
             [
-                "Session aaaaaaaa was working in /w/aaaaaaaa1111, not the project root: go on there.",
-                "Session aaaaaaaa was waiting for the user's permission for Bash when it ended.",
-                "Session aaaaaaaa had subagents running when it ended (reviewer): their work may be unfinished.",
+                "Claude Code session aaaaaaaa was working in /w/aaaaaaaa1111, not the project root: go on there.",
+                "Claude Code session aaaaaaaa was waiting for the user's permission for Bash when it ended.",
+                "Claude Code session aaaaaaaa had subagents running when it ended (reviewer): their work may be unfinished.",
             ]
         );
         h.sessions[0].agents.clear();

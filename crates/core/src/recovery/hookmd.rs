@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use crate::recovery::guidance::{Guidance, facts, guidance};
-use crate::task::{Hook, Outline, Step, StepStatus};
+use crate::task::{Hook, Outline, Step, StepSource, StepStatus};
 use crate::text::{one_line, prefix, stamp, truncate};
 
 /// The whole recovery file, unredacted (the store redacts what it writes). A function of
@@ -330,10 +330,14 @@ pub fn listing(steps: &[Step]) -> String {
         }
     }
     md.push_str(PLAN_HEAD);
+    // The catch-all for work with no plan is not a step of the user's: it is not listed.
+    let planned = || steps.iter().filter(|s| s.source != StepSource::Implicit);
     if steps.is_empty() {
         md.push_str("No steps planned.\n");
+    } else if planned().all(|s| s.status == StepStatus::Deleted) {
+        md.push_str("No plan was kept: the work is the user's request, not split into steps.\n");
     }
-    for s in steps {
+    for s in planned() {
         plan_line(&mut md, s);
     }
     md

@@ -1,8 +1,11 @@
-//! A model-based test of recovery (issue 42): random sequences of sessions (started,
-//! resumed, cleared, compacted, killed, stopped cleanly or on an API error, two at once),
-//! prompts, plans and step commands, file writes, validations passing and failing, pushes
-//! (some interrupted by a kill), the check the brief names, and time passing, applied to
-//! the task as the hook handlers apply them. After every step the invariants of
+//! A model-based test of recovery (issues 42 and 49): random sequences of sessions
+//! (started, resumed, an older one resumed in another window, forked, cleared, compacted,
+//! killed, stopped cleanly or on an API error, two at once, Claude Code's and Codex CLI's
+//! with their UUIDv7 ids), prompts (go-on prompts among them), plans and step commands of
+//! the agent and of a person at a terminal (`step start|done|retry|checked`, `task done`),
+//! file writes, validations passing and failing, pushes (some interrupted by a kill), the
+//! check the brief names, and time passing, applied to the task as the hook handlers and
+//! the commands apply them. After every step the invariants of
 //! docs/recovery.md ("The invariants") are checked on the task and on the brief the next
 //! session would get.
 //!
@@ -38,10 +41,11 @@ const STEPS: [&str; 5] = [
     "Ship it",
     "Write docs",
 ];
-const PROMPTS: [&str; 3] = [
+const PROMPTS: [&str; 4] = [
     "add a nil-safe parser",
     "also handle leap years",
     "carry on",
+    "continue",
 ];
 const PUSH: &str = "git push origin main";
 const MAX_ATTEMPTS: u32 = 3;
@@ -53,17 +57,34 @@ enum Source {
     Resume,
     Clear,
     Compact,
+    /// `claude --resume <id> --fork-session`: a new session on an old conversation.
+    Fork,
+}
+
+/// What a person types at a terminal while the agents recover: no session of theirs.
+#[derive(Debug, Clone, Copy)]
+enum Hand {
+    Start(usize),
+    Done(usize),
+    Retry(usize),
+    Checked,
+    TaskDone,
 }
 
 #[derive(Debug, Clone)]
 enum Op {
     Start(usize, Source),
+    /// Window `.0` resumes the session window `.1` last ran (`claude --resume <id>`).
+    ResumeOther(usize, usize),
+    Hand(Hand),
     Prompt(usize, usize),
     Plan(usize, Vec<usize>),
     StepStart(usize, usize),
     StepDone(usize, usize),
     StepFail(usize, usize),
     Write(usize, usize),
+    /// A file written from Bash (`printf … > src/fN.rs`): the shell reader names it.
+    BashWrite(usize, usize),
     Validate(usize, bool),
     /// A push; `true`: the session is killed while it runs.
     Push(usize, bool),
@@ -78,13 +99,16 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     let who = 0..SLOTS;
     prop_oneof![
-        3 => (who.clone(), 0..4usize).prop_map(|(w, s)| Op::Start(w, [Source::Startup, Source::Resume, Source::Clear, Source::Compact][s])),
+        3 => (who.clone(), 0..5usize).prop_map(|(w, s)| Op::Start(w, [Source::Startup, Source::Resume, Source::Clear, Source::Compact, Source::Fork][s])),
+        1 => (who.clone(), who.clone()).prop_map(|(w, o)| Op::ResumeOther(w, o)),
+        2 => hand(),
         2 => (who.clone(), 0..PROMPTS.len()).prop_map(|(w, p)| Op::Prompt(w, p)),
         2 => (who.clone(), proptest::collection::vec(0..STEPS.len(), 1..4)).prop_map(|(w, n)| Op::Plan(w, n)),
         2 => (who.clone(), 0..STEPS.len()).prop_map(|(w, n)| Op::StepStart(w, n)),
         2 => (who.clone(), 0..STEPS.len()).prop_map(|(w, n)| Op::StepDone(w, n)),
         1 => (who.clone(), 0..STEPS.len()).prop_map(|(w, n)| Op::StepFail(w, n)),
-        4 => (who.clone(), 0..4usize).prop_map(|(w, f)| Op::Write(w, f)),
+        3 => (who.clone(), 0..4usize).prop_map(|(w, f)| Op::Write(w, f)),
+        1 => (who.clone(), 0..4usize).prop_map(|(w, f)| Op::BashWrite(w, f)),
         2 => (who.clone(), any::<bool>()).prop_map(|(w, p)| Op::Validate(w, p)),
         1 => (who.clone(), any::<bool>()).prop_map(|(w, k)| Op::Push(w, k)),
         1 => who.clone().prop_map(Op::Fetch),
@@ -94,6 +118,21 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (1..30i64).prop_map(Op::Wait),
     ]
 }
+
+fn hand() -> impl Strategy<Value = Op> {
+    let n = 0..STEPS.len();
+    prop_oneof![
+        n.clone().prop_map(Hand::Start),
+        n.clone().prop_map(Hand::Done),
+        n.prop_map(Hand::Retry),
+        Just(Hand::Checked),
+        Just(Hand::TaskDone),
+    ]
+    .prop_map(Op::Hand)
+}
+
+/// The window Codex CLI runs in: its sessions have UUIDv7 ids, which begin alike.
+const CODEX: usize = SLOTS - 1;
 
 /// One window: the session it runs and its Claude Code process.
 #[derive(Debug, Clone, Default)]
@@ -146,13 +185,30 @@ impl World {
         }
     }
 
-    /// The task an event of a live window works on: a new one when there is none or the
-    /// last is finished (as `Need::Create` makes it).
-    fn task(&mut self) -> &mut Hook {
-        if self.hook.as_ref().is_none_or(|h| h.state.is_terminal()) {
+    /// A new session id for window `who`: Codex CLI's are UUIDv7, whose first 8 hex
+    /// digits (the time) are the same for sessions started within a minute.
+    fn new_session(&self, who: usize) -> String {
+        let g = self.slots[who].generation;
+        match who {
+            CODEX => format!("01a225b6-0000-7000-8000-{:012x}", 0xabc000 + u64::from(g)),
+            _ => format!("s{who}-{g}"),
+        }
+    }
+
+    /// The task an event works on, as `current::change` finds it for `need`: a new one
+    /// when there is none, or when the last is finished and the event may start one (a
+    /// prompt, a plan); a tool call after a finished task finds none.
+    fn task_for(&mut self, create: bool) -> Option<&mut Hook> {
+        let finished = self.hook.as_ref().is_some_and(|h| h.state.is_terminal());
+        if finished && !create {
+            return None;
+        }
+        if self.hook.is_none() || finished {
             let mut h = Hook::new("t", "w", 0, self.now);
             h.task_id = format!("task-{}", self.now.timestamp());
             self.hook = Some(h);
+            // Its history holds its own crashes.
+            self.crashes = 0;
             // The new task knows no session yet: crashes the old one never declared, and
             // turns under way, are the old task's.
             for s in &mut self.slots {
@@ -160,7 +216,11 @@ impl World {
                 s.mid_turn = false;
             }
         }
-        self.hook.as_mut().unwrap()
+        self.hook.as_mut()
+    }
+
+    fn task(&mut self) -> &mut Hook {
+        self.task_for(true).expect("created")
     }
 
     fn id(&self, who: usize) -> Option<String> {
@@ -171,8 +231,13 @@ impl World {
     /// An event of window `who`'s session marking it mid-turn.
     fn active(&mut self, who: usize, id: &str) {
         let (now, owner) = (self.now, self.owner(who));
-        let h = self.task();
+        let Some(h) = self.hook.as_mut().filter(|h| !h.state.is_terminal()) else {
+            return;
+        };
         h.note_session(id, None, SessionStatus::Active, now);
+        if who == CODEX && let Some(s) = h.session_mut(id) {
+            s.client = Some("Codex CLI".into());
+        }
         // A session first seen after its SessionStart gets its process (prompt.rs).
         if h.session_mut(id).is_some_and(|s| s.owner.is_none()) {
             h.set_owner(id, Some(owner));
@@ -183,7 +248,9 @@ impl World {
     fn apply(&mut self, op: &Op) {
         self.now += Duration::seconds(7);
         match *op {
-            Op::Start(who, source) => self.start(who, source),
+            Op::Start(who, source) => self.start(who, source, None),
+            Op::ResumeOther(who, other) => self.resume_other(who, other),
+            Op::Hand(hand) => self.hand(hand),
             Op::Wait(minutes) => self.now += Duration::minutes(minutes),
             Op::Kill(who) => self.kill(who),
             _ => {
@@ -202,19 +269,39 @@ impl World {
         }
     }
 
-    /// SessionStart as `session_start::start` applies it, then the brief it gives.
-    fn start(&mut self, who: usize, source: Source) {
-        let fresh = matches!(source, Source::Startup | Source::Resume);
+    /// Window `who` resumes the session window `other` ran, once that window has closed:
+    /// the session, and a crash it left, move to `who`.
+    fn resume_other(&mut self, who: usize, other: usize) {
+        let (codex, from_codex) = (who == CODEX, other == CODEX);
+        if who == other || self.slots[other].alive || codex != from_codex {
+            return;
+        }
+        let Some(id) = self.slots[other].session.take() else {
+            return;
+        };
+        self.kill(who);
+        let crashed = std::mem::take(&mut self.slots[other].crashed);
+        self.slots[other].mid_turn = false;
         let slot = &mut self.slots[who];
-        if !fresh && !slot.alive {
+        slot.crashed |= crashed;
+        self.start(who, Source::Resume, Some(id));
+    }
+
+    /// SessionStart as `session_start::start` applies it, then the brief it gives.
+    fn start(&mut self, who: usize, source: Source, resumed: Option<String>) {
+        let fresh = matches!(source, Source::Startup | Source::Resume | Source::Fork);
+        if !fresh && !self.slots[who].alive {
             return; // /clear and compaction happen in a running window.
         }
         if fresh {
             // A new process: the old one ended first (mid-turn, that is a crash).
             self.kill(who);
+            let new = self.new_session(who);
             let slot = &mut self.slots[who];
-            if matches!(source, Source::Startup) || slot.session.is_none() {
-                slot.session = Some(format!("s{who}-{}", slot.generation));
+            match (source, resumed) {
+                (_, Some(id)) => slot.session = Some(id),
+                (Source::Resume, None) if slot.session.is_some() => {}
+                _ => slot.session = Some(new),
             }
             slot.generation += 1;
             slot.alive = true;
@@ -225,7 +312,7 @@ impl World {
             return;
         };
         if fresh {
-            self.expect_crash(&hook, who);
+            self.expect_crash(&hook, who, &id);
             let starting = self.owner(who);
             let live = self.liveness(Some(starting));
             match super::detect(&hook, self.now, self.config.stale_threshold, &id, &live) {
@@ -239,15 +326,29 @@ impl World {
                 }
                 None => super::absorb(&mut hook, &id, &live),
             }
+        }
+        // `tell_crash`: the crash is news for the first session told.
+        if let Some(r) = hook.recovery.as_mut() {
+            match r.told.clone() {
+                Some(told) if told != id => hook.end_recovery("crash_told", self.now),
+                Some(_) => {}
+                None => r.told = Some(id.clone()),
+            }
+        }
+        if fresh && !hook.state.is_terminal() {
             hook.note_session(&id, None, SessionStatus::Idle, self.now);
-            hook.set_owner(&id, Some(starting));
+            hook.set_owner(&id, Some(self.owner(who)));
+            if who == CODEX && let Some(s) = hook.session_mut(&id) {
+                s.client = Some("Codex CLI".into());
+            }
         }
         self.hook = Some(hook);
         self.brief(who, &id, source);
     }
 
-    /// What the model says detection must find at a fresh start of window `who`.
-    fn expect_crash(&mut self, hook: &Hook, who: usize) {
+    /// What the model says detection must find at a fresh start of window `who` (session
+    /// `id` starting).
+    fn expect_crash(&mut self, hook: &Hook, who: usize, id: &str) {
         let others_live =
             (0..SLOTS).any(|w| w != who && self.slots[w].alive && self.slots[w].mid_turn);
         let gone: Vec<usize> = (0..SLOTS).filter(|&w| self.slots[w].crashed).collect();
@@ -256,11 +357,8 @@ impl World {
         }
         // A session resumed while another is live goes on as that live session allows: its
         // own crash is not declared (the next brief names the live one instead).
-        let resumed = self.slots[who].crashed
-            && self.slots[who]
-                .session
-                .as_deref()
-                .is_some_and(|id| hook.sessions.iter().any(|s| s.session_id == id));
+        let resumed =
+            self.slots[who].crashed && hook.sessions.iter().any(|s| s.session_id == id);
         if others_live && hook.state != HookState::Recovering && resumed {
             self.slots[who].crashed = false;
         }
@@ -293,11 +391,7 @@ impl World {
     fn work(&mut self, who: usize, id: &str, op: &Op) {
         let now = self.now;
         match op {
-            Op::Prompt(_, p) => {
-                self.task().last_prompt = Some(PROMPTS[*p].into());
-                self.active(who, id);
-                self.task().end_command(id, None);
-            }
+            Op::Prompt(_, p) => self.prompt(who, id, PROMPTS[*p]),
             Op::Plan(_, names) => {
                 let names: Vec<String> = names.iter().map(|n| STEPS[*n].to_string()).collect();
                 self.task().plan(&names, StepSource::Manual, now);
@@ -309,10 +403,14 @@ impl World {
                     Op::StepDone(..) => StepStatus::Completed,
                     _ => StepStatus::Failed,
                 };
-                self.set_step(who, id, STEPS[*n], status);
+                if self.set_step(STEPS[*n], status) {
+                    self.active(who, id);
+                }
             }
-            Op::Write(_, f) => {
-                self.activity(who, id);
+            Op::Write(_, f) | Op::BashWrite(_, f) => {
+                if !self.activity(who, id) {
+                    return;
+                }
                 let file = format!("src/f{f}.rs");
                 let h = self.task();
                 h.touch_file(&file, now);
@@ -321,36 +419,97 @@ impl World {
             Op::Validate(_, pass) => self.validate(who, id, *pass),
             Op::Push(_, killed) => self.push(who, id, *killed),
             Op::Fetch(_) => {
-                self.activity(who, id);
-                super::repeat::settle(self.task(), "git fetch origin");
+                if self.activity(who, id) {
+                    super::repeat::settle(self.task(), "git fetch origin");
+                }
             }
             Op::Stop(_) => self.stop(who, id, false),
             Op::StopFailure(_) => self.stop(who, id, true),
-            Op::Start(..) | Op::Kill(_) | Op::Wait(_) => unreachable!(),
+            _ => unreachable!(),
         }
         self.check_attempts();
     }
 
-    /// `waymark step start|done|fail NAME` from the agent's Bash.
-    fn set_step(&mut self, who: usize, id: &str, name: &str, status: StepStatus) {
-        let now = self.now;
+    /// UserPromptSubmit: the request noted unless another session is at work (then it is
+    /// this session's own question), the session mid-turn.
+    fn prompt(&mut self, who: usize, id: &str, prompt: &str) {
+        let live = self.liveness(Some(self.owner(who)));
         let h = self.task();
+        if h.working_elsewhere(id, &live).next().is_none() {
+            h.note_request(prompt.into());
+        }
+        self.active(who, id);
+        self.task().end_command(id, None);
+    }
+
+    /// `waymark step start|done|fail NAME`, from the agent's Bash or a person's terminal:
+    /// refused on a finished task; the last step done finishes the task. Whether it ran.
+    fn set_step(&mut self, name: &str, status: StepStatus) -> bool {
+        let now = self.now;
+        let Some(h) = self.hook.as_mut().filter(|h| !h.state.is_terminal()) else {
+            return false;
+        };
         let Some(step) = h.find_step(name).map(|s| s.id.clone()) else {
-            return;
+            return false;
         };
         if h.set_step_status(&step, status, MAX_ATTEMPTS, now).is_ok()
             && status == StepStatus::Failed
         {
             self.failures += 1;
         }
+        if status == StepStatus::Completed
+            && h.state == HookState::StepPending
+            && h.all_steps_completed()
+        {
+            h.finish(HookState::Completed, now).unwrap();
+        }
         self.promise = None;
-        self.active(who, id);
+        true
+    }
+
+    /// What a person types at a terminal.
+    fn hand(&mut self, hand: Hand) {
+        let now = self.now;
+        match hand {
+            Hand::Start(n) => {
+                self.set_step(STEPS[n], StepStatus::InProgress);
+            }
+            Hand::Done(n) => {
+                self.set_step(STEPS[n], StepStatus::Completed);
+            }
+            Hand::Retry(n) => {
+                let Some(h) = self.hook.as_mut().filter(|h| !h.state.is_terminal()) else {
+                    return;
+                };
+                if let Some(step) = h.find_step(STEPS[n]).map(|s| s.id.clone()) {
+                    let _ = h.retry_step(&step, MAX_ATTEMPTS, now);
+                    self.promise = None;
+                }
+            }
+            Hand::Checked => {
+                if let Some(h) = self.hook.as_mut().filter(|h| !h.state.is_terminal())
+                    && !super::repeat::settle_all(h).is_empty()
+                {
+                    h.end_recovery("step_checked", now);
+                }
+            }
+            Hand::TaskDone => {
+                if let Some(h) = self.hook.as_mut().filter(|h| !h.state.is_terminal()) {
+                    h.finish(HookState::Completed, now).unwrap();
+                }
+            }
+        }
+        self.check_attempts();
     }
 
     /// What every tool call that works does first (PostToolUse: the step re-entered).
-    fn activity(&mut self, who: usize, id: &str) {
+    /// False after a finished task: the call is no new task's.
+    fn activity(&mut self, who: usize, id: &str) -> bool {
         let now = self.now;
-        let _ = self.task().ensure_running(MAX_ATTEMPTS, now);
+        let Some(h) = self.task_for(false) else {
+            return false;
+        };
+        let _ = h.ensure_running(MAX_ATTEMPTS, now);
         self.active(who, id);
         // The step the brief promised an attempt for takes exactly that attempt.
         let h = self.hook.as_ref().unwrap();
@@ -362,10 +521,13 @@ impl World {
                 );
             }
         }
+        true
     }
 
     fn validate(&mut self, who: usize, id: &str, pass: bool) {
-        self.activity(who, id);
+        if !self.activity(who, id) {
+            return;
+        }
         let now = self.now;
         let h = self.task();
         let mut run =
@@ -383,7 +545,10 @@ impl World {
     /// asks about), then in flight until its PostToolUse, which a kill never sends.
     fn push(&mut self, who: usize, id: &str, killed: bool) {
         let now = self.now;
-        if super::repeat::check(self.task(), PUSH).is_some() {
+        let Some(h) = self.task_for(false) else {
+            return;
+        };
+        if super::repeat::check(h, PUSH).is_some() {
             return;
         }
         self.activity(who, id);
@@ -403,13 +568,23 @@ impl World {
         h.note_side_effect(PUSH, 0, now);
     }
 
-    /// Stop (or StopFailure): the turn ended; a finished plan completes the task.
+    /// Stop (or StopFailure): the turn ended; a crash told to this session is over; a
+    /// finished plan completes the task.
     fn stop(&mut self, who: usize, id: &str, failed: bool) {
         let now = self.now;
-        let h = self.task();
+        self.slots[who].mid_turn = false;
+        let Some(h) = self.hook.as_mut().filter(|h| !h.state.is_terminal()) else {
+            return;
+        };
         h.end_command(id, None);
-        if !failed && h.state == HookState::StepPending && h.all_steps_completed() {
-            h.finish(HookState::Completed, now).unwrap();
+        if !failed {
+            if h.recovery.as_ref().and_then(|r| r.told.as_deref()) == Some(id) {
+                h.end_recovery("crash_told", now);
+            }
+            if h.state == HookState::StepPending && h.all_steps_completed() {
+                h.finish(HookState::Completed, now).unwrap();
+                return;
+            }
         }
         h.note_session(id, None, SessionStatus::Idle, now);
         if failed && let Some(s) = h.session_mut(id) {
@@ -419,7 +594,6 @@ impl World {
                 at: now,
             });
         }
-        self.slots[who].mid_turn = false;
     }
 
     /// An attempt never goes back, and rises only with a crash, a failed validation or a
@@ -479,6 +653,11 @@ impl World {
         )
         .unwrap();
         read_brief(h, &b);
+        // One crash, one verdict: only the session it is told to hears it.
+        if b.contains("CRASH DETECTED") {
+            let told = h.recovery.as_ref().and_then(|r| r.told.as_deref());
+            assert_eq!(told, Some(id), "the crash told to another session:\n{b}");
+        }
         self.promise = h
             .next_step()
             .filter(|s| s.source != StepSource::Implicit && exhausted(h).is_none())
@@ -493,19 +672,21 @@ impl World {
 fn who_of(op: &Op) -> usize {
     match *op {
         Op::Start(w, _)
+        | Op::ResumeOther(w, _)
         | Op::Prompt(w, _)
         | Op::Plan(w, _)
         | Op::StepStart(w, _)
         | Op::StepDone(w, _)
         | Op::StepFail(w, _)
         | Op::Write(w, _)
+        | Op::BashWrite(w, _)
         | Op::Validate(w, _)
         | Op::Push(w, _)
         | Op::Fetch(w)
         | Op::Kill(w)
         | Op::Stop(w)
         | Op::StopFailure(w) => w,
-        Op::Wait(_) => 0,
+        Op::Wait(_) | Op::Hand(_) => 0,
     }
 }
 
@@ -524,19 +705,22 @@ fn read_brief(h: &Hook, b: &str) {
     }
     assert_eq!(b.contains("CRASH DETECTED"), h.recovery.is_some(), "{b}");
     assert!(b.matches("CRASH DETECTED").count() <= 1, "{b}");
-    if let Some(p) = &h.last_prompt {
-        assert!(
-            b.contains(p.as_str()),
-            "the user's last request {p:?}:\n{b}"
-        );
+    // The goal survives: what the task is for is named in every brief, and the latest
+    // request only when it says something new.
+    if let Some(g) = &h.goal {
+        assert!(b.contains(&format!("The task: {g}")), "the goal {g:?}:\n{b}");
+    }
+    match h.news() {
+        Some(p) => assert!(b.contains(&format!("The latest request: {p}")), "{p:?}:\n{b}"),
+        None => assert!(!b.contains("The latest request"), "no news:\n{b}"),
     }
     let human = b.contains("HUMAN NEEDED");
     assert_eq!(human, exhausted(h).is_some(), "{b}");
     if human {
-        assert!(
-            !b.contains("Resume step") && !b.contains("Start step"),
-            "ask or resume, not both:\n{b}"
-        );
+        // No line beside it tells the agent to go on.
+        for go_on in ["Resume step", "Start step", "Recovery:", "and go on", "Go on with", "Retry the"] {
+            assert!(!b.contains(go_on), "ask or go on ({go_on}), not both:\n{b}");
+        }
     } else if let Some(s) = h.next_step() {
         let named = format!("\"{}\"", s.name);
         assert!(
@@ -563,6 +747,20 @@ fn read_brief(h: &Hook, b: &str) {
         })
         .unwrap_or_default();
     assert_eq!(listed, done[done.len().saturating_sub(10)..], "{b}");
+    // Nothing is to be fixed and run again for a step under DO NOT REPEAT.
+    for name in &done {
+        let about = format!("(step \"{name}\")");
+        assert!(
+            !b.lines()
+                .any(|l| l.contains(&about) && l.contains("run it again")),
+            "advice for a completed step:\n{b}"
+        );
+    }
+    // Two sessions of one task never read alike.
+    let mut labels: Vec<String> = h.sessions.iter().map(|s| h.session_label(&s.session_id)).collect();
+    labels.sort();
+    labels.dedup();
+    assert_eq!(labels.len(), h.sessions.len(), "{:?}", h.sessions);
     // A side effect whose outcome a crash left unknown is named until it is checked.
     let unknown = h
         .current_step
@@ -637,6 +835,105 @@ mod regressions {
             Validate(0, true),
             Stop(0),
             Start(1, Startup),
+        ]);
+    }
+
+    /// Issue 49, case 1: after a crash the user types "continue": the brief still names
+    /// the task by the request that began it (read_brief: "The task: …").
+    #[test]
+    fn the_goal_survives_continue() {
+        run(&[
+            Start(0, Startup),
+            Prompt(0, 0),
+            Plan(0, vec![1]),
+            StepStart(0, 1),
+            Write(0, 0),
+            Kill(0),
+            Start(1, Startup),
+            Prompt(1, 3),
+            Write(1, 1),
+            Kill(1),
+            Start(2, Startup),
+        ]);
+    }
+
+    /// Issue 49, case 2: the session told of a crash only reads and stops; the next one
+    /// is not told again (the verdict is for the session told), and a person's `step
+    /// checked` or `step done` ends it as well.
+    #[test]
+    fn a_crash_is_told_once_whoever_settles_it() {
+        let crashed = [
+            Start(0, Startup),
+            Prompt(0, 0),
+            Plan(0, vec![1, 2]),
+            StepStart(0, 1),
+            Push(0, true),
+            Start(1, Startup),
+        ];
+        let then = [
+            vec![Prompt(1, 3), Stop(1), Start(2, Startup)],
+            vec![Hand(super::Hand::Checked), Start(2, Startup)],
+            vec![Hand(super::Hand::Done(1)), Start(2, Startup)],
+            vec![Start(2, Startup), Start(1, Resume)],
+        ];
+        for then in then {
+            run(&[crashed.to_vec(), then].concat());
+        }
+    }
+
+    /// Issue 49, case 3: a fork of a crashed session declares the crash at its start.
+    #[test]
+    fn a_fork_declares_the_crash_it_starts_from() {
+        run(&[
+            Start(0, Startup),
+            Prompt(0, 0),
+            Plan(0, vec![1]),
+            StepStart(0, 1),
+            Write(0, 0),
+            Kill(0),
+            Start(0, Fork),
+            Write(0, 1),
+        ]);
+    }
+
+    /// Issue 49, case 4: attempts spent in crashes, then `step start` twice and a retry.
+    #[test]
+    fn attempts_run_out_by_crashes_and_a_person_grants_one_more() {
+        let mut ops = vec![Start(0, Startup), Prompt(0, 0), Plan(0, vec![1])];
+        for w in 0..3 {
+            ops.extend([Start(w, Startup), StepStart(w, 1), Write(w, 0), Kill(w)]);
+        }
+        ops.extend([
+            Start(0, Startup),
+            Hand(super::Hand::Start(1)),
+            Hand(super::Hand::Start(1)),
+            Start(1, Startup),
+            Hand(super::Hand::Retry(1)),
+            Write(1, 1),
+            Stop(1),
+            Start(2, Startup),
+        ]);
+        run(&ops);
+    }
+
+    /// Issue 49, case 6: the last step done finishes the task; the work after it opens no
+    /// "Session work", and a new request starts a new task.
+    #[test]
+    fn a_finished_plan_stays_finished() {
+        run(&[
+            Start(0, Startup),
+            Prompt(0, 0),
+            Plan(0, vec![1]),
+            StepStart(0, 1),
+            Validate(0, false),
+            StepStart(0, 1),
+            StepDone(0, 1),
+            BashWrite(0, 2),
+            Stop(0),
+            Start(1, Startup),
+            Prompt(1, 1),
+            Write(1, 0),
+            Start(2, Startup),
         ]);
     }
 }

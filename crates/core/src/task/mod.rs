@@ -7,11 +7,13 @@
 //! - [`plan`]: what happens when steps move (attempts, the implicit step);
 //! - [`outline`]: what recovery says of the plan besides listing it;
 //! - [`checkpoint`]: when a checkpoint is due (as [`Effect`]s) and its record;
+//! - [`goal`]: what the task is for, and whether a prompt says anything new;
 //! - [`session`]: which session works on the task, and whether it is mid-turn;
 //! - [`migrate`]: schemas 1 and 2 read as 3.
 
 pub mod bounds;
 pub mod checkpoint;
+pub mod goal;
 pub mod machine;
 pub mod migrate;
 pub mod model;

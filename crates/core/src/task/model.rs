@@ -14,6 +14,11 @@ use serde_json::Value;
 use super::machine::HookState;
 use crate::receipt::ValidationReceipt;
 
+/// `max_attempts` when hook.json does not say (files written before it did).
+pub fn default_max_attempts() -> u32 {
+    3
+}
+
 /// hook.json's schema version. Files of schemas 1 and 2 are read and migrated
 /// (`task::migrate`, docs/state.md); a file of a newer major version is never overwritten.
 pub const SCHEMA_VERSION: &str = "3.0";
@@ -67,9 +72,18 @@ pub struct Hook {
     /// The sessions that worked on the task, oldest first (at most [`MAX_SESSIONS`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sessions: Vec<Session>,
+    /// What the task is for: the request that began it (redacted, bounded), named in every
+    /// brief. A go-on prompt ("continue") is no goal; the first prompt that asks for
+    /// something is (docs/recovery.md, "The goal").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<String>,
     /// The last prompt the user submitted (redacted, bounded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_prompt: Option<String>,
+    /// The configured `max_attempts` when the task last changed: what a step not started
+    /// yet is counted against.
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
     /// The summary Claude Code wrote at the last compaction (bounded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compact_summary: Option<String>,
@@ -320,9 +334,13 @@ pub struct Step {
     /// 0 until first started.
     #[serde(default)]
     pub attempt: u32,
-    /// A failure happened since the step was last entered: the next entry is a new attempt.
+    /// A failure happened since the step was last entered (a failed validation, `step
+    /// fail`, a crash): the next entry is a new attempt.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub failed_since_entry: bool,
+    /// Attempts a person granted past `max_attempts` (`waymark step retry`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub granted: u32,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub receipt_ids: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -529,6 +547,21 @@ pub struct RecoveryContext {
     /// `2 files, +12/−3 lines (1 new)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed: Option<String>,
+    /// The files that changed, the first [`CHANGED_NAMED`]: what the brief names when no
+    /// step recorded them (the work wrote from a generator).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_files: Vec<String>,
+    /// The session whose brief announced the crash: once its turn (or the session) ends,
+    /// the crash has been told and the recovery is over (one crash, one verdict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub told: Option<String>,
+}
+
+/// How many changed files a recovery context names.
+pub const CHANGED_NAMED: usize = 20;
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// What a count of the work tree's changes is against, in words: the commit HEAD was on
@@ -553,12 +586,21 @@ impl RecoveryContext {
 
     /// What changed since that base, in words that do not contradict the files a step
     /// lists: "nothing" there means the files listed are as that commit has them.
+    /// The files are named (the first [`CHANGED_NAMED`]): with no step recording them (a
+    /// generator wrote them) the count alone sends the agent looking.
     pub fn changed_words(&self) -> Option<String> {
         self.changed.as_deref().map(|c| match c {
             NOTHING_CHANGED => {
                 "nothing: the files listed, if any, are as that commit has them".into()
             }
-            c => c.to_string(),
+            c if self.changed_files.is_empty() => c.to_string(),
+            c => {
+                let more = match self.changed_files.len() >= CHANGED_NAMED {
+                    true => ", and the rest (`git status`)",
+                    false => "",
+                };
+                format!("{c}: {}{more}", self.changed_files.join(", "))
+            }
         })
     }
 }

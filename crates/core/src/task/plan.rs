@@ -65,7 +65,9 @@ impl Hook {
             task_index,
             intent_id: None,
             sessions: Vec::new(),
+            goal: None,
             last_prompt: None,
+            max_attempts: default_max_attempts(),
             compact_summary: None,
             clear_note: None,
             rewound: None,
@@ -112,6 +114,12 @@ impl Hook {
         now: DateTime<Utc>,
     ) -> Result<(), TransitionError> {
         machine::check(Some(self.state), to, trigger)?;
+        // The recovery context lives exactly as long as `recovering`: whatever moves the
+        // task on (a step entered or settled, the crash told) ends it, and no later brief
+        // announces the crash again.
+        if self.state == HookState::Recovering && to != HookState::Recovering {
+            self.recovery = None;
+        }
         self.history_count += 1;
         self.journal.history.push(HookEvent {
             timestamp: now,
@@ -237,6 +245,7 @@ impl Hook {
             active_form: active_form.map(str::to_string),
             attempt: 0,
             failed_since_entry: false,
+            granted: 0,
             receipt_ids: Vec::new(),
             files_touched: Vec::new(),
             started_at: None,
@@ -315,17 +324,19 @@ impl Hook {
         trigger: &str,
         now: DateTime<Utc>,
     ) -> Result<(), TransitionError> {
+        self.max_attempts = max_attempts;
         self.fold_implicit(pos, now)?;
         self.switch_from_current(pos, now)?;
         let attempt = self.entry_attempt(pos);
+        let allowed = max_attempts + self.steps[pos].granted;
         // Work with no plan is not a step: it has no attempts to run out of.
-        if attempt > max_attempts && self.steps[pos].source != StepSource::Implicit {
-            return self.await_human(attempt, max_attempts, trigger, now);
+        if attempt > allowed && self.steps[pos].source != StepSource::Implicit {
+            return self.await_human(attempt, allowed, trigger, now);
         }
         if self.state == HookState::StepValidating {
             self.transition(HookState::StepPending, "validation_interrupted", now)?;
         }
-        let mut ctx = self.begin_attempt(pos, attempt, max_attempts, now);
+        let mut ctx = self.begin_attempt(pos, attempt, allowed, now);
         for f in std::mem::take(&mut self.unassigned_files) {
             super::bounds::add_file(&mut ctx.files_touched, &f);
         }
@@ -335,11 +346,44 @@ impl Hook {
             details.insert("attempt".into(), Value::from(attempt));
             self.transition_with(HookState::StepRunning, trigger, details, now)?;
         }
-        if self.state == HookState::StepRunning {
-            // A re-entry after recovery: the crash has been dealt with.
-            self.recovery = None;
-        }
         Ok(())
+    }
+
+    /// The crash has been told and the task goes on without it: `recovering` ends in
+    /// `step_pending` (the step the crash interrupted is still in progress, its attempt
+    /// ended by the crash), and later briefs do not announce the crash again.
+    pub fn end_recovery(&mut self, trigger: &str, now: DateTime<Utc>) {
+        if self.state == HookState::Recovering {
+            let _ = self.transition(HookState::StepPending, trigger, now);
+        }
+    }
+
+    /// How many attempts `step` has: `max_attempts`, and those a person granted past it.
+    pub fn attempts_allowed(&self, step: &Step) -> u32 {
+        let base = match &self.current_step {
+            Some(c) if c.step_id == step.id => c.max_attempts,
+            _ => self.max_attempts,
+        };
+        base + step.granted
+    }
+
+    /// A person grants the step at `id` one more attempt (`waymark step retry`): what
+    /// the way out of HUMAN NEEDED is, since entering it again is refused until then.
+    /// The step is then entered as that attempt.
+    pub fn retry_step(
+        &mut self,
+        id: &str,
+        max_attempts: u32,
+        now: DateTime<Utc>,
+    ) -> Result<(), TransitionError> {
+        let Some(pos) = self.step_pos(id) else {
+            return Ok(());
+        };
+        let attempt = self.entry_attempt(pos);
+        let step = &mut self.steps[pos];
+        step.granted = step.granted.max(attempt.saturating_sub(max_attempts));
+        self.max_attempts = max_attempts;
+        self.enter_step(pos, max_attempts, "step_retry", now)
     }
 
     /// Leaves the current step when it is not the one at `pos`: a step in progress goes
@@ -549,9 +593,12 @@ impl Hook {
                 .iter()
                 .position(|s| s.status == StepStatus::InProgress)
         });
+        // A plan with steps still to start waits for the next one; a plan finished is not
+        // reopened by the work after it (a commit, a check): its files wait unassigned.
+        let waiting = self.steps.iter().any(|s| s.status == StepStatus::Pending);
         let pos = match target {
             Some(pos) => pos,
-            None if self.steps.iter().any(|s| s.status == StepStatus::Pending) => return Ok(false),
+            None if waiting || self.plan_finished() => return Ok(false),
             None => {
                 let existing = self.steps.iter().position(|s| {
                     s.source == StepSource::Implicit && s.status != StepStatus::Completed
@@ -560,7 +607,7 @@ impl Hook {
                     Some(pos) => pos,
                     None => {
                         let id = self.next_step_id("work-");
-                        let working_on = self.last_prompt.clone().unwrap_or_default();
+                        let working_on = self.goal.clone().unwrap_or_default();
                         self.add_step(
                             &id,
                             IMPLICIT_STEP,
@@ -673,6 +720,17 @@ impl Hook {
             .filter(|s| s.status != StepStatus::Deleted)
             .peekable();
         live.peek().is_some() && live.all(|s| s.status == StepStatus::Completed)
+    }
+
+    /// True when a plan was kept and every step of it is completed: the work after it (a
+    /// commit, a check) reopens nothing.
+    pub fn plan_finished(&self) -> bool {
+        let mut planned = self
+            .steps
+            .iter()
+            .filter(|s| s.source != StepSource::Implicit && s.status != StepStatus::Deleted)
+            .peekable();
+        planned.peek().is_some() && planned.all(|s| s.status == StepStatus::Completed)
     }
 
     /// Completed steps, in plan order.

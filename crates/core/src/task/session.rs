@@ -46,10 +46,53 @@ impl Session {
     }
 }
 
+/// The 8 characters that name a session id: a UUIDv7's last 8 (random), else its first.
+fn short_form(id: &str) -> &str {
+    let b = id.as_bytes();
+    let v7 = b.len() == 36
+        && [8, 13, 18, 23].iter().all(|&i| b[i] == b'-')
+        && b[14] == b'7'
+        && b.iter().all(|c| c.is_ascii_hexdigit() || *c == b'-');
+    if v7 {
+        &id[28..]
+    } else {
+        crate::text::short_id(id)
+    }
+}
+
 /// How many running subagents a session keeps.
 pub const SESSION_AGENTS: usize = 8;
 
 impl Hook {
+    /// How the brief names session `id`: its agent and a short form of its id that no
+    /// other session of the task shares ("Codex CLI session 4c1d9e02").
+    pub fn session_name(&self, id: &str) -> String {
+        let agent = self
+            .sessions
+            .iter()
+            .find(|s| s.session_id == id)
+            .and_then(|s| s.client.as_deref())
+            .unwrap_or("Claude Code");
+        format!("{agent} session {}", self.session_label(id))
+    }
+
+    /// A short form of session `id` that tells it from the task's other sessions: 8
+    /// characters, the random end of a UUIDv7 (Codex CLI's ids begin with their time, so
+    /// two started within a minute begin alike), else its start; the whole id when
+    /// another session is still named alike.
+    pub fn session_label(&self, id: &str) -> String {
+        let short = short_form(id);
+        let alike = self
+            .sessions
+            .iter()
+            .any(|s| s.session_id != id && short_form(&s.session_id) == short);
+        if alike {
+            id.to_string()
+        } else {
+            short.to_string()
+        }
+    }
+
     /// The session that sent the last event.
     pub fn session(&self) -> Option<&Session> {
         self.sessions.iter().max_by_key(|s| s.last_event_at)

@@ -106,7 +106,7 @@ fn switching_steps_goes_through_pending() {
 #[test]
 fn work_without_a_plan_gets_an_implicit_step() {
     let mut h = Hook::new("t", "w", 0, t(0));
-    h.last_prompt = Some("write hello".into());
+    h.note_request("write hello".into());
     assert!(h.ensure_running(3, t(1)).unwrap());
     h.touch_file("hello.txt", t(2));
     assert_eq!(h.steps[0].name, IMPLICIT_STEP);
@@ -155,7 +155,7 @@ fn a_name_cut_to_its_length_is_planned_once_and_found() {
 #[test]
 fn the_work_before_a_plan_goes_to_the_first_step_entered() {
     let mut h = Hook::new("t", "w", 0, t(0));
-    h.last_prompt = Some("add a parser".into());
+    h.note_request("add a parser".into());
     assert!(h.ensure_running(3, t(1)).unwrap());
     h.touch_file("notes.md", t(2));
     assert_eq!(h.working_on(), Some("add a parser"));
@@ -410,6 +410,8 @@ fn crash_report(at: DateTime<Utc>) -> RecoveryContext {
         withheld: Vec::new(),
         session_id: None,
         changed: None,
+        changed_files: Vec::new(),
+        told: None,
     }
 }
 
