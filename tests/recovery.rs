@@ -230,7 +230,7 @@ fn no_task_no_brief_and_no_checkpoint_is_said_plainly() {
     let brief =
         context_of(&p.hook("SessionStart", &p.fixture("SessionStart-resume.json"))).unwrap();
     assert!(brief.contains("No checkpoint yet for this task"), "{brief}");
-    assert!(brief.contains("Working on: write hello"), "{brief}");
+    assert!(brief.contains("The task: write hello"), "{brief}");
 }
 
 #[test]
@@ -586,8 +586,8 @@ fn a_crash_while_waiting_for_a_permission_in_a_worktree_is_told() {
     .unwrap();
     for needle in [
         "CRASH DETECTED",
-        "Session s1 was working in .claude/worktrees/wt1, not the project root",
-        "Session s1 was waiting for the user's permission to run Bash `touch needs-permission.txt` when it ended",
+        "Claude Code session s1 was working in .claude/worktrees/wt1, not the project root",
+        "Claude Code session s1 was waiting for the user's permission to run Bash `touch needs-permission.txt` when it ended",
         &format!("had subagents running when it ended ({agent})"),
     ] {
         assert!(brief.contains(needle), "lacks {needle:?}:\n{brief}");

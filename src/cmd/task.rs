@@ -315,11 +315,16 @@ fn finish_if_done(ctx: &Ctx, hook: &mut Hook, status: StepStatus) -> anyhow::Res
 /// `waymark step retry N`: one more attempt granted, and the step started as it.
 fn retry(ctx: &Ctx, hook: &mut Hook, target: &str) -> anyhow::Result<String> {
     let id = find(hook, target)?;
+    let before = hook.step(&id).map_or(0, |s| s.granted);
     hook.retry_step(&id, ctx.config.max_attempts, ctx.now)?;
     note_agent_session(hook, ctx.now);
     let step = hook.step(&id).expect("exists");
+    let granted = match step.granted > before {
+        true => ", one granted past max_attempts",
+        false => "",
+    };
     Ok(format!(
-        "Step \"{}\": {} (attempt {} of {}, one granted past max_attempts); task {}",
+        "Step \"{}\": {} (attempt {} of {}{granted}); task {}",
         step.name,
         step.status.as_str(),
         step.attempt,

@@ -273,6 +273,7 @@ mod tests {
             added: 1,
             deleted: 0,
             new: 0,
+            names: vec!["a.txt".into()],
         };
         assert_eq!(diff_stat(d, None, "AGENT.md"), Some(one));
         // A new file counts with its lines (git's diff leaves it out): 4 lines, the last
@@ -324,6 +325,7 @@ mod tests {
             added: 1,
             deleted: 1,
             new: 0,
+            names: vec!["a.txt".into(), "blob.bin".into()],
         };
         assert_eq!(diff_stat(d, since, "AGENT.md"), Some(two));
         assert_eq!(

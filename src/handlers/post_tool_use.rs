@@ -57,6 +57,9 @@ struct Seen<'a> {
     validation: bool,
     /// Only mutations, commands and the task tools start a task or mark the session active.
     relevant: bool,
+    /// A command that runs waymark and nothing else (`waymark step done 3`): the agent
+    /// keeping its plan, no work of a step's. It starts no task and enters no step.
+    own: bool,
     /// The files a Bash command names as it writes them (`printf … > src/a.rs`), inside
     /// the root: files the step touched, as a Write's are.
     bash_writes: Vec<String>,
@@ -82,7 +85,7 @@ fn see<'a>(
     // waymark's own commands (the agent keeping its plan) are no work of the step's.
     let own = kinds.as_ref().is_some_and(|k| k.waymark);
     let relevant = call.is_mutation()
-        || bash.is_some() && !own
+        || bash.is_some()
         || matches!(
             call.input,
             ToolInput::TaskCreate(_) | ToolInput::TaskUpdate(_) | ToolInput::TodoWrite(_)
@@ -100,6 +103,7 @@ fn see<'a>(
         kinds,
         validation,
         relevant,
+        own,
         bash_writes,
     }
 }
@@ -140,7 +144,7 @@ fn bookkeeping(
     out: &mut Output,
 ) -> anyhow::Result<Option<Hook>> {
     let need = match seen.call.input {
-        _ if !seen.relevant => Need::Existing,
+        _ if !seen.relevant || seen.own => Need::Existing,
         // A plan made after a finished task is the next task's.
         ToolInput::TaskCreate(_) | ToolInput::TaskUpdate(_) | ToolInput::TodoWrite(_) => {
             Need::Create
@@ -154,7 +158,7 @@ fn bookkeeping(
         move_plan(ctx, event, seen, hook, effects)?;
         let mut inside: Vec<&str> = seen.paths.iter().filter_map(Located::inside).collect();
         inside.extend(seen.bash_writes.iter().map(String::as_str));
-        let work = !inside.is_empty() || seen.bash.is_some() && seen.relevant;
+        let work = !inside.is_empty() || seen.bash.is_some() && !seen.own;
         if work && !super::ended_late(ctx, hook, &event.common.session_id) {
             hook.ensure_running(ctx.config.max_attempts, ctx.now)?;
         }

@@ -69,7 +69,7 @@ fn clear_checkpoints_and_the_cleared_session_gets_the_brief(version: Version) {
         "Resume brief",
         "Resumed from checkpoint: Before /clear (clear",
         "\"Port the CLI\", attempt 1",
-        "The user's last request: E2E-S4-PROMPT port the cli",
+        "The task: E2E-S4-PROMPT port the cli",
         "cli.txt",
         "Changed before /clear, since ",
         "HOOK.md",

@@ -33,15 +33,31 @@ fn crash_mid_step_then_new_session_gets_the_resume_brief(version: Version) {
     sb.run_ok(&api, &["-p", "E2E-S2 carry on"], "E2E-S2-RESUMED");
     let why = sb.diagnose(&api);
     let hook = sb.hook_json();
-    assert_eq!(hook["state"], "recovering", "{why}");
-    let action = recovery_recommends_an_action(&hook, &why);
+    let action = recovery_recommends_an_action(told_once(&hook, &why), &why);
     the_brief_names_the_crash(&api, action, &why);
     the_brief_keeps_the_work_since_the_checkpoint(&api, &hook, &why);
+    // The session told only answered: the crash is over, and HOOK.md, like the next
+    // brief, no longer announces it.
     let md = sb.read(".orchestration/HOOK.md");
+    assert!(!md.contains("Crash detected"), "{md}");
+}
+
+/// The crash was declared once and told to the session that only answered: the recovery
+/// ended with that session's turn (`crash_told`), the step still in progress. The details
+/// of the crash as declared.
+pub(crate) fn told_once<'a>(hook: &'a Value, why: &str) -> &'a Value {
+    assert_eq!(hook["state"], "step_pending", "{why}");
+    assert!(hook["recovery"].is_null(), "{why}");
+    let history = hook["history"].as_array().unwrap();
+    let triggers: Vec<&str> = history
+        .iter()
+        .filter_map(|h| h["trigger"].as_str())
+        .collect();
     assert!(
-        md.contains(action),
-        "HOOK.md lacks the recommendation:\n{md}"
+        triggers.ends_with(&["crash_detected", "crash_told"]),
+        "{triggers:?}\n{why}"
     );
+    &history[history.len() - 2]["details"]
 }
 
 /// Runs a session that plans two steps, finishes the first and is killed (its whole
@@ -86,10 +102,10 @@ pub(crate) fn crash_while_a_step_runs(sb: &Sandbox) {
     );
 }
 
-/// Checks that recovery saw a crash by signal and recommends a known action; returns it.
-fn recovery_recommends_an_action<'a>(hook: &'a Value, why: &str) -> &'a str {
-    let recovery = &hook["recovery"];
-    let action = strs(&recovery["recommended_action"]);
+/// Checks that the crash declared (its history event's details) was by signal and
+/// recommends a known action; returns it.
+fn recovery_recommends_an_action<'a>(crash: &'a Value, why: &str) -> &'a str {
+    let action = strs(&crash["recommended_action"]);
     assert!(
         [
             "retry_from_checkpoint",
@@ -101,7 +117,7 @@ fn recovery_recommends_an_action<'a>(hook: &'a Value, why: &str) -> &'a str {
         .contains(&action),
         "recommended_action {action:?}\n{why}"
     );
-    assert_eq!(recovery["crash_type"], "signal", "{why}");
+    assert_eq!(crash["crash_type"], "signal", "{why}");
     action
 }
 
@@ -137,12 +153,19 @@ fn the_brief_names_the_crash(api: &FakeApi, action: &str, why: &str) {
 /// tells the agent to keep what step 2 did since (parser.txt) and never offers the rewind
 /// to that checkpoint, which would delete it (issue 31, item 1).
 fn the_brief_keeps_the_work_since_the_checkpoint(api: &FakeApi, hook: &Value, why: &str) {
-    let recovery = &hook["recovery"];
+    let crash = told_once(hook, why);
     assert_eq!(
-        recovery["recommended_action"], "retry_from_checkpoint",
+        crash["recommended_action"], "retry_from_checkpoint",
         "{why}"
     );
-    let checkpoint = strs(&recovery["last_checkpoint_id"]);
+    // The checkpoint it resumes from: step 1's, the last one.
+    let checkpoint = strs(
+        &hook["recent_checkpoints"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()["checkpoint_id"],
+    );
     let context = api.main_requests()[0]
         .find_text("SessionStart hook additional context")
         .unwrap();

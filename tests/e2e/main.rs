@@ -33,6 +33,7 @@ mod codex_sessions;
 mod compaction;
 mod crash;
 mod fresh_session;
+mod goal;
 mod handoff;
 mod intent;
 mod plugin;

@@ -151,7 +151,7 @@ fn a_crash_with_no_plan_at_all_names_what_the_user_asked(version: Version) {
         &[
             "CRASH DETECTED",
             "No plan was kept: the work is the user's request, not split into steps.",
-            "The user asked: E2E-NP go",
+            "The task: E2E-NP go",
             "Go on with the user's request (quoted above): no plan was kept",
             "src/parser.txt",
             "`waymark plan \"first step\" \"second step\" …`",
@@ -195,7 +195,9 @@ fn a_crash_after_a_validation_that_failed_then_passed(version: Version) {
     // New files count with their lines; waymark's own files (AGENT.md's lesson) do not.
     has(
         &brief,
-        &["Changed since the last checkpoint's commit: 1 file, +1/−0 lines (1 new)."],
+        &[
+            "Changed since the last checkpoint's commit: 1 file, +1/−0 lines (1 new): src/fixed.txt.",
+        ],
     );
 }
 
@@ -347,7 +349,7 @@ fn a_second_session_finds_the_first_at_work(sb: &Sandbox, tag: &str) -> Value {
     has(
         &brief,
         &[
-            "ANOTHER SESSION IS WORKING NOW: session ",
+            "ANOTHER SESSION IS WORKING NOW: Claude Code session ",
             "is on step \"Build the API\", files src/api.txt",
         ],
     );

@@ -74,7 +74,7 @@ fn a_crash_is_declared_once_and_the_request_stays_beside_the_plan(version: Versi
         &[
             "\"Handle leap years\", attempt 2 of 3",
             "Working on: ",
-            "The user's last request: E2E-ONCE-B finish the leap years",
+            "The latest request: E2E-ONCE-B finish the leap years",
         ],
     );
     assert_eq!(crashes_declared(&sb), 1, "{c}");
@@ -213,7 +213,7 @@ fn after_waymark_init_the_setup_is_no_change_and_doctor_names_both_registrations
         &brief,
         &[
             "CRASH DETECTED",
-            "Changed since the last commit (no checkpoint yet): 1 file, +1/−0 lines (1 new).",
+            "Changed since the last commit (no checkpoint yet): 1 file, +1/−0 lines (1 new): src/leap.txt.",
         ],
     );
 }

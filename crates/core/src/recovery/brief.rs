@@ -776,7 +776,10 @@ mod tests {
         assert!(!b.contains("carry on"), "{b}");
         h.note_request("and handle leap years".into());
         let b = brief(&h, &with_note);
-        assert!(b.contains("The latest request: and handle leap years"), "{b}");
+        assert!(
+            b.contains("The latest request: and handle leap years"),
+            "{b}"
+        );
         let names: Vec<String> = ["Write the parser".to_string()].into();
         h.plan(&names, crate::task::StepSource::Manual, now);
         let b = brief(&h, &with_note);
@@ -824,7 +827,10 @@ mod tests {
             b.contains("The task: please make the parser nil-safe"),
             "{b}"
         );
-        assert!(!b.contains("continue") && !b.contains("The latest request"), "{b}");
+        assert!(
+            !b.contains("continue") && !b.contains("The latest request"),
+            "{b}"
+        );
         let md = crate::recovery::hookmd::render(&h);
         assert!(
             md.contains("- **The task:** please make the parser nil-safe"),
@@ -832,7 +838,10 @@ mod tests {
         );
         h.note_request("also keep the old API".into());
         let b = brief(&h, &Extras::default());
-        assert!(b.contains("The latest request: also keep the old API"), "{b}");
+        assert!(
+            b.contains("The latest request: also keep the old API"),
+            "{b}"
+        );
         h.current_step = None;
         let b = brief(&h, &Extras::default());
         assert!(b.contains("The task: please make"), "{b}");

@@ -248,7 +248,11 @@ mod tests {
         h.sessions = session(SessionStatus::Active).into_iter().collect();
         let c = detect(&h, std::time::Duration::from_secs(300), GONE).unwrap();
         assert_eq!(c.crash_type, "signal");
-        assert!(c.why.starts_with("Claude Code session abcdef12"), "{}", c.why);
+        assert!(
+            c.why.starts_with("Claude Code session abcdef12"),
+            "{}",
+            c.why
+        );
         // A Codex CLI session's crash names the agent, for whichever agent comes next.
         h.sessions[0].client = Some("Codex CLI".into());
         let c = detect(&h, std::time::Duration::from_secs(300), GONE).unwrap();

@@ -235,7 +235,9 @@ impl World {
             return;
         };
         h.note_session(id, None, SessionStatus::Active, now);
-        if who == CODEX && let Some(s) = h.session_mut(id) {
+        if who == CODEX
+            && let Some(s) = h.session_mut(id)
+        {
             s.client = Some("Codex CLI".into());
         }
         // A session first seen after its SessionStart gets its process (prompt.rs).
@@ -338,7 +340,9 @@ impl World {
         if fresh && !hook.state.is_terminal() {
             hook.note_session(&id, None, SessionStatus::Idle, self.now);
             hook.set_owner(&id, Some(self.owner(who)));
-            if who == CODEX && let Some(s) = hook.session_mut(&id) {
+            if who == CODEX
+                && let Some(s) = hook.session_mut(&id)
+            {
                 s.client = Some("Codex CLI".into());
             }
         }
@@ -357,8 +361,7 @@ impl World {
         }
         // A session resumed while another is live goes on as that live session allows: its
         // own crash is not declared (the next brief names the live one instead).
-        let resumed =
-            self.slots[who].crashed && hook.sessions.iter().any(|s| s.session_id == id);
+        let resumed = self.slots[who].crashed && hook.sessions.iter().any(|s| s.session_id == id);
         if others_live && hook.state != HookState::Recovering && resumed {
             self.slots[who].crashed = false;
         }
@@ -708,17 +711,30 @@ fn read_brief(h: &Hook, b: &str) {
     // The goal survives: what the task is for is named in every brief, and the latest
     // request only when it says something new.
     if let Some(g) = &h.goal {
-        assert!(b.contains(&format!("The task: {g}")), "the goal {g:?}:\n{b}");
+        assert!(
+            b.contains(&format!("The task: {g}")),
+            "the goal {g:?}:\n{b}"
+        );
     }
     match h.news() {
-        Some(p) => assert!(b.contains(&format!("The latest request: {p}")), "{p:?}:\n{b}"),
+        Some(p) => assert!(
+            b.contains(&format!("The latest request: {p}")),
+            "{p:?}:\n{b}"
+        ),
         None => assert!(!b.contains("The latest request"), "no news:\n{b}"),
     }
     let human = b.contains("HUMAN NEEDED");
     assert_eq!(human, exhausted(h).is_some(), "{b}");
     if human {
         // No line beside it tells the agent to go on.
-        for go_on in ["Resume step", "Start step", "Recovery:", "and go on", "Go on with", "Retry the"] {
+        for go_on in [
+            "Resume step",
+            "Start step",
+            "Recovery:",
+            "and go on",
+            "Go on with",
+            "Retry the",
+        ] {
             assert!(!b.contains(go_on), "ask or go on ({go_on}), not both:\n{b}");
         }
     } else if let Some(s) = h.next_step() {
@@ -757,7 +773,11 @@ fn read_brief(h: &Hook, b: &str) {
         );
     }
     // Two sessions of one task never read alike.
-    let mut labels: Vec<String> = h.sessions.iter().map(|s| h.session_label(&s.session_id)).collect();
+    let mut labels: Vec<String> = h
+        .sessions
+        .iter()
+        .map(|s| h.session_label(&s.session_id))
+        .collect();
     labels.sort();
     labels.dedup();
     assert_eq!(labels.len(), h.sessions.len(), "{:?}", h.sessions);

@@ -358,13 +358,13 @@ impl Hook {
         }
     }
 
-    /// How many attempts `step` has: `max_attempts`, and those a person granted past it.
+    /// How many attempts `step` has: `max_attempts`, and those a person granted past it
+    /// (the running step's context counted both when it was entered).
     pub fn attempts_allowed(&self, step: &Step) -> u32 {
-        let base = match &self.current_step {
+        match &self.current_step {
             Some(c) if c.step_id == step.id => c.max_attempts,
-            _ => self.max_attempts,
-        };
-        base + step.granted
+            _ => self.max_attempts + step.granted,
+        }
     }
 
     /// A person grants the step at `id` one more attempt (`waymark step retry`): what
