@@ -6,7 +6,7 @@
 mod util;
 
 use serde_json::{Value, json};
-use util::Project;
+use util::{Project, context_of};
 
 const SESSION: &str = "01a21ec5-0000-7000-8000-000000000001";
 
@@ -275,6 +275,65 @@ fn held_calls_are_applied_within_half_the_deadline() {
     let a = records.find("\"call_a\"").unwrap();
     let b = records.find("\"call_b\"").unwrap();
     assert!(a < b, "{records}");
+}
+
+/// Issue 49, item 8: a Codex session killed with a shell call held, the crash declared by
+/// Claude Code's next session (which only answers), the held call applied late by the
+/// next Codex session: it is recorded, but it neither brings the killed session back
+/// mid-turn (a second crash declared) nor spends an attempt. Two Codex sessions started
+/// within a minute (UUIDv7 ids that begin alike) read apart in the brief.
+#[test]
+fn a_held_call_of_a_crashed_session_applied_later_declares_nothing_again() {
+    let p = Project::new();
+    let rollout = p.path("rollout.jsonl").display().to_string();
+    let r = rollout.as_str();
+    std::fs::write(r, "").unwrap();
+    codex_hook(
+        &p,
+        "UserPromptSubmit",
+        input(
+            &p,
+            "UserPromptSubmit",
+            r,
+            json!({"prompt": "write the notes"}),
+        ),
+    );
+    p.run(&["plan", "Write the notes"], "");
+    p.run(&["step", "start", "1"], "");
+    p.write("notes.txt", "half\n");
+    let call = shell_call("call_h", "echo more >> notes.txt", "");
+    codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", r, call));
+    assert!(p.path(".orchestration/codex-bash.jsonl").exists());
+    // Codex is killed; Claude Code's next session declares the crash, answers, stops.
+    let claude = json!({"session_id": "claude-1", "cwd": p.root(), "hook_event_name": "SessionStart", "source": "startup"});
+    let brief = context_of(&p.hook("SessionStart", &claude.to_string())).unwrap();
+    assert!(
+        brief.contains("CRASH DETECTED (signal): Codex CLI session 00000001 ended mid-turn"),
+        "{brief}"
+    );
+    let stop = json!({"session_id": "claude-1", "cwd": p.root(), "hook_event_name": "Stop", "stop_hook_active": false, "last_assistant_message": "it crashed"});
+    p.hook("Stop", &stop.to_string());
+    let attempt = p.hook_json()["steps"][0]["attempt"].clone();
+    // The next Codex session, started within the same minute as the first.
+    let next = "01a21ec5-0000-7000-8000-000000000002";
+    let start = input_of(next, &p, "SessionStart", r, json!({"source": "startup"}));
+    let brief = context_of(&codex_hook(&p, "SessionStart", start)).unwrap();
+    assert!(!brief.contains("CRASH DETECTED"), "{brief}");
+    assert!(!p.path(".orchestration/codex-bash.jsonl").exists());
+    let hook = p.hook_json();
+    let crashes = hook["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["trigger"] == "crash_detected")
+        .count();
+    assert_eq!(crashes, 1, "{hook:#}");
+    assert_eq!(hook["steps"][0]["attempt"], attempt, "{hook:#}");
+    let records = p.read(".orchestration/agent_trace.jsonl");
+    assert!(
+        records.contains("\"call_h\""),
+        "the held call is recorded: {records}"
+    );
 }
 
 /// Claude Code's events take none of Codex's path: a Codex call held for its verdict is

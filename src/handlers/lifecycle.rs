@@ -93,6 +93,8 @@ fn unseen_files(ctx: &Ctx) -> Vec<String> {
     // The checkpoint's snapshot holds what the earlier steps left uncommitted: only what
     // changed since it is this step's.
     if let Some(c) = checkpoint.filter(|c| c.git_commit.is_some()) {
+        // Its snapshot may still be being taken (a step done in this turn).
+        crate::task::capture::settle(&ctx.project);
         let snapshot = crate::git::snapshot::ref_name(&hook.task_id, &c.checkpoint_id);
         changed = crate::git::status::changed_since_snapshot(root, &snapshot, changed);
     }

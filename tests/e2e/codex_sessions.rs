@@ -93,10 +93,41 @@ fn codex_crash_then_the_next_codex_session_gets_the_brief() {
     crate::crash::told_once(&hook, &why);
     let brief = api.turns()[0].developer_text();
     the_brief_names_the_work(&brief, &why);
-    assert!(
-        brief.contains("Codex CLI session"),
-        "whose crash it was:\n{brief}"
+    // Named by the random end of its UUIDv7 id: two Codex sessions started within a
+    // minute share their first 8 digits (issue 49, item 8).
+    let named = format!("Codex CLI session {}", &thread[thread.len() - 8..]);
+    assert!(brief.contains(&named), "whose crash it was:\n{brief}");
+}
+
+/// The end of a Codex turn gives the running step what changed since the last
+/// checkpoint's snapshot, not what earlier steps left uncommitted (issue 49, item 8).
+#[test]
+fn codex_turn_end_gives_the_step_only_what_changed_since_the_checkpoint() {
+    if codex().is_none() {
+        return;
+    }
+    let sb = Sandbox::new("codex-turn-files", Binary::Built, Version::CURRENT);
+    register(&sb);
+    let api = CodexApi::start(vec![
+        shell("waymark plan 'Write one' 'Write two'"),
+        shell("waymark step start 1"),
+        shell("printf 'one\\n' > one.txt"),
+        shell("waymark step done 1"),
+        shell("waymark step start 2"),
+        CTurn::Patch(add_file("two.txt", &["two"])),
+        CTurn::Text("E2E-CXF done".into()),
+    ]);
+    codex::run_ok(&sb, &api, &["E2E-CXF write them"], "E2E-CXF done");
+    let why = codex::diagnose(&sb, &api);
+    let hook = sb.hook_json();
+    assert_eq!(hook["current_step"]["step_name"], "Write two", "{why}");
+    assert_eq!(
+        hook["current_step"]["files_touched"],
+        json!(["two.txt"]),
+        "{why}"
     );
+    let one = &hook["steps"][0];
+    assert_eq!(one["files_touched"], json!(["one.txt"]), "{why}");
 }
 
 /// The brief a session got after a crash of the parser session: the crash, the running
