@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::task::{StepCheckpoint, store};
 use waymark_core::receipt::ValidationReceipt;
-use waymark_core::task::Hook;
+use waymark_core::task::{Hook, StepSource, StepStatus};
 use waymark_core::text::{ago, stamp};
 
 pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
@@ -88,7 +88,7 @@ fn print_task(hook: &Hook, now: DateTime<Utc>) {
         Some(c) => {
             println!(
                 "Step:   {} \"{}\" — attempt {} of {}",
-                c.step_index + 1,
+                waymark_core::task::plan::number(&hook.steps, c.step_index),
                 c.step_name,
                 c.attempt,
                 c.max_attempts
@@ -107,10 +107,16 @@ fn print_task(hook: &Hook, now: DateTime<Utc>) {
     }
     if !hook.steps.is_empty() {
         println!("\nSteps:");
-        for s in &hook.steps {
+        // Numbered as `waymark plan` numbers them (the catch-all for work with no plan and
+        // deleted steps are not).
+        let numbered = hook
+            .steps
+            .iter()
+            .filter(|s| s.source != StepSource::Implicit && s.status != StepStatus::Deleted);
+        for s in numbered {
             println!(
                 "  {:>2}. [{}] {}{}",
-                s.index + 1,
+                hook.number(s),
                 s.status.as_str(),
                 s.name,
                 if s.attempt > 1 {

@@ -204,10 +204,11 @@ pub const PLAN_HOWTO: &str = "record it with `waymark plan \"first step\" \"seco
 /// The plan numbered as `waymark step … N` takes it, with each step's status.
 fn listing(hook: &Hook) -> String {
     let mut out = format!("Plan of task {} ({}):", hook.task_id, hook.state);
+    // The catch-all for work with no plan is no step of the user's: not listed, not numbered.
     let live = hook
         .steps
         .iter()
-        .filter(|s| s.status != StepStatus::Deleted);
+        .filter(|s| s.status != StepStatus::Deleted && s.source != StepSource::Implicit);
     for (n, s) in live.enumerate() {
         let mark = match s.status {
             StepStatus::Completed => "x",

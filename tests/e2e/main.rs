@@ -37,6 +37,7 @@ mod goal;
 mod handoff;
 mod intent;
 mod plugin;
+mod random;
 mod resume;
 mod rewind;
 mod sequences;

@@ -18,6 +18,7 @@ use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
 use crate::recovery::guidance::{Todo, exhausted, facts, guidance, next_attempt, what_was_asked};
+use crate::task::plan::number;
 use crate::task::{Hook, Outline, Session, Step, StepContext, StepSource, StepStatus};
 use crate::text::{ago, one_line, truncate};
 
@@ -230,7 +231,7 @@ fn verdicts(hook: &Hook, elsewhere: &[Session], now: DateTime<Utc>) -> Vec<Strin
     if let Some((step, used, max)) = exhausted(hook) {
         lines.push(format!(
             "HUMAN NEEDED: step {} \"{}\" has used {used} of its {max} attempts; do not resume it without the user.",
-            step.index + 1,
+            hook.number(step),
             step.name
         ));
     }
@@ -271,7 +272,7 @@ fn state(hook: &Hook, outline: &Outline, todo: &[Todo]) -> String {
         (None, Some(s)) => format!(
             "State: {}. Next step {} \"{}\" ({}).\n",
             hook.state,
-            s.index + 1,
+            hook.number(s),
             s.name,
             s.status.as_str()
         ),
@@ -309,8 +310,8 @@ fn running_step(
         body,
         "State: {}. Step {} of {} \"{}\", attempt {} of {}{resuming}.",
         hook.state,
-        c.step_index + 1,
-        outline.step_count.max(c.step_index + 1),
+        number(&hook.steps, c.step_index),
+        outline.step_count.max(number(&hook.steps, c.step_index)),
         c.step_name,
         c.attempt,
         c.max_attempts,
@@ -377,7 +378,7 @@ fn do_not_repeat(outline: &Outline) -> String {
         } else {
             format!(" — receipts {}", s.receipt_ids.join(", "))
         };
-        let _ = writeln!(body, "- step {} \"{}\"{receipts}", s.index + 1, s.name);
+        let _ = writeln!(body, "- step {} \"{}\"{receipts}", s.number, s.name);
     }
     body
 }

@@ -464,7 +464,7 @@ fn step_todo(
 ) -> Option<(String, u32)> {
     match next {
         Some(step) if exhausted(hook).is_some() => {
-            let (n, id) = (step.index + 1, crate::shell::quote(&step.id));
+            let (n, id) = (hook.number(step), crate::shell::quote(&step.id));
             todo.push(format!(
                 "A human is needed: step {n} \"{}\" has used {} of its {} attempts. Do not resume it: tell the user what failed (below) and ask which way out they choose: one more attempt (`waymark step retry {id}`, once they say so), the step settled by hand (`waymark step done {id}`), or a changed plan.",
                 step.name,
@@ -512,7 +512,7 @@ fn resume_step(hook: &Hook, step: &Step, attempt: u32) -> Vec<Todo> {
     } else {
         format!(
             "{verb} step {} \"{}\" (attempt {attempt} of {of}).",
-            step.index + 1,
+            hook.number(step),
             step.name,
         )
     })];
@@ -548,8 +548,7 @@ fn do_not(hook: &Hook, outline: &Outline) -> Vec<String> {
     for s in &outline.done {
         do_not.push(format!(
             "Do not repeat step {} \"{}\": it is completed.",
-            s.index + 1,
-            s.name
+            s.number, s.name
         ));
     }
     if !hook.state.is_terminal() {

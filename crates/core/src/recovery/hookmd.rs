@@ -7,6 +7,7 @@
 use std::fmt::Write;
 
 use crate::recovery::guidance::{Guidance, facts, guidance};
+use crate::task::plan::number;
 use crate::task::{Hook, Outline, Step, StepSource, StepStatus};
 use crate::text::{one_line, prefix, stamp, truncate};
 
@@ -73,8 +74,8 @@ fn current_state(md: &mut String, hook: &Hook, outline: &Outline) {
             let _ = writeln!(
                 md,
                 "- **Step:** {} of {} — \"{}\" (id `{}`)",
-                c.step_index + 1,
-                outline.step_count.max(c.step_index + 1),
+                number(&hook.steps, c.step_index),
+                outline.step_count.max(number(&hook.steps, c.step_index)),
                 c.step_name,
                 c.step_id
             );
@@ -326,7 +327,7 @@ pub fn listing(steps: &[Step]) -> String {
     } else {
         md.push_str(TABLE_HEAD);
         for s in steps.iter().filter(|s| s.status == StepStatus::Completed) {
-            done_row(&mut md, s);
+            done_row(&mut md, s, number(steps, s.index));
         }
     }
     md.push_str(PLAN_HEAD);
@@ -338,7 +339,7 @@ pub fn listing(steps: &[Step]) -> String {
         md.push_str("No plan was kept: the work is the user's request, not split into steps.\n");
     }
     for s in planned() {
-        plan_line(&mut md, s);
+        plan_line(&mut md, s, number(steps, s.index));
     }
     md
 }
@@ -348,11 +349,10 @@ const TABLE_HEAD: &str = "| # | Step | Completed | Attempts | Receipts |\n|---|-
 const PLAN_HEAD: &str = "\n## Step Plan\n\n";
 
 /// A completed step's row of the table.
-fn done_row(md: &mut String, s: &Step) {
+fn done_row(md: &mut String, s: &Step, n: usize) {
     let _ = write!(
         md,
-        "| {} | {} | {} | {} | ",
-        s.index + 1,
+        "| {n} | {} | {} | {} | ",
         one_line(&s.name).replace('|', "\\|"),
         s.completed_at.map(stamp).unwrap_or_default(),
         s.attempt.max(1),
@@ -366,8 +366,8 @@ fn done_row(md: &mut String, s: &Step) {
     md.push_str(" |\n");
 }
 
-/// A step's line of the Step Plan.
-fn plan_line(md: &mut String, s: &Step) {
+/// A step's line of the Step Plan: numbered ([`number`]) but when deleted.
+fn plan_line(md: &mut String, s: &Step, n: usize) {
     let mark = match s.status {
         StepStatus::Completed => "[x]",
         StepStatus::InProgress => "[>]",
@@ -375,10 +375,13 @@ fn plan_line(md: &mut String, s: &Step) {
         StepStatus::Deleted => "[-]",
         StepStatus::Pending => "[ ]",
     };
+    let n = match s.status {
+        StepStatus::Deleted => String::new(),
+        _ => format!("{n}. "),
+    };
     let _ = write!(
         md,
-        "- {mark} {}. {} — {}",
-        s.index + 1,
+        "- {mark} {n}{} — {}",
         one_line(&s.name),
         s.status.as_str()
     );

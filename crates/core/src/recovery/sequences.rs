@@ -772,6 +772,12 @@ fn read_brief(h: &Hook, b: &str) {
             "advice for a completed step:\n{b}"
         );
     }
+    // "step N" is the step `waymark step start N` takes: one numbering.
+    let numbered = regex::Regex::new(r#"[Ss]tep (\d+) "([^"]*)""#).unwrap();
+    for c in numbered.captures_iter(b) {
+        let named = h.find_step(&c[1]).map(|s| s.name.as_str());
+        assert_eq!(named, Some(&c[2]), "step {} names another:\n{b}", &c[1]);
+    }
     // Two sessions of one task never read alike.
     let mut labels: Vec<String> = h
         .sessions

@@ -15,7 +15,7 @@ pub const DONE_STEPS_NAMED: usize = 10;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outline {
-    /// How many steps the plan has.
+    /// How many numbered steps the plan has ([`super::plan::number`]).
     pub step_count: usize,
     /// The first step in progress, else the first pending one: the step to resume unless
     /// the current step is another (`Hook::next_step`).
@@ -43,7 +43,8 @@ pub struct Named {
 /// A completed step as the brief and DO NOT name it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Done {
-    pub index: usize,
+    /// Its number ([`super::plan::number`]).
+    pub number: usize,
     pub name: String,
     pub receipt_ids: Vec<String>,
 }
@@ -65,7 +66,7 @@ impl Outline {
         let done: Vec<usize> = with(StepStatus::Completed).collect();
         let live = statuses.len() - with(StepStatus::Deleted).count();
         Outline {
-            step_count: statuses.len(),
+            step_count: super::plan::numbered_count(steps),
             next: with(StepStatus::InProgress)
                 .next()
                 .or(pending.first().copied())
@@ -83,7 +84,7 @@ impl Outline {
             done: done[done.len().saturating_sub(DONE_STEPS_NAMED)..]
                 .iter()
                 .map(|&i| Done {
-                    index: steps[i].index,
+                    number: super::plan::number(steps, i),
                     name: steps[i].name.clone(),
                     receipt_ids: steps[i].receipt_ids.clone(),
                 })
@@ -149,7 +150,9 @@ mod tests {
         statuses.extend([Deleted, InProgress]);
         statuses.extend(vec![Pending; 8]);
         let o = Outline::of(&plan(&statuses));
-        assert_eq!(o.step_count, 22);
+        // The deleted step is not counted, as `waymark plan` does not number it.
+        assert_eq!(o.step_count, 21);
+        assert_eq!(o.done[9].number, 12);
         assert_eq!(o.next.as_ref().map(|s| s.name.as_str()), Some("Part 14"));
         assert!(!o.all_completed);
         assert_eq!((o.done_count, o.done_earlier()), (12, 2));

@@ -44,6 +44,28 @@ pub use super::bounds::{MAX_STEP_DESCRIPTION, MAX_STEP_NAME};
 /// The name of the step waymark starts when work happens outside any step.
 pub const IMPLICIT_STEP: &str = "Session work";
 
+/// Whether a step is numbered: not deleted, and not the catch-all for work with no plan
+/// (no step of the user's).
+fn numbered(s: &Step) -> bool {
+    s.status != StepStatus::Deleted && s.source != StepSource::Implicit
+}
+
+/// The number of the step at `index` in `steps`, as `waymark plan` lists it, `waymark step
+/// start N` takes it and every brief and HOOK.md says it: its place among the numbered
+/// steps. One numbering everywhere, so that "step 2" in the brief is `waymark step start 2`.
+pub fn number(steps: &[Step], index: usize) -> usize {
+    steps[..index.min(steps.len())]
+        .iter()
+        .filter(|s| numbered(s))
+        .count()
+        + 1
+}
+
+/// How many numbered steps `steps` has.
+pub fn numbered_count(steps: &[Step]) -> usize {
+    steps.iter().filter(|s| numbered(s)).count()
+}
+
 impl Hook {
     /// A new task in `step_pending`, with its first two history events.
     pub fn new(task_id: &str, workspace_id: &str, task_index: u32, now: DateTime<Utc>) -> Hook {
@@ -166,16 +188,19 @@ impl Hook {
                 .iter()
                 .filter(|s| s.status != StepStatus::Deleted)
         };
-        let numbered = || {
+        let by_number = || {
             let n: usize = reference.parse().ok()?;
-            live().nth(n.checked_sub(1)?)
+            self.steps
+                .iter()
+                .filter(|s| numbered(s))
+                .nth(n.checked_sub(1)?)
         };
         // Names are kept as `stored` keeps them: a name with a secret, or one cut at its
         // length, is found by what was typed.
         let name = stored(reference, MAX_STEP_NAME);
         self.step(reference)
             .or_else(|| live().find(|s| s.name.eq_ignore_ascii_case(&name)))
-            .or_else(numbered)
+            .or_else(by_number)
     }
 
     /// Adds each of `names` that the plan does not hold yet (by name, case-insensitive),
@@ -749,6 +774,11 @@ impl Hook {
             .and_then(|c| self.step(&c.step_id))
             .or_else(|| first(StepStatus::InProgress))
             .or_else(|| first(StepStatus::Pending))
+    }
+
+    /// The number of `step` ([`number`]).
+    pub fn number(&self, step: &Step) -> usize {
+        number(&self.steps, step.index)
     }
 
     /// What recovery says of the plan besides listing it ([`Outline`]).
