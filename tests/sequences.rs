@@ -1,7 +1,8 @@
-//! The model-based test of recovery run through the binary (issue 42): random sequences of
-//! sessions, each a real process, sending Claude Code's recorded hook inputs (both
-//! releases' fixtures, rewritten) to the real `waymark`, with the agent's own `waymark plan`
-//! and `waymark step` from its "Bash". The core's generator (`recovery/sequences.rs`)
+//! The model-based test of recovery run through the binary (issues 42 and 49): random
+//! sequences of sessions, each a real process, sending Claude Code's recorded hook inputs
+//! (both releases' fixtures, rewritten) to the real `waymark`, with the agent's own
+//! `waymark plan` and `waymark step` from its "Bash", files written from Bash, forks, and
+//! a person's `waymark step done|retry|checked` and `task done` at a terminal. The core's generator (`recovery/sequences.rs`)
 //! checks the rules over thousands of sequences; this one puts the I/O edge in the loop:
 //! the process liveness read from /proc, hook.json and the history log on disk, the brief
 //! as Claude Code receives it.
@@ -33,16 +34,22 @@ enum Op {
     StepStart(usize, usize),
     StepDone(usize, usize),
     Write(usize, usize),
+    /// `printf … > src/fN.rs` from the agent's Bash.
+    BashWrite(usize, usize),
     Validate(usize, bool),
     Deploy(usize, bool),
     Kill(usize),
     Stop(usize),
+    /// A person at a terminal (no session): `step done|retry N`, `step checked`, `task done`.
+    Hand(u8, usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
     let w = 0..SLOTS;
     prop_oneof![
-        3 => (w.clone(), 0..4u8).prop_map(|(w, s)| Op::Start(w, s)),
+        3 => (w.clone(), 0..5u8).prop_map(|(w, s)| Op::Start(w, s)),
+        1 => (0..4u8, 0..STEPS.len()).prop_map(|(k, n)| Op::Hand(k, n)),
+        1 => (w.clone(), 0..3usize).prop_map(|(w, f)| Op::BashWrite(w, f)),
         2 => (w.clone(), 0..PROMPTS.len()).prop_map(|(w, p)| Op::Prompt(w, p)),
         1 => (w.clone(), proptest::collection::vec(0..STEPS.len(), 1..3)).prop_map(|(w, n)| Op::Plan(w, n)),
         2 => (w.clone(), 0..STEPS.len()).prop_map(|(w, n)| Op::StepStart(w, n)),
@@ -68,7 +75,8 @@ struct World {
     p: Project,
     release: &'static str,
     windows: Vec<Window>,
-    crashes: usize,
+    /// Crashes declared, per task.
+    crashes: std::collections::HashMap<String, usize>,
     events: u32,
 }
 
@@ -100,7 +108,7 @@ impl World {
             p,
             release,
             windows,
-            crashes: 0,
+            crashes: Default::default(),
             events: 0,
         }
     }
@@ -228,6 +236,9 @@ impl World {
         if let Op::Start(w, source) = *op {
             return self.start(w, source);
         }
+        if let Op::Hand(kind, n) = *op {
+            return self.hand(kind, n);
+        }
         if let Op::Kill(w) = *op {
             return self.kill(w);
         }
@@ -237,6 +248,7 @@ impl World {
             | Op::StepStart(w, _)
             | Op::StepDone(w, _)
             | Op::Write(w, _)
+            | Op::BashWrite(w, _)
             | Op::Validate(w, _)
             | Op::Deploy(w, _)
             | Op::Stop(w) => w,
@@ -262,6 +274,14 @@ impl World {
             Op::StepStart(_, n) => self.agent_waymark(w, &["step", "start", STEPS[*n]]),
             Op::StepDone(_, n) => self.agent_waymark(w, &["step", "done", STEPS[*n]]),
             Op::Write(_, f) => self.write(w, *f),
+            Op::BashWrite(_, f) => {
+                let cmd = format!(
+                    "mkdir -p src && printf 'from bash {}\\n' > src/f{f}.rs",
+                    self.events
+                );
+                self.sh(w, &cmd);
+                self.bash(w, &cmd, 0);
+            }
             Op::Validate(_, pass) => self.bash(w, "make test", if *pass { 0 } else { 2 }),
             Op::Deploy(_, killed) => {
                 if *killed {
@@ -297,14 +317,38 @@ impl World {
         self.windows[w].mid_turn = true;
     }
 
+    /// A person's command at a terminal: the binary run with no session of an agent's.
+    fn hand(&mut self, kind: u8, n: usize) {
+        let number = (n + 1).to_string();
+        let args: &[&str] = match kind {
+            0 => &["step", "done", &number],
+            1 => &["step", "retry", &number],
+            2 => &["step", "checked"],
+            _ => &["task", "done"],
+        };
+        let out = self
+            .p
+            .waymark()
+            .args(args)
+            .env("XDG_CONFIG_HOME", self.p.config.path())
+            .env("HOME", self.p.config.path())
+            .env_remove("CLAUDE_CODE_SESSION_ID")
+            .output()
+            .unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0 | 2)),
+            "waymark {args:?}: {out:?}"
+        );
+    }
+
     fn start(&mut self, w: usize, source: u8) {
-        let source = ["startup", "resume", "clear", "compact"][usize::from(source)];
-        let fresh = matches!(source, "startup" | "resume");
+        let source = ["startup", "resume", "clear", "compact", "fork"][usize::from(source)];
+        let fresh = matches!(source, "startup" | "resume" | "fork");
         if fresh {
             self.kill(w);
             let win = &mut self.windows[w];
             win.generation += 1;
-            if source == "startup" {
+            if source != "resume" {
                 win.session = format!("s{w}-{}", win.generation);
             }
             win.mid_turn = false;
@@ -328,7 +372,8 @@ impl World {
             &format!("SessionStart-{source}.json"),
             json!({"source": source}),
         );
-        self.read_brief(context_of(&out));
+        let session = self.windows[w].session.clone();
+        self.read_brief(context_of(&out), &session);
     }
 
     /// What detection must find at window `w`'s fresh start, by the model.
@@ -372,7 +417,8 @@ impl World {
                 }
                 return;
             }
-            self.crashes += 1;
+            let task = h["task_id"].as_str().unwrap().to_string();
+            *self.crashes.entry(task).or_default() += 1;
         }
         for o in gone {
             self.windows[o].crashed = false;
@@ -381,7 +427,7 @@ impl World {
     }
 
     /// The brief as the next agent reads it, against the task on disk.
-    fn read_brief(&self, brief: Option<String>) {
+    fn read_brief(&self, brief: Option<String>, session: &str) {
         let Some(h) = self.p.hook_json_if_any() else {
             return;
         };
@@ -395,25 +441,32 @@ impl World {
             .lines()
             .filter(|l| l.contains("\"crash_detected\""))
             .count();
-        if declared != self.crashes {
-            panic!(
-                "{declared} crashes declared, {} expected:\n{h:#}\n{history}",
-                self.crashes
-            );
+        let expected = self.crashes.get(task).copied().unwrap_or(0);
+        if declared != expected {
+            panic!("{declared} crashes declared, {expected} expected:\n{h:#}\n{history}");
         }
         if let Some(b) = brief {
-            read_against(&b, &h);
+            read_against(&b, &h, session);
         }
     }
 }
 
 /// The brief `b` against the task `h` it was given for.
-fn read_against(b: &str, h: &Value) {
+fn read_against(b: &str, h: &Value, session: &str) {
     assert!(b.chars().count() <= 4000, "{b}");
+    // The catch-all for work with no plan is never shown as a step.
+    assert!(!b.contains("Session work"), "{b}");
     if matches!(
         h["state"].as_str(),
         Some("completed" | "failed" | "abandoned")
     ) {
+        // A finished task is told in one line.
+        let line = format!(
+            "Task {} is {}: nothing to resume.",
+            h["task_id"].as_str().unwrap(),
+            h["state"].as_str().unwrap()
+        );
+        assert!(b.starts_with(&format!("[waymark] {line}")), "{b}");
         return;
     }
     assert_eq!(
@@ -421,8 +474,16 @@ fn read_against(b: &str, h: &Value) {
         h["recovery"].is_object(),
         "{b}\n{h:#}"
     );
-    if let Some(p) = h["last_prompt"].as_str() {
-        assert!(b.contains(p), "the user's request {p:?}:\n{b}");
+    // Told once: only to the session it was told to.
+    if b.contains("CRASH DETECTED") {
+        assert_eq!(h["recovery"]["told"], session, "{b}\n{h:#}");
+    }
+    // The goal survives: the task is named by the request that began it.
+    if let Some(g) = h["goal"].as_str() {
+        assert!(
+            b.contains(&format!("The task: {g}")),
+            "the goal {g:?}:\n{b}"
+        );
     }
     let planned = h["steps"].as_array().is_some_and(|s| {
         s.iter()

@@ -29,7 +29,7 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
                 c.last_output = truncate(&e.last_assistant_message, MAX_LAST_OUTPUT);
             }
             hook.end_command(&event.common.session_id, None);
-            told_and_done(ctx, hook, &event.common.session_id);
+            crate::recovery::heard(hook, &event.common.session_id, ctx.now);
             if hook.current_step.is_some() {
                 for file in &unseen {
                     hook.touch_file(file, ctx.now);
@@ -58,16 +58,6 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
     })?;
     changed.map(|(r, _)| r).transpose()?;
     Ok(())
-}
-
-/// The session told of a crash ended its turn (or itself) without taking the step up: it
-/// has heard the verdict, and the recovery is over (the step's next entry is still a new
-/// attempt). Later briefs do not announce the crash again.
-fn told_and_done(ctx: &Ctx, hook: &mut Hook, session: &str) {
-    let told = hook.recovery.as_ref().and_then(|r| r.told.as_deref());
-    if told == Some(session) {
-        hook.end_recovery("crash_told", ctx.now);
-    }
 }
 
 /// Codex CLI's Stop: the files the turn changed with no hook telling (a shell command's
@@ -111,7 +101,7 @@ pub fn session_end(ctx: &Ctx, event: &Event, e: &SessionEnd) -> anyhow::Result<(
         if e.reason == "clear" {
             before_clear(ctx, hook, effects);
         }
-        told_and_done(ctx, hook, &event.common.session_id);
+        crate::recovery::heard(hook, &event.common.session_id, ctx.now);
         super::note(hook, event, SessionStatus::Ended, ctx);
     })?;
     Ok(())

@@ -65,7 +65,10 @@ fn start(
         if fresh {
             crashed = crate::recovery::recover(ctx, hook, &c.session_id, live);
         }
-        tell_crash(ctx, hook, &c.session_id);
+        // With no brief given, nothing is told.
+        if ctx.config.auto_resume_on_start != Switch::Off {
+            crate::recovery::tell(hook, &c.session_id, ctx.now);
+        }
         if e.source == "clear" {
             if event.agent == Agent::Codex {
                 super::lifecycle::before_clear(ctx, hook, effects);
@@ -96,23 +99,6 @@ fn start(
         crashed: false,
         clear_note: None,
     }))
-}
-
-/// One crash, one verdict: the crash is news for the first session whose brief gives it
-/// (with `auto_resume_on_start` off no brief does); when another session starts after
-/// it was told, the recovery is over and this brief does not announce it again.
-fn tell_crash(ctx: &Ctx, hook: &mut Hook, session: &str) {
-    let Some(r) = hook.recovery.as_mut() else {
-        return;
-    };
-    match r.told.as_deref() {
-        Some(told) if told != session => hook.end_recovery("crash_told", ctx.now),
-        Some(_) => {}
-        None if ctx.config.auto_resume_on_start != Switch::Off => {
-            r.told = Some(session.to_string());
-        }
-        None => {}
-    }
 }
 
 /// A crash found is logged with its reason and the recommended action.

@@ -773,14 +773,7 @@ mod tests {
         // "carry on" asks for nothing new: the goal stays the account of the task.
         h.note_request("carry on".into());
         let b = brief(&h, &with_note);
-        assert!(b.contains("The task: add a nil-safe parser"), "{b}");
-        assert!(!b.contains("carry on"), "{b}");
-        h.note_request("and handle leap years".into());
-        let b = brief(&h, &with_note);
-        assert!(
-            b.contains("The latest request: and handle leap years"),
-            "{b}"
-        );
+        assert!(b.contains("The task: add a nil-safe parser") && !b.contains("carry on"));
         let names: Vec<String> = ["Write the parser".to_string()].into();
         h.plan(&names, crate::task::StepSource::Manual, now);
         let b = brief(&h, &with_note);

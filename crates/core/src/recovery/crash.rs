@@ -155,9 +155,26 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
         changed_files: found.changed_files,
         told: None,
     };
-    // The crashed session, for the timeline (`waymark log`) to tell whose crash it was.
-    let session = crash.session_id.map(serde_json::Value::from);
-    let details: std::collections::BTreeMap<String, serde_json::Value> = [
+    let details = history_details(&crash, action);
+    if hook
+        .transition_with(HookState::Recovering, machine::CRASH_DETECTED, details, now)
+        .is_err()
+    {
+        return false;
+    }
+    hook.recovery = Some(context);
+    declared(hook, now);
+    true
+}
+
+/// The crash's history event: its type, the action, and the crashed session, for the
+/// timeline (`waymark log`) to tell whose crash it was.
+fn history_details(
+    crash: &Crash,
+    action: &str,
+) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let session = crash.session_id.clone().map(serde_json::Value::from);
+    [
         (
             "crash_type",
             Some(serde_json::Value::from(crash.crash_type)),
@@ -167,28 +184,19 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
     ]
     .into_iter()
     .filter_map(|(k, v)| Some((k.to_string(), v?)))
-    .collect();
-    if hook
-        .transition_with(HookState::Recovering, machine::CRASH_DETECTED, details, now)
-        .is_err()
-    {
-        return false;
-    }
-    hook.recovery = Some(context);
-    if let Some(c) = hook.current_step.as_mut() {
-        c.resumed_after_crash = true;
-    }
-    // The crash ended the step's attempt, as a failed validation does: one rule for the
-    // attempts (its next entry is a new one, refused past the last).
-    hook.record_failure(now);
-    declared(hook);
-    true
+    .collect()
 }
 
 /// The sessions a crash was declared for leave the mid-turn list: none of them is live
 /// (detection declares no crash while one is), so each ended with the crash, and the
 /// next session to start must not declare it again (one crash, one verdict, one attempt).
-fn declared(hook: &mut Hook) {
+/// The crash ended the step's attempt, as a failed validation does: one rule for the
+/// attempts (its next entry is a new one, refused past the last).
+fn declared(hook: &mut Hook, now: DateTime<Utc>) {
+    if let Some(c) = hook.current_step.as_mut() {
+        c.resumed_after_crash = true;
+    }
+    hook.record_failure(now);
     end_crashed(hook, |_| true);
 }
 
@@ -198,6 +206,41 @@ fn declared(hook: &mut Hook) {
 pub fn absorb(hook: &mut Hook, new_session: &str, live: &dyn Fn(&Session) -> bool) {
     if hook.state == HookState::Recovering {
         end_crashed(hook, |s| s.session_id != new_session && !live(s));
+    }
+}
+
+/// One crash, one verdict (docs/recovery.md): the crash is news for the first session
+/// whose brief gives it, `session` starting now when none was told yet. Once it was told
+/// to another session, that session has heard it: the recovery is over, and this brief
+/// does not announce it again; unless that session itself crashed before it took the step
+/// up (ended with the crash, `absorb`), when the verdict passes to this one.
+pub fn tell(hook: &mut Hook, session: &str, now: DateTime<Utc>) {
+    let Some(told) = hook.recovery.as_ref().map(|r| r.told.clone()) else {
+        return;
+    };
+    let crashed = |id: &str| {
+        hook.sessions
+            .iter()
+            .any(|s| s.session_id == id && s.end_reason.as_deref() == Some(CRASHED))
+    };
+    match told {
+        Some(t) if t != session && !crashed(&t) => hook.end_recovery("crash_told", now),
+        Some(t) if t == session => {}
+        _ => {
+            if let Some(r) = hook.recovery.as_mut() {
+                r.told = Some(session.to_string());
+            }
+        }
+    }
+}
+
+/// The session told of the crash ended its turn (or itself) without taking the step up:
+/// it has heard the verdict, and the recovery is over (the step's next entry is still a
+/// new attempt).
+pub fn heard(hook: &mut Hook, session: &str, now: DateTime<Utc>) {
+    let told = hook.recovery.as_ref().and_then(|r| r.told.as_deref());
+    if told == Some(session) {
+        hook.end_recovery("crash_told", now);
     }
 }
 
@@ -312,6 +355,55 @@ mod tests {
         assert_eq!(status("gone"), (SessionStatus::Ended, Some(CRASHED.into())));
         assert_eq!(status("live"), (SessionStatus::Active, None));
         assert_eq!(status("new"), (SessionStatus::Active, None));
+    }
+
+    /// One crash, one verdict: told to the first session that starts; over when another
+    /// starts after it, or when the one told ends its turn; passed on when the one told
+    /// crashed itself before it took the step up. The step's next entry is a new attempt
+    /// whichever way.
+    #[test]
+    fn a_crash_is_told_once_and_passed_on_only_by_a_crash() {
+        let now = Utc::now();
+        let crashed = || {
+            let mut h = running("Implement fix", &[]);
+            h.sessions = session(SessionStatus::Active).into_iter().collect();
+            let c = detect(&h, std::time::Duration::from_secs(300), GONE).unwrap();
+            assert!(enter_recovery(&mut h, c, Found::default(), now));
+            tell(&mut h, "told", now);
+            h.note_session("told", None, SessionStatus::Active, now);
+            h
+        };
+        let told = |h: &Hook| h.recovery.as_ref().and_then(|r| r.told.clone());
+        let mut h = crashed();
+        assert_eq!(told(&h).as_deref(), Some("told"));
+        tell(&mut h, "told", now);
+        assert_eq!(
+            h.state,
+            HookState::Recovering,
+            "its own briefs still tell it"
+        );
+        // Another session starts: the one told has heard it.
+        tell(&mut h, "next", now);
+        assert_eq!(
+            (h.state, h.recovery.is_some()),
+            (HookState::StepPending, false)
+        );
+        assert_eq!(
+            crate::recovery::guidance::next_attempt(&h, h.next_step().unwrap()),
+            2
+        );
+        // The one told ends its turn.
+        let mut h = crashed();
+        heard(&mut h, "other", now);
+        assert_eq!(h.state, HookState::Recovering, "not the one told");
+        heard(&mut h, "told", now);
+        assert_eq!(h.state, HookState::StepPending);
+        // The one told crashed before it took the step up: the verdict passes on.
+        let mut h = crashed();
+        absorb(&mut h, "next", GONE);
+        tell(&mut h, "next", now);
+        assert_eq!(h.state, HookState::Recovering);
+        assert_eq!(told(&h).as_deref(), Some("next"));
     }
 
     #[test]

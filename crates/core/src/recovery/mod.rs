@@ -25,5 +25,5 @@ pub mod repeat;
 #[cfg(test)]
 mod sequences;
 
-pub use crash::{Crash, Found, absorb, detect, enter_recovery};
+pub use crash::{Crash, Found, absorb, detect, enter_recovery, heard, tell};
 pub use decide::{RECENT_CHECKPOINT, decide};

@@ -329,14 +329,7 @@ impl World {
                 None => super::absorb(&mut hook, &id, &live),
             }
         }
-        // `tell_crash`: the crash is news for the first session told.
-        if let Some(r) = hook.recovery.as_mut() {
-            match r.told.clone() {
-                Some(told) if told != id => hook.end_recovery("crash_told", self.now),
-                Some(_) => {}
-                None => r.told = Some(id.clone()),
-            }
-        }
+        super::tell(&mut hook, &id, self.now);
         if fresh && !hook.state.is_terminal() {
             hook.note_session(&id, None, SessionStatus::Idle, self.now);
             hook.set_owner(&id, Some(self.owner(who)));
@@ -581,9 +574,7 @@ impl World {
         };
         h.end_command(id, None);
         if !failed {
-            if h.recovery.as_ref().and_then(|r| r.told.as_deref()) == Some(id) {
-                h.end_recovery("crash_told", now);
-            }
+            super::heard(h, id, now);
             if h.state == HookState::StepPending && h.all_steps_completed() {
                 h.finish(HookState::Completed, now).unwrap();
                 return;
@@ -708,6 +699,30 @@ fn read_brief(h: &Hook, b: &str) {
     }
     assert_eq!(b.contains("CRASH DETECTED"), h.recovery.is_some(), "{b}");
     assert!(b.matches("CRASH DETECTED").count() <= 1, "{b}");
+    read_asked(h, b);
+    read_steps(h, b);
+    // Two sessions of one task never read alike.
+    let mut labels: Vec<String> = h
+        .sessions
+        .iter()
+        .map(|s| h.session_label(&s.session_id))
+        .collect();
+    labels.sort();
+    labels.dedup();
+    assert_eq!(labels.len(), h.sessions.len(), "{:?}", h.sessions);
+    // A side effect whose outcome a crash left unknown is named until it is checked.
+    let unknown = h
+        .current_step
+        .iter()
+        .flat_map(|c| &c.side_effects)
+        .any(|e| e.unknown && !e.checked);
+    if unknown {
+        assert!(b.contains("outcome unknown"), "{b}");
+    }
+}
+
+/// What the brief says the task is for, and what it says to do at the last attempt.
+fn read_asked(h: &Hook, b: &str) {
     // The goal survives: what the task is for is named in every brief, and the latest
     // request only when it says something new.
     if let Some(g) = &h.goal {
@@ -750,6 +765,10 @@ fn read_brief(h: &Hook, b: &str) {
             "no plan is no step:\n{b}"
         );
     }
+}
+
+/// The steps as the brief names them: DO NOT REPEAT, and their numbers.
+fn read_steps(h: &Hook, b: &str) {
     // DO NOT REPEAT lists exactly the last completed steps.
     let done: Vec<&str> = h.completed_steps().map(|s| s.name.as_str()).collect();
     let listed: Vec<&str> = b
@@ -777,24 +796,6 @@ fn read_brief(h: &Hook, b: &str) {
     for c in numbered.captures_iter(b) {
         let named = h.find_step(&c[1]).map(|s| s.name.as_str());
         assert_eq!(named, Some(&c[2]), "step {} names another:\n{b}", &c[1]);
-    }
-    // Two sessions of one task never read alike.
-    let mut labels: Vec<String> = h
-        .sessions
-        .iter()
-        .map(|s| h.session_label(&s.session_id))
-        .collect();
-    labels.sort();
-    labels.dedup();
-    assert_eq!(labels.len(), h.sessions.len(), "{:?}", h.sessions);
-    // A side effect whose outcome a crash left unknown is named until it is checked.
-    let unknown = h
-        .current_step
-        .iter()
-        .flat_map(|c| &c.side_effects)
-        .any(|e| e.unknown && !e.checked);
-    if unknown {
-        assert!(b.contains("outcome unknown"), "{b}");
     }
 }
 
