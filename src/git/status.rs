@@ -291,6 +291,32 @@ mod tests {
         assert_eq!(names, ["a.txt", "new.rs", "é.rs"]);
     }
 
+    /// Against a checkpoint's snapshot (the work tree as a commit): what was already so
+    /// at the snapshot, committed or not, is not counted; a file changed, made or deleted
+    /// since is; a snapshot that cannot be read leaves the list as it is.
+    #[test]
+    fn against_a_snapshot_only_what_changed_since_it_counts() {
+        let dir = committed(&[("a.txt", b"a\n"), ("gone.txt", b"g\n")]);
+        let d = dir.path();
+        std::fs::write(d.join("earlier.txt"), "an earlier step's\n").unwrap();
+        std::fs::write(d.join("a.txt"), "a\nearlier\n").unwrap();
+        // The work tree whole as a commit, as a checkpoint's snapshot is.
+        git(d, &["add", "-A"]);
+        let tree = git(d, &["write-tree"]);
+        git(d, &["reset", "-q"]);
+        let snapshot = git(d, &["commit-tree", &tree, "-m", "snapshot"]);
+        std::fs::write(d.join("new.txt"), "this step's\n").unwrap();
+        std::fs::remove_file(d.join("gone.txt")).unwrap();
+        let all = changed_files(d, None, "AGENT.md").unwrap();
+        assert_eq!(all, ["a.txt", "gone.txt", "earlier.txt", "new.txt"]);
+        let since = changed_since_snapshot(d, &snapshot, all.clone());
+        assert_eq!(since, ["gone.txt", "new.txt"]);
+        std::fs::write(d.join("earlier.txt"), "changed again\n").unwrap();
+        let since = changed_since_snapshot(d, &snapshot, all.clone());
+        assert_eq!(since, ["gone.txt", "earlier.txt", "new.txt"]);
+        assert_eq!(changed_since_snapshot(d, "refs/none", all.clone()), all);
+    }
+
     /// Against a checkpoint's commit: what the step changed before it is not counted
     /// again, though the index still differs; a file only touched is no change; a binary
     /// file is one file with no lines.

@@ -355,6 +355,9 @@ fn a_second_session_finds_the_first_at_work(sb: &Sandbox, tag: &str) -> Value {
     );
     assert_ne!(hook["state"], "recovering", "{hook}");
     assert!(hook["recovery"].is_null(), "{hook}");
+    // The second session's prompt is its own question, not the task's request (issue 49).
+    assert_eq!(hook["goal"], format!("{tag} go"), "{hook}");
+    assert_eq!(hook["last_prompt"], format!("{tag} go"), "{hook}");
     hook
 }
 

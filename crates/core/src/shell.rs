@@ -506,6 +506,30 @@ mod tests {
         assert!(!classify("gh pr view", &patterns(), &[]).pr_create);
     }
 
+    /// waymark's own commands (the agent keeping its plan) are told from work: a line that
+    /// runs waymark and nothing else but a `cd`.
+    #[test]
+    fn a_line_of_waymark_alone_is_the_agent_keeping_its_plan() {
+        let own = |c: &str| classify(c, &patterns(), &[]).waymark;
+        for c in [
+            "waymark step done 3",
+            "waymark plan 'Read' 'Write'",
+            "cd /p && waymark task done",
+            "/usr/local/bin/waymark step start 1; waymark plan",
+        ] {
+            assert!(own(c), "{c}");
+        }
+        for c in [
+            "waymark step done 3 && git commit -m x",
+            "echo waymark",
+            "printf x > src/a.rs",
+            "cd src",
+            "waymark-other step done",
+        ] {
+            assert!(!own(c), "{c}");
+        }
+    }
+
     #[test]
     fn recognizes_validations() {
         for c in [

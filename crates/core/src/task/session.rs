@@ -205,6 +205,34 @@ mod tests {
     use super::*;
     use crate::task::MAX_SESSIONS;
 
+    /// Two sessions of one task never read alike: a UUIDv7 (Codex CLI's, whose first
+    /// digits are its time) by its random end, another id by its start, the whole id when
+    /// another session still shares the short form; and the agent is named.
+    #[test]
+    fn sessions_read_apart_and_name_their_agent() {
+        let t0 = Utc::now();
+        let mut h = Hook::new("t", "w", 0, t0);
+        let (a, b) = (
+            "01a225b6-0000-7000-8000-00000000a001",
+            "01a225b6-0000-7000-8000-00000000b002",
+        );
+        for id in [a, b, "abcdef1234567890", "abcdef12zzzz"] {
+            h.note_session(id, None, SessionStatus::Idle, t0);
+        }
+        h.session_mut(a).unwrap().client = Some("Codex CLI".into());
+        assert_eq!(h.session_name(a), "Codex CLI session 0000a001");
+        assert_eq!(h.session_label(b), "0000b002");
+        assert_eq!(
+            h.session_name("abcdef1234567890"),
+            "Claude Code session abcdef1234567890"
+        );
+        // A v4 UUID keeps its start; one not recorded is named by its short form.
+        assert_eq!(
+            h.session_label("dc5c038f-fe1b-4284-bef5-f12c0c71733d"),
+            "dc5c038f"
+        );
+    }
+
     #[test]
     fn sessions_are_kept_per_id_and_bounded() {
         let t0 = Utc::now();

@@ -492,6 +492,93 @@ fn asking_again_while_a_human_is_awaited_changes_nothing() {
     );
 }
 
+/// One rule at the last attempt, whatever spent it: crashes or failures. The step is
+/// refused every time it is asked for again, not once; a person grants one more attempt
+/// (`step retry`), and the step starts as it, counted against what was granted.
+#[test]
+fn attempts_spent_in_crashes_are_refused_every_time_until_a_person_grants_one() {
+    use crate::recovery::{Crash, Found, enter_recovery};
+    let mut h = plan();
+    let crash = || Crash {
+        crash_type: "signal",
+        why: "gone".into(),
+        session_id: None,
+    };
+    for i in 0..2 {
+        h.set_step_status("1", StepStatus::InProgress, 2, t(i * 3))
+            .unwrap();
+        assert!(enter_recovery(
+            &mut h,
+            crash(),
+            Found::default(),
+            t(i * 3 + 1)
+        ));
+    }
+    for at in [10, 11, 12] {
+        h.set_step_status("1", StepStatus::InProgress, 2, t(at))
+            .unwrap();
+        assert_eq!(h.state, HookState::AwaitingHuman, "asked at {at}");
+        assert_eq!(h.steps[0].attempt, 2);
+    }
+    assert_eq!(h.recovery, None, "HUMAN NEEDED is the verdict now");
+    h.retry_step("1", 2, t(13)).unwrap();
+    assert_eq!(h.state, HookState::StepRunning);
+    let c = h.current_step.as_ref().unwrap();
+    assert_eq!((c.attempt, c.max_attempts), (3, 3));
+    assert_eq!(h.attempts_allowed(&h.steps[0]), 3);
+    // A retry of a step with attempts left grants nothing.
+    let mut fresh = plan();
+    fresh.retry_step("1", 3, t(1)).unwrap();
+    assert_eq!((fresh.steps[0].attempt, fresh.steps[0].granted), (1, 0));
+}
+
+/// The crash told, the task goes on without it: `recovering` ends in `step_pending`, the
+/// crash's attempt spent; anything else leaves the task as it is.
+#[test]
+fn the_end_of_a_recovery_keeps_the_attempt_the_crash_spent() {
+    let mut h = plan();
+    h.set_step_status("1", StepStatus::InProgress, 3, t(1))
+        .unwrap();
+    let before = h.clone();
+    h.end_recovery("crash_told", t(2));
+    assert_eq!(h, before, "not recovering: nothing");
+    h.transition(HookState::Recovering, machine::CRASH_DETECTED, t(3))
+        .unwrap();
+    h.recovery = Some(crash_report(t(3)));
+    h.record_failure(t(3));
+    h.end_recovery("crash_told", t(4));
+    assert_eq!(
+        (h.state, h.recovery.is_none()),
+        (HookState::StepPending, true)
+    );
+    h.ensure_running(3, t(5)).unwrap();
+    assert_eq!(h.current_step.as_ref().unwrap().attempt, 2);
+}
+
+/// A plan kept and finished is not reopened by the work after it: no "Session work",
+/// the files wait unassigned; a step's number skips the catch-all and deleted steps.
+#[test]
+fn a_finished_plan_opens_no_implicit_step_and_numbers_skip_the_catch_all() {
+    let mut h = Hook::new("t", "w", 0, t(0));
+    h.note_request("add a parser".into());
+    assert!(h.ensure_running(3, t(1)).unwrap());
+    let names: Vec<String> = ["Read", "Write"].map(String::from).into();
+    h.plan(&names, StepSource::Manual, t(2));
+    assert_eq!(h.find_step("1").unwrap().name, "Read");
+    assert_eq!(h.number(h.find_step("Write").unwrap()), 2);
+    for id in ["step-2", "step-3"] {
+        h.set_step_status(id, StepStatus::InProgress, 3, t(3))
+            .unwrap();
+        h.set_step_status(id, StepStatus::Completed, 3, t(4))
+            .unwrap();
+    }
+    assert!(h.plan_finished());
+    assert!(!h.ensure_running(3, t(5)).unwrap());
+    h.touch_file("src/after.rs", t(6));
+    assert_eq!(h.unassigned_files, ["src/after.rs"]);
+    assert!(!h.steps.iter().any(|s| s.status == StepStatus::InProgress));
+}
+
 /// Only the step waymark started for work outside a plan is folded into the plan: a
 /// planned step that happens to be called "Session work", or an implicit step the
 /// user has named, is left as any step is (pending, with its files).
