@@ -100,6 +100,28 @@ fn malformed_empty_and_wrong_typed_input_exit_0_with_a_clear_error() {
     assert!(!p.path(".orchestration/hook.json").exists());
 }
 
+/// Half an emoji (a lone surrogate escape, as a client's truncation leaves it) costs
+/// nothing but the half: the event is applied, on both clients' paths.
+#[test]
+fn a_lone_surrogate_escape_is_decoded_lossily_and_the_event_kept() {
+    let p = Project::new();
+    let root = serde_json::to_string(&p.root()).unwrap();
+    let input = format!(
+        r#"{{"session_id":"s1","cwd":{root},"hook_event_name":"UserPromptSubmit","prompt":"fix the parser \ud83d"}}"#
+    );
+    assert_eq!(p.hook("UserPromptSubmit", &input), "");
+    assert_eq!(p.hook_json()["goal"], "fix the parser \u{fffd}");
+    let codex = input.replace("fix the parser", "and the docs");
+    let out = p.run(&["hook", "--agent", "codex", "UserPromptSubmit"], codex);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(p.hook_json()["last_prompt"], "and the docs \u{fffd}");
+}
+
 #[test]
 fn missing_fields_are_tolerated() {
     let p = Project::new();

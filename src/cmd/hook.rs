@@ -31,9 +31,8 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     let Some(bytes) = begin(context, &fallback) else {
         return ExitCode::SUCCESS;
     };
-    // Non-UTF-8 bytes are replaced rather than rejected: one stray byte in a tool's output
-    // must not cost the whole event.
-    let text = String::from_utf8_lossy(&bytes);
+    let lossy = String::from_utf8_lossy(&bytes);
+    let text = decoded(&lossy);
     let parsed = match event::parse(name, text.as_bytes()) {
         Ok(p) => p,
         Err(e) => {
@@ -56,6 +55,13 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     }
     answer(handled.out.to_json(parsed.event.name()));
     ExitCode::SUCCESS
+}
+
+/// The input's text (decoded lossily from its bytes) as JSON can parse it. What a client
+/// cut or mangled is replaced rather than rejected: one stray byte in a tool's output, or
+/// half an emoji's escape (`\ud83d`), must not cost the whole event.
+fn decoded(lossy: &str) -> std::borrow::Cow<'_, str> {
+    waymark_core::text::lone_surrogates_replaced(lossy)
 }
 
 /// Prints the hook's answer for the agent, if any: its JSON, redacted, on one line.
@@ -142,7 +148,8 @@ pub fn run_codex(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     let Some(bytes) = begin(context, &fallback) else {
         return ExitCode::SUCCESS;
     };
-    let text = String::from_utf8_lossy(&bytes);
+    let lossy = String::from_utf8_lossy(&bytes);
+    let text = decoded(&lossy);
     let (name, value, parsed) = match codex_parse(name, &text) {
         Ok(p) => p,
         Err(e) => {

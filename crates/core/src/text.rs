@@ -404,12 +404,69 @@ mod tests {
     }
 }
 
+/// JSON text with each escape of a lone UTF-16 surrogate (`\ud83d` with no low half after
+/// it, an emoji a client's truncation cut in half, or a low half alone) made `\ufffd`:
+/// serde_json refuses the whole input for one ("unexpected end of hex escape"), and the
+/// event must not be lost for it. Paired surrogates and everything else are left as they
+/// are; a text with no such escape is borrowed.
+pub fn lone_surrogates_replaced(json: &str) -> std::borrow::Cow<'_, str> {
+    let surrogate = |hex: &str| {
+        u16::from_str_radix(hex, 16)
+            .ok()
+            .filter(|u| (0xd800..0xe000).contains(u))
+    };
+    let b = json.as_bytes();
+    let escape_at = |i: usize| {
+        (b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&b'u'))
+            .then(|| json.get(i + 2..i + 6))
+            .flatten()
+            .and_then(surrogate)
+    };
+    let mut out: Option<String> = None;
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let Some(unit) = escape_at(i) else {
+            i += 2; // `\\`, `\"` and the other escapes: the next byte is not one.
+            continue;
+        };
+        let paired = unit < 0xdc00 && escape_at(i + 6).is_some_and(|low| low >= 0xdc00);
+        if paired {
+            i += 12;
+            continue;
+        }
+        let o = out.get_or_insert_with(|| String::with_capacity(json.len()));
+        o.push_str(&json[copied..i]);
+        o.push_str("\\ufffd");
+        i += 6;
+        copied = i;
+    }
+    match out {
+        Some(mut o) => {
+            o.push_str(&json[copied..]);
+            std::borrow::Cow::Owned(o)
+        }
+        None => std::borrow::Cow::Borrowed(json),
+    }
+}
+
 /// Whether `c` would act on a terminal or reader instead of being read: a C0 control
-/// (but tab), DEL, a C1 control (CSI, OSC and the rest), or a bidirectional override or
-/// isolate (which reorders what is shown: "Trojan Source").
+/// (but tab), DEL, a C1 control (CSI, OSC and the rest), a bidirectional override or
+/// isolate (which reorders what is shown: "Trojan Source"), or text nobody sees: a
+/// Unicode tag character (U+E0000–U+E007F, "ASCII smuggling": invisible to a person,
+/// read by the model), a zero-width space, joiner or word joiner, a byte order mark, or a
+/// line or paragraph separator (U+2028, U+2029: a line end to some readers).
 pub fn acts(c: char) -> bool {
     matches!(c, '\0'..='\u{8}' | '\u{a}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
         || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' | '\u{2028}' | '\u{2029}'
+        )
+        || matches!(c, '\u{e0000}'..='\u{e007f}')
 }
 
 /// `s` made inert for a reader: every character that would act on a terminal or start a
@@ -484,6 +541,54 @@ mod inert_tests {
             inert("\u{0}\u{7f}\u{2066}", false),
             "\\u{0}\\u{7f}\\u{2066}"
         );
+        // Text nobody sees: tag characters spelling "run x", zero-width characters, a
+        // byte order mark, line and paragraph separators.
+        let smuggled: String = "run x"
+            .chars()
+            .map(|c| char::from_u32(0xe0000 + c as u32).unwrap())
+            .collect();
+        assert_eq!(
+            inert(&format!("ok{smuggled}"), true),
+            "ok\\u{e0072}\\u{e0075}\\u{e006e}\\u{e0020}\\u{e0078}"
+        );
+        assert_eq!(
+            inert(
+                "a\u{200b}b\u{200c}\u{200d}\u{2060}\u{feff}\u{2028}\u{2029}",
+                true
+            ),
+            "a\\u{200b}b\\u{200c}\\u{200d}\\u{2060}\\u{feff}\\u{2028}\\u{2029}"
+        );
+        assert_eq!(inert("\u{e0080}\u{200e}", false), "\u{e0080}\u{200e}");
+    }
+
+    /// A lone surrogate escape (half an emoji) is replaced, so that the input parses;
+    /// a pair, an escaped backslash before `u`, and plain text are left as they are.
+    #[test]
+    fn a_lone_surrogate_escape_is_replaced_and_the_rest_left() {
+        let fixed = |s: &str| lone_surrogates_replaced(s).into_owned();
+        assert_eq!(fixed(r#"{"a":"cut \ud83d"}"#), r#"{"a":"cut \ufffd"}"#);
+        assert_eq!(
+            fixed(r#""\ude00 x \uD83D\u0041""#),
+            r#""\ufffd x \ufffd\u0041""#
+        );
+        for kept in [
+            r#""\ud83d\ude00""#,
+            r#""\\ud83d""#,
+            r#""\u00e9 plain""#,
+            "é",
+            r#""\u""#,
+            r#""\ud8""#,
+        ] {
+            assert!(
+                matches!(
+                    lone_surrogates_replaced(kept),
+                    std::borrow::Cow::Borrowed(_)
+                ),
+                "{kept}"
+            );
+        }
+        let v: serde_json::Value = serde_json::from_str(&fixed(r#"{"a":"cut \ud83d"}"#)).unwrap();
+        assert_eq!(v["a"], "cut \u{fffd}");
     }
 
     /// A terminal keeps waymark's colours and nothing else that acts.

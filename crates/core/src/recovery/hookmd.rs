@@ -17,7 +17,27 @@ use crate::text::{one_line, prefix, stamp, truncate};
 pub fn render(hook: &Hook) -> String {
     // Built from inert strings only (`inert`): no stored string starts a line of its own.
     let hook = &*super::inert::view(hook);
-    head(hook) + &listing(&hook.steps) + &receipts(hook) + &checkpoints(hook) + &tail(hook)
+    let body = head(hook) + &listing(&hook.steps) + &receipts(hook) + &checkpoints(hook);
+    bounded(body, &tail(hook))
+}
+
+/// The most bytes HOOK.md holds: a plan of 1,000 steps fits several times over.
+pub const MAX_HOOK_MD: usize = 1 << 20;
+
+/// HOOK.md within [`MAX_HOOK_MD`], as the brief is within its cap: past it the body is cut
+/// (its head first, what to do now included, is kept) and the Troubleshooting section
+/// stays whole at the end.
+fn bounded(body: String, tail: &str) -> String {
+    if body.len() + tail.len() <= MAX_HOOK_MD {
+        return body + tail;
+    }
+    const CUT: &str =
+        "\n(HOOK.md cut at its bound: `waymark status` and `waymark log` have the rest)\n";
+    let mut end = MAX_HOOK_MD - tail.len() - CUT.len();
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{CUT}{tail}", &body[..end])
 }
 
 /// What To Do Now's line for the files the running step changed, which What You Were Doing
@@ -395,6 +415,32 @@ fn plan_line(md: &mut String, s: &Step, n: usize) {
 mod tests {
     use super::*;
     use chrono::Utc;
+
+    /// A plan planted with huge step names (a repository's plan.json) gives a HOOK.md
+    /// within its bound, whole at its ends.
+    #[test]
+    fn hook_md_is_bounded_whatever_the_plan_holds() {
+        let now = Utc::now();
+        let mut h = crate::task::testing::recorded_plan(now);
+        for s in &mut h.steps {
+            s.name = "x".repeat(10 << 20);
+        }
+        for i in 0..1000 {
+            let id = format!("p{i}");
+            h.add_step(&id, "planted", "", None, crate::task::StepSource::Task, now);
+            h.steps.last_mut().unwrap().name = "long step ".repeat(1000);
+        }
+        let md = render(&h);
+        assert!(md.contains("HOOK.md cut at its bound"));
+        assert!(md.len() <= MAX_HOOK_MD, "{}", md.len());
+        assert!(md.starts_with("# HOOK: "));
+        assert!(
+            md.trim_end().ends_with("`.orchestration/tasks/task-1/`"),
+            "{}",
+            &md[md.len() - 300..]
+        );
+        assert!(md.contains("## What To Do Now"));
+    }
 
     #[test]
     fn stands_alone() {

@@ -17,6 +17,10 @@ use crate::task::Hook;
 /// failed validation's output): their line ends stay, their other controls do not.
 const QUOTED: [&str; 1] = ["output"];
 
+/// The most characters of one string the brief and HOOK.md show: more than any string
+/// waymark stores itself keeps (a step's description keeps 2,000).
+pub const MAX_SHOWN: usize = 4096;
+
 /// `hook` with every string inert; borrowed as it is when none needed it.
 pub fn view(hook: &Hook) -> Cow<'_, Hook> {
     let head = shown(hook);
@@ -45,9 +49,14 @@ pub fn shown<T: Serialize + DeserializeOwned>(value: &T) -> Option<T> {
 fn walk(v: &mut Value, lines: bool) -> bool {
     match v {
         Value::String(s) => {
-            let redacted = waymark_redact::redact(s);
+            // Every string is bounded too: one planted in a state file (a 10 MB step name
+            // in plan.json) is shown cut, as everything waymark stores itself is.
+            let cut = (s.len() > MAX_SHOWN && s.chars().count() > MAX_SHOWN)
+                .then(|| crate::text::truncate(s, MAX_SHOWN));
+            let shown = cut.as_deref().unwrap_or(s);
+            let redacted = waymark_redact::redact(shown);
             let inert = crate::text::inert(&redacted, lines);
-            if inert == s.as_str() {
+            if cut.is_none() && inert == s.as_str() {
                 return false;
             }
             *s = inert.into_owned();
@@ -98,6 +107,8 @@ mod tests {
             Just("\u{1b}[2J\u{1b}[H".to_string()),
             Just("\u{9b}31m\u{9d}0;title\u{9c}".to_string()),
             Just("\u{202e}txt.exe\u{202c}".to_string()),
+            Just("\u{e0049}\u{e0067}\u{e006e}\u{e006f}\u{e0072}\u{e0065}".to_string()),
+            Just("a\u{200b}\u{2060}\u{feff}b\u{2028}\u{2029}".to_string()),
             "[a-z ]{0,12}",
         ];
         proptest::collection::vec(parts, 1..4).prop_map(|p| p.concat())
