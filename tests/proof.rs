@@ -150,6 +150,61 @@ fn each_commit_needs_a_passing_receipt_of_its_exact_tree() {
         .stdout(predicate::str::contains("verify: OK"));
 }
 
+/// The workflow docs/receipts.md describes ("Sharing the receipts"), over several commits:
+/// the receipt log committed with the work and growing at each commit, the lessons file
+/// changed by a later commit. Every honest commit is proven, the older ones too once the
+/// log has grown past them (a tree read through an index refused them: the log differed
+/// from both the file and HEAD).
+#[test]
+fn the_documented_sharing_workflow_proves_every_honest_commit() {
+    let (repo, base, _) = shared_proof();
+    for (i, lesson) in ["", "### a lesson\n", ""].iter().enumerate() {
+        repo.write("a.txt", &format!("version {i}\n"));
+        if !lesson.is_empty() {
+            repo.write("AGENT.md", lesson);
+        }
+        repo.validate(0);
+        repo.commit(&format!("step {i}, with its receipt"));
+    }
+    // A lessons file written after the last validation, committed alone.
+    repo.write("AGENT.md", "### a lesson\n### another\n");
+    repo.commit("the lessons");
+    repo.waymark()
+        .args(["verify", "--range", &format!("{base}..HEAD")])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("NOT PROVEN").not())
+        .stdout(predicate::str::contains("verify: OK"));
+}
+
+/// No setting the repository controls takes a file out of the proof: a `waymark.json`
+/// naming `src/lib.rs` its lessons file does not make an edit of it after the
+/// validation proven.
+#[test]
+fn a_repository_cannot_name_its_code_the_lessons_file() {
+    let repo = Repo::new();
+    fs::create_dir_all(repo.dir.join("src")).unwrap();
+    repo.write("src/lib.rs", "fn one() {}\n");
+    let base = repo.commit("base");
+    fs::create_dir_all(repo.dir.join(".orchestration")).unwrap();
+    repo.write(
+        ".orchestration/waymark.json",
+        r#"{"agent_md": "src/lib.rs"}"#,
+    );
+    repo.write("src/lib.rs", "fn two() {}\n");
+    repo.validate(0);
+    repo.write("src/lib.rs", "fn two() { unsafe_code() }\n");
+    let edited = repo.commit("edited after its validation");
+    repo.waymark()
+        .args(["verify", "--range", &format!("{base}..HEAD")])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "{} edited after its validation: NOT PROVEN",
+            short(&edited)
+        )));
+}
+
 /// A repository whose second commit passed its validation and carries its receipt log
 /// (shared as docs/receipts.md, "Proof in CI", says) and the exported public keys: the
 /// repository, the base commit and the proven one.

@@ -1,26 +1,48 @@
-//! The tree of the project's files, waymark's own left out (the state directory and the
-//! lessons file, as in every diff): what a receipt records as the code its command ran on,
-//! and what `waymark verify --range` computes of each commit to match against it. Leaving
-//! waymark's files out is what lets a commit that also adds the receipt (or the trace) have
-//! the tree its validation ran on.
+//! The tree of the project's files, waymark's own left out: what a receipt records as the
+//! code its command ran on, and what `waymark verify --range` computes of each commit to
+//! match against it. Leaving waymark's files out is what lets a commit that also adds the
+//! receipt (or the trace) have the tree its validation ran on.
 //!
-//! Both are built in a temporary index of their own beside the repository's (never the
-//! repository's index, nor the checkpoints' `capture.index`), removed when done
-//! ([`super::temp_index`], as snapshots are).
+//! What the proof leaves out is fixed, not configured: waymark's state directory
+//! (`.orchestration/`), and the lessons file only where it cannot be code, a Markdown file
+//! at the root (`AGENT.md`, the default). A repository names its lessons file in its own
+//! `waymark.json`: were that name left out whatever it is (`src/lib.rs`), an edit of it
+//! after the validation would come out proven (docs/receipts.md).
+//!
+//! The work tree's and the index's trees are built in a temporary index of their own
+//! beside the repository's ([`super::temp_index`], as snapshots are); waymark's entries
+//! are then taken out of the root tree itself (`ls-tree`, `mktree`), with no index: a
+//! commit's tree is read from the commit, whatever git's index would refuse.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use super::temp_index::TempIndex;
+
+/// The root entries the proof leaves out: the state directory, and `lessons` when it is a
+/// Markdown file at the root.
+pub fn left_out(lessons: &str) -> Vec<&str> {
+    let md = lessons.len() > 3 && lessons.to_ascii_lowercase().ends_with(".md");
+    let at_root = !lessons.contains('/') && !lessons.starts_with('.');
+    let mut out = vec![crate::store::project::STATE_DIR];
+    if md && at_root {
+        out.push(lessons);
+    }
+    out
+}
 
 /// The project's files as they are now (tracked and untracked, ignored ones left out, as
 /// `git add -A` takes them), as a tree id. `None` outside git or when git fails.
 pub fn of_work_tree(root: &Path, lessons: &str) -> Option<String> {
     let (index, git_dir) = temp_index(root, "work")?;
     let _ = index.seed(&git_dir.join("index"));
+    let excluded = left_out(lessons)
+        .into_iter()
+        .map(|e| format!(":(exclude){e}"));
     let added = index
-        .git(root, &["add", "-A", "--ignore-errors", "--"])
-        .args(super::project_files(lessons))
+        .git(root, &["add", "-A", "--ignore-errors", "--", "."])
+        .args(excluded)
         .stdout(Stdio::null())
         .status()
         .ok()?;
@@ -29,21 +51,17 @@ pub fn of_work_tree(root: &Path, lessons: &str) -> Option<String> {
     if !added.success() && added.code() != Some(1) {
         return None;
     }
-    without_waymark(&index, root, lessons)
+    without_waymark(root, &index.write_tree(root)?, lessons)
 }
 
-/// The tree of `commit` with waymark's files left out. `None` when it is no commit.
+/// The tree of `commit` with waymark's files left out, read from the commit itself. `None`
+/// when it is no commit.
 pub fn of_commit(root: &Path, commit: &str, lessons: &str) -> Option<String> {
-    let (index, _) = temp_index(root, "commit")?;
-    let read = index
-        .git(root, &["read-tree", commit])
-        .stdout(Stdio::null())
-        .status()
-        .ok()?;
-    if !read.success() {
-        return None;
-    }
-    without_waymark(&index, root, lessons)
+    let tree = super::run(
+        root,
+        ["rev-parse", "--verify", "-q", &format!("{commit}^{{tree}}")],
+    )?;
+    without_waymark(root, &tree, lessons)
 }
 
 /// The tree the commit being made will have, waymark's files left out: the index git
@@ -53,7 +71,7 @@ pub fn of_index(root: &Path, lessons: &str) -> Option<String> {
     let source =
         std::env::var_os("GIT_INDEX_FILE").map_or_else(|| git_dir.join("index"), PathBuf::from);
     index.seed(&source).ok()?;
-    without_waymark(&index, root, lessons)
+    without_waymark(root, &index.write_tree(root)?, lessons)
 }
 
 /// An empty temporary index in the git directory (one per process and purpose), and the
@@ -64,22 +82,33 @@ fn temp_index(root: &Path, what: &str) -> Option<(TempIndex, PathBuf)> {
     Some((TempIndex::new(path), git_dir))
 }
 
-/// Takes waymark's files out of `index` and writes its tree.
-fn without_waymark(index: &TempIndex, root: &Path, lessons: &str) -> Option<String> {
-    let state = crate::store::project::STATE_DIR;
-    let removed = index
-        .git(
-            root,
-            &["rm", "--cached", "-r", "-q", "--ignore-unmatch", "--"],
-        )
-        .args([state, lessons])
-        .stdout(Stdio::null())
-        .status()
-        .ok()?;
-    if !removed.success() {
-        return None;
+/// `tree` with the root entries the proof leaves out ([`left_out`]) taken out: its root
+/// listing less those names, made a tree again. The same tree when it has none of them.
+fn without_waymark(root: &Path, tree: &str, lessons: &str) -> Option<String> {
+    let listing = super::run(root, ["ls-tree", "-z", tree])?;
+    let out = left_out(lessons);
+    let entries: Vec<&str> = listing.split('\0').filter(|e| !e.is_empty()).collect();
+    let kept: Vec<&str> = entries
+        .iter()
+        .copied()
+        .filter(|e| e.split_once('\t').is_some_and(|(_, n)| !out.contains(&n)))
+        .collect();
+    if kept.len() == entries.len() {
+        return Some(tree.to_string());
     }
-    index.write_tree(root)
+    let mut c = super::command(root);
+    c.args(["mktree", "-z"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let mut child = c.spawn().ok()?;
+    let mut input = child.stdin.take()?;
+    let body: String = kept.iter().map(|e| format!("{e}\0")).collect();
+    let writer = std::thread::spawn(move || input.write_all(body.as_bytes()));
+    let made = child.wait_with_output().ok()?;
+    let _ = writer.join();
+    made.status
+        .success()
+        .then(|| String::from_utf8_lossy(&made.stdout).trim().to_string())
 }
 
 #[cfg(test)]
