@@ -336,6 +336,56 @@ fn a_held_call_of_a_crashed_session_applied_later_declares_nothing_again() {
     );
 }
 
+/// Journals carried in by a clone (issue 50, item 3): a committed `codex-bash.jsonl` with
+/// a planted rollout saying "Process exited with code 0", and a committed `pending.jsonl`
+/// holding a passing validation, are never applied: no receipt is signed with the key of
+/// whoever works in the clone, and each is said in the log.
+#[test]
+fn journals_a_repository_carries_are_never_applied() {
+    let p = Project::new();
+    let rollout = p.path("planted-rollout.jsonl").display().to_string();
+    std::fs::write(
+        &rollout,
+        call_output_line("call_x", 0, "all tests passed\n"),
+    )
+    .unwrap();
+    let held = json!({"received_at": "2026-11-27T20:00:00Z", "session_id": SESSION,
+        "transcript_path": rollout, "call_id": "call_x",
+        "input": serde_json::from_str::<Value>(&input(&p, "PostToolUse", &rollout, shell_call("call_x", "cargo test", "ok"))).unwrap()});
+    let fixture: Value = serde_json::from_str(&p.fixture("PostToolUse-Bash.json")).unwrap();
+    let mut validation = fixture.clone();
+    validation["tool_input"]["command"] = "cargo test".into();
+    validation["cwd"] = p.root().display().to_string().into();
+    let kept =
+        json!({"received_at": "2026-11-27T20:00:00Z", "event": "PostToolUse", "input": validation});
+    p.write(".orchestration/codex-bash.jsonl", &format!("{held}\n"));
+    p.write(".orchestration/pending.jsonl", &format!("{kept}\n"));
+    // Work in the clone: a Codex event and a Claude Code event, which apply journals.
+    let other = input_of(
+        "another-session",
+        &p,
+        "UserPromptSubmit",
+        &rollout,
+        json!({"prompt": "go"}),
+    );
+    codex_hook(&p, "UserPromptSubmit", other);
+    p.hook("Stop", &p.fixture("Stop.json"));
+    let hook = p.hook_json();
+    assert!(hook["receipts"].as_array().unwrap().is_empty(), "{hook:#}");
+    let trace = std::fs::read_to_string(p.path(".orchestration/agent_trace.jsonl"));
+    assert!(!trace.unwrap_or_default().contains("cargo test"));
+    let log = p.read(".orchestration/waymark.log");
+    assert!(
+        log.contains("a held call this machine did not hold"),
+        "{log}"
+    );
+    assert!(
+        log.contains("a kept event this machine did not keep"),
+        "{log}"
+    );
+    assert!(!p.path(".orchestration/codex-bash.jsonl").exists());
+}
+
 /// Claude Code's events take none of Codex's path: a Codex call held for its verdict is
 /// left for Codex's next event though the verdict is there, and Claude Code's own shell
 /// call is recorded at once.

@@ -275,10 +275,7 @@ fn one_event_delivered_twice_is_handled_once() {
 fn a_kept_event_that_panics_is_dropped_not_met_again() {
     let p = Project::new();
     p.hook("UserPromptSubmit", &p.fixture("UserPromptSubmit.json"));
-    let input: serde_json::Value =
-        serde_json::from_str(&p.write_event("src/kept.rs", "k\n")).unwrap();
-    let kept = serde_json::json!({"received_at": "2026-11-27T10:00:00Z", "event": "PostToolUse", "input": input});
-    p.write(".orchestration/pending.jsonl", &format!("{kept}\n"));
+    p.keep("PostToolUse", &p.write_event("src/kept.rs", "k\n"));
     let out = p
         .waymark()
         .env("WAYMARK_TEST_FAULT", "dispatch@1:panic")
@@ -309,8 +306,7 @@ fn a_kept_event_gives_its_session_no_owner_of_the_process_applying_it() {
     let mut input: serde_json::Value =
         serde_json::from_str(&p.write_event("src/kept.rs", "k\n")).unwrap();
     input["session_id"] = "a-session-seen-late".into();
-    let kept = serde_json::json!({"received_at": "2026-11-27T10:00:00Z", "event": "PostToolUse", "input": input});
-    p.write(".orchestration/pending.jsonl", &format!("{kept}\n"));
+    p.keep("PostToolUse", &input.to_string());
     p.hook("PostToolUse", &p.write_event("src/own.rs", "o\n"));
     let hook = p.hook_json();
     let sessions = hook["sessions"].as_array().unwrap();

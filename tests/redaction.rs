@@ -3,8 +3,6 @@
 //! an MCP tool's input kept in the pending journal while the task is locked.
 
 use std::path::Path;
-use std::process::{Child, Command};
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use util::Project;
@@ -87,34 +85,6 @@ fn a_failing_run_s_secrets_reach_no_lesson_and_no_ledger() {
     assert_eq!(leaks(&p), Vec::<String>::new());
 }
 
-/// `flock -x -o FILE sleep 30`: the task's lock held until flock is killed (`-o`: not
-/// by the sleep it runs).
-fn hold(lock: &Path) -> Child {
-    let child = Command::new("flock")
-        .args(["-x", "-o"])
-        .arg(lock)
-        .args(["sleep", "30"])
-        .spawn()
-        .unwrap();
-    // Until flock has it: a second, non-blocking flock fails while it is held.
-    let start = Instant::now();
-    while Command::new("flock")
-        .args(["-n"])
-        .arg(lock)
-        .arg("true")
-        .status()
-        .unwrap()
-        .success()
-    {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "flock never held the lock"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child
-}
-
 #[test]
 fn an_mcp_tool_s_password_is_hidden_while_its_event_waits() {
     let p = Project::new();
@@ -126,7 +96,7 @@ fn an_mcp_tool_s_password_is_hidden_while_its_event_waits() {
         "SessionStart",
         &p.fixture_of("2.1.332", "SessionStart-startup.json"),
     );
-    let mut holder = hold(&p.path(".orchestration/hook.json.lock"));
+    let mut holder = util::hold(&p.path(".orchestration/hook.json.lock"));
     let mcp = event(
         &p,
         "PostToolUse-Bash.json",

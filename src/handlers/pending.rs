@@ -78,7 +78,9 @@ pub fn keep(ctx: &Ctx, name: &str, input: &Value, agent: Agent) -> io::Result<()
         input: input.clone(),
         agent: agent.recorded(),
     };
-    store::append_line(&ctx.project.state_file(PENDING), Clean::json(&kept)).map(|_| ())
+    let line =
+        crate::receipt::seal::seal(&ctx.config, Clean::json(&kept)).map_err(io::Error::other)?;
+    store::append_line(&ctx.project.state_file(PENDING), line).map(|_| ())
 }
 
 /// Applies the kept events, oldest first, each at its own time, batch after batch while
@@ -156,8 +158,14 @@ enum Applied {
     Deferred,
 }
 
-/// Dispatches the kept event `line` at its own time; an unreadable one is dropped.
+/// Dispatches the kept event `line` at its own time; an unreadable one is dropped, and so
+/// is one this machine did not keep (no seal of its own: a journal the repository carries).
 fn apply_one(ctx: &mut Ctx, line: &[u8]) -> Applied {
+    if !crate::receipt::seal::sealed_here(&ctx.config, line) {
+        let why = "a kept event this machine did not keep (no seal of its own: carried in by the repository?), dropped";
+        ctx.log(Level::Warn, "pending", why);
+        return Applied::Done;
+    }
     let kept: Kept = match serde_json::from_slice(line) {
         Ok(k) => k,
         Err(e) => {

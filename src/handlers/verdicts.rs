@@ -63,7 +63,9 @@ pub fn hold(ctx: &Ctx, event: &Event, input: &Value) -> io::Result<()> {
         call_id: call_id.to_string(),
         input: input.clone(),
     };
-    store::append_line(&ctx.project.state_file(VERDICTS), Clean::json(&held)).map(|_| ())
+    let line =
+        crate::receipt::seal::seal(&ctx.config, Clean::json(&held)).map_err(io::Error::other)?;
+    store::append_line(&ctx.project.state_file(VERDICTS), line).map(|_| ())
 }
 
 /// Applies the held calls whose verdict is known by the time of `now_event` (or never
@@ -82,19 +84,8 @@ pub fn settle(ctx: &mut Ctx, now_event: &Event) -> Vec<String> {
     let Ok(Some(_lock)) = FileLock::try_acquire(&path) else {
         return Vec::new();
     };
-    let mut queue: std::collections::VecDeque<Held> = match store::read(&path, &[]) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes)
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect(),
-        Err(e) => {
-            ctx.log(
-                Level::Error,
-                "codex",
-                &format!("cannot read {VERDICTS}: {e}"),
-            );
-            return Vec::new();
-        }
+    let Some(mut queue) = read_held(ctx, &path) else {
+        return Vec::new();
     };
     let now = ctx.now;
     let mut said = Vec::new();
@@ -129,12 +120,53 @@ pub fn settle(ctx: &mut Ctx, now_event: &Event) -> Vec<String> {
     said
 }
 
-/// The held calls' file as `rest`: removed when nothing is left.
+/// The held calls this machine held, oldest first; the file is rewritten without any other
+/// (`held_here`). `None` when it cannot be read.
+fn read_held(ctx: &Ctx, path: &std::path::Path) -> Option<std::collections::VecDeque<Held>> {
+    let text = match store::read(path, &[]) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) => {
+            let why = format!("cannot read {VERDICTS}: {e}");
+            ctx.log(Level::Error, "codex", &why);
+            return None;
+        }
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let here: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| held_here(ctx, l))
+        .collect();
+    let queue: std::collections::VecDeque<Held> = here
+        .iter()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    if here.len() < lines.len() {
+        rewrite(ctx, path, queue.iter());
+    }
+    Some(queue)
+}
+
+/// Whether the held call `line` is one this machine held (sealed here); one that is not
+/// (a journal the repository carries in, with a planted rollout) is dropped, and said so.
+fn held_here(ctx: &Ctx, line: &str) -> bool {
+    let here = crate::receipt::seal::sealed_here(&ctx.config, line.as_bytes());
+    if !here {
+        let why = "a held call this machine did not hold (no seal of its own: carried in by the repository?), dropped";
+        ctx.log(Level::Warn, "codex", why);
+    }
+    here
+}
+
+/// The held calls' file as `rest`, each line sealed again: removed when nothing is left.
 fn rewrite<'a>(ctx: &Ctx, path: &std::path::Path, rest: impl Iterator<Item = &'a Held>) {
-    let rest: Vec<&Held> = rest.collect();
-    let written = match rest.is_empty() {
-        true => std::fs::remove_file(path),
-        false => store::write_atomic(path, &Clean::json_lines(&rest)),
+    let sealed: Result<Vec<Clean>, _> = rest
+        .map(|h| crate::receipt::seal::seal(&ctx.config, Clean::json(h)))
+        .collect();
+    let written = match sealed {
+        Ok(lines) if lines.is_empty() => std::fs::remove_file(path),
+        Ok(lines) => store::write_atomic(path, &Clean::joined_lines(lines)),
+        Err(e) => Err(io::Error::other(e)),
     };
     if let Err(e) = written {
         let why = format!("cannot rewrite {VERDICTS}: {e}");

@@ -6,6 +6,7 @@
 pub mod keys;
 pub mod master;
 pub mod runner;
+pub mod seal;
 
 pub use keys::{FileKeyManager, KeyManager};
 pub use waymark_core::receipt::*;

@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command as StdCommand;
+use std::process::{Child, Command as StdCommand};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -109,6 +110,27 @@ impl Project {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// `input` kept by waymark for a later event, as a hook keeps its event when the task's
+    /// lock is busy: another process holds the lock past the hook's deadline (500 ms here),
+    /// so the journal line is this machine's own (sealed), as in real use.
+    pub fn keep(&self, event: &str, input: &str) {
+        let mut holder = hold(&self.path(".orchestration/hook.json.lock"));
+        let out = self
+            .waymark()
+            .env("WAYMARK_HOOK_DEADLINE", "500ms")
+            .args(["hook", event])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        holder.kill().unwrap();
+        holder.wait().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        assert!(
+            self.path(".orchestration/pending.jsonl").exists(),
+            "not kept"
+        );
     }
 
     /// Replays a JSONL recording (rewritten to this project); returns stdout.
@@ -234,4 +256,32 @@ pub fn context_of(stdout: &str) -> Option<String> {
     v["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .map(str::to_string)
+}
+
+/// `flock -x -o FILE sleep 30`: the task's lock held until flock is killed (`-o`: not
+/// by the sleep it runs).
+pub fn hold(lock: &Path) -> Child {
+    let child = StdCommand::new("flock")
+        .args(["-x", "-o"])
+        .arg(lock)
+        .args(["sleep", "30"])
+        .spawn()
+        .unwrap();
+    // Until flock has it: a second, non-blocking flock fails while it is held.
+    let start = Instant::now();
+    while StdCommand::new("flock")
+        .args(["-n"])
+        .arg(lock)
+        .arg("true")
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "flock never held the lock"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
 }

@@ -57,6 +57,30 @@ impl Clean {
         self.0.is_empty()
     }
 
+    /// A JSON object's line with one more field `name` holding `hex` (a MAC of the line
+    /// before it: `store` seals journal lines so): nothing but hex digits is added, so the
+    /// line stays clean. Anything else, or a line that is no object, is left as it was.
+    pub fn with_hex_field(mut self, name: &str, hex: &str) -> Clean {
+        let plain =
+            |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+        let is_hex = !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit());
+        if plain(name) && is_hex && self.0.len() > 2 && self.0.ends_with('}') {
+            self.0.pop();
+            self.0.push_str(&format!(",\"{name}\":\"{hex}\"}}"));
+        }
+        self
+    }
+
+    /// Clean lines as one JSON Lines text, each ending in a newline.
+    pub fn joined_lines(lines: impl IntoIterator<Item = Clean>) -> Clean {
+        let mut out = String::new();
+        for line in lines {
+            out.push_str(&line.0);
+            out.push('\n');
+        }
+        Clean(out)
+    }
+
     /// Appends a newline (a JSONL record, a line of text).
     pub fn with_newline(mut self) -> Clean {
         self.0.push('\n');
