@@ -386,6 +386,23 @@ fn journals_a_repository_carries_are_never_applied() {
     assert!(!p.path(".orchestration/codex-bash.jsonl").exists());
 }
 
+/// A 50 MB shell output is held by its end: the held call stays small (issue 50, item 5).
+#[test]
+fn a_huge_shell_output_is_held_by_its_end() {
+    let p = Project::new();
+    let rollout = p.path("rollout.jsonl").display().to_string();
+    std::fs::write(&rollout, "").unwrap();
+    let output = format!("{}\ntest result: ok\n", "noise ".repeat(9 << 20));
+    let call = shell_call("call_big", "cargo test", &output);
+    codex_hook(&p, "PostToolUse", input(&p, "PostToolUse", &rollout, call));
+    let held = std::fs::metadata(p.path(".orchestration/codex-bash.jsonl")).unwrap();
+    assert!(held.len() < 2 << 20, "{} bytes held", held.len());
+    assert!(
+        p.read(".orchestration/codex-bash.jsonl")
+            .contains("test result: ok")
+    );
+}
+
 /// Claude Code's events take none of Codex's path: a Codex call held for its verdict is
 /// left for Codex's next event though the verdict is there, and Claude Code's own shell
 /// call is recorded at once.

@@ -122,6 +122,34 @@ fn a_lone_surrogate_escape_is_decoded_lossily_and_the_event_kept() {
     assert_eq!(p.hook_json()["last_prompt"], "and the docs \u{fffd}");
 }
 
+/// A client whose stdin never closes does not hold the tool call: the hook gives up
+/// reading within its deadline, says so, and exits 0 (issue 50, item 5).
+#[test]
+fn a_stdin_that_never_closes_is_left_within_the_deadline() {
+    let p = Project::new();
+    let start = Instant::now();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("waymark"))
+        .args(["hook", "PostToolUse"])
+        .current_dir(p.root())
+        .env("CLAUDE_PROJECT_DIR", p.root())
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut open = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut open, b"{\"session_id\": \"s1\", ").unwrap();
+    let out = child.wait_with_output().unwrap();
+    drop(open);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("stdin was not closed within"), "{err}");
+}
+
 #[test]
 fn missing_fields_are_tolerated() {
     let p = Project::new();

@@ -162,14 +162,29 @@ fn set(value: &mut Value, key: &str, v: Value) {
 /// The shell command's output from a Codex `tool_response`: a string (0.169.0), or the
 /// text of whatever else it is.
 fn bash_output(response: &Value) -> String {
-    match response {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other
-            .get("output")
-            .and_then(Value::as_str)
-            .map_or_else(|| other.to_string(), str::to_string),
+    let whole = match response {
+        Value::String(s) => s.as_str(),
+        Value::Null => "",
+        other => match other.get("output").and_then(Value::as_str) {
+            Some(s) => s,
+            None => return tail_of(&other.to_string()),
+        },
+    };
+    tail_of(whole)
+}
+
+/// The most of a Codex shell call's output kept, its end (as Claude Code's Bash output is
+/// ended by the client): the call is held until its verdict, and a 50 MB output held
+/// whole cost its hook 300 MiB. What the ledger and an observed receipt see of a longer
+/// output is its last [`KEPT_OUTPUT`] bytes.
+pub const KEPT_OUTPUT: usize = 1 << 20;
+
+fn tail_of(output: &str) -> String {
+    let mut start = output.len().saturating_sub(KEPT_OUTPUT);
+    while !output.is_char_boundary(start) {
+        start += 1;
     }
+    output[start..].to_string()
 }
 
 /// The exit code in the text the model sees for a shell call ("Process exited with code
@@ -252,6 +267,18 @@ pub fn output(mut json: Value) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A 50 MB output is kept by its end: what decides the verdict is there.
+    #[test]
+    fn a_huge_shell_output_is_kept_by_its_end() {
+        let big = format!("{}é\ntest result: ok", "x".repeat(50 << 20));
+        let mut v =
+            json!({"tool_name":"Bash","tool_input":{"command":"cargo test"},"tool_response": big});
+        adapt("PostToolUse", &mut v);
+        let kept = v["tool_response"]["stdout"].as_str().unwrap();
+        assert!(kept.len() <= KEPT_OUTPUT && kept.len() > KEPT_OUTPUT - 4);
+        assert!(kept.ends_with("é\ntest result: ok"));
+    }
 
     #[test]
     fn bash_output_becomes_claude_codes_response_and_a_failure_when_known() {

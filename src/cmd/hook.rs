@@ -73,20 +73,62 @@ fn answer(json: Option<Value>) {
     }
 }
 
-/// The event's input from stdin, up to [`MAX_INPUT`]; the error says why there is none.
+/// How long reading the input may take: the hook's default deadline. The deadline proper
+/// is armed once the input names the project (its configuration may set another); a
+/// client whose stdin never closes must not hold the tool call meanwhile.
+const READ_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The event's input from stdin, up to [`MAX_INPUT`], within [`READ_DEADLINE`]; the error
+/// says why there is none.
 fn read_input() -> Result<Vec<u8>, String> {
+    use std::os::fd::FromRawFd;
+    let until = std::time::Instant::now() + READ_DEADLINE;
+    // SAFETY: fd 0 is this process's stdin, open for its whole life; ManuallyDrop keeps
+    // this File from closing it.
+    let mut stdin = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(0) });
     let mut bytes = Vec::new();
-    let read = std::io::stdin()
-        .lock()
-        .take(MAX_INPUT + 1)
-        .read_to_end(&mut bytes);
-    if let Err(e) = read {
-        return Err(format!("cannot read stdin: {e}"));
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        if !readable_before(until)? {
+            return Err(format!(
+                "stdin was not closed within {READ_DEADLINE:?}: the event is not read"
+            ));
+        }
+        match stdin.read(&mut chunk) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("cannot read stdin: {e}")),
+        }
+        if bytes.len() as u64 > MAX_INPUT {
+            return Err(format!("input over {} MiB ignored", MAX_INPUT >> 20));
+        }
     }
-    if bytes.len() as u64 > MAX_INPUT {
-        return Err(format!("input over {} MiB ignored", MAX_INPUT >> 20));
+}
+
+/// Whether stdin has something to read (or its end) before `until`.
+fn readable_before(until: std::time::Instant) -> Result<bool, String> {
+    loop {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        let mut fd = libc::pollfd {
+            fd: 0,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, for the length of the call.
+        let n = unsafe { libc::poll(&mut fd, 1, left.as_millis().min(i32::MAX as u128) as i32) };
+        match n {
+            0 => return Ok(false),
+            n if n > 0 => return Ok(true),
+            _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            _ => {
+                return Err(format!(
+                    "cannot wait for stdin: {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+        }
     }
-    Ok(bytes)
 }
 
 /// The context for the event's project, with the configuration's errors and the input's
