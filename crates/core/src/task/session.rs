@@ -178,7 +178,9 @@ impl Hook {
             s.step = step;
             s.files.clear();
         }
-        for f in files {
+        // Only the newest [`SESSION_FILES`] are kept: a patch of 100,000 files looks at
+        // those alone (each is looked for in the list, which stays that short).
+        for f in &files[files.len().saturating_sub(SESSION_FILES)..] {
             if !s.files.iter().any(|x| x == f) {
                 s.files.push(f.to_string());
             }
@@ -231,6 +233,21 @@ mod tests {
             h.session_label("dc5c038f-fe1b-4284-bef5-f12c0c71733d"),
             "dc5c038f"
         );
+    }
+
+    /// A patch of 100,000 files: the session keeps the newest of them, and looks at no
+    /// more (each file was looked for in a list as long as all before it: 100,000 squared).
+    #[test]
+    fn a_session_keeps_the_newest_files_of_a_huge_patch() {
+        let t0 = Utc::now();
+        let mut h = crate::task::testing::running("Generate", &[], t0);
+        h.note_session("s", None, SessionStatus::Active, t0);
+        let names: Vec<String> = (0..100_000).map(|i| format!("gen/f{i}.txt")).collect();
+        let files: Vec<&str> = names.iter().map(String::as_str).collect();
+        h.note_work("s", &files);
+        let kept = &h.session_mut("s").unwrap().files;
+        assert_eq!(kept.len(), SESSION_FILES);
+        assert_eq!(kept.last().map(String::as_str), Some("gen/f99999.txt"));
     }
 
     #[test]
