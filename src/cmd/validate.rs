@@ -156,6 +156,15 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
             );
         }
     }
+    if ran.exit_code == 0 {
+        if let Err(e) = crate::governance::lessons::settle(ctx, command, &r.receipt_id) {
+            ctx.log(
+                crate::store::log::Level::Error,
+                "validate",
+                &format!("lesson: {e:#}"),
+            );
+        }
+    }
     if ran.exit_code != 0 {
         let text = String::from_utf8_lossy(&ran.tail);
         let tail = waymark_core::text::tail(text.trim(), LESSON_TAIL);

@@ -49,7 +49,7 @@ pub fn verification_failure(
 ) -> anyhow::Result<()> {
     let cmd = truncate(&one_line(command), 200);
     let lesson = Lesson {
-        title: format!("Verification failed: {}", truncate(&cmd, 80)),
+        title: waymark_core::governance::recall::verification_title(command),
         issue: format!("`{cmd}` exited with code {exit_code}."),
         solution: format!(
             "Fix what the output below shows, then run `{cmd}` again; do not mark the step done until it passes."
@@ -59,6 +59,44 @@ pub fn verification_failure(
         detail: Some(output_tail.to_string()),
     };
     record(ctx, &lesson)
+}
+
+/// A validation of `command` passed (with receipt `receipt`): the lesson its failure left,
+/// if any, is settled, and no longer shown to the next agent (`recall`). AGENT.md is read
+/// only when it is there.
+pub fn settle(ctx: &Ctx, command: &str, receipt: &str) -> anyhow::Result<()> {
+    let path = ctx
+        .project
+        .landing(std::path::Path::new(&ctx.config.agent_md), Last::Followed)
+        .map_err(|why| anyhow::anyhow!("{why}; lesson not settled"))?;
+    if !path.is_file() {
+        return Ok(());
+    }
+    let lock = ctx.project.state_file(LESSONS_LOCK);
+    let settle = |text: &str| {
+        waymark_core::governance::recall::settled(text, command, receipt, ctx.now).map(|t| (t, ()))
+    };
+    crate::store::edit_text(&path, &lock, settle)
+        .with_context(|| format!("cannot settle the lesson in {}", ctx.config.agent_md))?;
+    Ok(())
+}
+
+/// The lessons the next agent is shown at its session's start (`recall`), within
+/// `max_chars`: none when the lessons file is not there, or is no file inside the project.
+pub fn recall(
+    ctx: &Ctx,
+    about: &waymark_core::governance::recall::About,
+    max_chars: usize,
+) -> Option<String> {
+    let path = ctx
+        .project
+        .landing(std::path::Path::new(&ctx.config.agent_md), Last::Followed)
+        .ok()?;
+    // Hundreds of lessons are tens of KiB; a larger file is read by its first MiB.
+    let mut text = String::new();
+    let file = std::fs::File::open(&path).ok()?;
+    std::io::Read::read_to_string(&mut std::io::Read::take(file, 1 << 20), &mut text).ok()?;
+    waymark_core::governance::recall::recall(&text, about, max_chars)
 }
 
 /// PermissionDenied: Claude Code refused a tool call.

@@ -280,6 +280,10 @@ fn post_hooks(ctx: &Ctx, event: &Event, seen: &Seen, hook: Option<Hook>, out: &m
     }
     let name = event.name();
     let about = crate::trace::about(event, call, hook.as_ref().map(|h| h.task_id.clone()));
+    let receipt = hook
+        .as_ref()
+        .and_then(|h| h.recent_receipts.last())
+        .map(|r| r.receipt_id.clone());
     let mut facts = facts(ctx, event, hook);
     let first_inside = seen.paths.iter().find_map(Located::inside);
     let exit_code = seen.bash.as_ref().and_then(|b| b.exit_code);
@@ -317,13 +321,32 @@ fn post_hooks(ctx: &Ctx, event: &Event, seen: &Seen, hook: Option<Hook>, out: &m
     isolated(ctx, name, "shared_brain", || {
         lessons::shared_brain(ctx, &mut facts, &outcome, out)
     });
-    if seen.validation && failure.is_some() {
+    if seen.validation {
+        validation_lessons(ctx, name, seen, &mut facts, exit_code, receipt);
+    }
+}
+
+/// VerificationFailure, and its settling: a failed validation leaves a lesson; a passing
+/// one (with its receipt) settles the lesson its command's failure left.
+fn validation_lessons(
+    ctx: &Ctx,
+    name: &str,
+    seen: &Seen,
+    facts: &mut Facts,
+    exit_code: Option<i32>,
+    receipt: Option<String>,
+) {
+    let command = seen.call.command().unwrap_or_default();
+    if seen.result.is_err() {
         isolated(ctx, name, "verification_failure", || {
-            let command = call.command().unwrap_or_default();
             let intent = facts.intent_id(ctx, None);
             let code = exit_code.unwrap_or(1);
             let tail = &seen.output_tail;
             lessons::verification_failure(ctx, command, code, tail, intent.as_deref())
+        });
+    } else if let Some(receipt) = receipt.filter(|_| exit_code == Some(0)) {
+        isolated(ctx, name, "lesson_settled", || {
+            lessons::settle(ctx, command, &receipt)
         });
     }
 }

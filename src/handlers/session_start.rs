@@ -16,10 +16,16 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
     let owner = crate::runtime::process::owner();
     let live = crate::recovery::liveness(owner);
     let Some(started) = start(ctx, event, e, owner, &live)? else {
-        // No task to resume: the agent is still told how to keep its plan.
+        // No task to resume: the agent is still told how to keep its plan, and what the
+        // agents before it learned.
         if ctx.config.plan_note {
             out.say(brief::PLAN_NOTE);
         }
+        let room = ctx
+            .config
+            .resume_brief_max_chars
+            .saturating_sub(brief::PLAN_NOTE.len() + 1);
+        say_lessons(ctx, None, room, out);
         return Ok(());
     };
     // A state directory an older waymark made is told what belongs in git here.
@@ -121,6 +127,10 @@ fn say_brief(
     out: &mut Output,
 ) {
     let hook = &started.hook;
+    // The lessons first, so that the brief is cut to what they leave of the bound.
+    let max = ctx.config.resume_brief_max_chars;
+    let lessons = lessons_for(ctx, Some(hook), max.min(LESSONS_MAX).min(max / 3));
+    let max = max.saturating_sub(lessons.as_ref().map_or(0, |l| l.chars().count() + 1));
     let extras = Extras {
         work_changed: started.clear_note.clone(),
         source: e.source.clone(),
@@ -134,18 +144,51 @@ fn say_brief(
         hook,
         ctx.config.auto_resume_on_start,
         &ctx.project.state_file(HOOK_MD),
-        ctx.config.resume_brief_max_chars,
+        max,
         &extras,
         ctx.now,
     );
     if let Some(text) = text {
         out.say(text);
     }
+    if let Some(lessons) = lessons {
+        out.say(lessons);
+    }
     if e.source == "clear"
         && ctx.config.auto_checkpoint_on_clear == Switch::Prompt
         && ctx.config.auto_resume_on_start != Switch::Off
     {
         out.say("No checkpoint was saved before /clear (auto_checkpoint_on_clear is \"prompt\"): offer the user to save one with `waymark checkpoint \"<description>\"`.");
+    }
+}
+
+/// The most of the session's context the lessons take (a third of the bound at most).
+const LESSONS_MAX: usize = 1200;
+
+/// The lessons of AGENT.md the session is shown (docs/governance.md): those that bear on
+/// the task's work first (its intent, its files, its validations), within `room`.
+fn lessons_for(ctx: &Ctx, hook: Option<&Hook>, room: usize) -> Option<String> {
+    use waymark_core::governance::recall::About;
+    let about = hook.map_or_else(About::default, |h| {
+        let step_files = h.current_step.iter().flat_map(|c| &c.files_touched);
+        let failed = h.last_failure.iter().map(|f| &f.command);
+        let validated = h.recent_receipts.iter().map(|r| &r.command);
+        let words = step_files
+            .chain(&h.unassigned_files)
+            .chain(failed)
+            .chain(validated);
+        About {
+            intent: h.intent_id.clone(),
+            words: words.cloned().collect(),
+        }
+    });
+    crate::governance::lessons::recall(ctx, &about, room)
+}
+
+/// Says the lessons within `room`, when there are any.
+fn say_lessons(ctx: &Ctx, hook: Option<&Hook>, room: usize, out: &mut Output) {
+    if let Some(lessons) = lessons_for(ctx, hook, room.min(LESSONS_MAX)) {
+        out.say(lessons);
     }
 }
 

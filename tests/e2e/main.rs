@@ -36,6 +36,7 @@ mod fresh_session;
 mod goal;
 mod handoff;
 mod intent;
+mod lessons;
 mod plugin;
 mod random;
 mod resume;

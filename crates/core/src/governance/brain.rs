@@ -194,6 +194,12 @@ fn separate(out: &mut String) {
     }
 }
 
+/// The count of a `**Seen**: N times` line (1 when it cannot be read).
+fn seen_count(line: &str) -> u64 {
+    let n = line.trim_end().trim_start_matches("**Seen**: ");
+    n.trim_end_matches(" times").parse().unwrap_or(1)
+}
+
 /// Finds the same lesson already in the file and bumps its `**Seen**` count.
 fn bump(lines: &[&str], quoted: &[bool], lesson: &Lesson) -> Option<(String, Recorded)> {
     let title = lesson.title_line();
@@ -225,23 +231,19 @@ fn bump(lines: &[&str], quoted: &[bool], lesson: &Lesson) -> Option<(String, Rec
         }
         let mut out = String::new();
         let seen_at = own(&|l: &str| l.starts_with("**Seen**: "));
-        let count = match seen_at {
-            Some(i) => {
-                lines[i]
-                    .trim_end()
-                    .trim_start_matches("**Seen**: ")
-                    .trim_end_matches(" times")
-                    .parse::<u64>()
-                    .unwrap_or(1)
-                    + 1
-            }
-            None => 2,
-        };
+        let count = seen_at.map_or(1, |i| seen_count(lines[i])) + 1;
         let seen_line = format!("**Seen**: {count} times\n");
         let category_at = line_is(&category)?;
+        // Seen again, a settled lesson is open again (`recall::settled`).
+        let settled = |i: usize| {
+            (n + 1..end).contains(&i) && !quoted[i] && lines[i].starts_with("**Settled**: ")
+        };
         for (i, l) in lines.iter().enumerate() {
             if Some(i) == seen_at {
                 out.push_str(&seen_line);
+                continue;
+            }
+            if settled(i) {
                 continue;
             }
             out.push_str(l);

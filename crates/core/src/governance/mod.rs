@@ -15,6 +15,7 @@ pub mod drift;
 pub mod intent;
 pub mod intent_map;
 pub mod progress;
+pub mod recall;
 pub mod scope;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
