@@ -818,6 +818,77 @@ fn decision(p: &Proj, input: &Value) -> (String, String) {
     )
 }
 
+/// Codex CLI's PreToolUse for `tool` with `input`, through `waymark hook --agent codex`;
+/// the decision and its reason.
+fn codex_decision(p: &Proj, tool: &str, input: Value) -> (String, String) {
+    let e = json!({"session_id": "01a21ec5-0000-7000-8000-000000000009", "cwd": p.root(),
+        "hook_event_name": "PreToolUse", "model": "gpt-5.5", "turn_id": "t",
+        "tool_name": tool, "tool_use_id": next_tool_use_id(), "tool_input": input});
+    let out = p
+        .cmd()
+        .args(["hook", "--agent", "codex", "PreToolUse"])
+        .write_stdin(e.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let v: Value = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    let h = &v["hookSpecificOutput"];
+    let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+    (
+        text(&h["permissionDecision"]),
+        text(&h["permissionDecisionReason"]),
+    )
+}
+
+/// Deny mode reads Codex's patches as Codex does (issue 50, item 2): an indented header
+/// is a header; `apply_patch` run from the shell (a here-document, after a `cd`) is judged
+/// by the files its patch names; and no scope, not even `**`, covers `.git/` or
+/// waymark's own state, for a patch as for Claude Code's Write.
+#[test]
+fn deny_mode_reads_codex_patches_as_codex_does() {
+    let p = deny_mode();
+    let patch = |header: &str| format!("*** Begin Patch\n{header}\n+x\n*** End Patch\n");
+    let (d, reason) = codex_decision(
+        &p,
+        "apply_patch",
+        json!({"command": patch("   *** Add File: docs/x.md")}),
+    );
+    assert_eq!(d, "deny", "an indented header: {reason}");
+    assert!(reason.contains("docs/x.md"), "{reason}");
+    let (d, _) = codex_decision(
+        &p,
+        "apply_patch",
+        json!({"command": patch("*** Add File: src/auth/b.ts")}),
+    );
+    assert_eq!(d, "", "in scope");
+    for shell in [
+        format!(
+            "apply_patch <<'EOF'\n{}EOF\n",
+            patch("*** Add File: docs/y.md")
+        ),
+        format!(
+            "cd docs && apply_patch <<'EOF'\n{}EOF\n",
+            patch("*** Add File: y.md")
+        ),
+    ] {
+        let (d, reason) = codex_decision(&p, "Bash", json!({"command": shell}));
+        assert_eq!(d, "deny", "{shell}: {reason}");
+        assert!(reason.contains("docs/y.md"), "{reason}");
+    }
+    p.intents(&INTENTS.replace("- \"src/auth/**\"", "- \"**\""));
+    let (d, reason) = codex_decision(
+        &p,
+        "apply_patch",
+        json!({"command": patch("*** Add File: .git/hooks/pre-commit")}),
+    );
+    assert_eq!(d, "deny", "{reason}");
+    let (d, _) = decision(&p, &p.pre_write(".git/hooks/post-commit"));
+    assert_eq!(d, "deny");
+    let (d, _) = decision(&p, &p.pre_write("src/anything.rs"));
+    assert_eq!(d, "", "`**` owns the rest");
+}
+
 fn deny_mode() -> Proj {
     let p = Proj::new();
     p.intents(INTENTS);

@@ -118,35 +118,15 @@ pub struct PatchFile {
     pub op: PatchOp,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PatchOp {
-    Add,
-    Update,
-    Delete,
-    /// The new path of an updated file (`*** Move to:` under its `*** Update File:`).
-    MoveTo,
-}
+pub use waymark_core::shell::patch::PatchOp;
 
 impl PatchInput {
-    /// Reads the file headers of a patch in Codex's format (`*** Begin Patch` …).
+    /// Reads the file headers of a patch in Codex's format (`*** Begin Patch` …), as
+    /// Codex's parser does (`waymark_core::shell::patch`).
     pub fn parse(patch: &str) -> PatchInput {
-        const HEADERS: [(&str, PatchOp); 4] = [
-            ("*** Add File: ", PatchOp::Add),
-            ("*** Update File: ", PatchOp::Update),
-            ("*** Delete File: ", PatchOp::Delete),
-            ("*** Move to: ", PatchOp::MoveTo),
-        ];
-        let files = patch
-            .lines()
-            .filter_map(|line| {
-                HEADERS.iter().find_map(|(prefix, op)| {
-                    let path = line.strip_prefix(prefix)?.trim();
-                    (!path.is_empty()).then(|| PatchFile {
-                        path: path.to_string(),
-                        op: *op,
-                    })
-                })
-            })
+        let files = waymark_core::shell::patch::files(patch)
+            .into_iter()
+            .map(|(path, op)| PatchFile { path, op })
             .collect();
         PatchInput {
             patch: patch.to_string(),
@@ -158,7 +138,7 @@ impl PatchInput {
     /// lines, and so the same hash, as a Write of that file would give.
     pub fn added_content(&self, path: &str) -> Option<String> {
         let header = format!("*** Add File: {path}");
-        let mut lines = self.patch.lines().skip_while(|l| l.trim_end() != header);
+        let mut lines = self.patch.lines().skip_while(|l| l.trim() != header);
         lines.next()?;
         let added = lines.map_while(|l| l.strip_prefix('+'));
         Some(added.map(|l| format!("{l}\n")).collect())

@@ -16,6 +16,7 @@ mod bounded;
 mod command;
 mod editors;
 mod lex;
+pub mod patch;
 mod writers;
 pub mod writes;
 

@@ -5,8 +5,18 @@ use globset::{GlobBuilder, GlobSetBuilder};
 /// True when `path` (root-relative) matches one of the `owned_scope` globs. A glob naming
 /// a directory (`src/auth` or `src/auth/`) owns everything below it. `*` and `?` stay
 /// within one path component, as in a shell (`web/*.ts` does not own
-/// `web/admin/secrets/x.ts`); `**` crosses directories.
+/// `web/admin/secrets/x.ts`); `**` crosses directories. No scope owns what is under
+/// `.git/` or waymark's own `.orchestration/`, whatever its globs (`**` included): a write
+/// there (a git hook, waymark's state) is out of every intent's scope (docs/governance.md).
 pub fn in_scope(scope: &[String], path: &str) -> bool {
+    let first = path
+        .trim_start_matches("./")
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    if NEVER_OWNED.contains(&first) {
+        return false;
+    }
     let mut builder = GlobSetBuilder::new();
     for pattern in scope {
         let p = pattern.trim().trim_start_matches("./");
@@ -22,6 +32,9 @@ pub fn in_scope(scope: &[String], path: &str) -> bool {
     }
     builder.build().is_ok_and(|set| set.is_match(path))
 }
+
+/// The top directories no scope owns: git's, and waymark's state.
+pub const NEVER_OWNED: [&str; 2] = [".git", crate::rewind::STATE_DIR];
 
 /// The literal directory or file an `owned_scope` entry starts from: its components up to
 /// the first one holding a glob character (`src/auth/**` → `src/auth`, `src/*.ts` → `src`,
@@ -95,6 +108,17 @@ mod tests {
         assert!(in_scope(&scope, "docs/a/b.md"));
         assert!(!in_scope(&scope, "src/main.rs"));
         assert!(!in_scope(&[], "x"));
+        // Git's directory and waymark's state are in no scope, not even `**`.
+        let all = vec!["**".to_string(), ".git/**".into()];
+        assert!(in_scope(&all, "src/main.rs"));
+        for never in [
+            ".git/hooks/pre-commit",
+            ".orchestration/hook.json",
+            "./.git/config",
+        ] {
+            assert!(!in_scope(&all, never), "{never}");
+        }
+        assert!(in_scope(&all, ".github/workflows/ci.yml"));
     }
 
     /// `*` stays within a directory, as in a shell: `web/*.ts` owns `web/app.ts`, not

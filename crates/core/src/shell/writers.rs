@@ -86,6 +86,22 @@ fn by_arguments(simple: &Simple, texts: &[String], at: usize, depth: usize) -> V
                 "its applets run applets nested too deep to read".into(),
             )],
         },
+        // Codex CLI runs a patch from the shell as its apply_patch tool does.
+        "apply_patch" | "applypatch" => super::patch::of_command(texts, &simple.heredocs)
+            .map(|p| super::patch::files(&p))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(path, _)| {
+                Found::File(
+                    Word {
+                        text: path,
+                        literal: true,
+                        pipe: false,
+                    },
+                    None,
+                )
+            })
+            .collect(),
         "git" => super::git_subcommand(texts)
             .and_then(super::editors::git)
             .unwrap_or_default(),
