@@ -87,21 +87,7 @@ fn by_arguments(simple: &Simple, texts: &[String], at: usize, depth: usize) -> V
             )],
         },
         // Codex CLI runs a patch from the shell as its apply_patch tool does.
-        "apply_patch" | "applypatch" => super::patch::of_command(texts, &simple.heredocs)
-            .map(|p| super::patch::files(&p))
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(path, _)| {
-                Found::File(
-                    Word {
-                        text: path,
-                        literal: true,
-                        pipe: false,
-                    },
-                    None,
-                )
-            })
-            .collect(),
+        "apply_patch" | "applypatch" => patched(texts, &simple.heredocs),
         "git" => super::git_subcommand(texts)
             .and_then(super::editors::git)
             .unwrap_or_default(),
@@ -112,6 +98,20 @@ fn by_arguments(simple: &Simple, texts: &[String], at: usize, depth: usize) -> V
         _ => super::editors::of(name, args)
             .unwrap_or_else(|| inline(name, args, &simple.heredocs).into_iter().collect()),
     }
+}
+
+/// The files a patch `apply_patch` is handed names (`super::patch`).
+fn patched(texts: &[String], heredocs: &[String]) -> Vec<Found> {
+    let patch = super::patch::of_command(texts, heredocs).unwrap_or_default();
+    let file = |path: String| Word {
+        text: path,
+        literal: true,
+        pipe: false,
+    };
+    super::patch::files(&patch)
+        .into_iter()
+        .map(|(path, _)| Found::File(file(path), None))
+        .collect()
 }
 
 /// The file an option names for the output (`sort -o F`, `curl -o F`, `wget -O F`); `-`
