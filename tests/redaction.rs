@@ -61,6 +61,9 @@ fn a_failing_run_s_secrets_reach_no_lesson_and_no_ledger() {
         "    \"password\":",
         &format!("      \"{SECRET}\""),
         "  }",
+        // A value the output wrapped mid-string (issue 50, item 6).
+        &format!("  right: {{\"user\": \"app\", \"password\": \"{}", &SECRET[..6]),
+        &format!("{}\"}}", &SECRET[6..]),
         "| user | password |",
         "| ---- | -------- |",
         &format!("| app  | {SECRET} |"),
@@ -78,10 +81,9 @@ fn a_failing_run_s_secrets_reach_no_lesson_and_no_ledger() {
         json!({"tool_input": {"command": command}, "error": format!("Exit code 101\n{output}")}),
     );
     p.hook("PostToolUseFailure", &failed);
-    assert!(
-        p.read("AGENT.md").contains("config::loads"),
-        "the lesson is written"
-    );
+    let agent = p.read("AGENT.md");
+    assert!(agent.contains("config::loads"), "the lesson is written");
+    assert!(!agent.contains(&format!("{}\"}}", &SECRET[6..])), "{agent}");
     assert_eq!(leaks(&p), Vec::<String>::new());
 }
 

@@ -14,8 +14,13 @@ use crate::shell::writes::{Target, Writes};
 
 /// The words of a tool's name that make it a write (`write_file`, `createDirectory`).
 const WRITE_WORDS: &[&str] = &[
-    "write", "edit", "create", "move", "rename", "copy", "delete", "remove", "append",
+    "write", "edit", "create", "move", "rename", "copy", "delete", "remove", "append", "push",
+    "update", "upload", "put",
 ];
+
+/// The input fields that list files written, each an object naming its path
+/// (`push_files`' `files: [{path, content}]`).
+const FILE_LISTS: &[&str] = &["files"];
 
 /// The input fields that name a path written.
 const PATH_FIELDS: &[&str] = &[
@@ -105,10 +110,22 @@ fn paths(input: &Value) -> Vec<String> {
             _ => Vec::new(),
         }
     };
+    let listed = FILE_LISTS
+        .iter()
+        .filter_map(|f| input.get(f)?.as_array())
+        .flatten()
+        .flat_map(|file| {
+            PATH_FIELDS
+                .iter()
+                .filter_map(|f| file.get(f))
+                .flat_map(strings)
+                .collect::<Vec<_>>()
+        });
     PATH_FIELDS
         .iter()
         .filter_map(|f| input.get(f))
         .flat_map(strings)
+        .chain(listed)
         .filter(|p| !p.is_empty())
         .collect()
 }
@@ -167,6 +184,19 @@ mod tests {
         ] {
             assert_eq!(written_paths(tool, &input), want, "{tool}");
         }
+    }
+
+    /// A tool that writes files by path elsewhere (a remote repository's `push_files`,
+    /// `files[].path`) is judged like a write here (issue 50, item 6).
+    #[test]
+    fn a_list_of_files_pushed_names_each_path() {
+        let w = writes(
+            "mcp__github__push_files",
+            &json!({"owner": "o", "repo": "r", "branch": "main", "message": "m",
+                    "files": [{"path": "src/a.rs", "content": "x"}, {"path": ".github/workflows/ci.yml", "content": "y"}]}),
+        );
+        let paths: Vec<&str> = w.targets.iter().map(|t| t.path.as_str()).collect();
+        assert_eq!(paths, ["src/a.rs", ".github/workflows/ci.yml"]);
     }
 
     #[test]

@@ -92,7 +92,53 @@ pub(crate) const CONTEXT: &[ContextRule] = &[
         secret: "hunter2xyz",
         miss: "the password you gave for api.example.com is wrong",
     },
+    SPLIT_JSON,
 ];
+
+/// The rest of a JSON credential's string value that a wrapped output carried to the next
+/// line (`"password": "Hunt` / `er2pw"`): the table hides what is on the key's line only.
+pub(crate) const SPLIT_JSON: ContextRule = ContextRule {
+    id: "waymark-json-split-secret",
+    what: "The rest of a JSON string value under a key named for a credential, when the value does not close on the key's line (an output wrapped mid-value): the next line up to the closing quote.",
+    keywords: NAME_KEYWORDS,
+    confirm: Confirm::SplitJson,
+    find: json_split_value,
+    hit: "{\"db_password\": \"Hunter2\nxyz9pw\"}\n",
+    secret: "xyz9pw",
+    miss: "{\"description\": \"a long\nline\"}\n",
+};
+
+/// [`Confirm::SplitJson`] at the keyword starting at `start`: the range of the next line,
+/// up to its closing quote, when the keyword is in a JSON key named for a credential whose
+/// string value does not close on the key's line.
+pub(crate) fn split_json(text: &[u8], start: usize) -> Option<Range<usize>> {
+    let line = line_at(text, start)?;
+    let bytes = &text[line.clone()];
+    // The key's opening quote, before the keyword, and its closing one after it.
+    let open = bytes[..start - line.start]
+        .iter()
+        .rposition(|&b| b == b'"')?;
+    let close = start - line.start
+        + bytes[start - line.start..]
+            .iter()
+            .position(|&b| b == b'"')?;
+    let name = std::str::from_utf8(&bytes[open + 1..close]).ok()?;
+    let after = &bytes[close + 1..];
+    let after = &after[indent(after)..];
+    let value = after.strip_prefix(b":")?;
+    let value = value[indent(value)..].strip_prefix(b"\"")?;
+    if value.contains(&b'"') || !is_credential_name(name) {
+        return None;
+    }
+    let next = line.end + 1;
+    let rest = text.get(next..)?;
+    let end = rest[..line_end(rest)].iter().position(|&b| b == b'"')?;
+    (end > 0).then_some(next..next + end)
+}
+
+fn json_split_value(text: &str, at: usize) -> Vec<Range<usize>> {
+    split_json(text.as_bytes(), at).into_iter().collect()
+}
 
 /// The words of a `.netrc` entry followed by a value, as its `password` is.
 const NETRC_PAIRS: &[&[u8]] = &[b"machine", b"login", b"account", b"port"];

@@ -100,6 +100,9 @@ enum Confirm {
     /// The keyword is a `.netrc` entry's `password X`: after `machine`, `login`, … on
     /// its line, or alone on it.
     Netrc,
+    /// The keyword is in a JSON key that ends its line (`"password":`): its value is on
+    /// the next line.
+    SplitJson,
 }
 
 /// The rules whose keywords need a [`Confirm`]: the ones whose keywords are common words or
@@ -285,6 +288,7 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
         Confirm::TableHeader => context::on_table_header(text, start),
         Confirm::NameSpaced => context::in_name_spaced(text, start),
         Confirm::Netrc => context::in_netrc(text, start),
+        Confirm::SplitJson => context::split_json(text, start).is_some(),
         Confirm::Assigned => assigned(after),
     }
 }

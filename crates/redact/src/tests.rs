@@ -539,7 +539,11 @@ fn every_confirm_is_met_by_its_rules_own_case_and_breaking_it_stops_the_rule() {
             Confirm::Flag => rule.hit.replace('-', ""),
             Confirm::SpaceQuoted => rule.hit.replace(['"', '\''], ""),
             Confirm::Command => rule.hit.replace([' ', '\t'], "_"),
-            Confirm::BlockScalar | Confirm::TableHeader | Confirm::NameSpaced | Confirm::Netrc => {
+            Confirm::BlockScalar
+            | Confirm::TableHeader
+            | Confirm::NameSpaced
+            | Confirm::Netrc
+            | Confirm::SplitJson => {
                 unreachable!("{id}: a context rule's condition")
             }
         };

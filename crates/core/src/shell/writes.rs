@@ -127,9 +127,21 @@ fn through_links(out: &mut Writes) {
             .strip_prefix(link)
             .is_some_and(|rest| rest.starts_with('/'))
     };
+    // The link itself is written once by the `ln` that makes it; a later write to it (`ln
+    // -s docs/a src/l && cp x src/l`) lands where it points.
+    let is_link = |t: &Target, l: &String| t.path == l.trim_end_matches('/');
+    let mut made: Vec<&String> = Vec::new();
+    let mut through_it = |t: &Target| match out.links.iter().find(|l| is_link(t, l)) {
+        Some(l) if made.contains(&l) => true,
+        Some(l) => {
+            made.push(l);
+            false
+        }
+        None => false,
+    };
     let (through, kept): (Vec<Target>, Vec<Target>) = std::mem::take(&mut out.targets)
         .into_iter()
-        .partition(|t| out.links.iter().any(|l| under(t, l)));
+        .partition(|t| out.links.iter().any(|l| under(t, l)) || through_it(t));
     out.targets = kept;
     for t in through {
         out.unreadable.push(format!(

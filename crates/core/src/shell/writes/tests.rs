@@ -418,3 +418,18 @@ fn what_only_runs_can_tell_is_unreadable() {
         assert_eq!(unreadable, command.starts_with("git apply"), "{command:?}");
     }
 }
+
+/// A write to the link the same command made lands where the link points (issue 50, item
+/// 6): the link's own making is a write of it, a later write to it is not readable.
+#[test]
+fn a_write_to_a_link_the_same_command_made_is_unreadable() {
+    let w = of("ln -s docs/a src/l && cp src/x.rs src/l");
+    let paths: Vec<&str> = w.targets.iter().map(|t| t.path.as_str()).collect();
+    assert_eq!(paths, ["src/l"], "{w:?}");
+    assert_eq!(
+        w.unreadable,
+        ["`src/l` is written through a link the same command makes"]
+    );
+    let alone = of("ln -s docs/a src/l");
+    assert!(alone.unreadable.is_empty(), "{alone:?}");
+}
