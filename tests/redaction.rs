@@ -62,7 +62,10 @@ fn a_failing_run_s_secrets_reach_no_lesson_and_no_ledger() {
         &format!("      \"{SECRET}\""),
         "  }",
         // A value the output wrapped mid-string (issue 50, item 6).
-        &format!("  right: {{\"user\": \"app\", \"password\": \"{}", &SECRET[..6]),
+        &format!(
+            "  right: {{\"user\": \"app\", \"password\": \"{}",
+            &SECRET[..6]
+        ),
         &format!("{}\"}}", &SECRET[6..]),
         "| user | password |",
         "| ---- | -------- |",

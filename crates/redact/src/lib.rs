@@ -228,6 +228,22 @@ fn is_token(b: u8) -> bool {
     is_word(b) || matches!(b, b'-' | b'.' | b'=' | b'+' | b'/')
 }
 
+/// [`Confirm::Userinfo`], `after` being what follows the keyword.
+fn userinfo(after: &[u8]) -> bool {
+    let stop = |b: &u8| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'<' | b'>');
+    let user = after
+        .iter()
+        .take(NEAR)
+        .take_while(|b| !stop(b) && !matches!(b, b':' | b'/' | b'@'));
+    let rest = &after[user.count()..];
+    rest.first() == Some(&b':')
+        && rest
+            .iter()
+            .take(WINDOW)
+            .take_while(|b| !stop(b))
+            .any(|&b| b == b'@')
+}
+
 /// Whether `confirm` holds for the keyword at `start..end` of `text`.
 fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
     let after = &text[end..];
@@ -267,20 +283,7 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
             (start == 0 || !is_word(text[start - 1]))
                 && rest.iter().take(min).take_while(|b| credential(b)).count() >= min
         }
-        Confirm::Userinfo => {
-            let stop = |b: &u8| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'<' | b'>');
-            let user = after
-                .iter()
-                .take(NEAR)
-                .take_while(|b| !stop(b) && !matches!(b, b':' | b'/' | b'@'));
-            let rest = &after[user.count()..];
-            rest.first() == Some(&b':')
-                && rest
-                    .iter()
-                    .take(WINDOW)
-                    .take_while(|b| !stop(b))
-                    .any(|&b| b == b'@')
-        }
+        Confirm::Userinfo => userinfo(after),
         Confirm::Flag => flag(text, start, after),
         Confirm::Command => command(text, start, after),
         Confirm::SpaceQuoted => space_quoted(after),
