@@ -284,6 +284,7 @@ fn why_left(reason: Reason) -> &'static str {
     match reason {
         Reason::Secret => "it holds a secret, so no snapshot has it",
         Reason::Large => "untracked and too large for a snapshot",
+        Reason::Nested => "a git repository of its own, whose files no snapshot has",
     }
 }
 

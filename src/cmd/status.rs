@@ -88,7 +88,7 @@ fn print_task(hook: &Hook, now: DateTime<Utc>) {
         Some(c) => {
             println!(
                 "Step:   {} \"{}\" — attempt {} of {}",
-                waymark_core::task::plan::number(&hook.steps, c.step_index),
+                waymark_core::task::outline::number(&hook.steps, c.step_index),
                 c.step_name,
                 c.attempt,
                 c.max_attempts

@@ -98,18 +98,24 @@ pub fn stage(root: &Path, index: &Path, lessons: &str) -> Option<Staged> {
     let mut withheld = withheld::large_untracked(root, &index, lessons);
     // `--ignore-errors` still exits 1 after skipping an unreadable file: the tree is
     // written all the same.
-    index
+    // Its standard error names an untracked nested repository, whose files it leaves out
+    // (in git's own words: the C locale).
+    let added = index
         .git(root, &["add", "-A", "--ignore-errors", "--"])
         .args(super::project_files(lessons))
         .args(withheld.iter().map(|w| withheld::excluded(&w.name)))
+        .env("LC_ALL", "C")
         .stdout(Stdio::null())
-        .status()
+        .stderr(Stdio::piped())
+        .output()
         .ok()?;
+    let nested = withheld::nested_in(&added.stderr);
     let head = super::head_revision(root);
     let changes = withheld::take_out_secrets(root, &index, lessons, head.as_deref())?;
     // A large file left out is a change too (it is untracked).
     let dirty = changes.dirty || !withheld.is_empty();
     withheld.extend(changes.withheld);
+    withheld.extend(nested);
     Some(Staged {
         index,
         head,
@@ -527,6 +533,42 @@ mod tests {
     /// Whether a capture finds the work tree of `d` dirty, the way it asks.
     fn dirty(d: &Path) -> bool {
         stage(d, &index(d), "AGENT.md").unwrap().dirty
+    }
+
+    /// An untracked directory that is a git repository of its own: `git add` keeps its
+    /// commit, not its files; the snapshot says so instead of leaving them out silently
+    /// (issue 50, item 6).
+    #[test]
+    fn an_untracked_nested_repository_is_said_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q", "-b", "main"]);
+        std::fs::write(d.join("a.txt"), "a\n").unwrap();
+        let nested = d.join("vendor/lib");
+        std::fs::create_dir_all(&nested).unwrap();
+        git(&nested, &["init", "-q", "-b", "main"]);
+        std::fs::write(nested.join("lib.rs"), "pub fn f() {}\n").unwrap();
+        git(&nested, &["add", "lib.rs"]);
+        git(
+            &nested,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "lib",
+            ],
+        );
+        let staged = stage(d, &index(d), "AGENT.md").unwrap();
+        let said: Vec<String> = staged.withheld.iter().map(Withheld::describe).collect();
+        assert_eq!(
+            said,
+            [
+                "`vendor/lib/` (a git repository of its own: a snapshot holds its commit, not its files)"
+            ]
+        );
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub enum Reason {
     Secret,
     /// Untracked and larger than [`LARGE_FILE`].
     Large,
+    /// An untracked directory that is a git repository of its own: `git add` keeps its
+    /// commit, not its files, so no snapshot holds them.
+    Nested,
 }
 
 impl Withheld {
@@ -59,9 +62,35 @@ impl Withheld {
                 size >> 20,
                 LARGE_FILE >> 20
             ),
+            (Reason::Nested, _) => format!(
+                "`{}/` (a git repository of its own: a snapshot holds its commit, not its files)",
+                self.path
+            ),
             _ => format!("`{}` (it holds a secret)", self.path),
         }
     }
+
+    /// An untracked nested repository at `path`, which `git add` named.
+    pub fn nested(path: &str) -> Withheld {
+        Withheld {
+            path: path.trim_end_matches('/').to_string(),
+            name: path.trim_end_matches('/').as_bytes().to_vec(),
+            sha256: String::new(),
+            reason: Reason::Nested,
+            size: None,
+        }
+    }
+}
+
+/// The untracked nested repositories `git add`'s standard error names (git says so for
+/// each it adds as a commit of its own: "adding embedded git repository").
+pub(super) fn nested_in(stderr: &[u8]) -> Vec<Withheld> {
+    const SAID: &str = "warning: adding embedded git repository: ";
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter_map(|l| l.strip_prefix(SAID))
+        .map(Withheld::nested)
+        .collect()
 }
 
 /// The pathspec that leaves `name` (git's bytes) out of `git add`.

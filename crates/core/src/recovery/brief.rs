@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
 use crate::recovery::guidance::{Todo, exhausted, facts, guidance, next_attempt, what_was_asked};
-use crate::task::plan::number;
+use crate::task::outline::number;
 use crate::task::{Hook, Outline, Session, Step, StepContext, StepSource, StepStatus};
 use crate::text::{ago, one_line, truncate};
 

@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use crate::recovery::guidance::{Guidance, facts, guidance};
-use crate::task::plan::number;
+use crate::task::outline::number;
 use crate::task::{Hook, Outline, Step, StepSource, StepStatus};
 use crate::text::{one_line, prefix, stamp, truncate};
 

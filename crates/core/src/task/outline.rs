@@ -2,7 +2,7 @@
 //! the one to resume, the next few, the last few done. HOOK.md and the resume brief draw
 //! it from the steps.
 
-use super::model::{Step, StepStatus};
+use super::model::{Step, StepSource, StepStatus};
 
 /// How many of the pending steps after the one to resume are named ("Then: …"). The next
 /// few are what an agent acts on; a long plan listed in full would crowd the rest out of
@@ -13,9 +13,31 @@ pub const NEXT_STEPS_NAMED: usize = 5;
 /// DO NOT name one by one. HOOK.md's Completed Steps table lists every one.
 pub const DONE_STEPS_NAMED: usize = 10;
 
+/// Whether a step is numbered: not deleted, and not the catch-all for work with no plan
+/// (no step of the user's).
+pub(crate) fn numbered(s: &Step) -> bool {
+    s.status != StepStatus::Deleted && s.source != StepSource::Implicit
+}
+
+/// The number of the step at `index` in `steps`, as `waymark plan` lists it, `waymark step
+/// start N` takes it and every brief and HOOK.md says it: its place among the numbered
+/// steps. One numbering everywhere, so that "step 2" in the brief is `waymark step start 2`.
+pub fn number(steps: &[Step], index: usize) -> usize {
+    steps[..index.min(steps.len())]
+        .iter()
+        .filter(|s| numbered(s))
+        .count()
+        + 1
+}
+
+/// How many numbered steps `steps` has.
+pub fn numbered_count(steps: &[Step]) -> usize {
+    steps.iter().filter(|s| numbered(s)).count()
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outline {
-    /// How many numbered steps the plan has ([`super::plan::number`]).
+    /// How many numbered steps the plan has ([`number`]).
     pub step_count: usize,
     /// The first step in progress, else the first pending one: the step to resume unless
     /// the current step is another (`Hook::next_step`).
@@ -43,7 +65,7 @@ pub struct Named {
 /// A completed step as the brief and DO NOT name it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Done {
-    /// Its number ([`super::plan::number`]).
+    /// Its number ([`number`]).
     pub number: usize,
     pub name: String,
     pub receipt_ids: Vec<String>,
@@ -66,7 +88,7 @@ impl Outline {
         let done: Vec<usize> = with(StepStatus::Completed).collect();
         let live = statuses.len() - with(StepStatus::Deleted).count();
         Outline {
-            step_count: super::plan::numbered_count(steps),
+            step_count: numbered_count(steps),
             next: with(StepStatus::InProgress)
                 .next()
                 .or(pending.first().copied())
@@ -84,7 +106,7 @@ impl Outline {
             done: done[done.len().saturating_sub(DONE_STEPS_NAMED)..]
                 .iter()
                 .map(|&i| Done {
-                    number: super::plan::number(steps, i),
+                    number: number(steps, i),
                     name: steps[i].name.clone(),
                     receipt_ids: steps[i].receipt_ids.clone(),
                 })

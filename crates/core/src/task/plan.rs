@@ -44,28 +44,6 @@ pub use super::bounds::{MAX_STEP_DESCRIPTION, MAX_STEP_NAME};
 /// The name of the step waymark starts when work happens outside any step.
 pub const IMPLICIT_STEP: &str = "Session work";
 
-/// Whether a step is numbered: not deleted, and not the catch-all for work with no plan
-/// (no step of the user's).
-fn numbered(s: &Step) -> bool {
-    s.status != StepStatus::Deleted && s.source != StepSource::Implicit
-}
-
-/// The number of the step at `index` in `steps`, as `waymark plan` lists it, `waymark step
-/// start N` takes it and every brief and HOOK.md says it: its place among the numbered
-/// steps. One numbering everywhere, so that "step 2" in the brief is `waymark step start 2`.
-pub fn number(steps: &[Step], index: usize) -> usize {
-    steps[..index.min(steps.len())]
-        .iter()
-        .filter(|s| numbered(s))
-        .count()
-        + 1
-}
-
-/// How many numbered steps `steps` has.
-pub fn numbered_count(steps: &[Step]) -> usize {
-    steps.iter().filter(|s| numbered(s)).count()
-}
-
 impl Hook {
     /// A new task in `step_pending`, with its first two history events.
     pub fn new(task_id: &str, workspace_id: &str, task_index: u32, now: DateTime<Utc>) -> Hook {
@@ -192,7 +170,7 @@ impl Hook {
             let n: usize = reference.parse().ok()?;
             self.steps
                 .iter()
-                .filter(|s| numbered(s))
+                .filter(|s| super::outline::numbered(s))
                 .nth(n.checked_sub(1)?)
         };
         // Names are kept as `stored` keeps them: a name with a secret, or one cut at its
@@ -776,9 +754,9 @@ impl Hook {
             .or_else(|| first(StepStatus::Pending))
     }
 
-    /// The number of `step` ([`number`]).
+    /// The number of `step` ([`super::outline::number`]).
     pub fn number(&self, step: &Step) -> usize {
-        number(&self.steps, step.index)
+        super::outline::number(&self.steps, step.index)
     }
 
     /// What recovery says of the plan besides listing it ([`Outline`]).
