@@ -275,7 +275,7 @@ fn max_attempts_from_config_hands_over_to_a_human() {
         .args(["task", "start", "--step", "flaky"])
         .assert()
         .success();
-    for _ in 0..3 {
+    for _ in 0..2 {
         p.waymark()
             .args(["step", "start", "flaky"])
             .assert()
@@ -284,6 +284,14 @@ fn max_attempts_from_config_hands_over_to_a_human() {
             .args(["step", "fail", "flaky"])
             .assert()
             .success();
+    }
+    // Past the last attempt the start is refused, every time, with the way out.
+    for _ in 0..2 {
+        p.waymark()
+            .args(["step", "start", "flaky"])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("waymark step retry"));
     }
     let h = p.hook_json();
     assert_eq!(h["state"], "awaiting_human");

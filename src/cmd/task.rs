@@ -105,7 +105,12 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
 pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
     let ctx = super::ctx(root);
     let result = current::update(&ctx, |slot, effects| -> anyhow::Result<String> {
-        let hook = live_task(&ctx, slot);
+        // Steps added are a plan, which starts a task; the others move a step of the task
+        // in progress, and after a finished one there is none (none is made for them).
+        let hook = match cmd {
+            StepCmd::Add { .. } => live_task(&ctx, slot),
+            _ => live(slot)?,
+        };
         let rewound = rewound_first(&ctx, hook);
         let (target, status) = match cmd {
             StepCmd::Add { names } => {
