@@ -64,6 +64,23 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(
         .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_string())
 }
 
+/// Runs `git -C root args…` with `input` on its stdin (written from a thread, so that a
+/// large input and output cannot block each other) and returns its stdout when it
+/// succeeds.
+pub fn with_input(root: &Path, args: &[&str], input: Vec<u8>) -> Option<String> {
+    use std::io::Write;
+    let mut c = command(root);
+    c.args(args).stdin(Stdio::piped()).stdout(Stdio::piped());
+    let mut child = c.spawn().ok()?;
+    let mut stdin = child.stdin.take()?;
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().ok()?;
+    let _ = writer.join();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// `git -C dir args…` for the tests of this room, through [`run`], asserting it succeeds:
 /// its stdout, trimmed.
 #[cfg(test)]

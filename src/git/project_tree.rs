@@ -14,7 +14,6 @@
 //! are then taken out of the root tree itself (`ls-tree`, `mktree`), with no index: a
 //! commit's tree is read from the commit, whatever git's index would refuse.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -96,19 +95,8 @@ fn without_waymark(root: &Path, tree: &str, lessons: &str) -> Option<String> {
     if kept.len() == entries.len() {
         return Some(tree.to_string());
     }
-    let mut c = super::command(root);
-    c.args(["mktree", "-z"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    let mut child = c.spawn().ok()?;
-    let mut input = child.stdin.take()?;
     let body: String = kept.iter().map(|e| format!("{e}\0")).collect();
-    let writer = std::thread::spawn(move || input.write_all(body.as_bytes()));
-    let made = child.wait_with_output().ok()?;
-    let _ = writer.join();
-    made.status
-        .success()
-        .then(|| String::from_utf8_lossy(&made.stdout).trim().to_string())
+    super::with_input(root, &["mktree", "-z"], body.into_bytes()).map(|t| t.trim().to_string())
 }
 
 #[cfg(test)]

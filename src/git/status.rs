@@ -127,20 +127,8 @@ pub fn changed_since_snapshot(root: &Path, snapshot: &str, files: Vec<String>) -
 
 /// The blob ids `git add` would give `files`, one a line, in order.
 fn hashes(root: &Path, files: &[&String]) -> Option<String> {
-    use std::io::Write;
-    let mut c = super::command(root);
-    c.args(["hash-object", "--stdin-paths"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped());
-    let mut child = c.spawn().ok()?;
-    let mut stdin = child.stdin.take()?;
     let list: String = files.iter().map(|f| format!("{f}\n")).collect();
-    let writer = std::thread::spawn(move || stdin.write_all(list.as_bytes()));
-    let out = child.wait_with_output().ok()?;
-    let _ = writer.join();
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    super::with_input(root, &["hash-object", "--stdin-paths"], list.into_bytes())
 }
 
 /// What the work tree changed against a commit, the walk both answers read.

@@ -16,9 +16,18 @@ impl TempIndex {
     }
 
     /// Copies the index file `from` in, so that git re-reads only the files whose stat
-    /// changed.
+    /// changed. The copy keeps the original's modification time: git takes an entry whose
+    /// file changed in the same second as the index was written ("racily clean") for
+    /// changed only by comparing with the index file's own time, and a copy made now would
+    /// hide such a change (a file rewritten, same size, just after a commit: the tree would
+    /// hold its old content).
     pub(super) fn seed(&self, from: &Path) -> io::Result<()> {
-        std::fs::copy(from, &self.0).map(drop)
+        std::fs::copy(from, &self.0)?;
+        let modified = std::fs::metadata(from)?.modified()?;
+        std::fs::File::options()
+            .write(true)
+            .open(&self.0)?
+            .set_modified(modified)
     }
 
     /// git on this index. It is read back at once and thrown away: no checksum over it
