@@ -55,7 +55,7 @@ fn with_pending(n: usize) -> Project {
     let t = templates(&p);
     let mut text = String::with_capacity(n * 1200);
     for i in 0..n {
-        text.push_str(&kept(&p, &t, i));
+        text.push_str(&p.sealed(&kept(&p, &t, i)));
         text.push('\n');
     }
     std::fs::write(p.path(".orchestration/pending.jsonl"), text).unwrap();

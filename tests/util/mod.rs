@@ -112,6 +112,27 @@ impl Project {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// `line` (one JSON object) sealed as this project's machine seals its journals
+    /// (`waymark::receipt::seal`: a MAC under its master key, made on first use): how a test
+    /// plants journal lines waymark will take for its own.
+    pub fn sealed(&self, line: &str) -> String {
+        let config = waymark::config::Config {
+            key_file: self
+                .config
+                .path()
+                .join("waymark/keys/master.key")
+                .display()
+                .to_string(),
+            ..waymark::config::Config::default()
+        };
+        let value: Value = serde_json::from_str(line).unwrap();
+        let clean = waymark_redact::Clean::json(&value);
+        waymark::receipt::seal::seal(&config, clean)
+            .unwrap()
+            .as_str()
+            .to_string()
+    }
+
     /// `input` kept by waymark for a later event, as a hook keeps its event when the task's
     /// lock is busy: another process holds the lock past the hook's deadline (500 ms here),
     /// so the journal line is this machine's own (sealed), as in real use.
