@@ -123,3 +123,45 @@ fn codex_is_told_the_lessons_too() {
         codex::diagnose(&sb, &api)
     );
 }
+
+/// A write deny mode refused to Codex (its apply_patch out of the intent's scope) is a
+/// governance lesson, told to the next Codex session.
+#[test]
+fn codex_is_told_a_governance_lesson_too() {
+    if codex().is_none() {
+        return;
+    }
+    let sb = sandbox(
+        "deny-lesson-codex",
+        json!({"scope_enforcement": "deny"}),
+        Version::CURRENT,
+    );
+    register(&sb);
+    fs::write(
+        sb.project.join(".orchestration/active_intents.yaml"),
+        "active_intents:\n  - id: INT-C\n    name: Greeting\n    status: IN_PROGRESS\n    owned_scope:\n      - src/greeting/**\n",
+    )
+    .unwrap();
+    let api = CodexApi::start(vec![
+        CTurn::Patch(codex::add_file("docs/outside.md", &["no"])),
+        CTurn::Text("E2E-DLC-1 done".into()),
+    ]);
+    codex::run_ok(
+        &sb,
+        &api,
+        &["E2E-DLC-1 write the greeting"],
+        "E2E-DLC-1 done",
+    );
+    assert!(
+        !sb.project.join("docs/outside.md").exists(),
+        "the patch was refused"
+    );
+    let api = CodexApi::start(vec![CTurn::Text("E2E-DLC-2 done".into())]);
+    codex::run_ok(&sb, &api, &["E2E-DLC-2 next"], "E2E-DLC-2 done");
+    let told = api.turns()[0].developer_text();
+    assert!(
+        told.contains("Scope violation denied: docs/outside.md"),
+        "{told}\n{}",
+        codex::diagnose(&sb, &api)
+    );
+}

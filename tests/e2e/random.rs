@@ -381,6 +381,25 @@ fn cases() -> u32 {
         .unwrap_or(CASES)
 }
 
+/// The runner: seeded by `WAYMARK_E2E_SEED` when it is set, and under CI by a fixed seed
+/// (a CI run is a gate: the same sequences each time, which a developer's run widens with
+/// a seed of its own); otherwise from the clock. The seed is printed, so that a failing
+/// run can be run again as it was.
+fn runner(config: Config) -> TestRunner {
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+    let seed: u64 = match std::env::var("WAYMARK_E2E_SEED") {
+        Ok(s) => s.parse().expect("WAYMARK_E2E_SEED is a number"),
+        Err(_) if std::env::var_os("CI").is_some() => 49,
+        Err(_) => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(49, |d| d.as_secs()),
+    };
+    eprintln!("random sequences: WAYMARK_E2E_SEED={seed}");
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
+}
+
 #[test]
 fn random_sequences_on_both_clients_keep_the_brief_true() {
     if cli(Version::OLDEST).is_none() || cli(Version::CURRENT).is_none() || codex().is_none() {
@@ -394,7 +413,7 @@ fn random_sequences_on_both_clients_keep_the_brief_true() {
         ..Config::default()
     };
     let sequence = proptest::collection::vec(session(), 2..6);
-    TestRunner::new(config)
+    runner(config)
         .run(&sequence, |sessions| {
             run(&sessions);
             Ok(())
