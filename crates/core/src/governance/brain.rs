@@ -125,7 +125,7 @@ fn fence_for(text: &str) -> String {
 /// the file's structure (a `## ` or `### ` there is a tool's output, not a heading).
 /// CommonMark's rule: a fence of three or more backticks or tildes, closed by a line of
 /// the same character at least as long and nothing else.
-fn fenced(lines: &[&str]) -> Vec<bool> {
+pub(super) fn fenced(lines: &[&str]) -> Vec<bool> {
     let mut open: Option<(char, usize)> = None;
     let run = |l: &str, c: char| l.trim_start().chars().take_while(|&x| x == c).count();
     lines

@@ -41,21 +41,11 @@ pub fn verification_title(command: &str) -> String {
 pub fn lessons(text: &str) -> Vec<Noted> {
     let mut out: Vec<Noted> = Vec::new();
     let mut in_section = false;
-    let mut fence: Option<String> = None;
-    for line in text.lines() {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // What a fence quotes is a tool's output, never a lesson (brain's reading of fences).
+    let quoted = super::brain::fenced(&lines);
+    for (line, _) in lines.iter().zip(quoted).filter(|(_, q)| !q) {
         let trimmed = line.trim_end();
-        if let Some(f) = &fence {
-            if trimmed.trim_start().starts_with(f.as_str())
-                && trimmed.trim().chars().all(|c| c == '`')
-            {
-                fence = None;
-            }
-            continue;
-        }
-        if trimmed.trim_start().starts_with("```") {
-            fence = Some(trimmed.trim().chars().take_while(|c| *c == '`').collect());
-            continue;
-        }
         if trimmed == SECTION {
             in_section = true;
             continue;
@@ -230,6 +220,19 @@ mod tests {
         text
     }
 
+    /// Only the Lessons Learned section holds lessons: a heading of another section ends
+    /// it, whatever its level.
+    #[test]
+    fn only_the_lessons_section_is_read() {
+        for next in ["## Other", "# Other"] {
+            let text = format!(
+                "### 2026-01-01: before\n## Lessons Learned\n\n### 2026-01-02: in\n**Category**: governance\n\n{next}\n\n### 2026-01-03: after\n"
+            );
+            let titles: Vec<String> = lessons(&text).into_iter().map(|n| n.title).collect();
+            assert_eq!(titles, ["in"], "{next}");
+        }
+    }
+
     #[test]
     fn lessons_are_read_back_as_written_and_quoted_output_is_not_one() {
         let mut text = file(&[("one", Category::Governance)]);
@@ -295,6 +298,57 @@ mod tests {
         assert_eq!(recall(&text, &about, 10), None);
     }
 
+    /// What bears on the work comes first: the task's intent before a file or command
+    /// named, either before the newest; a lesson with no intent is not the intent's for a
+    /// task with none. The bound is exact.
+    #[test]
+    fn the_intent_outranks_a_word_and_the_bound_is_exact() {
+        let noted = |title: &str, intent: &str| {
+            format!(
+                "### 2026-01-0{}: {title}\n**Issue**: x\n**Solution**: y\n**Related Intent**: {intent}\n**Category**: governance\n\n",
+                title.len() % 9
+            )
+        };
+        let text = format!(
+            "## Lessons Learned\n\n{}{}{}",
+            noted("by intent", "INT-2"),
+            noted("names ./check.sh", "none"),
+            noted("the newest of all", "INT-9"),
+        );
+        let about = About {
+            intent: Some("INT-2".into()),
+            words: vec!["./check.sh".into()],
+        };
+        let shown = recall(&text, &about, 4000).unwrap();
+        let order: Vec<&str> = shown
+            .lines()
+            .skip(1)
+            .map(|l| l.split(" (").next().unwrap())
+            .collect();
+        assert_eq!(
+            order,
+            ["- by intent", "- names ./check.sh", "- the newest of all"],
+            "{shown}"
+        );
+        // A task with no intent: no lesson is its intent's, the newest comes first.
+        let none = recall(&text, &About::default(), 4000).unwrap();
+        assert!(
+            none.lines()
+                .nth(1)
+                .unwrap()
+                .starts_with("- the newest of all"),
+            "{none}"
+        );
+        let one = "## Lessons Learned\n\n### 2026-01-01: one\n**Category**: governance\n";
+        let whole = recall(one, &About::default(), 4000).unwrap();
+        let len = whole.chars().count();
+        assert_eq!(
+            recall(one, &About::default(), len).as_deref(),
+            Some(whole.as_str())
+        );
+        assert_eq!(recall(one, &About::default(), len - 1), None);
+    }
+
     /// A lesson is the repository's text: it cannot start a line of waymark's own, act on
     /// a terminal, or carry a secret.
     #[test]
@@ -341,6 +395,22 @@ mod tests {
         );
         let shown = recall(&settled_text, &About::default(), 4000).unwrap();
         assert!(!shown.contains("make test"), "{shown}");
+        // The Settled line ends the lesson's own block, before the next lesson.
+        let next_at = settled_text
+            .find("### 2026-02-21: other")
+            .unwrap_or(usize::MAX);
+        let after = with_lesson(&text, &lesson("later", Category::Governance), now()).0;
+        let settled_before = settled(&after, "make test", "rcpt-1", now()).unwrap();
+        let (at, later) = (
+            settled_before.find("**Settled**").unwrap(),
+            settled_before.find(": later").unwrap(),
+        );
+        assert!(at < later, "{settled_before}");
+        assert!(next_at < at, "{settled_text}");
+        // A lesson of that title in another category is not the validation's.
+        let other = lesson(&verification_title("make test"), Category::Governance);
+        let not_ours = with_lesson("", &other, now()).0;
+        assert_eq!(settled(&not_ours, "make test", "rcpt-1", now()), None);
         let again = with_lesson(&settled_text, &failing, now()).0;
         assert!(!again.contains("**Settled**"), "{again}");
         assert!(
