@@ -130,7 +130,13 @@ fn full(
     now: DateTime<Utc>,
 ) -> String {
     let mut foot = format!("Full recovery file: {}", hook_md.display());
-    let note = extras.plan_note.then(|| plan_note(Some(hook))).flatten();
+    // At HUMAN NEEDED the reminder ("`waymark step start N` before step N") would say
+    // what the brief forbids: no reminder then.
+    let note = extras
+        .plan_note
+        .then(|| plan_note(Some(hook)))
+        .flatten()
+        .filter(|_| hook.state.is_terminal() || exhausted(hook).is_none());
     if hook.state.is_terminal() {
         let note = note.map(|n| format!("\n{n}")).unwrap_or_default();
         return format!(

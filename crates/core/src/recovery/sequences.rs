@@ -749,6 +749,7 @@ fn read_asked(h: &Hook, b: &str) {
             "and go on",
             "Go on with",
             "Retry the",
+            "waymark step start N",
         ] {
             assert!(!b.contains(go_on), "ask or go on ({go_on}), not both:\n{b}");
         }
