@@ -521,3 +521,61 @@ fn a_journal_path_through_a_link_inside_the_project_is_restored_where_it_leads()
     assert!(ok, "{said}{err}");
     assert_eq!(p.read("src/tool.sh"), "#!/bin/sh\necho pwned\n");
 }
+
+/// Issue 50: a file asked for under a directory replaced since by a link out of the
+/// project is restored inside it (the link removed, the directory put back), with nothing
+/// touched where the link led; the undo puts the link back. A file standing where the
+/// directory was goes the same way.
+#[test]
+fn a_file_under_a_directory_replaced_by_a_link_is_restored_inside_the_project() {
+    let p = project();
+    p.write("src/deep/b.rs", "pub fn b() {}\n");
+    p.write("src/a.rs", "pub fn a() {}\n");
+    let id = checkpoint(&p, "base");
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("b.rs"), "not the project's\n").unwrap();
+    std::fs::remove_dir_all(p.path("src/deep")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.path("src/deep")).unwrap();
+    p.write("src/a.rs", "changed since\n");
+
+    let (ok, said, err) = rewind(&p, &[&id, "--files", "src/deep/b.rs"]);
+    assert!(ok, "{said}{err}");
+    assert!(said.contains("delete   src/deep\n"), "{said}");
+    assert!(
+        !said.contains("ignored"),
+        "the link is no ignored file: {said}"
+    );
+    let deep = p.path("src/deep").symlink_metadata().unwrap();
+    assert!(deep.is_dir(), "the directory is back, the link gone");
+    assert_eq!(p.read("src/deep/b.rs"), "pub fn b() {}\n");
+    assert_eq!(p.read("src/a.rs"), "changed since\n", "only what was asked");
+    let there = std::fs::read_to_string(outside.path().join("b.rs")).unwrap();
+    assert_eq!(there, "not the project's\n", "nothing outside is touched");
+
+    let (ok, said, err) = rewind(&p, &[&undo_of(&said)]);
+    assert!(ok, "{said}{err}");
+    assert_eq!(
+        std::fs::read_link(p.path("src/deep")).unwrap(),
+        outside.path()
+    );
+
+    // A file where the directory was.
+    std::fs::remove_file(p.path("src/deep")).unwrap();
+    p.write("src/deep", "a file now\n");
+    let (ok, said, err) = rewind(&p, &[&id, "--files", "src/deep/b.rs"]);
+    assert!(ok, "{said}{err}");
+    assert_eq!(p.read("src/deep/b.rs"), "pub fn b() {}\n");
+    let (ok, said, err) = rewind(&p, &[&undo_of(&said)]);
+    assert!(ok, "{said}{err}");
+    assert_eq!(p.read("src/deep"), "a file now\n");
+
+    // The whole project, through a link whose target holds a file of the same name.
+    std::fs::remove_file(p.path("src/deep")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.path("src/deep")).unwrap();
+    let (ok, said, err) = rewind(&p, &[&id]);
+    assert!(ok, "{said}{err}");
+    assert_eq!(p.read("src/deep/b.rs"), "pub fn b() {}\n");
+    assert_eq!(p.read("src/a.rs"), "pub fn a() {}\n");
+    let there = std::fs::read_to_string(outside.path().join("b.rs")).unwrap();
+    assert_eq!(there, "not the project's\n", "nothing outside is touched");
+}

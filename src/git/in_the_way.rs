@@ -61,11 +61,10 @@ pub fn survey(root: &Path, changes: &[Change]) -> Survey {
         .collect();
     let mut survey = Survey::default();
     for c in changes {
-        let meta = root.join(c.path.as_path()).symlink_metadata().ok();
-        let is_dir = meta.as_ref().is_some_and(|m| m.is_dir());
+        let meta = || root.join(c.path.as_path()).symlink_metadata().ok();
         if c.status == 'A' {
             // A directory made since that git lists as one entry: a repository.
-            if is_dir {
+            if meta().is_some_and(|m| m.is_dir()) {
                 survey.repository(c.path.to_string());
             }
             continue;
@@ -73,8 +72,13 @@ pub fn survey(root: &Path, changes: &[Change]) -> Survey {
         if c.mode == GITLINK {
             continue;
         }
-        survey.ancestors(root, &c.path, &deleted);
-        if is_dir {
+        // Under a link or a file where a directory was, what the path names is not the
+        // project's (a link's target): nothing there is overwritten.
+        if !survey.ancestors(root, &c.path, &deleted) {
+            continue;
+        }
+        let meta = meta();
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
             survey.directory(root, c.path.as_bytes(), &deleted);
         } else if meta.is_some() && c.status == 'D' {
             survey.unsaved.push(c.path.clone());
@@ -85,25 +89,40 @@ pub fn survey(root: &Path, changes: &[Change]) -> Survey {
     survey
 }
 
+/// The first directory of `path` (root-relative) that stands in the work tree as something
+/// else, a link or a file made since: rewinding `path` alone removes it first.
+pub fn not_a_directory(root: &Path, path: &[u8]) -> Option<Vec<u8>> {
+    let dirs = path.iter().enumerate().filter(|(_, b)| **b == b'/');
+    dirs.map(|(i, _)| &path[..i])
+        .find(|d| {
+            let meta = root.join(OsStr::from_bytes(d)).symlink_metadata();
+            meta.is_ok_and(|m| !m.is_dir())
+        })
+        .map(<[u8]>::to_vec)
+}
+
 impl Survey {
     /// The directories `path` goes in: a file or link that stands where one must be and
     /// that the plan does not delete is unsaved; one inside a repository is refused.
-    fn ancestors(&mut self, root: &Path, path: &TreePath, deleted: &HashSet<&[u8]>) {
+    /// False when one of them is not a directory.
+    fn ancestors(&mut self, root: &Path, path: &TreePath, deleted: &HashSet<&[u8]>) -> bool {
         for dir in path.ancestors() {
             let at = root.join(OsStr::from_bytes(dir));
             let Ok(meta) = at.symlink_metadata() else {
-                return;
+                return true;
             };
             if !meta.is_dir() {
                 if !deleted.contains(dir) {
                     self.unsaved.extend(TreePath::new(dir.to_vec()).ok());
                 }
-                return;
+                return false;
             }
             if at.join(".git").symlink_metadata().is_ok() {
-                return self.repository(Shown(dir).to_string());
+                self.repository(Shown(dir).to_string());
+                return true;
             }
         }
+        true
     }
 
     /// A directory where the checkpoint has a file: in the way unless the plan's deletions

@@ -237,12 +237,6 @@ impl Project {
         (meta.is_file() && meta.nlink() > 1).then(|| meta.nlink())
     }
 
-    /// Whether `rel`, a root-relative path with no `..` (a path a rewind writes), reaches
-    /// outside the project through a symlink.
-    pub fn leads_outside(&self, rel: &Path) -> bool {
-        self.escapes_through_symlink(rel)
-    }
-
     /// True when an existing prefix of `rel` is a symlink whose target lies outside the root.
     fn escapes_through_symlink(&self, rel: &Path) -> bool {
         let mut cur = self.root.clone();
