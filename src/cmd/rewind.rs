@@ -182,7 +182,7 @@ fn abort(ctx: &Ctx) -> ExitCode {
 /// against the current directory when relative; one outside the project is refused. A
 /// path through a link made since the checkpoint (`src/deep` → `/elsewhere`) is the
 /// project's: the plan removes the link and puts the directory back, touching nothing
-/// where it led (`changes_since` adds the link to the plan).
+/// where it led: the link is one of the paths.
 fn project_paths(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<Vec<u8>>, ExitCode> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| ctx.project.root.clone());
     let mut paths = Vec::new();
@@ -192,7 +192,9 @@ fn project_paths(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<Vec<u8>>, ExitCode>
         // always the real one).
         match ctx.project.relative(&abs) {
             Some(rel) => {
-                paths.push(rel.as_os_str().as_bytes().to_vec());
+                let rel = rel.as_os_str().as_bytes().to_vec();
+                paths.extend(in_the_way::not_a_directory(&ctx.project.root, &rel));
+                paths.push(rel);
             }
             _ => {
                 let abs = abs.display();
@@ -224,11 +226,6 @@ fn changes_since(ctx: &Ctx, tree: &str, paths: &[Vec<u8>]) -> Result<Plan, Strin
     let index = crate::task::capture::index_path(&ctx.project);
     let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
     let mut spec = paths.to_vec();
-    spec.extend(
-        paths
-            .iter()
-            .filter_map(|p| in_the_way::not_a_directory(root, p)),
-    );
     let mut changes = snapshot::changes(root, tree, &now.tree, &spec, lessons)?;
     // A file a snapshot leaves out (it holds a secret, or is large and untracked) is in
     // no snapshot: a rewind of it could not be undone.

@@ -488,3 +488,82 @@ fn turn_ends(tui: &mut codex_tui::Tui, sb: &Sandbox, last: &str) {
     let over = stopped && tui.wait_turn_over(Duration::from_secs(10));
     tui.ensure(over, &format!("the turn did not end with {last:?}"));
 }
+
+/// A shell call held when its Codex session was killed (its exit code still to come from
+/// the rollout), the crash declared by the Claude Code session that came next, and the
+/// held call applied at the next Codex session's start: the crash is declared once, and
+/// the step's attempt is spent once (issue 49, item 8). Codex is killed by a second
+/// PostToolUse hook, registered beside waymark's, once waymark has held the call.
+#[test]
+fn a_held_call_applied_after_claude_declared_the_crash_declares_nothing_again() {
+    if codex().is_none() || crate::harness::cli(Version::CURRENT).is_none() {
+        return;
+    }
+    let sb = crate::resume::sandbox("codex-held", json!({}), Version::CURRENT);
+    register(&sb);
+    let held = sb.root.join("held");
+    kill_after_held(&sb, "notes.txt", &held);
+    let api = CodexApi::start(vec![
+        shell("waymark plan 'Write the notes'"),
+        shell("waymark step start 1"),
+        shell("echo more >> notes.txt"),
+        CTurn::Text("E2E-CXH never reached".into()),
+    ]);
+    let mut child = codex::spawn(&sb, &api, &["E2E-CXH write the notes"]);
+    let was_held = wait_for(Duration::from_secs(45), || held.exists());
+    kill_group(child.id());
+    let _ = child.wait();
+    if let Ok(pid) = fs::read_to_string(&held) {
+        kill_group(pid.trim().parse().unwrap_or(0));
+    }
+    let why = codex::diagnose(&sb, &api);
+    assert!(was_held, "the call was never held\n{why}");
+    let journal = sb.read(".orchestration/codex-bash.jsonl");
+    assert!(journal.contains("notes.txt"), "{journal}\n{why}");
+
+    let brief = crate::resume::next_brief(&sb, "E2E-CXH-CLAUDE");
+    assert!(brief.contains("CRASH DETECTED"), "{brief}");
+    assert!(brief.contains("Codex CLI session"), "whose crash: {brief}");
+    let attempt = sb.hook_json()["steps"][0]["attempt"].clone();
+
+    let api = CodexApi::start(vec![CTurn::Text("E2E-CXH-NEXT".into())]);
+    codex::run_ok(&sb, &api, &["E2E-CXH-NEXT go on"], "E2E-CXH-NEXT");
+    let why = codex::diagnose(&sb, &api);
+    let brief = api.turns()[0].developer_text();
+    assert!(
+        !brief.contains("CRASH DETECTED"),
+        "declared again:\n{brief}"
+    );
+    assert!(!brief.contains("skip_step"), "{brief}");
+    let hook = sb.hook_json();
+    assert_eq!(crate::goal::crashes_declared(&hook), 1, "{hook:#}\n{why}");
+    assert_eq!(hook["steps"][0]["attempt"], attempt, "{hook:#}");
+    assert!(!sb.project.join(".orchestration/codex-bash.jsonl").exists());
+    let trace = sb.read(".orchestration/agent_trace.jsonl");
+    assert!(trace.contains("echo more >> notes.txt"), "applied: {trace}");
+}
+
+/// Registers a second PostToolUse hook for Codex, run beside waymark's (Codex runs the
+/// hooks of one event concurrently): for the call whose input names `needle`, it waits
+/// until waymark has held the call, then writes its own pid to `signal` and sleeps, for
+/// the test to kill Codex there, between the call's PostToolUse and the next event.
+fn kill_after_held(sb: &Sandbox, needle: &str, signal: &Path) {
+    let script = sb.root.join("after-held.sh");
+    let journal = sb.project.join(".orchestration/codex-bash.jsonl");
+    let body = format!(
+        "#!/bin/sh\ngrep -q '{needle}' || exit 0\n\
+         for _ in $(seq 200); do grep -q '{needle}' '{j}' 2>/dev/null && break; sleep 0.05; done\n\
+         sleep 0.3\necho $$ > '{s}.tmp' && mv '{s}.tmp' '{s}'\nsleep 30\n",
+        j = journal.display(),
+        s = signal.display(),
+    );
+    fs::write(&script, body).unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = sb.project.join(".codex/hooks.json");
+    let mut hooks: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    let post = hooks["hooks"]["PostToolUse"][0]["hooks"]
+        .as_array_mut()
+        .unwrap();
+    post.push(json!({"type": "command", "command": script.display().to_string(), "timeout": 60}));
+    fs::write(&path, serde_json::to_string_pretty(&hooks).unwrap()).unwrap();
+}
