@@ -30,6 +30,7 @@
 mod baseline;
 mod launch;
 mod measure;
+mod monorepo;
 mod projects;
 mod report;
 mod syscalls;
@@ -50,6 +51,8 @@ struct Knobs {
     trace_max: usize,
     concurrent_events: usize,
     receipts: usize,
+    /// Files in the monorepo (0: none).
+    monorepo: usize,
     keep: bool,
 }
 
@@ -67,6 +70,7 @@ impl Knobs {
             trace_max: knob("WAYMARK_BENCH_TRACE_MAX", 1_000_000).max(1_000),
             concurrent_events: knob("WAYMARK_BENCH_CONCURRENT", 100).max(1),
             receipts: knob("WAYMARK_BENCH_RECEIPTS", 1_000),
+            monorepo: knob("WAYMARK_BENCH_MONOREPO", 100_000),
             keep: std::env::var("WAYMARK_BENCH_KEEP").is_ok_and(|v| v == "1"),
         }
     }
@@ -105,6 +109,8 @@ fn main() {
     let (concurrency, receipts, rewind) = whole_commands(&bench, &knobs);
     eprintln!("crash recovery against git's own walk of 10,000 files …");
     let walk = crash_walk(&bench, &projects);
+    let monorepo =
+        (knobs.monorepo > 0).then(|| monorepo::measure(&bench, &projects[0], knobs.monorepo));
 
     let names: Vec<String> = projects.iter().map(|p| p.name.clone()).collect();
     let text = report::render(&report::Results {
@@ -124,6 +130,7 @@ fn main() {
         receipts: &receipts,
         rewind: &rewind,
         walk: &walk,
+        monorepo: monorepo.as_ref(),
         log_problems: &log_problems,
         elapsed: started.elapsed(),
         launch: &as_claude_code,
@@ -685,16 +692,7 @@ fn rewind(bench: &Bench) -> Rewind {
             fs::write(&path, text).unwrap();
         }
     };
-    // The two are interleaved, so that the machine's moods fall on both alike.
-    let (checkpoint, git_alone): (Vec<Sample>, Vec<Sample>) = (0..20)
-        .map(|round| {
-            touch(1, round);
-            let label = format!("bench {round}");
-            let waymark = measure::run(&mut bench.waymark(root, &["checkpoint", &label]), null);
-            touch(1, round);
-            (waymark, git_snapshot_alone(root))
-        })
-        .unzip();
+    let (checkpoint, git_alone) = snapshot_rounds(bench, root, 20);
     let out = bench
         .waymark(root, &["checkpoint", "base"])
         .output()
@@ -710,10 +708,35 @@ fn rewind(bench: &Bench) -> Rewind {
     Rewind {
         files,
         changed,
-        checkpoint: Stats::of(&checkpoint),
-        git_alone: Stats::of(&git_alone),
+        checkpoint,
+        git_alone,
         rewind: Stats::of(&rewinds),
     }
+}
+
+/// `waymark checkpoint` (its snapshot taken inline) and git's own steps of a snapshot, in
+/// `rounds` interleaved rounds, so that the machine's moods fall on both alike; one
+/// generated file changed before each.
+fn snapshot_rounds(bench: &Bench, root: &Path, rounds: usize) -> (Stats, Stats) {
+    let null = Path::new("/dev/null");
+    let (checkpoint, git_alone): (Vec<Sample>, Vec<Sample>) = (0..rounds)
+        .map(|round| {
+            touch_first(root, round);
+            let label = format!("bench {round}");
+            let waymark = measure::run(&mut bench.waymark(root, &["checkpoint", &label]), null);
+            touch_first(root, round);
+            (waymark, git_snapshot_alone(root))
+        })
+        .unzip();
+    (Stats::of(&checkpoint), Stats::of(&git_alone))
+}
+
+/// Changes the first generated file, so that the next snapshot has something to hash.
+fn touch_first(root: &Path, round: usize) {
+    let path = root.join("gen/d000/f00000.rs");
+    let mut text = fs::read_to_string(&path).unwrap();
+    text.push_str(&format!("// round {round}\n"));
+    fs::write(&path, text).unwrap();
 }
 
 /// SessionStart with crash recovery on the 10,000-file project, as Claude Code runs it,
@@ -730,8 +753,19 @@ fn crash_walk(bench: &Bench, projects: &[Project]) -> Walk {
         .iter()
         .find(|p| p.name == "10,000 files")
         .expect("the 10,000-file project");
+    let (crash, git_walk) = walk_rounds(bench, p, 20);
+    Walk {
+        files: 10_000,
+        crash,
+        git_walk,
+    }
+}
+
+/// SessionStart with crash recovery on `p` and git's own walk of its tree, in `rounds`
+/// interleaved rounds.
+fn walk_rounds(bench: &Bench, p: &Project, rounds: usize) -> (Stats, Stats) {
     let null = Path::new("/dev/null");
-    let (crash, git_walk): (Vec<Sample>, Vec<Sample>) = (0..20)
+    let (crash, git_walk): (Vec<Sample>, Vec<Sample>) = (0..rounds)
         .map(|_| {
             let crash = timed(bench, p, Event::SessionStartCrash);
             // Read-only, as recovery's git is: a `git status` that wrote back the index it
@@ -745,11 +779,7 @@ fn crash_walk(bench: &Bench, projects: &[Project]) -> Walk {
             (crash, measure::run(&mut git, null))
         })
         .unzip();
-    Walk {
-        files: 10_000,
-        crash: Stats::of(&crash),
-        git_walk: Stats::of(&git_walk),
-    }
+    (Stats::of(&crash), Stats::of(&git_walk))
 }
 
 /// Brings a repository generated a moment ago to the state of one at rest. Its files were

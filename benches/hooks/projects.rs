@@ -237,7 +237,7 @@ impl Event {
 pub struct Project {
     pub name: String,
     pub root: PathBuf,
-    events: PathBuf,
+    pub events: PathBuf,
     active: PathBuf,
     idle: PathBuf,
     /// hook.json is grown to its largest after each preparation.

@@ -34,6 +34,7 @@ pub struct Results<'a> {
     pub receipts: &'a Receipts,
     pub rewind: &'a Rewind,
     pub walk: &'a crate::Walk,
+    pub monorepo: Option<&'a crate::monorepo::Monorepo>,
     pub log_problems: &'a [(String, Vec<String>)],
     pub elapsed: Duration,
     /// Median fsync latency of the disk the projects are on.
@@ -171,6 +172,7 @@ fn budgets(o: &mut String, r: &Results) {
     rows.push(concurrency_row(r.concurrency));
     rows.extend(rewind_rows(r));
     rows.push(walk_row(r.walk));
+    rows.extend(r.monorepo.map(monorepo_rows).into_iter().flatten());
     rows.push((
         "every hook run exits 0".to_string(),
         format!("{failures} non-zero exits"),
@@ -383,19 +385,89 @@ fn concurrency_row(c: &Concurrency) -> Row {
 
 /// Crash recovery against git's own walk of the tree (issue 45).
 fn walk_row(w: &crate::Walk) -> Row {
-    let ratio = w.crash.median.as_secs_f64() / w.git_walk.median.as_secs_f64();
-    (
+    ratio_row(
         format!(
             "`waymark hook SessionStart` with crash recovery, {}-file project, as Claude Code runs it: median ≤ 1.2× git's own walk of the tree (`git status --porcelain -uall`), in the same rounds",
             count(w.files)
         ),
-        format!(
-            "{ratio:.2}× ({:.2} ms; git's walk: {:.2} ms)",
-            ms(w.crash.median),
-            ms(w.git_walk.median)
-        ),
-        ratio <= 1.2 && w.crash.failures == 0,
+        (&w.crash, &w.git_walk),
+        "git's walk",
+        1.2,
     )
+}
+
+/// A row holding the median of `measured` to `limit` × that of `reference` (timed in the
+/// same rounds), which is named `what`.
+fn ratio_row(
+    budget: String,
+    (measured, reference): (&Stats, &Stats),
+    what: &str,
+    limit: f64,
+) -> Row {
+    let ratio = measured.median.as_secs_f64() / reference.median.as_secs_f64();
+    (
+        budget,
+        format!(
+            "{ratio:.2}× ({:.2} ms; {what}: {:.2} ms)",
+            ms(measured.median),
+            ms(reference.median)
+        ),
+        ratio <= limit && measured.failures == 0,
+    )
+}
+
+/// The monorepo (issue 52): the tool call after a checkpoint, the snapshot, crash
+/// recovery and a Write, each against what it is held to.
+fn monorepo_rows(m: &crate::monorepo::Monorepo) -> [Row; 5] {
+    let n = count(m.files);
+    let ok = |s: &Stats| s.failures == 0;
+    let edit = (
+        format!(
+            "{n} files: a Write's PreToolUse right after a checkpoint (its snapshot in flight) waits ≤ 50 ms, at worst"
+        ),
+        format!(
+            "median {:.2} ms, worst {:.2} ms",
+            ms(m.edit_after.median),
+            ms(m.edit_after.p99)
+        ),
+        ms(m.edit_after.p99) <= 50.0 && ok(&m.edit_after),
+    );
+    let command = (
+        format!(
+            "{n} files: a Bash command's PreToolUse right after a checkpoint waits for the snapshot (what its text does not say it writes may be anywhere): reported"
+        ),
+        format!(
+            "median {:.2} ms, worst {:.2} ms",
+            ms(m.command_after.median),
+            ms(m.command_after.p99)
+        ),
+        ok(&m.command_after),
+    );
+    let snapshot = ratio_row(
+        format!(
+            "{n} files: `waymark checkpoint` with its snapshot: median ≤ 1.2× git's own steps, in the same rounds"
+        ),
+        (&m.snapshot, &m.git_snapshot),
+        "git's steps",
+        1.2,
+    );
+    let walk = ratio_row(
+        format!(
+            "{n} files: SessionStart with crash recovery: median ≤ 1.2× `git status --porcelain -uall`, in the same rounds"
+        ),
+        (&m.crash, &m.git_walk),
+        "git's walk",
+        1.2,
+    );
+    let write = ratio_row(
+        format!(
+            "{n} files: PostToolUse Write: median ≤ 1.05× the same Write on the small project, in the same rounds"
+        ),
+        (&m.write_big, &m.write_small),
+        "small",
+        1.05,
+    );
+    [edit, command, snapshot, walk, write]
 }
 
 /// `waymark checkpoint` with its snapshot of the work tree, and `waymark rewind`.

@@ -19,7 +19,9 @@ use super::command;
 use super::temp_index::TempIndex;
 use super::tree_path::TreePath;
 
+mod put_back;
 mod withheld;
+pub use put_back::Before;
 pub use withheld::{LARGE_FILE, Reason, Withheld, holds_secret};
 
 /// Where checkpoint snapshots live: `refs/waymark/checkpoints/<task>/<checkpoint>`.

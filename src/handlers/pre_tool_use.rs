@@ -20,8 +20,12 @@ use waymark_core::recovery::repeat;
 use waymark_core::shell::{self, Kinds};
 
 pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> anyhow::Result<()> {
-    // A checkpoint's snapshot in flight is the tree before this call's changes.
-    if call.may_change_files() {
+    // A checkpoint's snapshot in flight is the tree before this call's changes: an edit
+    // keeps its files for it and goes on; any other call that may write waits for it.
+    let cwd = event.common.cwd.as_deref();
+    if call.is_mutation() && !call.written_paths().is_empty() {
+        crate::task::capture::before_edit(&ctx.project, &call.written_paths(), cwd);
+    } else if call.may_change_files() {
         crate::task::capture::settle(&ctx.project);
     }
     isolated(ctx, event.name(), "scope_enforcement", || {

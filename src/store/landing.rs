@@ -103,7 +103,7 @@ impl Project {
     }
 
     /// Whether a component of root-relative `rel` that exists is a symbolic link.
-    fn links_on(&self, rel: &Path) -> bool {
+    pub fn links_on(&self, rel: &Path) -> bool {
         let mut cur = self.root.clone();
         for comp in rel.components() {
             cur.push(comp);

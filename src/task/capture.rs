@@ -10,9 +10,11 @@
 //!
 //! **Exact all the same.** The capture holds `.orchestration/capture.lock` from before the
 //! hook answers until its record is written (the forked copy inherits the hook's hold).
-//! Whatever may change the project's files next waits for it first ([`settle`]): the
-//! PreToolUse of a tool that writes, UserPromptSubmit, and the commands that change or
-//! compare files. So a snapshot is the tree as it was when its checkpoint was made, not
+//! An edit whose files are known (Write, Edit, NotebookEdit, apply_patch) keeps them as
+//! they are for it and goes on at once ([`before_edit`], `preimage`); whatever else may
+//! change the project's files next waits for it first ([`settle`]): the PreToolUse of
+//! any other tool that may write (Bash), UserPromptSubmit, and the commands that change
+//! or compare files. So a snapshot is the tree as it was when its checkpoint was made, not
 //! after the agent's next edit. A capture killed midway leaves its checkpoint without a
 //! record, which readers call missing, and its temporary index, which the next capture
 //! removes.
@@ -32,6 +34,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::store;
 use crate::store::project::Project;
+
+mod preimage;
 use crate::task::logs::task_dir;
 use waymark_core::task::FileSnapshot;
 
@@ -82,14 +86,28 @@ pub fn take(
     project: &Project,
     request: &CaptureRequest,
     now: DateTime<Utc>,
+    token: &str,
 ) -> io::Result<Capture> {
     use crate::git::snapshot;
     snapshot::remove_old_indexes(&project.root);
-    let staged = snapshot::stage(&project.root, &index_path(project), &request.lessons);
-    if let Some(s) = &staged {
+    crate::store::faults::at("capture.begun");
+    let mut staged = snapshot::stage(&project.root, &index_path(project), &request.lessons);
+    crate::store::faults::at("capture.staged");
+    // The step's files, and then the edits that went on meanwhile, each with its files as
+    // they were before it (`preimage`: read after everything else is read).
+    let files = snapshots(project, &request.files);
+    let before = preimage::read(project, token);
+    if let Some(s) = &mut staged {
+        let kept: Vec<snapshot::Before> = before
+            .iter()
+            .map(|p| snapshot::Before {
+                path: p.path.as_bytes(),
+                file: p.mode.as_deref().map(|m| (m, p.copy.as_path())),
+            })
+            .collect();
+        s.put_back(&project.root, &kept, &request.lessons);
         s.force(&project.root, &request.force);
     }
-    crate::store::faults::at("capture.staged");
     let head = staged.as_ref().and_then(|s| s.head.clone());
     let withheld = staged
         .as_ref()
@@ -106,7 +124,7 @@ pub fn take(
         checkpoint_id: request.checkpoint_id.clone(),
         captured_at: now,
         git_dirty,
-        files: snapshots(project, &request.files),
+        files: preimage::over(files, &before),
         snapshot,
         withheld,
     };
@@ -168,9 +186,10 @@ pub fn run(
     } else {
         Some(exclusive(project)?)
     };
+    let token = held.as_ref().map(|h| h.token.clone()).unwrap_or_default();
     let take_all = || -> io::Result<()> {
         for r in captures {
-            take(project, r, now)?;
+            take(project, r, now, &token)?;
         }
         Ok(())
     };
@@ -228,6 +247,9 @@ pub struct Exclusive {
     /// Always `Some` but in [`Exclusive::hand_to_child`].
     lock: Option<store::FileLock>,
     held: PathBuf,
+    /// What `capture.held` says: the name of this hold, under which the edits that go on
+    /// meanwhile keep their files (`preimage`).
+    token: String,
 }
 
 impl Exclusive {
@@ -243,6 +265,7 @@ impl Drop for Exclusive {
     fn drop(&mut self) {
         if let Some(lock) = self.lock.take() {
             let _ = std::fs::remove_file(&self.held);
+            preimage::clear_token(&self.held, &self.token);
             drop(lock);
         }
     }
@@ -261,13 +284,18 @@ pub fn index_path(project: &Project) -> PathBuf {
 pub fn exclusive(project: &Project) -> io::Result<Exclusive> {
     let lock = store::FileLock::acquire(&project.state_file(LOCK)).map_err(io::Error::other)?;
     let _ = std::fs::remove_file(index_path(project));
+    preimage::clear(project);
     let held = project.state_file(HELD);
+    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    let token = format!("{}-{nanos}", std::process::id());
     let mut create = std::fs::OpenOptions::new();
-    create.write(true).create(true).truncate(false);
-    crate::store::open_nofollow(&held, &mut create)?;
+    create.write(true).create(true).truncate(true);
+    let (mut file, _) = crate::store::open_nofollow(&held, &mut create)?;
+    io::Write::write_all(&mut file, token.as_bytes())?;
     Ok(Exclusive {
         lock: Some(lock),
         held,
+        token,
     })
 }
 
@@ -275,6 +303,23 @@ pub fn exclusive(project: &Project) -> io::Result<Exclusive> {
 /// project's files (see the module's doc). Costs one `stat` when none is.
 pub fn settle(project: &Project) {
     if project.state_file(HELD).exists() {
+        let _ = exclusive(project);
+    }
+}
+
+/// Before an edit whose files are `paths` (as the event names them, against `cwd`): keeps
+/// them as they are for the capture in flight, if any, and goes on at once; waits for the
+/// capture as [`settle`] does when one of them cannot be kept. Costs one failed `open`
+/// when no capture is in flight.
+pub fn before_edit(project: &Project, paths: &[&str], cwd: Option<&str>) {
+    let Ok(token) = std::fs::read_to_string(project.state_file(HELD)) else {
+        return;
+    };
+    let token = token.trim();
+    let kept = !token.is_empty()
+        && !token.contains(['/', '.'])
+        && preimage::keep(project, token, paths, cwd);
+    if !kept {
         let _ = exclusive(project);
     }
 }

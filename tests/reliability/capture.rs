@@ -75,27 +75,33 @@ fn newest_capture(p: &Project) -> Value {
     }
 }
 
-/// The checkpoint is made; the agent's next tool call (a Write) starts at once, as Claude
-/// Code starts it when the hook has answered; the capture is slowed down (`pause`) so
-/// that it is surely still running then. The snapshot holds the file as it was.
+/// The checkpoint is made; the agent's next tool calls (a Write over a file, a Write of a
+/// new one) start at once, as Claude Code starts them when the hook has answered, and the
+/// capture is slowed down before it reads the work tree (`capture.begun:pause`), so that
+/// the edits land first. They do not wait for it (issue 52): each keeps its file as it was,
+/// and the snapshot holds the files as they were at the checkpoint.
 fn a_checkpoint_followed_at_once_by_an_edit_records_the_tree_before_it(files: usize) {
     let p = project(files);
+    // The step wrote src/main.txt: the capture records it too.
+    let wrote = json!({"session_id": "s", "cwd": p.root(), "hook_event_name": "PostToolUse",
+                       "tool_name": "Write", "tool_use_id": "toolu_main",
+                       "tool_input": {"file_path": p.path("src/main.txt"), "content": "before\n"},
+                       "tool_response": {"type": "update", "filePath": p.path("src/main.txt"), "content": "before\n"}});
+    assert!(hook_with(&p, "PostToolUse", &wrote, None).status.success());
     let out = hook_with(
         &p,
         "PreCompact",
         &pre_compact(&p),
-        Some("capture.staged:pause"),
+        Some("capture.begun:pause"),
     );
     assert!(out.status.success());
-    let write = json!({"session_id": "s", "cwd": p.root(), "hook_event_name": "PreToolUse",
-                       "tool_name": "Write", "tool_use_id": "toolu_next",
-                       "tool_input": {"file_path": p.path("src/main.txt"), "content": "after\n"}});
-    let waited = Instant::now();
-    assert!(hook_with(&p, "PreToolUse", &write, None).status.success());
-    let waited = waited.elapsed();
-    // The Write itself, and a file it creates.
-    p.write("src/main.txt", "after\n");
-    p.write("src/new.txt", "new\n");
+    for (file, content) in [("src/main.txt", "after\n"), ("src/new.txt", "new\n")] {
+        let write = json!({"session_id": "s", "cwd": p.root(), "hook_event_name": "PreToolUse",
+                           "tool_name": "Write", "tool_use_id": "toolu_next",
+                           "tool_input": {"file_path": p.path(file), "content": content}});
+        assert!(hook_with(&p, "PreToolUse", &write, None).status.success());
+        p.write(file, content);
+    }
     let capture = newest_capture(&p);
     let snapshot = capture["snapshot"].as_str().expect("a snapshot");
     let main = git(p.root(), &["show", &format!("{snapshot}:src/main.txt")]);
@@ -106,10 +112,63 @@ fn a_checkpoint_followed_at_once_by_an_edit_records_the_tree_before_it(files: us
     let listed = git(p.root(), &["ls-tree", "-r", "--name-only", snapshot]);
     assert!(!listed.contains("src/new.txt"), "{files} files");
     assert!(listed.lines().count() > files, "every file is in it");
+    assert_eq!(capture["git_dirty"], false, "the tree was HEAD's then");
+    let main = &capture["files"][0];
+    assert_eq!(main["path"], "src/main.txt", "{capture:#}");
+    assert_eq!(main["size"], 7, "the step's file as it was: {capture:#}");
     assert!(
-        waited >= Duration::from_millis(300),
-        "the PreToolUse did not wait for the capture: {waited:?}"
+        !p.path(".orchestration/capture.pre")
+            .read_dir()
+            .is_ok_and(|mut d| d.next().is_some()),
+        "the kept files go with the capture"
     );
+}
+
+/// While a capture holds its lock, an edit whose file is known goes on at once; a Bash
+/// command, which may write anywhere, waits for it (here until the lock's timeout: the
+/// holder never lets go).
+#[test]
+fn an_edit_goes_on_while_a_capture_runs_and_a_command_waits() {
+    let p = project(10);
+    let _ = std::fs::create_dir_all(p.path(".orchestration"));
+    let mut holder = crate::util::hold(&p.path(".orchestration/capture.lock"));
+    std::fs::write(p.path(".orchestration/capture.held"), "1-1").unwrap();
+    let write = json!({"session_id": "s", "cwd": p.root(), "hook_event_name": "PreToolUse",
+                       "tool_name": "Write", "tool_use_id": "toolu_w",
+                       "tool_input": {"file_path": p.path("src/main.txt"), "content": "x\n"}});
+    let start = Instant::now();
+    assert!(hook_with(&p, "PreToolUse", &write, None).status.success());
+    let edit = start.elapsed();
+    let bash = json!({"session_id": "s", "cwd": p.root(), "hook_event_name": "PreToolUse",
+                      "tool_name": "Bash", "tool_use_id": "toolu_b",
+                      "tool_input": {"command": "make"}});
+    let start = Instant::now();
+    assert!(hook_with(&p, "PreToolUse", &bash, None).status.success());
+    let command = start.elapsed();
+    assert!(
+        command >= Duration::from_secs(1),
+        "the command waited: {command:?}"
+    );
+    assert!(
+        edit < command / 2,
+        "the edit went on at once: {edit:?} against {command:?}"
+    );
+    // A file holding a secret is never copied: its edit waits.
+    p.write("src/env.txt", "key AKIAQ3EGRTYU7WXZ2B4C\n");
+    let secret = json!({"session_id": "s", "cwd": p.root(), "hook_event_name": "PreToolUse",
+                        "tool_name": "Edit", "tool_use_id": "toolu_e",
+                        "tool_input": {"file_path": p.path("src/env.txt"), "old_string": "key", "new_string": "k"}});
+    let start = Instant::now();
+    assert!(hook_with(&p, "PreToolUse", &secret, None).status.success());
+    assert!(
+        start.elapsed() >= Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    let kept = std::fs::read_dir(p.path(".orchestration/capture.pre/1-1")).unwrap();
+    assert_eq!(kept.count(), 2, "main.txt kept: its copy and its record");
+    let _ = holder.kill();
+    let _ = holder.wait();
 }
 
 #[test]
