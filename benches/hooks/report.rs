@@ -421,26 +421,19 @@ fn ratio_row(
 fn monorepo_rows(m: &crate::monorepo::Monorepo) -> [Row; 5] {
     let n = count(m.files);
     let ok = |s: &Stats| s.failures == 0;
+    let spread = |s: &Stats| format!("median {:.2} ms, worst {:.2} ms", ms(s.median), ms(s.p99));
     let edit = (
         format!(
             "{n} files: a Write's PreToolUse right after a checkpoint (its snapshot in flight) waits ≤ 50 ms, at worst"
         ),
-        format!(
-            "median {:.2} ms, worst {:.2} ms",
-            ms(m.edit_after.median),
-            ms(m.edit_after.p99)
-        ),
+        spread(&m.edit_after),
         ms(m.edit_after.p99) <= 50.0 && ok(&m.edit_after),
     );
     let command = (
         format!(
             "{n} files: a Bash command's PreToolUse right after a checkpoint waits for the snapshot (what its text does not say it writes may be anywhere): reported"
         ),
-        format!(
-            "median {:.2} ms, worst {:.2} ms",
-            ms(m.command_after.median),
-            ms(m.command_after.p99)
-        ),
+        spread(&m.command_after),
         ok(&m.command_after),
     );
     let snapshot = ratio_row(
