@@ -93,45 +93,43 @@ pub(super) fn nested_in(stderr: &[u8]) -> Vec<Withheld> {
         .collect()
 }
 
-/// The pathspec that leaves `name` (git's bytes) out of `git add`.
-pub(super) fn excluded(name: &[u8]) -> std::ffi::OsString {
-    let mut spec = std::ffi::OsString::from(":(exclude,literal)");
-    spec.push(OsStr::from_bytes(name));
-    spec
-}
-
 /// The file named `name` (root-relative, git's bytes), whatever its bytes.
 fn file(root: &Path, name: &[u8]) -> std::path::PathBuf {
     root.join(OsStr::from_bytes(name))
 }
 
-/// The untracked files (ignored ones aside) larger than [`LARGE_FILE`], found before they
-/// are added (once added, their blob is in `.git`): a walk of the untracked files.
-pub(super) fn large_untracked(root: &Path, index: &TempIndex, lessons: &str) -> Vec<Withheld> {
+/// The untracked files (ignored ones aside; an untracked repository as `dir/`), one walk
+/// of the work tree: those to add, and those larger than [`LARGE_FILE`], withheld before
+/// they are added (once added, their blob is in `.git`).
+pub(super) fn untracked(
+    root: &Path,
+    index: &TempIndex,
+    lessons: &str,
+) -> Option<(Vec<Vec<u8>>, Vec<Withheld>)> {
     let args = ["ls-files", "--others", "--exclude-standard", "-z", "--"];
-    let Ok(out) = index
+    let out = index
         .git(root, &args)
         .args(super::super::project_files(lessons))
         .stderr(Stdio::null())
         .output()
-    else {
-        return Vec::new();
-    };
-    out.stdout
-        .split(|&b| b == 0)
-        .filter(|p| !p.is_empty())
-        .filter_map(|name| {
-            let meta = std::fs::symlink_metadata(file(root, name)).ok()?;
-            let large = meta.is_file() && meta.len() > LARGE_FILE;
-            large.then(|| Withheld {
+        .ok()
+        .filter(|o| o.status.success())?;
+    let mut added = Vec::new();
+    let mut large = Vec::new();
+    for name in out.stdout.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+        let meta = std::fs::symlink_metadata(file(root, name)).ok();
+        match meta.filter(|m| m.is_file() && m.len() > LARGE_FILE) {
+            Some(meta) => large.push(Withheld {
                 path: String::from_utf8_lossy(name).into_owned(),
                 name: name.to_vec(),
                 sha256: crate::store::sha256_file(&file(root, name)).unwrap_or_default(),
                 reason: Reason::Large,
                 size: Some(meta.len()),
-            })
-        })
-        .collect()
+            }),
+            None => added.push(name.to_vec()),
+        }
+    }
+    Some((added, large))
 }
 
 /// What staging found against HEAD: whether anything changed, and the files taken back
