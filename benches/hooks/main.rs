@@ -27,6 +27,7 @@
 //! projects that build generated itself, and each build's system calls per event are
 //! counted with `strace -f -c` when strace is installed.
 
+mod at_scale;
 mod baseline;
 mod launch;
 mod measure;
@@ -51,8 +52,8 @@ struct Knobs {
     trace_max: usize,
     concurrent_events: usize,
     receipts: usize,
-    /// Files in the monorepo (0: none).
-    monorepo: usize,
+    /// The monorepos' sizes in files (none: `0`).
+    monorepo: Vec<usize>,
     keep: bool,
 }
 
@@ -70,7 +71,12 @@ impl Knobs {
             trace_max: knob("WAYMARK_BENCH_TRACE_MAX", 1_000_000).max(1_000),
             concurrent_events: knob("WAYMARK_BENCH_CONCURRENT", 100).max(1),
             receipts: knob("WAYMARK_BENCH_RECEIPTS", 1_000),
-            monorepo: knob("WAYMARK_BENCH_MONOREPO", 100_000),
+            monorepo: std::env::var("WAYMARK_BENCH_MONOREPO")
+                .unwrap_or_else(|_| "100000".into())
+                .split(',')
+                .filter_map(|n| n.trim().replace('_', "").parse().ok())
+                .filter(|&n| n > 0)
+                .collect(),
             keep: std::env::var("WAYMARK_BENCH_KEEP").is_ok_and(|v| v == "1"),
         }
     }
@@ -109,8 +115,10 @@ fn main() {
     let (concurrency, receipts, rewind) = whole_commands(&bench, &knobs);
     eprintln!("crash recovery against git's own walk of 10,000 files …");
     let walk = crash_walk(&bench, &projects);
-    let monorepo =
-        (knobs.monorepo > 0).then(|| monorepo::measure(&bench, &projects[0], knobs.monorepo));
+    let monorepos: Vec<monorepo::Monorepo> = (knobs.monorepo.iter())
+        .map(|&files| monorepo::measure(&bench, &projects[0], files))
+        .collect();
+    let at_scale = at_scale::measure(&bench, &projects, knobs.trace_max);
 
     let names: Vec<String> = projects.iter().map(|p| p.name.clone()).collect();
     let text = report::render(&report::Results {
@@ -130,7 +138,8 @@ fn main() {
         receipts: &receipts,
         rewind: &rewind,
         walk: &walk,
-        monorepo: monorepo.as_ref(),
+        monorepos: &monorepos,
+        at_scale: &at_scale,
         log_problems: &log_problems,
         elapsed: started.elapsed(),
         launch: &as_claude_code,

@@ -712,6 +712,19 @@ impl Project {
         w.flush().unwrap();
     }
 
+    /// A task whose history holds `n` events more (steps resumed, a minute apart), saved
+    /// by waymark's own store: what `waymark log` and `report` read.
+    pub fn grow_history(&self, n: usize) {
+        let project = waymark::store::project::Project::at(self.root.clone());
+        let mut hook = waymark::task::store::load(&project)
+            .unwrap()
+            .0
+            .expect("a task");
+        let now = hook.updated_at;
+        add_history(&mut hook, now, n);
+        waymark::task::store::update(&project, now, |slot| *slot = Some(hook)).unwrap();
+    }
+
     /// A task at its caps: 50 checkpoints (each with a capture of 8 files), 200 history
     /// events, 113 steps and 60 receipts, built with waymark's own types and saved by its
     /// own store, so the state (hook.json and the task's logs) is one waymark could have
@@ -727,7 +740,7 @@ impl Project {
                 .expect("a task");
             let now = hook.updated_at;
             add_checkpoints(&mut hook, &project, now);
-            add_history(&mut hook, now);
+            add_history(&mut hook, now, 200);
             for j in 0..30 {
                 hook.touch_file(&format!("src/gen/module_{j}.rs"), now);
             }
@@ -793,8 +806,8 @@ fn add_checkpoints(
     }
 }
 
-/// 200 history events (steps resumed) before `now`.
-fn add_history(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
+/// `n` history events (steps resumed), a minute apart, ending five hours before `now`.
+fn add_history(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>, n: usize) {
     let template = HookEvent {
         timestamp: now,
         from_state: Some(waymark::task::HookState::StepRunning),
@@ -803,10 +816,10 @@ fn add_history(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
         step_name: Some("Implement the parser".into()),
         details: Default::default(),
     };
-    for i in 0..200 {
+    for i in 0..n {
         hook.history_count += 1;
         hook.journal.history.push(HookEvent {
-            timestamp: now - Duration::minutes(500 - i),
+            timestamp: now - Duration::minutes((n + 300 - i) as i64),
             ..template.clone()
         });
     }

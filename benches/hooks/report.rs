@@ -34,7 +34,8 @@ pub struct Results<'a> {
     pub receipts: &'a Receipts,
     pub rewind: &'a Rewind,
     pub walk: &'a crate::Walk,
-    pub monorepo: Option<&'a crate::monorepo::Monorepo>,
+    pub monorepos: &'a [crate::monorepo::Monorepo],
+    pub at_scale: &'a crate::at_scale::AtScale,
     pub log_problems: &'a [(String, Vec<String>)],
     pub elapsed: Duration,
     /// Median fsync latency of the disk the projects are on.
@@ -172,7 +173,8 @@ fn budgets(o: &mut String, r: &Results) {
     rows.push(concurrency_row(r.concurrency));
     rows.extend(rewind_rows(r));
     rows.push(walk_row(r.walk));
-    rows.extend(r.monorepo.map(monorepo_rows).into_iter().flatten());
+    rows.extend(r.monorepos.iter().flat_map(monorepo_rows));
+    rows.extend(at_scale_rows(r.at_scale));
     rows.push((
         "every hook run exits 0".to_string(),
         format!("{failures} non-zero exits"),
@@ -416,12 +418,44 @@ fn ratio_row(
     )
 }
 
+/// `median M ms, worst W ms`.
+fn spread(s: &Stats) -> String {
+    format!("median {:.2} ms, worst {:.2} ms", ms(s.median), ms(s.p99))
+}
+
+/// Whole commands at scale (issue 52): reported, no budget holds them yet.
+fn at_scale_rows(a: &crate::at_scale::AtScale) -> Vec<Row> {
+    let n = count(a.history);
+    let mut rows = vec![
+        (
+            format!("`waymark log` of a task of {n} history events: reported"),
+            spread(&a.log),
+            a.log.failures == 0,
+        ),
+        (
+            format!("`waymark report --html` of a task of {n} history events: reported"),
+            spread(&a.report),
+            a.report.failures == 0,
+        ),
+    ];
+    if let Some((records, verify)) = &a.verify {
+        rows.push((
+            format!(
+                "`waymark trace --verify` of {} records: reported",
+                count(*records)
+            ),
+            spread(verify),
+            verify.failures == 0,
+        ));
+    }
+    rows
+}
+
 /// The monorepo (issue 52): the tool call after a checkpoint, the snapshot, crash
 /// recovery and a Write, each against what it is held to.
 fn monorepo_rows(m: &crate::monorepo::Monorepo) -> [Row; 5] {
     let n = count(m.files);
     let ok = |s: &Stats| s.failures == 0;
-    let spread = |s: &Stats| format!("median {:.2} ms, worst {:.2} ms", ms(s.median), ms(s.p99));
     let edit = (
         format!(
             "{n} files: a Write's PreToolUse right after a checkpoint (its snapshot in flight) waits ≤ 50 ms, at worst"
