@@ -184,7 +184,7 @@ pub fn run(
     let held = if captures.is_empty() {
         None
     } else {
-        Some(exclusive(project)?)
+        Some(exclusive(project)?.open_to_edits()?)
     };
     let token = held.as_ref().map(|h| h.token.clone()).unwrap_or_default();
     let take_all = || -> io::Result<()> {
@@ -247,8 +247,8 @@ pub struct Exclusive {
     /// Always `Some` but in [`Exclusive::hand_to_child`].
     lock: Option<store::FileLock>,
     held: PathBuf,
-    /// What `capture.held` says: the name of this hold, under which the edits that go on
-    /// meanwhile keep their files (`preimage`).
+    /// The name of this hold, under which the edits that go on meanwhile keep their files
+    /// (`preimage`); in `capture.held` only for a capture ([`Exclusive::open_to_edits`]).
     token: String,
 }
 
@@ -286,17 +286,27 @@ pub fn exclusive(project: &Project) -> io::Result<Exclusive> {
     let _ = std::fs::remove_file(index_path(project));
     preimage::clear(project);
     let held = project.state_file(HELD);
-    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
-    let token = format!("{}-{nanos}", std::process::id());
     let mut create = std::fs::OpenOptions::new();
     create.write(true).create(true).truncate(true);
-    let (mut file, _) = crate::store::open_nofollow(&held, &mut create)?;
-    io::Write::write_all(&mut file, token.as_bytes())?;
+    crate::store::open_nofollow(&held, &mut create)?;
+    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
     Ok(Exclusive {
         lock: Some(lock),
         held,
-        token,
+        token: format!("{}-{nanos}", std::process::id()),
     })
+}
+
+impl Exclusive {
+    /// Names the hold in `capture.held` (renamed into place: an edit reads the whole name
+    /// or none), so that an edit goes on while the capture runs, its files kept for it
+    /// (`before_edit`). Only a capture does: an edit waits for a rewind or a diff, whose
+    /// `capture.held` is empty.
+    fn open_to_edits(self) -> io::Result<Exclusive> {
+        let token = waymark_redact::Clean::text(&self.token);
+        store::write_replaceable(&self.held, &token)?;
+        Ok(self)
+    }
 }
 
 /// Waits for the capture in flight, if any: called before anything that may change the

@@ -126,7 +126,8 @@ fn a_checkpoint_followed_at_once_by_an_edit_records_the_tree_before_it(files: us
 
 /// While a capture holds its lock, an edit whose file is known goes on at once; a Bash
 /// command, which may write anywhere, waits for it (here until the lock's timeout: the
-/// holder never lets go).
+/// holder never lets go), and so does an edit of a file holding a secret, or any edit
+/// while a rewind or a diff holds the lock.
 #[test]
 fn an_edit_goes_on_while_a_capture_runs_and_a_command_waits() {
     let p = project(10);
@@ -167,6 +168,15 @@ fn an_edit_goes_on_while_a_capture_runs_and_a_command_waits() {
     );
     let kept = std::fs::read_dir(p.path(".orchestration/capture.pre/1-1")).unwrap();
     assert_eq!(kept.count(), 2, "main.txt kept: its copy and its record");
+    // A rewind or a diff holds the lock with no name in `capture.held`: an edit waits.
+    std::fs::write(p.path(".orchestration/capture.held"), "").unwrap();
+    let start = Instant::now();
+    assert!(hook_with(&p, "PreToolUse", &write, None).status.success());
+    assert!(
+        start.elapsed() >= Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
     let _ = holder.kill();
     let _ = holder.wait();
 }
