@@ -411,6 +411,23 @@ mod tests {
         );
         assert!(at < later, "{settled_before}");
         assert!(next_at < at, "{settled_text}");
+        // Another command's verification lesson beside it stays as it is.
+        let cargo = lesson(
+            &verification_title("cargo test"),
+            Category::VerificationFailure,
+        );
+        let both = with_lesson(&text, &cargo, now()).0;
+        let one_settled = settled(&both, "make test", "rcpt-1", now()).unwrap();
+        assert_eq!(
+            one_settled.matches("**Settled**").count(),
+            1,
+            "{one_settled}"
+        );
+        let cargo_at = one_settled.find("cargo test").unwrap();
+        assert!(
+            one_settled.find("**Settled**").unwrap() < cargo_at,
+            "{one_settled}"
+        );
         // A lesson of that title in another category is not the validation's.
         let other = lesson(&verification_title("make test"), Category::Governance);
         let not_ours = with_lesson("", &other, now()).0;
