@@ -68,17 +68,26 @@ pub fn run<S: AsRef<std::ffi::OsStr>>(
 /// large input and output cannot block each other) and returns its stdout when it
 /// succeeds.
 pub fn with_input(root: &Path, args: &[&str], input: Vec<u8>) -> Option<String> {
-    use std::io::Write;
-    let mut c = command(root);
-    c.args(args).stdin(Stdio::piped()).stdout(Stdio::piped());
-    let mut child = c.spawn().ok()?;
-    let mut stdin = child.stdin.take()?;
-    let writer = std::thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().ok()?;
-    let _ = writer.join();
+    let out = fed(command(root).args(args), input)?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Runs `git` as `c` says with `input` on its stdin, written from a thread so that a large
+/// input and git's output cannot block each other; its output, whatever its exit.
+pub fn fed(c: &mut std::process::Command, input: Vec<u8>) -> Option<std::process::Output> {
+    use std::io::Write;
+    let c = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().ok()?;
+    let mut stdin = child.stdin.take()?;
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().ok();
+    let _ = writer.join();
+    out
 }
 
 /// `git -C dir args…` for the tests of this room, through [`run`], asserting it succeeds:

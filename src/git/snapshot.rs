@@ -136,28 +136,15 @@ fn add_untracked(root: &Path, index: &TempIndex, names: &[Vec<u8>]) -> Option<Ve
         .iter()
         .flat_map(|n| [&n[..], b"\0"].concat())
         .collect();
-    let mut child = index
-        .git(
-            root,
-            &[
-                "add",
-                "--ignore-errors",
-                "--pathspec-from-file=-",
-                "--pathspec-file-nul",
-            ],
-        )
-        .env("GIT_LITERAL_PATHSPECS", "1")
-        .env("LC_ALL", "C")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .ok()?;
-    let mut stdin = child.stdin.take()?;
-    // Written from a thread: git's warnings can fill the other pipe meanwhile.
-    let writer = std::thread::spawn(move || stdin.write_all(&list));
-    let added = child.wait_with_output().ok()?;
-    let _ = writer.join();
+    let args = [
+        "add",
+        "--ignore-errors",
+        "--pathspec-from-file=-",
+        "--pathspec-file-nul",
+    ];
+    let mut add = index.git(root, &args);
+    add.env("GIT_LITERAL_PATHSPECS", "1").env("LC_ALL", "C");
+    let added = super::fed(&mut add, list)?;
     Some(withheld::nested_in(&added.stderr))
 }
 
@@ -724,5 +711,41 @@ mod tests {
         let work = staged.write_tree(d).unwrap();
         let listed = git(d, &["ls-tree", "--name-only", &work.tree]);
         assert_eq!(listed, "a.txt");
+    }
+
+    /// Files put back after an edit that came first (`task::capture::preimage`), in a
+    /// repository of either hash: one made by the edit goes, one changed by it is as its
+    /// copy was.
+    #[test]
+    fn files_put_back_are_as_they_were_before_the_edit() {
+        for format in ["sha1", "sha256"] {
+            let dir = tempfile::tempdir().unwrap();
+            let d = dir.path();
+            git(d, &["init", "-q", &format!("--object-format={format}")]);
+            std::fs::write(d.join("a.txt"), "edited\n").unwrap();
+            std::fs::write(d.join("new.txt"), "made by the edit\n").unwrap();
+            let copy = d.with_extension("copy");
+            std::fs::write(&copy, "before\n").unwrap();
+            let mut staged = stage(d, &index(d), "AGENT.md").unwrap();
+            let files = [
+                Before {
+                    path: b"a.txt",
+                    file: Some(("100644", copy.as_path())),
+                },
+                Before {
+                    path: b"new.txt",
+                    file: None,
+                },
+            ];
+            staged.put_back(d, &files, "AGENT.md");
+            let tree = staged.write_tree(d).unwrap().tree;
+            assert_eq!(
+                git(d, &["ls-tree", "--name-only", &tree]),
+                "a.txt",
+                "{format}"
+            );
+            let a = git(d, &["show", &format!("{tree}:a.txt")]);
+            assert_eq!(a, "before", "{format}");
+        }
     }
 }

@@ -22,9 +22,10 @@ use waymark_core::shell::{self, Kinds};
 pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> anyhow::Result<()> {
     // A checkpoint's snapshot in flight is the tree before this call's changes: an edit
     // keeps its files for it and goes on; any other call that may write waits for it.
-    let cwd = event.common.cwd.as_deref();
-    if call.is_mutation() && !call.written_paths().is_empty() {
-        crate::task::capture::before_edit(&ctx.project, &call.written_paths(), cwd);
+    let edits = call.written_paths();
+    if call.is_mutation() && !edits.is_empty() {
+        let cwd = event.common.cwd.as_deref();
+        crate::task::capture::before_edit(&ctx.project, &edits, cwd);
     } else if call.may_change_files() {
         crate::task::capture::settle(&ctx.project);
     }

@@ -35,7 +35,7 @@ pub const GIT_FILES: [(&str, &str); 2] = [
          *.lock\n*.tmp\n.*.swap\n*.corrupt-*\n\
          waymark.log\nwaymark.log.1\n\
          hook.json\nhook.json.bak\nplan.json\nplan.json.bak\nHOOK.md\npending.jsonl\npending.cursor\ncodex-bash.jsonl\nrewind.json\n\
-         active_intent\nevents.seen\nregistrations.seen\ncapture.index\ncapture.held\ntrace.head\n\
+         active_intent\nevents.seen\nregistrations.seen\ncapture.index\ncapture.held\ncapture.pre/\ntrace.head\n\
          tasks/\n",
     ),
     (

@@ -34,10 +34,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::store;
 use crate::store::project::Project;
-
-mod preimage;
 use crate::task::logs::task_dir;
 use waymark_core::task::FileSnapshot;
+
+mod preimage;
 
 /// Files larger than this are snapshotted by size and time only (hash `"too-large"`).
 const MAX_HASHED_BYTES: u64 = 64 * 1024 * 1024;
@@ -322,13 +322,14 @@ pub fn settle(project: &Project) {
 /// capture as [`settle`] does when one of them cannot be kept. Costs one failed `open`
 /// when no capture is in flight.
 pub fn before_edit(project: &Project, paths: &[&str], cwd: Option<&str>) {
-    let Ok(token) = std::fs::read_to_string(project.state_file(HELD)) else {
+    let Ok(token) = store::read(&project.state_file(HELD), &[]) else {
         return;
     };
-    let token = token.trim();
-    let kept = !token.is_empty()
-        && !token.contains(['/', '.'])
-        && preimage::keep(project, token, paths, cwd);
+    // `<pid>-<nanos>`, as `exclusive` names it; anything else (empty: a rewind or a diff
+    // holds the lock) is waited for.
+    let token = String::from_utf8_lossy(&token);
+    let named = !token.is_empty() && token.bytes().all(|b| b.is_ascii_digit() || b == b'-');
+    let kept = named && preimage::keep(project, &token, paths, cwd);
     if !kept {
         let _ = exclusive(project);
     }
@@ -358,7 +359,11 @@ pub fn snapshots(project: &Project, files: &[String]) -> Vec<FileSnapshot> {
 
 /// A file's state now. A missing file is a snapshot with `exists: false`.
 pub fn snapshot(project: &Project, rel: &str) -> FileSnapshot {
-    let path = project.absolute(rel);
+    snapshot_of(rel, &project.absolute(rel))
+}
+
+/// The snapshot of the file `rel` as the file at `path` is (the file itself, or a copy).
+fn snapshot_of(rel: &str, path: &Path) -> FileSnapshot {
     let missing = FileSnapshot {
         path: rel.to_string(),
         size: 0,
@@ -366,7 +371,7 @@ pub fn snapshot(project: &Project, rel: &str) -> FileSnapshot {
         sha256: String::new(),
         exists: false,
     };
-    let Ok(meta) = std::fs::metadata(&path) else {
+    let Ok(meta) = std::fs::metadata(path) else {
         return missing;
     };
     if !meta.is_file() {
@@ -380,7 +385,7 @@ pub fn snapshot(project: &Project, rel: &str) -> FileSnapshot {
     let sha256 = if meta.len() > MAX_HASHED_BYTES {
         "too-large".to_string()
     } else {
-        hash_prefix(&path).unwrap_or_default()
+        hash_prefix(path).unwrap_or_default()
     };
     FileSnapshot {
         path: rel.to_string(),

@@ -3,7 +3,6 @@
 //! kept first (`task::capture::preimage`).
 
 use std::collections::HashSet;
-use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::Stdio;
@@ -26,24 +25,27 @@ impl Staged {
             return;
         }
         let listed = self.listed(root, files);
-        let mut info = Vec::new();
+        // `<mode> <blob>\t<path>\0` per file put back; `<path>\0` per file that goes.
+        let (mut info, mut gone) = (Vec::new(), Vec::new());
         for f in files {
             let left_out = self.withheld.iter().position(|w| w.name == f.path);
-            let entry = match f.file {
-                None => Some(format!("0 {}", "0".repeat(40))),
-                Some(_) if left_out.is_none() && !listed.contains(f.path) => None,
-                Some((mode, copy)) => self.blob(root, f.path, copy).map(|b| format!("{mode} {b}")),
-            };
-            let Some(entry) = entry else { continue };
-            info.extend_from_slice(entry.as_bytes());
-            info.push(b'\t');
-            info.extend_from_slice(f.path);
-            info.push(0);
+            match f.file {
+                None => gone.extend_from_slice(&[f.path, b"\0"].concat()),
+                Some(_) if left_out.is_none() && !listed.contains(f.path) => continue,
+                Some((mode, copy)) => {
+                    let Some(blob) = self.blob(root, f.path, copy) else {
+                        continue;
+                    };
+                    let line = [format!("{mode} {blob}\t").as_bytes(), f.path, b"\0"].concat();
+                    info.extend_from_slice(&line);
+                }
+            }
             if let Some(i) = left_out {
                 self.withheld.remove(i);
             }
         }
-        self.update(root, &info);
+        self.update(root, &["--index-info"], info);
+        self.update(root, &["--force-remove", "--stdin"], gone);
         self.dirty = self.differs(root, lessons);
     }
 
@@ -79,23 +81,11 @@ impl Staged {
         (out.status.success() && !id.is_empty()).then_some(id)
     }
 
-    /// `git update-index -z --index-info` with `info`.
-    fn update(&self, root: &Path, info: &[u8]) {
-        if info.is_empty() {
-            return;
-        }
-        let child = self
-            .index
-            .git(root, &["update-index", "-z", "--index-info"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
-        if let Ok(mut child) = child {
-            if let Some(mut stdin) = child.stdin.take() {
-                let _ = stdin.write_all(info);
-            }
-            let _ = child.wait();
+    /// `git update-index -z <how>` with `input` on its stdin, when there is any.
+    fn update(&self, root: &Path, how: &[&str], input: Vec<u8>) {
+        if !input.is_empty() {
+            let mut c = self.index.git(root, &["update-index", "-z"]);
+            let _ = crate::git::fed(c.args(how), input);
         }
     }
 

@@ -102,7 +102,9 @@ fn keep_one(project: &Project, dir: &Path, rel: &str, n: usize) -> io::Result<bo
     {
         return Ok(false);
     }
+    // Waymark's own directories: never a link to be written through.
     crate::store::refuse_symlink(&project.state_file(DIR))?;
+    crate::store::refuse_symlink(dir)?;
     fs::create_dir_all(dir)?;
     let name = format!("{}-{n}", std::process::id());
     let copy = dir.join(format!("{name}.copy"));
@@ -170,19 +172,13 @@ pub fn over(mut files: Vec<FileSnapshot>, preimages: &[Preimage]) -> Vec<FileSna
         let Some(p) = preimages.iter().find(|p| p.path == f.path) else {
             continue;
         };
-        let bytes = p.mode.as_ref().and_then(|_| fs::read(&p.copy).ok());
-        *f = FileSnapshot {
-            path: f.path.clone(),
-            size: bytes.as_ref().map_or(0, |b| b.len() as u64),
-            mod_time: if bytes.is_some() {
-                p.mod_time.clone()
-            } else {
-                String::new()
+        *f = match p.mode {
+            // No copy: a file that was not there reads as missing.
+            None => super::snapshot_of(&p.path, Path::new("")),
+            Some(_) => FileSnapshot {
+                mod_time: p.mod_time.clone(),
+                ..super::snapshot_of(&p.path, &p.copy)
             },
-            sha256: bytes.as_ref().map_or_else(String::new, |b| {
-                waymark_core::receipt::sha256_hex(b)[..16].to_string()
-            }),
-            exists: bytes.is_some(),
         };
     }
     files
