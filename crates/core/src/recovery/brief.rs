@@ -17,7 +17,7 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
-use crate::recovery::guidance::{Todo, exhausted, facts, guidance, next_attempt, what_was_asked};
+use crate::recovery::guidance::{Todo, exhausted, facts, guidance, what_was_asked};
 use crate::task::outline::number;
 use crate::task::{Hook, Outline, Session, Step, StepContext, StepSource, StepStatus};
 use crate::text::{ago, one_line, truncate};
@@ -100,7 +100,7 @@ pub fn render(
 fn prompt_paragraph(hook: &Hook, hook_md: &Path, now: DateTime<Utc>) -> String {
     let step = match hook.next_step() {
         _ if hook.unplanned() => "work with no plan kept".into(),
-        Some(s) => format!("step \"{}\" (attempt {})", s.name, next_attempt(hook, s)),
+        Some(s) => format!("step \"{}\" (attempt {})", s.name, hook.next_attempt(s)),
         None => "no step in progress".into(),
     };
     let crash = if hook.recovery.is_some() {
@@ -304,7 +304,7 @@ fn running_step(
         );
         return body;
     }
-    let next = step.map(|s| next_attempt(hook, s)).unwrap_or(c.attempt);
+    let next = step.map(|s| hook.next_attempt(s)).unwrap_or(c.attempt);
     let resuming = if exhausted(hook).is_some() {
         String::new()
     } else if next != c.attempt {

@@ -388,10 +388,7 @@ mod tests {
             (h.state, h.recovery.is_some()),
             (HookState::StepPending, false)
         );
-        assert_eq!(
-            crate::recovery::guidance::next_attempt(&h, h.next_step().unwrap()),
-            2
-        );
+        assert_eq!(h.next_attempt(h.next_step().unwrap()), 2);
         // The one told ends its turn.
         let mut h = crashed();
         heard(&mut h, "other", now);

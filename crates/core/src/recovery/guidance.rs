@@ -65,17 +65,6 @@ fn then(outline: &Outline, resume: Option<&Step>) -> Option<String> {
     })
 }
 
-/// The attempt the next entry into `step` will be (see `task::plan`).
-pub fn next_attempt(hook: &Hook, step: &Step) -> u32 {
-    if step.attempt == 0 {
-        1
-    } else if step.failed_since_entry || hook.state == HookState::Recovering {
-        step.attempt + 1
-    } else {
-        step.attempt
-    }
-}
-
 /// The attempts the step to resume has left: `Some((step, used, max))` when the next
 /// attempt would be past `max_attempts` (after crashes, failed validations, or both), so
 /// a human must decide; in `recovering` as much as in `awaiting_human`.
@@ -84,7 +73,7 @@ pub fn exhausted(hook: &Hook) -> Option<(&Step, u32, u32)> {
         .next_step()
         .filter(|s| s.source != StepSource::Implicit)?;
     let max = hook.attempts_allowed(step);
-    let next = next_attempt(hook, step);
+    let next = hook.next_attempt(step);
     (next > max || hook.state == HookState::AwaitingHuman).then_some((step, step.attempt, max))
 }
 
@@ -474,7 +463,7 @@ fn step_todo(
             None
         }
         Some(step) => {
-            let attempt = next_attempt(hook, step);
+            let attempt = hook.next_attempt(step);
             todo.extend(resume_step(hook, step, attempt));
             Some((step.name.clone(), attempt))
         }

@@ -8,33 +8,50 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+/// A fieldless enum whose every value is named once: its serde name, `as_str`, `parse`
+/// and `ALL` (every value, in order) all come from the names given here.
+macro_rules! named {
+    ($(#[$meta:meta])* pub enum $ty:ident {
+        $($(#[$vmeta:meta])* $variant:ident = $name:literal,)+
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $ty {
+            $($(#[$vmeta])* #[serde(rename = $name)] $variant,)+
+        }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HookState {
-    Initializing,
-    StepPending,
-    StepRunning,
-    StepValidating,
-    AwaitingHuman,
-    Recovering,
-    Completed,
-    Failed,
-    Abandoned,
+        impl $ty {
+            pub const ALL: [$ty; [$($name),+].len()] = [$($ty::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
+
+            pub fn parse(s: &str) -> Option<$ty> {
+                Self::ALL.into_iter().find(|v| v.as_str() == s)
+            }
+        }
+    };
 }
+pub(crate) use named;
 
-pub const ALL_STATES: [HookState; 9] = [
-    HookState::Initializing,
-    HookState::StepPending,
-    HookState::StepRunning,
-    HookState::StepValidating,
-    HookState::AwaitingHuman,
-    HookState::Recovering,
-    HookState::Completed,
-    HookState::Failed,
-    HookState::Abandoned,
-];
+named! {
+    #[derive(Default)]
+    pub enum HookState {
+        #[default]
+        Initializing = "initializing",
+        StepPending = "step_pending",
+        StepRunning = "step_running",
+        StepValidating = "step_validating",
+        AwaitingHuman = "awaiting_human",
+        Recovering = "recovering",
+        Completed = "completed",
+        Failed = "failed",
+        Abandoned = "abandoned",
+    }
+}
 
 /// Triggers that are valid from any non-terminal state.
 pub const CRASH_DETECTED: &str = "crash_detected";
@@ -47,24 +64,6 @@ impl HookState {
             self,
             HookState::Completed | HookState::Failed | HookState::Abandoned
         )
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookState::Initializing => "initializing",
-            HookState::StepPending => "step_pending",
-            HookState::StepRunning => "step_running",
-            HookState::StepValidating => "step_validating",
-            HookState::AwaitingHuman => "awaiting_human",
-            HookState::Recovering => "recovering",
-            HookState::Completed => "completed",
-            HookState::Failed => "failed",
-            HookState::Abandoned => "abandoned",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<HookState> {
-        ALL_STATES.into_iter().find(|st| st.as_str() == s)
     }
 }
 
@@ -163,9 +162,9 @@ mod tests {
 
     #[test]
     fn every_pair_with_an_ordinary_trigger() {
-        let froms = std::iter::once(None).chain(ALL_STATES.into_iter().map(Some));
+        let froms = std::iter::once(None).chain(HookState::ALL.into_iter().map(Some));
         for from in froms {
-            for to in ALL_STATES {
+            for to in HookState::ALL {
                 let got = check(from, to, "step_start").is_ok();
                 assert_eq!(got, expected(from, to), "{from:?} -> {to:?}");
             }
@@ -174,7 +173,7 @@ mod tests {
 
     #[test]
     fn crash_abandon_and_fail_from_every_non_terminal_state() {
-        for from in ALL_STATES {
+        for from in HookState::ALL {
             for (trigger, to) in [
                 (CRASH_DETECTED, Recovering),
                 (ABANDON, Abandoned),
@@ -199,7 +198,7 @@ mod tests {
     #[test]
     fn terminal_states_reject_everything() {
         for from in [Completed, Failed, Abandoned] {
-            for to in ALL_STATES {
+            for to in HookState::ALL {
                 assert!(check(Some(from), to, "anything").is_err());
             }
         }
@@ -207,7 +206,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for s in ALL_STATES {
+        for s in HookState::ALL {
             assert_eq!(HookState::parse(s.as_str()), Some(s));
             let json = serde_json::to_string(&s).unwrap();
             assert_eq!(json, format!("\"{s}\""));

@@ -54,43 +54,12 @@ impl Hook {
             created_at: now,
             updated_at: now,
             state: HookState::Initializing,
-            current_step: None,
-            history_count: 1,
-            recovery: None,
-            checkpoint_count: 0,
-            receipt_count: 0,
-            last_failure: None,
-            intent: None,
-            receipt_head: None,
             task_index,
-            intent_id: None,
-            sessions: Vec::new(),
-            goal: None,
-            last_prompt: None,
             max_attempts: default_max_attempts(),
-            compact_summary: None,
-            clear_note: None,
-            rewound: None,
-            conversation_rewound: None,
-            context_percent: None,
-            unassigned_files: Vec::new(),
-            recent_checkpoints: Vec::new(),
-            recent_receipts: Vec::new(),
-            plan_version: 0,
             schema_version: SCHEMA_VERSION.into(),
-            steps: Vec::new(),
-            journal: Journal {
-                history: vec![HookEvent {
-                    timestamp: now,
-                    from_state: None,
-                    to_state: HookState::Initializing,
-                    trigger: "task_start".into(),
-                    step_name: None,
-                    details: BTreeMap::new(),
-                }],
-                ..Journal::default()
-            },
+            ..Hook::default()
         };
+        hook.record(None, hook.state, "task_start", BTreeMap::new(), now);
         hook.transition(HookState::StepPending, "setup_complete", now)
             .expect("initializing -> step_pending is in the table");
         hook
@@ -120,27 +89,30 @@ impl Hook {
         if self.state == HookState::Recovering && to != HookState::Recovering {
             self.recovery = None;
         }
-        self.history_count += 1;
-        self.journal.history.push(HookEvent {
-            timestamp: now,
-            from_state: Some(self.state),
-            to_state: to,
-            trigger: trigger.into(),
-            step_name: self.current_step.as_ref().map(|c| c.step_name.clone()),
-            details,
-        });
+        self.record(Some(self.state), to, trigger, details, now);
         self.state = to;
-        self.updated_at = now;
         Ok(())
     }
 
     /// Records an event that leaves the state as it is (a rewind) in the history.
     pub fn note(&mut self, trigger: &str, details: BTreeMap<String, Value>, now: DateTime<Utc>) {
+        self.record(Some(self.state), self.state, trigger, details, now);
+    }
+
+    /// Appends a history event of the current step.
+    fn record(
+        &mut self,
+        from: Option<HookState>,
+        to: HookState,
+        trigger: &str,
+        details: BTreeMap<String, Value>,
+        now: DateTime<Utc>,
+    ) {
         self.history_count += 1;
         self.journal.history.push(HookEvent {
             timestamp: now,
-            from_state: Some(self.state),
-            to_state: self.state,
+            from_state: from,
+            to_state: to,
             trigger: trigger.into(),
             step_name: self.current_step.as_ref().map(|c| c.step_name.clone()),
             details,
@@ -279,44 +251,26 @@ impl Hook {
         };
         let is_current = self.current_step.as_ref().is_some_and(|c| c.step_id == id);
         match status {
-            StepStatus::InProgress => {
-                if is_current && self.state == HookState::StepRunning {
-                    return Ok(Vec::new());
-                }
-                self.enter_step(pos, max_attempts, "step_start", now)?;
-                Ok(Vec::new())
-            }
+            StepStatus::InProgress if is_current && self.state == HookState::StepRunning => {}
+            StepStatus::InProgress => self.enter_step(pos, max_attempts, "step_start", now)?,
+            StepStatus::Completed if self.steps[pos].status == StepStatus::Completed => {}
             StepStatus::Completed => {
-                if self.steps[pos].status == StepStatus::Completed {
-                    return Ok(Vec::new());
-                }
-                self.leave_step(pos, StepStatus::Completed, "step_complete", now)?;
-                let name = self.steps[pos].name.clone();
-                Ok(vec![Effect::Checkpoint(
+                self.leave_step(pos, status, "step_complete", now)?;
+                let name = &self.steps[pos].name;
+                return Ok(vec![Effect::Checkpoint(
                     CheckpointTrigger::StepComplete,
                     format!("Step completed: {name}"),
                     Some(pos),
-                )])
+                )]);
             }
             StepStatus::Failed => {
                 self.steps[pos].failed_since_entry = true;
-                self.leave_step(pos, StepStatus::Failed, "step_failed", now)?;
-                Ok(Vec::new())
+                self.leave_step(pos, status, "step_failed", now)?;
             }
-            StepStatus::Deleted | StepStatus::Pending => {
-                self.leave_step(
-                    pos,
-                    status,
-                    if status == StepStatus::Deleted {
-                        "step_deleted"
-                    } else {
-                        "step_paused"
-                    },
-                    now,
-                )?;
-                Ok(Vec::new())
-            }
+            StepStatus::Deleted => self.leave_step(pos, status, "step_deleted", now)?,
+            StepStatus::Pending => self.leave_step(pos, status, "step_paused", now)?,
         }
+        Ok(Vec::new())
     }
 
     /// Starts (or re-enters) the step at `pos`.
@@ -330,7 +284,7 @@ impl Hook {
         self.max_attempts = max_attempts;
         self.fold_implicit(pos, now)?;
         self.switch_from_current(pos, now)?;
-        let attempt = self.entry_attempt(pos);
+        let attempt = self.next_attempt(&self.steps[pos]);
         let allowed = max_attempts + self.steps[pos].granted;
         // Work with no plan is not a step: it has no attempts to run out of.
         if attempt > allowed && self.steps[pos].source != StepSource::Implicit {
@@ -382,10 +336,9 @@ impl Hook {
         let Some(pos) = self.step_pos(id) else {
             return Ok(());
         };
-        let attempt = self.entry_attempt(pos);
+        let attempt = self.next_attempt(&self.steps[pos]);
         let step = &mut self.steps[pos];
         step.granted = step.granted.max(attempt.saturating_sub(max_attempts));
-        self.max_attempts = max_attempts;
         self.enter_step(pos, max_attempts, "step_retry", now)
     }
 
@@ -396,41 +349,27 @@ impl Hook {
         pos: usize,
         now: DateTime<Utc>,
     ) -> Result<(), TransitionError> {
-        let switching = self
-            .current_step
-            .as_ref()
-            .is_some_and(|c| c.step_id != self.steps[pos].id);
-        if !switching {
-            return Ok(());
-        }
-        let old = self
-            .current_step
-            .as_ref()
-            .map(|c| c.step_id.clone())
-            .unwrap_or_default();
+        let old = match &self.current_step {
+            Some(c) if c.step_id != self.steps[pos].id => c.step_id.clone(),
+            _ => return Ok(()),
+        };
         if let Some(old_pos) = self.step_pos(&old) {
-            let keep = self.steps[old_pos].status;
-            let keep = if keep == StepStatus::InProgress {
-                StepStatus::Pending
-            } else {
-                keep
+            let keep = match self.steps[old_pos].status {
+                StepStatus::InProgress => StepStatus::Pending,
+                status => status,
             };
             self.leave_step(old_pos, keep, "step_switch", now)?;
         }
         Ok(())
     }
 
-    /// The attempt that entering the step at `pos` makes: the first, the same one again,
-    /// or a new one after a failure or a crash.
-    fn entry_attempt(&self, pos: usize) -> u32 {
-        let from_recovery = self.state == HookState::Recovering;
-        let step = &self.steps[pos];
-        if step.attempt == 0 {
-            1
-        } else if step.failed_since_entry || from_recovery {
-            step.attempt + 1
-        } else {
-            step.attempt
+    /// The attempt the next entry into `step` makes: the first, the same one again, or a
+    /// new one after a failure or a crash.
+    pub fn next_attempt(&self, step: &Step) -> u32 {
+        match step.attempt {
+            0 => 1,
+            n if step.failed_since_entry || self.state == HookState::Recovering => n + 1,
+            n => n,
         }
     }
 
@@ -447,24 +386,16 @@ impl Hook {
         details.insert("attempt".into(), Value::from(attempt));
         details.insert("max_attempts".into(), Value::from(max_attempts));
         match self.state {
-            HookState::AwaitingHuman => {}
-            HookState::StepPending => {
-                self.transition(HookState::StepRunning, trigger, now)?;
-                self.transition_with(
-                    HookState::AwaitingHuman,
-                    "max_attempts_exceeded",
-                    details,
-                    now,
-                )?;
-            }
-            _ => self.transition_with(
-                HookState::AwaitingHuman,
-                "max_attempts_exceeded",
-                details,
-                now,
-            )?,
+            HookState::AwaitingHuman => return Ok(()),
+            HookState::StepPending => self.transition(HookState::StepRunning, trigger, now)?,
+            _ => {}
         }
-        Ok(())
+        self.transition_with(
+            HookState::AwaitingHuman,
+            "max_attempts_exceeded",
+            details,
+            now,
+        )
     }
 
     /// Marks the step at `pos` in progress as `attempt` and makes its context, which keeps
@@ -481,33 +412,25 @@ impl Hook {
         step.attempt = attempt;
         step.failed_since_entry = false;
         step.started_at.get_or_insert(now);
-        let same = self
-            .current_step
-            .as_ref()
-            .is_some_and(|c| c.step_id == step.id);
         // Re-entering the same step keeps what it did so far.
-        let previous = if same { self.current_step.take() } else { None };
+        let kept = match self.current_step.take_if(|c| c.step_id == step.id) {
+            Some(previous) => previous,
+            None => StepContext {
+                started_at: now,
+                files_touched: step.files_touched.clone(),
+                ..StepContext::default()
+            },
+        };
         StepContext {
             step_id: step.id.clone(),
             step_name: step.name.clone(),
             step_index: step.index,
-            started_at: previous.as_ref().map_or(now, |p| p.started_at),
             attempt,
             max_attempts,
             working_on: working_on_for(step),
-            files_touched: previous
-                .as_ref()
-                .map_or_else(|| step.files_touched.clone(), |p| p.files_touched.clone()),
             last_output: String::new(),
             current_checkpoint_id: None,
-            last_failure: previous.as_ref().and_then(|p| p.last_failure.clone()),
-            side_effects: previous
-                .as_ref()
-                .map(|p| p.side_effects.clone())
-                .unwrap_or_default(),
-            resumed_after_crash: previous.as_ref().is_some_and(|p| p.resumed_after_crash),
-            in_flight: previous.as_ref().and_then(|p| p.in_flight.clone()),
-            receipt_ids: previous.map(|p| p.receipt_ids).unwrap_or_default(),
+            ..kept
         }
     }
 
@@ -549,14 +472,12 @@ impl Hook {
         let id = self.steps[pos].id.clone();
         let is_current = self.current_step.as_ref().is_some_and(|c| c.step_id == id);
         if is_current {
-            match self.state {
-                HookState::StepRunning
-                | HookState::StepValidating
-                | HookState::AwaitingHuman
-                | HookState::Recovering => {
-                    self.transition(HookState::StepPending, trigger, now)?;
-                }
-                _ => {}
+            use HookState::*;
+            if matches!(
+                self.state,
+                StepRunning | StepValidating | AwaitingHuman | Recovering
+            ) {
+                self.transition(StepPending, trigger, now)?;
             }
             let ctx = self.current_step.take().expect("is current");
             ctx.leave_into(&mut self.steps[pos]);
@@ -599,29 +520,27 @@ impl Hook {
         // A plan with steps still to start waits for the next one; a plan finished is not
         // reopened by the work after it (a commit, a check): its files wait unassigned.
         let waiting = self.steps.iter().any(|s| s.status == StepStatus::Pending);
-        let pos = match target {
+        if target.is_none() && (waiting || self.plan_finished()) {
+            return Ok(false);
+        }
+        let implicit = self
+            .steps
+            .iter()
+            .position(|s| s.source == StepSource::Implicit && s.status != StepStatus::Completed);
+        let pos = match target.or(implicit) {
             Some(pos) => pos,
-            None if waiting || self.plan_finished() => return Ok(false),
             None => {
-                let existing = self.steps.iter().position(|s| {
-                    s.source == StepSource::Implicit && s.status != StepStatus::Completed
-                });
-                match existing {
-                    Some(pos) => pos,
-                    None => {
-                        let id = self.next_step_id("work-");
-                        let working_on = self.goal.clone().unwrap_or_default();
-                        self.add_step(
-                            &id,
-                            IMPLICIT_STEP,
-                            &working_on,
-                            None,
-                            StepSource::Implicit,
-                            now,
-                        );
-                        self.steps.len() - 1
-                    }
-                }
+                let id = self.next_step_id("work-");
+                let working_on = self.goal.clone().unwrap_or_default();
+                self.add_step(
+                    &id,
+                    IMPLICIT_STEP,
+                    &working_on,
+                    None,
+                    StepSource::Implicit,
+                    now,
+                );
+                self.steps.len() - 1
             }
         };
         self.enter_step(pos, max_attempts, "step_resume", now)?;
@@ -771,17 +690,6 @@ impl Hook {
             .as_ref()
             .and_then(|c| self.step(&c.step_id))
             .is_some_and(|s| s.source == StepSource::Implicit)
-    }
-
-    /// What the agent was doing: the current step's activeForm/subject (for work outside
-    /// any plan, the request it began with), else the prompt.
-    pub fn working_on(&self) -> Option<&str> {
-        match &self.current_step {
-            Some(c) if !c.working_on.is_empty() => Some(&c.working_on),
-            // Once there is a plan, its steps say better than the raw prompt.
-            _ if !self.steps.is_empty() => None,
-            _ => self.last_prompt.as_deref(),
-        }
     }
 
     /// The plan as it stands, for the start of a turn of `session`.

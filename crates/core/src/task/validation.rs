@@ -437,7 +437,7 @@ mod tests {
         record(&mut hook, failed, "FAILED\n", now);
         assert_eq!(hook.state, HookState::StepPending);
         let step = hook.next_step().unwrap().clone();
-        assert_eq!(crate::recovery::guidance::next_attempt(&hook, &step), 2);
+        assert_eq!(hook.next_attempt(&step), 2);
         hook.ensure_running(9, now).unwrap();
         assert_eq!(hook.state, HookState::StepRunning);
         assert_eq!(hook.current_step.as_ref().unwrap().attempt, 2);
@@ -445,7 +445,7 @@ mod tests {
         record(&mut hook, passed, "", now);
         assert_eq!(hook.state, HookState::StepRunning);
         let step = hook.next_step().unwrap().clone();
-        assert_eq!(crate::recovery::guidance::next_attempt(&hook, &step), 2);
+        assert_eq!(hook.next_attempt(&step), 2);
         assert_eq!(
             hook.current_step.as_ref().unwrap().files_touched,
             ["src/a.rs"]
