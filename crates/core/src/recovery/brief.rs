@@ -173,10 +173,10 @@ fn todo_left(hook: &Hook, outline: &Outline, elsewhere: &[Session]) -> Vec<Todo>
         .collect();
     // With the step to resume left to the session on it, what follows it is no longer
     // "then": it is what is left to do.
-    if let Some(first) = todo.first_mut() {
-        if let Some(rest) = first.text.strip_prefix("Then: ") {
-            first.text = format!("Steps still to do: {rest}");
-        }
+    if let Some(first) = todo.first_mut()
+        && let Some(rest) = first.text.strip_prefix("Then: ")
+    {
+        first.text = format!("Steps still to do: {rest}");
     }
     if todo.is_empty() {
         todo.push("Nothing here is free to take: the other session is on it. Wait for it, or ask the user what to do meanwhile.".into());
@@ -305,12 +305,9 @@ fn running_step(
         return body;
     }
     let next = step.map(|s| hook.next_attempt(s)).unwrap_or(c.attempt);
-    let resuming = if exhausted(hook).is_some() {
-        String::new()
-    } else if next != c.attempt {
-        format!(" (resuming makes it attempt {next} of {})", c.max_attempts)
-    } else {
-        String::new()
+    let resuming = match exhausted(hook).is_none() && next != c.attempt {
+        true => format!(" (resuming makes it attempt {next} of {})", c.max_attempts),
+        false => String::new(),
     };
     let _ = writeln!(
         body,
@@ -358,7 +355,7 @@ fn context(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
 fn what_to_do(todo: &[Todo]) -> String {
     let mut body = String::from("What to do now:\n");
     for (i, t) in todo.iter().enumerate() {
-        let _ = writeln!(body, "{}. {t}", i + 1);
+        let _ = writeln!(body, "{}. {}", i + 1, t.text);
     }
     body
 }

@@ -45,12 +45,6 @@ impl From<&str> for Todo {
     }
 }
 
-impl std::fmt::Display for Todo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
 /// "Then: …": the pending steps after `resume`, the first few by name.
 fn then(outline: &Outline, resume: Option<&Step>) -> Option<String> {
     let then = outline.then(resume)?;
@@ -413,10 +407,10 @@ fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
     if exhausted(hook).is_none() {
         todo.push(format!("Recovery: {action}").into());
     }
-    if rec.was_validating {
-        if let Some(cmd) = &rec.validation_cmd {
-            todo.push(format!("Re-run the interrupted validation: `{cmd}`.").into());
-        }
+    if rec.was_validating
+        && let Some(cmd) = &rec.validation_cmd
+    {
+        todo.push(format!("Re-run the interrupted validation: `{cmd}`.").into());
     }
     let interrupted = hook
         .current_step
@@ -505,20 +499,19 @@ fn resume_step(hook: &Hook, step: &Step, attempt: u32) -> Vec<Todo> {
             step.name,
         )
     })];
-    if let Some(ctx) = hook.current_step.as_ref().filter(|c| c.step_id == step.id) {
-        if !ctx.files_touched.is_empty() {
-            todo.push(Todo {
-                lists_files: true,
-                ..about(format!(
-                    "Files {} (read them before editing again): {}.",
-                    match step.source {
-                        StepSource::Implicit => "changed so far",
-                        _ => "this step already changed",
-                    },
-                    ctx.files_touched.join(", ")
-                ))
-            });
-        }
+    let running = hook.current_step.as_ref().filter(|c| c.step_id == step.id);
+    if let Some(ctx) = running.filter(|c| !c.files_touched.is_empty()) {
+        todo.push(Todo {
+            lists_files: true,
+            ..about(format!(
+                "Files {} (read them before editing again): {}.",
+                match step.source {
+                    StepSource::Implicit => "changed so far",
+                    _ => "this step already changed",
+                },
+                ctx.files_touched.join(", ")
+            ))
+        });
     }
     todo
 }
@@ -543,16 +536,11 @@ fn do_not(hook: &Hook, outline: &Outline) -> Vec<String> {
     if !hook.state.is_terminal() {
         // With no plan recorded there is no task list to re-create: the work so far is
         // the files the implicit step touched.
-        let planless = hook.steps.iter().all(|s| s.source == StepSource::Implicit);
-        do_not.push(
-            match planless {
-                true => {
-                    "Do not start the user's request over: the work so far is in the files listed."
-                }
-                false => "Do not start over or re-create the task list: it is below.",
-            }
-            .into(),
-        );
+        let start_over = match hook.steps.iter().all(|s| s.source == StepSource::Implicit) {
+            true => "Do not start the user's request over: the work so far is in the files listed.",
+            false => "Do not start over or re-create the task list: it is below.",
+        };
+        do_not.push(start_over.into());
         do_not.push(
             "Do not discard uncommitted changes without checking them against the files listed."
                 .into(),

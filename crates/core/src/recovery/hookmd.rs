@@ -44,11 +44,6 @@ fn bounded(body: String, tail: &str) -> String {
 /// lists.
 const FILES_ABOVE: &str = "Read the files this step already changed (listed under What You Were Doing) before editing them again.";
 
-const LISTING: &str = "\n## Completed Steps — DO NOT REPEAT\n";
-const RECEIPTS: &str = "\n## Validation Receipts\n";
-const CHECKPOINTS: &str = "\n## Checkpoint Timeline\n";
-const TROUBLESHOOTING: &str = "\n## Troubleshooting\n";
-
 /// HOOK.md's first sections: the task, its state, what it was doing, what to do now.
 fn head(hook: &Hook) -> String {
     let mut md = String::with_capacity(4096);
@@ -230,7 +225,7 @@ fn receipts(hook: &Hook) -> String {
     let mut md = String::new();
     let recent = &hook.recent_receipts;
     if !recent.is_empty() {
-        let _ = writeln!(md, "{RECEIPTS}");
+        let _ = writeln!(md, "\n## Validation Receipts\n");
         let _ = writeln!(
             md,
             "| Receipt | Step | Command | Exit | Duration | Kind |\n|---|---|---|---|---|---|"
@@ -260,7 +255,7 @@ fn receipts(hook: &Hook) -> String {
 /// only a new checkpoint changes (and `recent_checkpoints` with it).
 fn checkpoints(hook: &Hook) -> String {
     let mut md = String::new();
-    let _ = writeln!(md, "{CHECKPOINTS}");
+    let _ = writeln!(md, "\n## Checkpoint Timeline\n");
     let checkpoints = &hook.recent_checkpoints;
     if checkpoints.is_empty() {
         let _ = writeln!(md, "No checkpoint yet.");
@@ -294,38 +289,23 @@ fn checkpoints(hook: &Hook) -> String {
     md
 }
 
+/// Troubleshooting's commands, each with what it is for.
+const COMMANDS: [&str; 7] = [
+    "`waymark status` — state, step, attempt, checkpoints, receipts",
+    "`waymark recover` — run crash detection now and print the resume brief",
+    "`waymark checkpoints` — every checkpoint with its trigger and files",
+    "`waymark receipts --verify` — check every receipt's signature",
+    "`waymark step start|done|fail <step>` — move a step by hand",
+    "`waymark regenerate` — rebuild this file from hook.json",
+    "`git status` / `git diff` — compare the files listed above with the last checkpoint",
+];
+
 /// HOOK.md after its block: where to look next.
 fn tail(hook: &Hook) -> String {
-    let mut md = String::new();
-    let _ = writeln!(md, "{TROUBLESHOOTING}");
-    let _ = writeln!(
-        md,
-        "- `waymark status` — state, step, attempt, checkpoints, receipts"
-    );
-    let _ = writeln!(
-        md,
-        "- `waymark recover` — run crash detection now and print the resume brief"
-    );
-    let _ = writeln!(
-        md,
-        "- `waymark checkpoints` — every checkpoint with its trigger and files"
-    );
-    let _ = writeln!(
-        md,
-        "- `waymark receipts --verify` — check every receipt's signature"
-    );
-    let _ = writeln!(
-        md,
-        "- `waymark step start|done|fail <step>` — move a step by hand"
-    );
-    let _ = writeln!(
-        md,
-        "- `waymark regenerate` — rebuild this file from hook.json"
-    );
-    let _ = writeln!(
-        md,
-        "- `git status` / `git diff` — compare the files listed above with the last checkpoint"
-    );
+    let mut md = String::from("\n## Troubleshooting\n\n");
+    for command in COMMANDS {
+        let _ = writeln!(md, "- {command}");
+    }
     let _ = writeln!(
         md,
         "- The task's history ({}), checkpoints and receipts: `.orchestration/tasks/{}/`",
@@ -340,17 +320,16 @@ fn tail(hook: &Hook) -> String {
 /// Receipts (the newest) and in `waymark receipts` (every one).
 pub fn listing(steps: &[Step]) -> String {
     let mut md = String::with_capacity(256 + 64 * steps.len());
-    md.push_str(LISTING);
-    md.push('\n');
+    md.push_str("\n## Completed Steps — DO NOT REPEAT\n\n");
     if !steps.iter().any(|s| s.status == StepStatus::Completed) {
         md.push_str("None yet.\n");
     } else {
-        md.push_str(TABLE_HEAD);
+        md.push_str("| # | Step | Completed | Attempts | Receipts |\n|---|---|---|---|---|\n");
         for s in steps.iter().filter(|s| s.status == StepStatus::Completed) {
             done_row(&mut md, s, number(steps, s.index));
         }
     }
-    md.push_str(PLAN_HEAD);
+    md.push_str("\n## Step Plan\n\n");
     // The catch-all for work with no plan is not a step of the user's: it is not listed.
     let planned = || steps.iter().filter(|s| s.source != StepSource::Implicit);
     if steps.is_empty() {
@@ -363,10 +342,6 @@ pub fn listing(steps: &[Step]) -> String {
     }
     md
 }
-
-/// The Completed Steps table's head, and the Step Plan's.
-const TABLE_HEAD: &str = "| # | Step | Completed | Attempts | Receipts |\n|---|---|---|---|---|\n";
-const PLAN_HEAD: &str = "\n## Step Plan\n\n";
 
 /// A completed step's row of the table.
 fn done_row(md: &mut String, s: &Step, n: usize) {
@@ -508,7 +483,11 @@ mod tests {
         h.push_checkpoint(cp);
         let md = render(&h);
         assert!(md.contains(" @ `éééééééééééé`"), "{md}");
-        for heading in [RECEIPTS, CHECKPOINTS, TROUBLESHOOTING] {
+        for heading in [
+            "\n## Validation Receipts\n",
+            "\n## Checkpoint Timeline\n",
+            "\n## Troubleshooting\n",
+        ] {
             assert_eq!(md.matches(heading).count(), 1, "{heading}: {md}");
         }
     }

@@ -122,11 +122,7 @@ impl Hook {
         self.checkpoint_count += 1;
         self.journal.checkpoints.push(cp.clone());
         self.recent_checkpoints.push(cp);
-        let excess = self
-            .recent_checkpoints
-            .len()
-            .saturating_sub(RECENT_CHECKPOINTS);
-        self.recent_checkpoints.drain(..excess);
+        super::bounds::keep_newest(&mut self.recent_checkpoints, RECENT_CHECKPOINTS);
     }
 
     pub fn last_checkpoint(&self) -> Option<&StepCheckpoint> {

@@ -30,11 +30,6 @@ pub fn number(steps: &[Step], index: usize) -> usize {
         + 1
 }
 
-/// How many numbered steps `steps` has.
-pub fn numbered_count(steps: &[Step]) -> usize {
-    steps.iter().filter(|s| numbered(s)).count()
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outline {
     /// How many numbered steps the plan has ([`number`]).
@@ -88,7 +83,7 @@ impl Outline {
         let done: Vec<usize> = with(StepStatus::Completed).collect();
         let live = statuses.len() - with(StepStatus::Deleted).count();
         Outline {
-            step_count: numbered_count(steps),
+            step_count: steps.iter().filter(|s| numbered(s)).count(),
             next: with(StepStatus::InProgress)
                 .next()
                 .or(pending.first().copied())

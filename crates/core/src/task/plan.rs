@@ -129,6 +129,11 @@ impl Hook {
         self.steps.iter().position(|s| s.id == id)
     }
 
+    /// Where the current step stands in the plan.
+    fn current_pos(&self) -> Option<usize> {
+        self.step_pos(&self.current_step.as_ref()?.step_id)
+    }
+
     /// Finds a step by id, else by name (case-insensitive), else by its number in the plan
     /// as `waymark plan` lists it (1-based, deleted steps not counted): the three ways an
     /// agent or a person names a step.
@@ -437,12 +442,8 @@ impl Hook {
     /// The work done before there was a plan belongs to the plan's first step entered: when
     /// a planned step is entered while the implicit step is current, the implicit step's
     /// files go to the unassigned files (which the step entered takes over) and the
-    /// implicit step, now empty, is deleted. Returns whether it was.
-    fn fold_implicit(
-        &mut self,
-        target: usize,
-        now: DateTime<Utc>,
-    ) -> Result<bool, TransitionError> {
+    /// implicit step, now empty, is deleted.
+    fn fold_implicit(&mut self, target: usize, now: DateTime<Utc>) -> Result<(), TransitionError> {
         let implicit = match &self.current_step {
             Some(c) if c.step_name == IMPLICIT_STEP => self.step_pos(&c.step_id),
             _ => None,
@@ -450,14 +451,14 @@ impl Hook {
         let Some(pos) =
             implicit.filter(|&pos| pos != target && self.steps[pos].source == StepSource::Implicit)
         else {
-            return Ok(false);
+            return Ok(());
         };
         self.leave_step(pos, StepStatus::Deleted, "plan_recorded", now)?;
         let step = &mut self.steps[pos];
         for f in std::mem::take(&mut step.files_touched) {
             super::bounds::add_file(&mut self.unassigned_files, &f);
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Ends the step at `pos` with `status`; if it was the current step, the hook returns
@@ -511,8 +512,7 @@ impl Hook {
         ) {
             return Ok(false);
         }
-        let current = self.current_step.as_ref().map(|c| c.step_id.clone());
-        let target = current.and_then(|id| self.step_pos(&id)).or_else(|| {
+        let target = self.current_pos().or_else(|| {
             self.steps
                 .iter()
                 .position(|s| s.status == StepStatus::InProgress)
@@ -604,8 +604,7 @@ impl Hook {
             unknown: false,
             checked: false,
         });
-        let excess = c.side_effects.len().saturating_sub(SIDE_EFFECTS);
-        c.side_effects.drain(..excess);
+        super::bounds::keep_newest(&mut c.side_effects, SIDE_EFFECTS);
     }
 
     /// Records a file the current step touched (root-relative, deduplicated). With no
@@ -626,33 +625,25 @@ impl Hook {
     /// Marks the current step as having failed since it was entered: its next entry is a
     /// new attempt.
     pub fn record_failure(&mut self, now: DateTime<Utc>) {
-        if let Some(id) = self.current_step.as_ref().map(|c| c.step_id.clone()) {
-            if let Some(pos) = self.step_pos(&id) {
-                self.steps[pos].failed_since_entry = true;
-                self.updated_at = now;
-            }
+        if let Some(pos) = self.current_pos() {
+            self.steps[pos].failed_since_entry = true;
+            self.updated_at = now;
         }
     }
 
     /// True when the plan has steps and every one that was not deleted is completed.
     pub fn all_steps_completed(&self) -> bool {
-        let mut live = self
-            .steps
-            .iter()
-            .filter(|s| s.status != StepStatus::Deleted)
-            .peekable();
-        live.peek().is_some() && live.all(|s| s.status == StepStatus::Completed)
+        all_completed(
+            self.steps
+                .iter()
+                .filter(|s| s.status != StepStatus::Deleted),
+        )
     }
 
     /// True when a plan was kept and every step of it is completed: the work after it (a
     /// commit, a check) reopens nothing.
     pub fn plan_finished(&self) -> bool {
-        let mut planned = self
-            .steps
-            .iter()
-            .filter(|s| s.source != StepSource::Implicit && s.status != StepStatus::Deleted)
-            .peekable();
-        planned.peek().is_some() && planned.all(|s| s.status == StepStatus::Completed)
+        all_completed(self.steps.iter().filter(|s| super::outline::numbered(s)))
     }
 
     /// Completed steps, in plan order.
@@ -697,8 +688,10 @@ impl Hook {
         PlanAt {
             at: now,
             session_id: session.to_string(),
-            steps: (0..self.steps.len())
-                .map(|i| (self.steps[i].id.clone(), self.steps[i].status))
+            steps: self
+                .steps
+                .iter()
+                .map(|s| (s.id.clone(), s.status))
                 .collect(),
             current: self.current_step.as_ref().map(|c| c.step_id.clone()),
         }
@@ -731,12 +724,11 @@ impl Hook {
                 back.push((pos, to));
             }
         }
-        let current = self.current_step.as_ref().map(|c| c.step_id.clone());
-        if let Some(pos) = current.as_deref().and_then(|id| self.step_pos(id)) {
-            if then.current != current {
-                let status = was(&self.steps[pos].id).unwrap_or(StepStatus::Deleted);
-                self.leave_step(pos, status, "conversation_rewound", now)?;
-            }
+        if let Some(pos) = self.current_pos()
+            && then.current.as_deref() != Some(self.steps[pos].id.as_str())
+        {
+            let status = was(&self.steps[pos].id).unwrap_or(StepStatus::Deleted);
+            self.leave_step(pos, status, "conversation_rewound", now)?;
         }
         for (pos, to) in back {
             let step = &mut self.steps[pos];
@@ -746,10 +738,10 @@ impl Hook {
             }
         }
         let current_then = then.current.as_deref().and_then(|id| self.step_pos(id));
-        if let Some(pos) = current_then.filter(|_| self.current_step.is_none()) {
-            if self.steps[pos].status == StepStatus::InProgress {
-                self.enter_step(pos, max_attempts, "conversation_rewound", now)?;
-            }
+        if let Some(pos) = current_then.filter(|_| self.current_step.is_none())
+            && self.steps[pos].status == StepStatus::InProgress
+        {
+            self.enter_step(pos, max_attempts, "conversation_rewound", now)?;
         }
         self.updated_at = now;
         Ok((reopened, dropped))
@@ -763,26 +755,27 @@ impl Hook {
             _ => "task_complete",
         };
         if to == HookState::Completed && self.state != HookState::StepPending {
-            if let Some(pos) = self
-                .current_step
-                .as_ref()
-                .and_then(|c| self.step_pos(&c.step_id))
-            {
+            if let Some(pos) = self.current_pos() {
                 self.leave_step(pos, StepStatus::Completed, "step_complete", now)?;
             } else {
                 self.transition(HookState::StepPending, "task_finishing", now)?;
             }
         }
         self.transition(to, trigger, now)?;
-        if to.is_terminal() {
-            if let Some(ctx) = self.current_step.take() {
-                if let Some(pos) = self.step_pos(&ctx.step_id) {
-                    ctx.leave_into(&mut self.steps[pos]);
-                }
-            }
+        if to.is_terminal()
+            && let Some(ctx) = self.current_step.take()
+            && let Some(pos) = self.step_pos(&ctx.step_id)
+        {
+            ctx.leave_into(&mut self.steps[pos]);
         }
         Ok(())
     }
+}
+
+/// Whether `steps` holds a step and every one is completed.
+fn all_completed<'a>(steps: impl Iterator<Item = &'a Step>) -> bool {
+    let mut steps = steps.peekable();
+    steps.peek().is_some() && steps.all(|s| s.status == StepStatus::Completed)
 }
 
 /// What a step's context says the agent is working on: the step's active form, else for

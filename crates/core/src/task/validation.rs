@@ -6,7 +6,11 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{CheckpointTrigger, Effect, FailedValidation, Hook, HookState, LaterPass};
+use super::bounds::keep_newest;
+use super::{
+    CheckpointTrigger, Effect, FailedValidation, Hook, HookState, LaterPass, RECENT_RECEIPTS,
+    ReceiptSummary,
+};
 use crate::config::Config;
 use crate::receipt::{ReceiptHead, ReceiptSigner, Run, ValidationReceipt, seal, sha256_hex};
 
@@ -169,10 +173,6 @@ fn note_outcome(hook: &mut Hook, r: &ValidationReceipt, output: &str) {
 }
 
 impl Hook {
-    /// Stores a receipt and links it to its step (by name, else the current step). The
-    /// current step's receipts wait in its context until the step is left
-    /// ([`StepContext::leave_into`](crate::task::StepContext::leave_into)): a validation
-    /// of the running step leaves the plan as it was read.
     /// Counts receipts the task's log holds at its end and hook.json did not count (a save
     /// killed between appending them and writing hook.json): the head follows them, so
     /// that the next receipt is chained after the log's real end and the head and the log
@@ -181,16 +181,15 @@ impl Hook {
         for r in found {
             self.receipt_head = Some(ReceiptHead::after(self.receipt_head.as_ref(), r));
             self.receipt_count += 1;
-            self.recent_receipts
-                .push(crate::task::ReceiptSummary::of(r));
+            self.recent_receipts.push(ReceiptSummary::of(r));
         }
-        let excess = self
-            .recent_receipts
-            .len()
-            .saturating_sub(crate::task::RECENT_RECEIPTS);
-        self.recent_receipts.drain(..excess);
+        keep_newest(&mut self.recent_receipts, RECENT_RECEIPTS);
     }
 
+    /// Stores a receipt and links it to its step (by name, else the current step). The
+    /// current step's receipts wait in its context until the step is left
+    /// ([`StepContext::leave_into`](crate::task::StepContext::leave_into)): a validation
+    /// of the running step leaves the plan as it was read.
     pub fn add_receipt(&mut self, receipt: ValidationReceipt) {
         let name = receipt.step_name.as_str();
         let current = self.current_step.as_ref().map(|c| c.step_id.as_str());
@@ -214,13 +213,8 @@ impl Hook {
         }
         self.updated_at = self.updated_at.max(receipt.completed_at);
         self.receipt_count += 1;
-        self.recent_receipts
-            .push(crate::task::ReceiptSummary::of(&receipt));
-        let excess = self
-            .recent_receipts
-            .len()
-            .saturating_sub(crate::task::RECENT_RECEIPTS);
-        self.recent_receipts.drain(..excess);
+        self.recent_receipts.push(ReceiptSummary::of(&receipt));
+        keep_newest(&mut self.recent_receipts, RECENT_RECEIPTS);
         self.journal.receipts.push(receipt);
     }
 }
