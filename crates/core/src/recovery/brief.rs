@@ -18,8 +18,8 @@ use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
 use crate::recovery::guidance::{Todo, exhausted, facts, guidance, what_was_asked};
-use crate::task::outline::number;
-use crate::task::{Hook, Outline, Session, Step, StepContext, StepSource, StepStatus};
+use crate::task::outline::{number, numbered};
+use crate::task::{Hook, Outline, Session, Step, StepContext, StepSource};
 use crate::text::{ago, one_line, truncate};
 
 /// Extra lines the caller knows and the hook does not.
@@ -56,11 +56,7 @@ pub fn plan_note(hook: Option<&Hook>) -> Option<&'static str> {
     let Some(hook) = hook.filter(|h| !h.state.is_terminal()) else {
         return Some(PLAN_NOTE);
     };
-    let mut planned = hook
-        .steps
-        .iter()
-        .filter(|s| s.status != StepStatus::Deleted && s.source != StepSource::Implicit)
-        .peekable();
+    let mut planned = hook.steps.iter().filter(|s| numbered(s)).peekable();
     if planned.peek().is_none() {
         return Some(PLAN_NOTE);
     }
@@ -89,10 +85,10 @@ pub fn render(
     let note = || extras.plan_note.then(|| plan_note(Some(hook))).flatten();
     match mode {
         Switch::Off => note().map(str::to_string),
-        Switch::Prompt => Some(match note() {
-            Some(n) => format!("{}\n{n}", prompt_paragraph(hook, hook_md, now)),
-            None => prompt_paragraph(hook, hook_md, now),
-        }),
+        Switch::Prompt => Some(
+            prompt_paragraph(hook, hook_md, now)
+                + &note().map(|n| format!("\n{n}")).unwrap_or_default(),
+        ),
         Switch::On => Some(full(hook, hook_md, max_chars, extras, now)),
     }
 }
@@ -152,7 +148,10 @@ fn full(
     let head = head(hook, extras, now);
     let mut body = state(hook, &outline, &todo);
     body.push_str(&context(hook, extras, now));
-    body.push_str(&what_to_do(&todo));
+    body.push_str("What to do now:\n");
+    for (i, t) in todo.iter().enumerate() {
+        let _ = writeln!(body, "{}. {}", i + 1, t.text);
+    }
     body.push_str(&do_not_repeat(&outline));
     let budget = max_chars.saturating_sub(head.chars().count() + foot.chars().count() + 1);
     if body.chars().count() > budget {
@@ -347,15 +346,6 @@ fn context(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
     }
     for line in facts(hook, Some(now)) {
         let _ = writeln!(body, "{line}");
-    }
-    body
-}
-
-/// "What to do now:", numbered.
-fn what_to_do(todo: &[Todo]) -> String {
-    let mut body = String::from("What to do now:\n");
-    for (i, t) in todo.iter().enumerate() {
-        let _ = writeln!(body, "{}. {}", i + 1, t.text);
     }
     body
 }

@@ -13,8 +13,6 @@ use chrono::{DateTime, Utc};
 /// The instructions for the agent reading the recovery file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Guidance {
-    /// The step to resume, with the attempt it will be.
-    pub resume: Option<(String, u32)>,
     pub todo: Vec<Todo>,
     pub do_not: Vec<String>,
 }
@@ -48,12 +46,11 @@ impl From<&str> for Todo {
 /// "Then: …": the pending steps after `resume`, the first few by name.
 fn then(outline: &Outline, resume: Option<&Step>) -> Option<String> {
     let then = outline.then(resume)?;
-    let named: Vec<String> = then.named.iter().map(|n| format!("\"{n}\"")).collect();
+    let named = quoted(&then.named);
     Some(match then.more {
-        0 => format!("Then: {}.", named.join(", ")),
+        0 => format!("Then: {named}."),
         n => format!(
-            "Then: {}, and {n} more step{} (HOOK.md's Step Plan lists them).",
-            named.join(", "),
+            "Then: {named}, and {n} more step{} (HOOK.md's Step Plan lists them).",
             if n == 1 { "" } else { "s" }
         ),
     })
@@ -141,7 +138,7 @@ pub fn conversation_rewound(hook: &Hook, now: Option<DateTime<Utc>>) -> Option<S
 }
 
 /// `"a", "b", "c"` (at most 8, then how many more).
-fn quoted(names: &[String]) -> String {
+fn quoted(names: &[impl std::fmt::Display]) -> String {
     let q: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
     some_of(&q, 8)
 }
@@ -190,21 +187,14 @@ fn failures(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
     let completed = |f: &FailedValidation| {
         !f.step.is_empty() && hook.completed_steps().any(|s| s.name == f.step)
     };
-    let step_failure = hook
+    let task = hook.last_failure.as_ref();
+    let step = hook
         .current_step
         .as_ref()
-        .and_then(|c| c.last_failure.as_ref());
-    let failures = [hook.last_failure.as_ref(), step_failure];
-    let mut seen: Vec<&str> = Vec::new();
-    let mut lines = Vec::new();
-    for f in failures.into_iter().flatten() {
-        if seen.contains(&f.receipt_id.as_str()) {
-            continue;
-        }
-        seen.push(&f.receipt_id);
-        lines.push(failure(f, completed(f), now));
-    }
-    lines
+        .and_then(|c| c.last_failure.as_ref())
+        .filter(|s| task.is_none_or(|t| t.receipt_id != s.receipt_id));
+    let failures = task.into_iter().chain(step);
+    failures.map(|f| failure(f, completed(f), now)).collect()
 }
 
 /// One failed validation: what ran, how it ended, whether a later run passed, and while
@@ -348,7 +338,6 @@ fn session_facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
 /// What to do now and what not to, for `hook` with its plan's `outline`.
 pub fn guidance(hook: &Hook, outline: &Outline) -> Guidance {
     let mut todo: Vec<Todo> = Vec::new();
-    let mut resume = None;
     match hook.state {
         HookState::Completed => todo.push(format!("Task {} is completed. Nothing to resume; start new work as a new task.", hook.task_id).into()),
         HookState::Failed | HookState::Abandoned => todo.push(format!(
@@ -359,15 +348,11 @@ pub fn guidance(hook: &Hook, outline: &Outline) -> Guidance {
             if let Some(rec) = &hook.recovery {
                 todo.extend(recovery_todo(hook, rec));
             }
-            let next = hook.next_step();
-            resume = step_todo(hook, outline, next, &mut todo);
-            if let Some(then) = then(outline, next.filter(|_| resume.is_some())) {
-                todo.push(then.into());
-            }
+            let resumed = step_todo(hook, outline, &mut todo);
+            todo.extend(then(outline, resumed).map(Todo::from));
         }
     }
     Guidance {
-        resume,
         todo,
         do_not: do_not(hook, outline),
     }
@@ -436,16 +421,11 @@ fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
     todo
 }
 
-/// What to do with the step to resume, `next`: ask a human when it has no attempt left,
-/// else resume or start it; with none, finish the task or go on with the user's request.
-/// Returns the step resumed, with the attempt it will be.
-fn step_todo(
-    hook: &Hook,
-    outline: &Outline,
-    next: Option<&Step>,
-    todo: &mut Vec<Todo>,
-) -> Option<(String, u32)> {
-    match next {
+/// What to do with the step to resume: ask a human when it has no attempt left, else
+/// resume or start it; with none, finish the task or go on with the user's request.
+/// Returns the step resumed.
+fn step_todo<'h>(hook: &'h Hook, outline: &Outline, todo: &mut Vec<Todo>) -> Option<&'h Step> {
+    match hook.next_step() {
         Some(step) if exhausted(hook).is_some() => {
             let (n, id) = (hook.number(step), crate::shell::quote(&step.id));
             todo.push(format!(
@@ -457,9 +437,8 @@ fn step_todo(
             None
         }
         Some(step) => {
-            let attempt = hook.next_attempt(step);
-            todo.extend(resume_step(hook, step, attempt));
-            Some((step.name.clone(), attempt))
+            todo.extend(resume_step(hook, step));
+            Some(step)
         }
         None if outline.all_completed => {
             todo.push("Every step is completed: verify the result, then finish the task (`waymark task done`).".into());
@@ -472,9 +451,10 @@ fn step_todo(
     }
 }
 
-/// Resume (or start) `step` as `attempt`, and read the files it already changed first;
-/// both hand the agent that step.
-fn resume_step(hook: &Hook, step: &Step, attempt: u32) -> Vec<Todo> {
+/// Resume (or start) `step` as its next attempt, and read the files it already changed
+/// first; both hand the agent that step.
+fn resume_step(hook: &Hook, step: &Step) -> Vec<Todo> {
+    let attempt = hook.next_attempt(step);
     let verb = if step.status == StepStatus::InProgress {
         "Resume"
     } else {
@@ -670,7 +650,7 @@ mod tests {
             let mut h = crate::task::testing::recorded_plan(t0());
             h.finish(state, t0()).unwrap();
             let g = guidance(&h, &h.outline());
-            assert_eq!((texts(&g), g.resume.clone()), (vec![todo], None), "{state}");
+            assert_eq!(texts(&g), vec![todo], "{state}");
             assert!(
                 g.do_not.iter().all(|d| d.starts_with("Do not repeat step")),
                 "nothing to start over or discard: {:?}",
@@ -713,7 +693,7 @@ mod tests {
     /// resumed; past it, a human decides.
     #[test]
     fn the_last_attempt_is_resumed_and_no_more() {
-        for (used, resume) in [(2, Some(("Implement fix".to_string(), 3))), (3, None)] {
+        for (used, resumed) in [(2, true), (3, false)] {
             let mut h = crate::task::testing::running("Implement fix", &["src/a.rs"], t0());
             h.steps[0].attempt = used;
             h.current_step.as_mut().unwrap().attempt = used;
@@ -724,13 +704,12 @@ mod tests {
             )
             .unwrap();
             let g = guidance(&h, &h.outline());
-            assert_eq!(g.resume, resume, "{used} used");
             assert_eq!(
                 exhausted(&h).map(|(_, used, max)| (used, max)),
-                resume.is_none().then_some((3, 3))
+                (!resumed).then_some((3, 3))
             );
-            let resumed = texts(&g).contains(&"Resume step 1 \"Implement fix\" (attempt 3 of 3).");
-            assert_eq!(resumed, resume.is_some(), "{used} used: {:?}", g.todo);
+            let resume = texts(&g).contains(&"Resume step 1 \"Implement fix\" (attempt 3 of 3).");
+            assert_eq!(resume, resumed, "{used} used: {:?}", g.todo);
         }
     }
 
@@ -796,7 +775,6 @@ mod tests {
     fn resume_the_running_step_and_do_not_repeat_the_done_one() {
         let h = crate::task::testing::recorded_plan(Utc::now());
         let g = guidance(&h, &h.outline());
-        assert_eq!(g.resume, Some(("Implement fix".into(), 1)));
         assert!(g.todo.iter().any(|t| {
             t.text
                 .contains("Resume step 2 \"Implement fix\" (attempt 1 of 3)")

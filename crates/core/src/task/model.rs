@@ -544,7 +544,7 @@ impl RecoveryContext {
 }
 
 /// The Claude Code session last seen working on this task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     pub session_id: String,
     pub started_at: DateTime<Utc>,
@@ -660,10 +660,11 @@ impl FailedTurn {
 pub const SESSION_FILES: usize = 8;
 
 /// Where a session stands: the difference between a crash and a clean stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
     /// Working on a turn: no Stop since the last activity.
+    #[default]
     Active,
     /// The last turn finished (Stop).
     Idle,

@@ -34,9 +34,6 @@ pub fn number(steps: &[Step], index: usize) -> usize {
 pub struct Outline {
     /// How many numbered steps the plan has ([`number`]).
     pub step_count: usize,
-    /// The first step in progress, else the first pending one: the step to resume unless
-    /// the current step is another (`Hook::next_step`).
-    pub next: Option<Step>,
     /// Every step that is not deleted is completed (and there is one).
     pub all_completed: bool,
     /// The first pending steps: one more than [`NEXT_STEPS_NAMED`], so that the step to
@@ -84,10 +81,6 @@ impl Outline {
         let live = statuses.len() - with(StepStatus::Deleted).count();
         Outline {
             step_count: steps.iter().filter(|s| numbered(s)).count(),
-            next: with(StepStatus::InProgress)
-                .next()
-                .or(pending.first().copied())
-                .map(|i| steps[i].clone()),
             all_completed: live > 0 && live == done.len(),
             pending: pending
                 .iter()
@@ -160,21 +153,29 @@ mod tests {
         h.steps
     }
 
+    /// The step to resume when none is current: the first in progress, else the first
+    /// pending.
+    fn next(steps: &[Step]) -> Option<&Step> {
+        let first = |status| steps.iter().find(|s| s.status == status);
+        first(StepStatus::InProgress).or_else(|| first(StepStatus::Pending))
+    }
+
     #[test]
     fn names_the_step_to_resume_the_next_few_and_the_last_ones_done() {
         use StepStatus::*;
         let mut statuses = vec![Completed; 12];
         statuses.extend([Deleted, InProgress]);
         statuses.extend(vec![Pending; 8]);
-        let o = Outline::of(&plan(&statuses));
+        let steps = plan(&statuses);
+        let o = Outline::of(&steps);
         // The deleted step is not counted, as `waymark plan` does not number it.
         assert_eq!(o.step_count, 21);
         assert_eq!(o.done[9].number, 12);
-        assert_eq!(o.next.as_ref().map(|s| s.name.as_str()), Some("Part 14"));
+        assert_eq!(next(&steps).map(|s| s.name.as_str()), Some("Part 14"));
         assert!(!o.all_completed);
         assert_eq!((o.done_count, o.done_earlier()), (12, 2));
         assert_eq!(o.done[0].name, "Part 3");
-        let then = o.then(o.next.as_ref()).unwrap();
+        let then = o.then(next(&steps)).unwrap();
         assert_eq!(
             then.named,
             ["Part 15", "Part 16", "Part 17", "Part 18", "Part 19"]
@@ -185,15 +186,17 @@ mod tests {
     #[test]
     fn a_pending_step_to_resume_is_left_out_of_what_comes_then() {
         use StepStatus::*;
-        let o = Outline::of(&plan(&[Completed, Pending, Pending, Deleted]));
-        let next = o.next.clone().unwrap();
-        assert_eq!(next.name, "Part 2");
-        let then = o.then(Some(&next)).unwrap();
+        let steps = plan(&[Completed, Pending, Pending, Deleted]);
+        let o = Outline::of(&steps);
+        let resume = next(&steps).unwrap();
+        assert_eq!(resume.name, "Part 2");
+        let then = o.then(Some(resume)).unwrap();
         assert_eq!((then.named, then.more), (vec!["Part 3"], 0));
         // With no step to resume (a human must decide), the next one is named too.
         assert_eq!(o.then(None).unwrap().named, ["Part 2", "Part 3"]);
-        let all = Outline::of(&plan(&[Completed, Deleted, Completed]));
-        assert!(all.all_completed && all.next.is_none() && all.then(None).is_none());
+        let done = plan(&[Completed, Deleted, Completed]);
+        let all = Outline::of(&done);
+        assert!(all.all_completed && next(&done).is_none() && all.then(None).is_none());
         assert!(!Outline::of(&[]).all_completed);
     }
 

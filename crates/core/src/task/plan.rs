@@ -197,7 +197,6 @@ impl Hook {
         let name = &stored(name, MAX_STEP_NAME);
         let description = &stored(description, MAX_STEP_DESCRIPTION);
         let active_form = active_form.map(|a| stored(a, MAX_STEP_NAME));
-        let active_form = active_form.as_deref();
         if let Some(pos) = self.step_pos(id) {
             let step = &mut self.steps[pos];
             if !name.is_empty() {
@@ -207,7 +206,7 @@ impl Hook {
                 step.description = description.into();
             }
             if active_form.is_some() {
-                step.active_form = active_form.map(str::to_string);
+                step.active_form = active_form;
             }
             return true;
         }
@@ -222,7 +221,7 @@ impl Hook {
             status: StepStatus::Pending,
             source,
             description: description.into(),
-            active_form: active_form.map(str::to_string),
+            active_form,
             attempt: 0,
             failed_since_entry: false,
             granted: 0,
@@ -304,8 +303,7 @@ impl Hook {
         }
         self.current_step = Some(ctx);
         if self.state != HookState::StepRunning {
-            let mut details = BTreeMap::new();
-            details.insert("attempt".into(), Value::from(attempt));
+            let details = BTreeMap::from([("attempt".into(), Value::from(attempt))]);
             self.transition_with(HookState::StepRunning, trigger, details, now)?;
         }
         Ok(())
@@ -581,13 +579,8 @@ impl Hook {
         let Some(c) = self.current_step.as_mut() else {
             return;
         };
-        let ended = c
-            .in_flight
-            .as_ref()
-            .is_some_and(|f| f.session_id == session && command.is_none_or(|cmd| f.command == cmd));
-        if ended {
-            c.in_flight = None;
-        }
+        c.in_flight
+            .take_if(|f| f.session_id == session && command.is_none_or(|cmd| f.command == cmd));
     }
 
     /// Records a side effect of the current step (a push, a pull request, a deploy) and

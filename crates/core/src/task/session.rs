@@ -32,16 +32,7 @@ impl Session {
             last_event_at: now,
             status,
             transcript_path: transcript_path.map(str::to_string),
-            end_reason: None,
-            owner: None,
-            step: None,
-            files: Vec::new(),
-            cwd: None,
-            waiting_for: None,
-            failed_turn: None,
-            agents: Vec::new(),
-            turn: None,
-            client: None,
+            ..Session::default()
         }
     }
 }
