@@ -17,7 +17,9 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
-use crate::recovery::guidance::{Todo, exhausted, facts, guidance, what_was_asked};
+use crate::recovery::guidance::{
+    Todo, conversation_rewound, exhausted, facts, guidance, rewound, what_was_asked,
+};
 use crate::task::outline::{number, numbered};
 use crate::task::{Hook, Outline, Session, Step, StepContext, StepSource};
 use crate::text::{ago, one_line, truncate};
@@ -99,11 +101,10 @@ fn prompt_paragraph(hook: &Hook, hook_md: &Path, now: DateTime<Utc>) -> String {
         Some(s) => format!("step \"{}\" (attempt {})", s.name, hook.next_attempt(s)),
         None => "no step in progress".into(),
     };
-    let crash = if hook.recovery.is_some() {
-        " The previous session crashed."
-    } else {
-        ""
-    };
+    let crash = hook
+        .recovery
+        .as_ref()
+        .map_or("", |_| " The previous session crashed.");
     format!(
         "waymark has saved work for task {} ({}, last updated {} ago): {}.{} Before doing anything else, \
          ask the user whether to resume it; if they agree, read {} and follow its \"What To Do Now\".",
@@ -209,12 +210,7 @@ fn head(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
                 ago(now, c.created_at)
             );
         }
-        None => {
-            let _ = writeln!(
-                head,
-                "No checkpoint yet for this task: resuming from its saved state."
-            );
-        }
+        None => head.push_str("No checkpoint yet for this task: resuming from its saved state.\n"),
     }
     head
 }
@@ -240,11 +236,8 @@ fn verdicts(hook: &Hook, elsewhere: &[Session], now: DateTime<Utc>) -> Vec<Strin
             step.name
         ));
     }
-    lines.extend(crate::recovery::guidance::rewound(hook, Some(now)));
-    lines.extend(crate::recovery::guidance::conversation_rewound(
-        hook,
-        Some(now),
-    ));
+    lines.extend(rewound(hook, Some(now)));
+    lines.extend(conversation_rewound(hook, Some(now)));
     lines.extend(elsewhere.iter().map(|s| working_elsewhere(hook, s, now)));
     lines
 }

@@ -112,17 +112,12 @@ pub fn conversation_rewound(hook: &Hook, now: Option<DateTime<Utc>>) -> Option<S
         line.push_str("the plan had not changed since.");
     } else {
         line.push_str("the plan is back as it was then:");
-        if !r.reopened.is_empty() {
-            line.push_str(&format!(
-                " no longer done or started: {};",
-                quoted(&r.reopened)
-            ));
-        }
-        if !r.dropped.is_empty() {
-            line.push_str(&format!(
-                " planned after it, removed: {};",
-                quoted(&r.dropped)
-            ));
+        let undone = [
+            ("no longer done or started", &r.reopened),
+            ("planned after it, removed", &r.dropped),
+        ];
+        for (what, names) in undone.into_iter().filter(|(_, n)| !n.is_empty()) {
+            line.push_str(&format!(" {what}: {};", quoted(names)));
         }
         line.pop();
         line.push('.');

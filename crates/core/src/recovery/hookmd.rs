@@ -226,9 +226,8 @@ fn receipts(hook: &Hook) -> String {
     let recent = &hook.recent_receipts;
     if !recent.is_empty() {
         let _ = writeln!(md, "\n## Validation Receipts\n");
-        let _ = writeln!(
-            md,
-            "| Receipt | Step | Command | Exit | Duration | Kind |\n|---|---|---|---|---|---|"
+        md.push_str(
+            "| Receipt | Step | Command | Exit | Duration | Kind |\n|---|---|---|---|---|---|\n",
         );
         for r in recent.iter().rev() {
             let _ = writeln!(

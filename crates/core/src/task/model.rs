@@ -675,18 +675,12 @@ pub enum SessionStatus {
 /// The name of a task's directory: task ids come from intents (user text), so they are
 /// kept to safe file names.
 pub fn sanitize(id: &str) -> String {
-    let s: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let s = s.trim_matches('.').to_string();
-    if s.is_empty() { "task".into() } else { s }
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let s: String = id.chars().map(|c| if safe(c) { c } else { '_' }).collect();
+    match s.trim_matches('.') {
+        "" => "task".into(),
+        s => s.to_string(),
+    }
 }
 
 #[cfg(test)]

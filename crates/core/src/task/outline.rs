@@ -73,12 +73,10 @@ pub struct Then<'a> {
 impl Outline {
     /// The outline of `steps`.
     pub fn of(steps: &[Step]) -> Outline {
-        let statuses: Vec<StepStatus> = steps.iter().map(|s| s.status).collect();
-        let statuses = &statuses;
-        let with = |status| (0..statuses.len()).filter(move |&i| statuses[i] == status);
+        let with = |status| (0..steps.len()).filter(move |&i| steps[i].status == status);
         let pending: Vec<usize> = with(StepStatus::Pending).collect();
         let done: Vec<usize> = with(StepStatus::Completed).collect();
-        let live = statuses.len() - with(StepStatus::Deleted).count();
+        let live = steps.len() - with(StepStatus::Deleted).count();
         Outline {
             step_count: steps.iter().filter(|s| numbered(s)).count(),
             all_completed: live > 0 && live == done.len(),

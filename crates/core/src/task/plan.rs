@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::machine::{self, HookState, TransitionError};
 use super::model::*;
-use super::outline::Outline;
+use super::outline::{Outline, numbered};
 
 /// What the caller must do after a change.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,7 +147,7 @@ impl Hook {
             let n: usize = reference.parse().ok()?;
             self.steps
                 .iter()
-                .filter(|s| super::outline::numbered(s))
+                .filter(|s| numbered(s))
                 .nth(n.checked_sub(1)?)
         };
         // Names are kept as `stored` keeps them: a name with a secret, or one cut at its
@@ -165,11 +165,10 @@ impl Hook {
         let mut added = 0;
         for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
             let name = &stored(name, MAX_STEP_NAME);
-            let known = self.steps.iter().any(|s| {
-                s.status != StepStatus::Deleted
-                    && s.source != StepSource::Implicit
-                    && s.name.eq_ignore_ascii_case(name)
-            });
+            let known = self
+                .steps
+                .iter()
+                .any(|s| numbered(s) && s.name.eq_ignore_ascii_case(name));
             if !known {
                 let id = self.next_step_id("step-");
                 if !self.add_step(&id, name, "", None, source, now) {
@@ -636,7 +635,7 @@ impl Hook {
     /// True when a plan was kept and every step of it is completed: the work after it (a
     /// commit, a check) reopens nothing.
     pub fn plan_finished(&self) -> bool {
-        all_completed(self.steps.iter().filter(|s| super::outline::numbered(s)))
+        all_completed(self.steps.iter().filter(|s| numbered(s)))
     }
 
     /// Completed steps, in plan order.
