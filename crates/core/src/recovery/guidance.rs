@@ -314,18 +314,18 @@ fn session_facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
             "{who} was working in {cwd}, not the project root: go on there."
         ));
     }
-    if crashed.is_some() {
-        if let Some(w) = &s.waiting_for {
-            lines.push(format!(
-                "{who} was waiting for the user's {w} when it ended."
-            ));
-        }
-        if !s.agents.is_empty() {
-            lines.push(format!(
-                "{who} had subagents running when it ended ({}): their work may be unfinished.",
-                s.agents.join(", ")
-            ));
-        }
+    if crashed.is_some()
+        && let Some(w) = &s.waiting_for
+    {
+        lines.push(format!(
+            "{who} was waiting for the user's {w} when it ended."
+        ));
+    }
+    if crashed.is_some() && !s.agents.is_empty() {
+        lines.push(format!(
+            "{who} had subagents running when it ended ({}): their work may be unfinished.",
+            s.agents.join(", ")
+        ));
     }
     lines
 }

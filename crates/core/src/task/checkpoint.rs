@@ -151,8 +151,7 @@ pub fn interval_due(
     let last = hook
         .recent_checkpoints
         .last()
-        .map(|c| c.created_at.max(step.started_at))
-        .unwrap_or(step.started_at);
+        .map_or(step.started_at, |c| c.created_at.max(step.started_at));
     let interval = Duration::from_std(interval).unwrap_or(Duration::MAX);
     (now - last >= interval).then(|| {
         Effect::Checkpoint(

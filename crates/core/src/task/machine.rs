@@ -60,10 +60,7 @@ pub const FAIL: &str = "fail";
 
 impl HookState {
     pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            HookState::Completed | HookState::Failed | HookState::Abandoned
-        )
+        matches!(self, Self::Completed | Self::Failed | Self::Abandoned)
     }
 }
 

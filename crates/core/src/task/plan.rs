@@ -703,12 +703,11 @@ impl Hook {
         let was = |id: &str| then.steps.iter().find(|(i, _)| i == id).map(|(_, s)| *s);
         // What each step goes back to, told before anything moves.
         let (mut reopened, mut dropped, mut back) = (Vec::new(), Vec::new(), Vec::new());
-        for pos in 0..self.steps.len() {
-            let before = was(&self.steps[pos].id);
+        for (pos, s) in self.steps.iter().enumerate() {
+            let before = was(&s.id);
             let to = before.unwrap_or(StepStatus::Deleted);
-            let now_status = self.steps[pos].status;
-            if now_status != to && now_status != StepStatus::Deleted {
-                let name = self.steps[pos].name.clone();
+            if s.status != to && s.status != StepStatus::Deleted {
+                let name = s.name.clone();
                 match before {
                     Some(_) => reopened.push(name),
                     None => dropped.push(name),

@@ -63,8 +63,7 @@ pub fn observed(
 ) -> Run {
     let started_at = duration
         .and_then(|d| chrono::Duration::from_std(d).ok())
-        .map(|d| now - d)
-        .unwrap_or(now);
+        .map_or(now, |d| now - d);
     Run {
         command: command.to_string(),
         exit_code,
@@ -133,10 +132,7 @@ pub const WHY_LINES: usize = 8;
 fn note_outcome(hook: &mut Hook, r: &ValidationReceipt, output: &str) {
     // Work with no plan is no step to name: told by where the step came from, not by a
     // name a plan may also use.
-    let step = match hook.unplanned() {
-        true => String::new(),
-        false => r.step_name.clone(),
-    };
+    let step = (!hook.unplanned()).then(|| r.step_name.clone());
     let same = |f: &FailedValidation| {
         crate::text::one_line(&f.command) == crate::text::one_line(&r.command)
     };
@@ -162,7 +158,7 @@ fn note_outcome(hook: &mut Hook, r: &ValidationReceipt, output: &str) {
         command: r.command.clone(),
         exit_code: r.exit_code,
         at: r.completed_at,
-        step,
+        step: step.unwrap_or_default(),
         output: crate::text::last_lines(output, WHY_LINES, 1000),
         passed_later: None,
     };
