@@ -287,15 +287,13 @@ fn running_step(
     outline: &Outline,
     todo: &[Todo],
 ) -> String {
-    let mut body = String::new();
     if hook.unplanned() {
-        let _ = writeln!(
-            body,
-            "State: {}. No plan was kept: the work is the user's request, not split into steps.",
+        return format!(
+            "State: {}. No plan was kept: the work is the user's request, not split into steps.\n",
             hook.state
         );
-        return body;
     }
+    let mut body = String::new();
     let next = step.map(|s| hook.next_attempt(s)).unwrap_or(c.attempt);
     let resuming = match exhausted(hook).is_none() && next != c.attempt {
         true => format!(" (resuming makes it attempt {next} of {})", c.max_attempts),

@@ -82,9 +82,7 @@ fn current_state(md: &mut String, hook: &Hook, outline: &Outline) {
     let _ = writeln!(md, "\n## Current State\n");
     let _ = writeln!(md, "- **State:** `{}`", hook.state);
     match &hook.current_step {
-        Some(_) if hook.unplanned() => {
-            let _ = writeln!(md, "- **Step:** none: no plan was kept");
-        }
+        Some(_) if hook.unplanned() => md.push_str("- **Step:** none: no plan was kept\n"),
         Some(c) => {
             let _ = writeln!(
                 md,
@@ -97,9 +95,7 @@ fn current_state(md: &mut String, hook: &Hook, outline: &Outline) {
             let _ = writeln!(md, "- **Attempt:** {} of {}", c.attempt, c.max_attempts);
             let _ = writeln!(md, "- **Step started:** {}", stamp(c.started_at));
         }
-        None => {
-            let _ = writeln!(md, "- **Step:** none running");
-        }
+        None => md.push_str("- **Step:** none running\n"),
     }
     if let Some(r) = &hook.recovery {
         let _ = writeln!(
