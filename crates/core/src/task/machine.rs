@@ -6,10 +6,8 @@
 //! same kind, `fail` → `failed` (`waymark task fail`), since the table names `failed` as a
 //! terminal state but gives no way into it.
 
-use std::fmt;
-
-/// A fieldless enum whose every value is named once: its serde name, `as_str`, `parse`
-/// and `ALL` (every value, in order) all come from the names given here.
+/// A fieldless enum whose every value is named once: its serde name, `as_str`, `parse`,
+/// `Display` and `ALL` (every value, in order) all come from the names given here.
 macro_rules! named {
     ($(#[$meta:meta])* pub enum $ty:ident {
         $($(#[$vmeta:meta])* $variant:ident = $name:literal,)+
@@ -31,6 +29,12 @@ macro_rules! named {
 
             pub fn parse(s: &str) -> Option<$ty> {
                 Self::ALL.into_iter().find(|v| v.as_str() == s)
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
             }
         }
     };
@@ -61,12 +65,6 @@ pub const FAIL: &str = "fail";
 impl HookState {
     pub fn is_terminal(self) -> bool {
         matches!(self, Self::Completed | Self::Failed | Self::Abandoned)
-    }
-}
-
-impl fmt::Display for HookState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

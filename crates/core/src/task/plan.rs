@@ -497,17 +497,11 @@ impl Hook {
         max_attempts: u32,
         now: DateTime<Utc>,
     ) -> Result<bool, TransitionError> {
-        if self.state.is_terminal() {
-            return Ok(false);
-        }
-        if self.state == HookState::StepRunning && self.current_step.is_some() {
-            return Ok(true);
-        }
-        if matches!(
-            self.state,
-            HookState::AwaitingHuman | HookState::StepValidating
-        ) {
-            return Ok(false);
+        match self.state {
+            state if state.is_terminal() => return Ok(false),
+            HookState::StepRunning if self.current_step.is_some() => return Ok(true),
+            HookState::AwaitingHuman | HookState::StepValidating => return Ok(false),
+            _ => {}
         }
         let target = self.current_pos().or_else(|| {
             self.steps
