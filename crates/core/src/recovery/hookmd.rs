@@ -218,69 +218,64 @@ fn what_to_do_now(md: &mut String, g: &Guidance) {
 /// receipts` / `waymark checkpoints`, and reading its logs on every save would make a long
 /// task's every change dearer.
 fn receipts(hook: &Hook) -> String {
-    let mut md = String::new();
     let recent = &hook.recent_receipts;
-    if !recent.is_empty() {
-        let _ = writeln!(md, "\n## Validation Receipts\n");
-        md.push_str(
-            "| Receipt | Step | Command | Exit | Duration | Kind |\n|---|---|---|---|---|---|\n",
-        );
-        for r in recent.iter().rev() {
-            let _ = writeln!(
-                md,
-                "| `{}` | {} | `{}` | {} | {} | {} |",
-                r.receipt_id,
-                one_line(&r.step_name).replace('|', "\\|"),
-                one_line(&truncate(&r.command, 60)).replace('|', "\\|"),
-                r.exit_code,
-                r.duration,
-                if r.observed {
-                    "observed"
-                } else {
-                    "ran by waymark"
-                }
-            );
-        }
+    if recent.is_empty() {
+        return String::new();
     }
-
+    let mut md = String::from(
+        "\n## Validation Receipts\n\n| Receipt | Step | Command | Exit | Duration | Kind |\n|---|---|---|---|---|---|\n",
+    );
+    for r in recent.iter().rev() {
+        let _ = writeln!(
+            md,
+            "| `{}` | {} | `{}` | {} | {} | {} |",
+            r.receipt_id,
+            one_line(&r.step_name).replace('|', "\\|"),
+            one_line(&truncate(&r.command, 60)).replace('|', "\\|"),
+            r.exit_code,
+            r.duration,
+            if r.observed {
+                "observed"
+            } else {
+                "ran by waymark"
+            }
+        );
+    }
     md
 }
 
 /// The newest checkpoints' section: of `recent_checkpoints` and `checkpoint_count`, which
 /// only a new checkpoint changes (and `recent_checkpoints` with it).
 fn checkpoints(hook: &Hook) -> String {
-    let mut md = String::new();
-    let _ = writeln!(md, "\n## Checkpoint Timeline\n");
+    let mut md = String::from("\n## Checkpoint Timeline\n\n");
     let checkpoints = &hook.recent_checkpoints;
     if checkpoints.is_empty() {
-        let _ = writeln!(md, "No checkpoint yet.");
-    } else {
-        let earlier = (hook.checkpoint_count as usize).saturating_sub(checkpoints.len());
-        if earlier > 0 {
-            let _ = writeln!(
-                md,
-                "({earlier} earlier: `waymark checkpoints` lists every one.)\n"
-            );
-        }
-        for c in checkpoints.iter() {
-            let commit = c
-                .git_commit
-                .as_deref()
-                .map(|h| format!(" @ `{}`", prefix(h, 12)))
-                .unwrap_or_default();
-            let _ = writeln!(
-                md,
-                "- {} `{}` **{}** — {} (step \"{}\"){}",
-                stamp(c.created_at),
-                c.checkpoint_id,
-                c.trigger.as_str(),
-                one_line(&truncate(&c.description, 120)),
-                one_line(&c.step_name),
-                commit,
-            );
-        }
+        return md + "No checkpoint yet.\n";
     }
-
+    let earlier = (hook.checkpoint_count as usize).saturating_sub(checkpoints.len());
+    if earlier > 0 {
+        let _ = writeln!(
+            md,
+            "({earlier} earlier: `waymark checkpoints` lists every one.)\n"
+        );
+    }
+    for c in checkpoints.iter() {
+        let commit = c
+            .git_commit
+            .as_deref()
+            .map(|h| format!(" @ `{}`", prefix(h, 12)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            md,
+            "- {} `{}` **{}** — {} (step \"{}\"){}",
+            stamp(c.created_at),
+            c.checkpoint_id,
+            c.trigger.as_str(),
+            one_line(&truncate(&c.description, 120)),
+            one_line(&c.step_name),
+            commit,
+        );
+    }
     md
 }
 
