@@ -344,11 +344,10 @@ fn context(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
 /// The last completed steps as DO NOT REPEAT, with their receipts; the ones before them
 /// are counted (HOOK.md lists them). Nothing while no step is done.
 fn do_not_repeat(outline: &Outline) -> String {
-    let mut body = String::new();
     if outline.done_count == 0 {
-        return body;
+        return String::new();
     }
-    let _ = writeln!(body, "DO NOT REPEAT (completed):");
+    let mut body = String::from("DO NOT REPEAT (completed):\n");
     if outline.done_earlier() > 0 {
         let _ = writeln!(
             body,
