@@ -104,8 +104,7 @@ pub struct Hook {
     /// no touched file is dropped for want of a step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unassigned_files: Vec<String>,
-    /// The newest checkpoints, oldest first (at most [`RECENT_CHECKPOINTS`]); every
-    /// checkpoint is a line of the task's `checkpoints.jsonl`.
+    /// The newest checkpoints, oldest first (at most [`RECENT_CHECKPOINTS`]).
     #[serde(default)]
     pub recent_checkpoints: Vec<StepCheckpoint>,
     /// The newest receipts, oldest first (at most [`RECENT_RECEIPTS`]), as HOOK.md
