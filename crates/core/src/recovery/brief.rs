@@ -17,9 +17,11 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 use crate::config::Switch;
-use crate::recovery::guidance::{Todo, exhausted, facts, guidance, next_attempt, what_was_asked};
-use crate::task::outline::number;
-use crate::task::{Hook, Outline, Session, Step, StepContext, StepSource, StepStatus};
+use crate::recovery::guidance::{
+    Todo, conversation_rewound, exhausted, facts, guidance, rewound, what_was_asked,
+};
+use crate::task::outline::{number, numbered};
+use crate::task::{Hook, Outline, Session, Step, StepContext, StepSource};
 use crate::text::{ago, one_line, truncate};
 
 /// Extra lines the caller knows and the hook does not.
@@ -56,11 +58,7 @@ pub fn plan_note(hook: Option<&Hook>) -> Option<&'static str> {
     let Some(hook) = hook.filter(|h| !h.state.is_terminal()) else {
         return Some(PLAN_NOTE);
     };
-    let mut planned = hook
-        .steps
-        .iter()
-        .filter(|s| s.status != StepStatus::Deleted && s.source != StepSource::Implicit)
-        .peekable();
+    let mut planned = hook.steps.iter().filter(|s| numbered(s)).peekable();
     if planned.peek().is_none() {
         return Some(PLAN_NOTE);
     }
@@ -89,10 +87,10 @@ pub fn render(
     let note = || extras.plan_note.then(|| plan_note(Some(hook))).flatten();
     match mode {
         Switch::Off => note().map(str::to_string),
-        Switch::Prompt => Some(match note() {
-            Some(n) => format!("{}\n{n}", prompt_paragraph(hook, hook_md, now)),
-            None => prompt_paragraph(hook, hook_md, now),
-        }),
+        Switch::Prompt => Some(
+            prompt_paragraph(hook, hook_md, now)
+                + &note().map(|n| format!("\n{n}")).unwrap_or_default(),
+        ),
         Switch::On => Some(full(hook, hook_md, max_chars, extras, now)),
     }
 }
@@ -100,14 +98,13 @@ pub fn render(
 fn prompt_paragraph(hook: &Hook, hook_md: &Path, now: DateTime<Utc>) -> String {
     let step = match hook.next_step() {
         _ if hook.unplanned() => "work with no plan kept".into(),
-        Some(s) => format!("step \"{}\" (attempt {})", s.name, next_attempt(hook, s)),
+        Some(s) => format!("step \"{}\" (attempt {})", s.name, hook.next_attempt(s)),
         None => "no step in progress".into(),
     };
-    let crash = if hook.recovery.is_some() {
-        " The previous session crashed."
-    } else {
-        ""
-    };
+    let crash = hook
+        .recovery
+        .as_ref()
+        .map_or("", |_| " The previous session crashed.");
     format!(
         "waymark has saved work for task {} ({}, last updated {} ago): {}.{} Before doing anything else, \
          ask the user whether to resume it; if they agree, read {} and follow its \"What To Do Now\".",
@@ -152,7 +149,10 @@ fn full(
     let head = head(hook, extras, now);
     let mut body = state(hook, &outline, &todo);
     body.push_str(&context(hook, extras, now));
-    body.push_str(&what_to_do(&todo));
+    body.push_str("What to do now:\n");
+    for (i, t) in todo.iter().enumerate() {
+        let _ = writeln!(body, "{}. {}", i + 1, t.text);
+    }
     body.push_str(&do_not_repeat(&outline));
     let budget = max_chars.saturating_sub(head.chars().count() + foot.chars().count() + 1);
     if body.chars().count() > budget {
@@ -173,10 +173,10 @@ fn todo_left(hook: &Hook, outline: &Outline, elsewhere: &[Session]) -> Vec<Todo>
         .collect();
     // With the step to resume left to the session on it, what follows it is no longer
     // "then": it is what is left to do.
-    if let Some(first) = todo.first_mut() {
-        if let Some(rest) = first.text.strip_prefix("Then: ") {
-            first.text = format!("Steps still to do: {rest}");
-        }
+    if let Some(first) = todo.first_mut()
+        && let Some(rest) = first.text.strip_prefix("Then: ")
+    {
+        first.text = format!("Steps still to do: {rest}");
     }
     if todo.is_empty() {
         todo.push("Nothing here is free to take: the other session is on it. Wait for it, or ask the user what to do meanwhile.".into());
@@ -210,12 +210,7 @@ fn head(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
                 ago(now, c.created_at)
             );
         }
-        None => {
-            let _ = writeln!(
-                head,
-                "No checkpoint yet for this task: resuming from its saved state."
-            );
-        }
+        None => head.push_str("No checkpoint yet for this task: resuming from its saved state.\n"),
     }
     head
 }
@@ -241,11 +236,8 @@ fn verdicts(hook: &Hook, elsewhere: &[Session], now: DateTime<Utc>) -> Vec<Strin
             step.name
         ));
     }
-    lines.extend(crate::recovery::guidance::rewound(hook, Some(now)));
-    lines.extend(crate::recovery::guidance::conversation_rewound(
-        hook,
-        Some(now),
-    ));
+    lines.extend(rewound(hook, Some(now)));
+    lines.extend(conversation_rewound(hook, Some(now)));
     lines.extend(elsewhere.iter().map(|s| working_elsewhere(hook, s, now)));
     lines
 }
@@ -295,22 +287,17 @@ fn running_step(
     outline: &Outline,
     todo: &[Todo],
 ) -> String {
-    let mut body = String::new();
     if hook.unplanned() {
-        let _ = writeln!(
-            body,
-            "State: {}. No plan was kept: the work is the user's request, not split into steps.",
+        return format!(
+            "State: {}. No plan was kept: the work is the user's request, not split into steps.\n",
             hook.state
         );
-        return body;
     }
-    let next = step.map(|s| next_attempt(hook, s)).unwrap_or(c.attempt);
-    let resuming = if exhausted(hook).is_some() {
-        String::new()
-    } else if next != c.attempt {
-        format!(" (resuming makes it attempt {next} of {})", c.max_attempts)
-    } else {
-        String::new()
+    let mut body = String::new();
+    let next = step.map(|s| hook.next_attempt(s)).unwrap_or(c.attempt);
+    let resuming = match exhausted(hook).is_none() && next != c.attempt {
+        true => format!(" (resuming makes it attempt {next} of {})", c.max_attempts),
+        false => String::new(),
     };
     let _ = writeln!(
         body,
@@ -354,23 +341,13 @@ fn context(hook: &Hook, extras: &Extras, now: DateTime<Utc>) -> String {
     body
 }
 
-/// "What to do now:", numbered.
-fn what_to_do(todo: &[Todo]) -> String {
-    let mut body = String::from("What to do now:\n");
-    for (i, t) in todo.iter().enumerate() {
-        let _ = writeln!(body, "{}. {t}", i + 1);
-    }
-    body
-}
-
 /// The last completed steps as DO NOT REPEAT, with their receipts; the ones before them
 /// are counted (HOOK.md lists them). Nothing while no step is done.
 fn do_not_repeat(outline: &Outline) -> String {
-    let mut body = String::new();
     if outline.done_count == 0 {
-        return body;
+        return String::new();
     }
-    let _ = writeln!(body, "DO NOT REPEAT (completed):");
+    let mut body = String::from("DO NOT REPEAT (completed):\n");
     if outline.done_earlier() > 0 {
         let _ = writeln!(
             body,

@@ -11,9 +11,11 @@
 //! `stale_threshold` with no session at all is a crash too (`timeout`). Recovery is
 //! idempotent: a hook already `recovering` keeps its recovery context.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use serde_json::Value;
 
 use crate::task::{
     Hook, HookEvent, HookState, InFlight, RecoveryContext, Session, SessionStatus, SideEffect,
@@ -155,7 +157,15 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
         changed_files: found.changed_files,
         told: None,
     };
-    let details = history_details(&crash, action);
+    // The crash's history event names the crashed session, for the timeline (`waymark
+    // log`) to tell whose crash it was.
+    let mut details = BTreeMap::from([
+        ("crash_type".to_string(), Value::from(crash.crash_type)),
+        ("recommended_action".to_string(), Value::from(action)),
+    ]);
+    if let Some(s) = &crash.session_id {
+        details.insert("session_id".into(), Value::from(s.as_str()));
+    }
     if hook
         .transition_with(HookState::Recovering, machine::CRASH_DETECTED, details, now)
         .is_err()
@@ -165,26 +175,6 @@ pub fn enter_recovery(hook: &mut Hook, crash: Crash, found: Found, now: DateTime
     hook.recovery = Some(context);
     declared(hook, now);
     true
-}
-
-/// The crash's history event: its type, the action, and the crashed session, for the
-/// timeline (`waymark log`) to tell whose crash it was.
-fn history_details(
-    crash: &Crash,
-    action: &str,
-) -> std::collections::BTreeMap<String, serde_json::Value> {
-    let session = crash.session_id.clone().map(serde_json::Value::from);
-    [
-        (
-            "crash_type",
-            Some(serde_json::Value::from(crash.crash_type)),
-        ),
-        ("recommended_action", Some(serde_json::Value::from(action))),
-        ("session_id", session),
-    ]
-    .into_iter()
-    .filter_map(|(k, v)| Some((k.to_string(), v?)))
-    .collect()
 }
 
 /// The sessions a crash was declared for leave the mid-turn list: none of them is live
@@ -388,10 +378,7 @@ mod tests {
             (h.state, h.recovery.is_some()),
             (HookState::StepPending, false)
         );
-        assert_eq!(
-            crate::recovery::guidance::next_attempt(&h, h.next_step().unwrap()),
-            2
-        );
+        assert_eq!(h.next_attempt(h.next_step().unwrap()), 2);
         // The one told ends its turn.
         let mut h = crashed();
         heard(&mut h, "other", now);

@@ -195,7 +195,7 @@ mod tests {
             assert_eq!(decided, action, "{age}s old");
             if action == "retry_from_checkpoint" {
                 // Said as of the crash, so that it stays true when read later.
-                let id = &h.last_checkpoint().unwrap().checkpoint_id;
+                let id = &h.recent_checkpoints.last().unwrap().checkpoint_id;
                 assert_eq!(
                     why,
                     format!("checkpoint {id} (manual) was 9m old when the crash was found")

@@ -13,8 +13,6 @@ use chrono::{DateTime, Utc};
 /// The instructions for the agent reading the recovery file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Guidance {
-    /// The step to resume, with the attempt it will be.
-    pub resume: Option<(String, u32)>,
     pub todo: Vec<Todo>,
     pub do_not: Vec<String>,
 }
@@ -45,35 +43,17 @@ impl From<&str> for Todo {
     }
 }
 
-impl std::fmt::Display for Todo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
 /// "Then: …": the pending steps after `resume`, the first few by name.
 fn then(outline: &Outline, resume: Option<&Step>) -> Option<String> {
     let then = outline.then(resume)?;
-    let named: Vec<String> = then.named.iter().map(|n| format!("\"{n}\"")).collect();
+    let named = quoted(&then.named);
     Some(match then.more {
-        0 => format!("Then: {}.", named.join(", ")),
+        0 => format!("Then: {named}."),
         n => format!(
-            "Then: {}, and {n} more step{} (HOOK.md's Step Plan lists them).",
-            named.join(", "),
+            "Then: {named}, and {n} more step{} (HOOK.md's Step Plan lists them).",
             if n == 1 { "" } else { "s" }
         ),
     })
-}
-
-/// The attempt the next entry into `step` will be (see `task::plan`).
-pub fn next_attempt(hook: &Hook, step: &Step) -> u32 {
-    if step.attempt == 0 {
-        1
-    } else if step.failed_since_entry || hook.state == HookState::Recovering {
-        step.attempt + 1
-    } else {
-        step.attempt
-    }
 }
 
 /// The attempts the step to resume has left: `Some((step, used, max))` when the next
@@ -84,7 +64,7 @@ pub fn exhausted(hook: &Hook) -> Option<(&Step, u32, u32)> {
         .next_step()
         .filter(|s| s.source != StepSource::Implicit)?;
     let max = hook.attempts_allowed(step);
-    let next = next_attempt(hook, step);
+    let next = hook.next_attempt(step);
     (next > max || hook.state == HookState::AwaitingHuman).then_some((step, step.attempt, max))
 }
 
@@ -132,17 +112,12 @@ pub fn conversation_rewound(hook: &Hook, now: Option<DateTime<Utc>>) -> Option<S
         line.push_str("the plan had not changed since.");
     } else {
         line.push_str("the plan is back as it was then:");
-        if !r.reopened.is_empty() {
-            line.push_str(&format!(
-                " no longer done or started: {};",
-                quoted(&r.reopened)
-            ));
-        }
-        if !r.dropped.is_empty() {
-            line.push_str(&format!(
-                " planned after it, removed: {};",
-                quoted(&r.dropped)
-            ));
+        let undone = [
+            ("no longer done or started", &r.reopened),
+            ("planned after it, removed", &r.dropped),
+        ];
+        for (what, names) in undone.into_iter().filter(|(_, n)| !n.is_empty()) {
+            line.push_str(&format!(" {what}: {};", quoted(names)));
         }
         line.pop();
         line.push('.');
@@ -158,7 +133,7 @@ pub fn conversation_rewound(hook: &Hook, now: Option<DateTime<Utc>>) -> Option<S
 }
 
 /// `"a", "b", "c"` (at most 8, then how many more).
-fn quoted(names: &[String]) -> String {
+fn quoted(names: &[impl std::fmt::Display]) -> String {
     let q: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
     some_of(&q, 8)
 }
@@ -207,21 +182,14 @@ fn failures(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
     let completed = |f: &FailedValidation| {
         !f.step.is_empty() && hook.completed_steps().any(|s| s.name == f.step)
     };
-    let step_failure = hook
+    let task = hook.last_failure.as_ref();
+    let step = hook
         .current_step
         .as_ref()
-        .and_then(|c| c.last_failure.as_ref());
-    let failures = [hook.last_failure.as_ref(), step_failure];
-    let mut seen: Vec<&str> = Vec::new();
-    let mut lines = Vec::new();
-    for f in failures.into_iter().flatten() {
-        if seen.contains(&f.receipt_id.as_str()) {
-            continue;
-        }
-        seen.push(&f.receipt_id);
-        lines.push(failure(f, completed(f), now));
-    }
-    lines
+        .and_then(|c| c.last_failure.as_ref())
+        .filter(|s| task.is_none_or(|t| t.receipt_id != s.receipt_id));
+    let failures = task.into_iter().chain(step);
+    failures.map(|f| failure(f, completed(f), now)).collect()
 }
 
 /// One failed validation: what ran, how it ended, whether a later run passed, and while
@@ -346,18 +314,18 @@ fn session_facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
             "{who} was working in {cwd}, not the project root: go on there."
         ));
     }
-    if crashed.is_some() {
-        if let Some(w) = &s.waiting_for {
-            lines.push(format!(
-                "{who} was waiting for the user's {w} when it ended."
-            ));
-        }
-        if !s.agents.is_empty() {
-            lines.push(format!(
-                "{who} had subagents running when it ended ({}): their work may be unfinished.",
-                s.agents.join(", ")
-            ));
-        }
+    if crashed.is_some()
+        && let Some(w) = &s.waiting_for
+    {
+        lines.push(format!(
+            "{who} was waiting for the user's {w} when it ended."
+        ));
+    }
+    if crashed.is_some() && !s.agents.is_empty() {
+        lines.push(format!(
+            "{who} had subagents running when it ended ({}): their work may be unfinished.",
+            s.agents.join(", ")
+        ));
     }
     lines
 }
@@ -365,7 +333,6 @@ fn session_facts(hook: &Hook, now: Option<DateTime<Utc>>) -> Vec<String> {
 /// What to do now and what not to, for `hook` with its plan's `outline`.
 pub fn guidance(hook: &Hook, outline: &Outline) -> Guidance {
     let mut todo: Vec<Todo> = Vec::new();
-    let mut resume = None;
     match hook.state {
         HookState::Completed => todo.push(format!("Task {} is completed. Nothing to resume; start new work as a new task.", hook.task_id).into()),
         HookState::Failed | HookState::Abandoned => todo.push(format!(
@@ -376,15 +343,11 @@ pub fn guidance(hook: &Hook, outline: &Outline) -> Guidance {
             if let Some(rec) = &hook.recovery {
                 todo.extend(recovery_todo(hook, rec));
             }
-            let next = hook.next_step();
-            resume = step_todo(hook, outline, next, &mut todo);
-            if let Some(then) = then(outline, next.filter(|_| resume.is_some())) {
-                todo.push(then.into());
-            }
+            let resumed = step_todo(hook, outline, &mut todo);
+            todo.extend(then(outline, resumed).map(Todo::from));
         }
     }
     Guidance {
-        resume,
         todo,
         do_not: do_not(hook, outline),
     }
@@ -424,10 +387,10 @@ fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
     if exhausted(hook).is_none() {
         todo.push(format!("Recovery: {action}").into());
     }
-    if rec.was_validating {
-        if let Some(cmd) = &rec.validation_cmd {
-            todo.push(format!("Re-run the interrupted validation: `{cmd}`.").into());
-        }
+    if rec.was_validating
+        && let Some(cmd) = &rec.validation_cmd
+    {
+        todo.push(format!("Re-run the interrupted validation: `{cmd}`.").into());
     }
     let interrupted = hook
         .current_step
@@ -453,16 +416,11 @@ fn recovery_todo(hook: &Hook, rec: &RecoveryContext) -> Vec<Todo> {
     todo
 }
 
-/// What to do with the step to resume, `next`: ask a human when it has no attempt left,
-/// else resume or start it; with none, finish the task or go on with the user's request.
-/// Returns the step resumed, with the attempt it will be.
-fn step_todo(
-    hook: &Hook,
-    outline: &Outline,
-    next: Option<&Step>,
-    todo: &mut Vec<Todo>,
-) -> Option<(String, u32)> {
-    match next {
+/// What to do with the step to resume: ask a human when it has no attempt left, else
+/// resume or start it; with none, finish the task or go on with the user's request.
+/// Returns the step resumed.
+fn step_todo<'h>(hook: &'h Hook, outline: &Outline, todo: &mut Vec<Todo>) -> Option<&'h Step> {
+    match hook.next_step() {
         Some(step) if exhausted(hook).is_some() => {
             let (n, id) = (hook.number(step), crate::shell::quote(&step.id));
             todo.push(format!(
@@ -474,9 +432,8 @@ fn step_todo(
             None
         }
         Some(step) => {
-            let attempt = next_attempt(hook, step);
-            todo.extend(resume_step(hook, step, attempt));
-            Some((step.name.clone(), attempt))
+            todo.extend(resume_step(hook, step));
+            Some(step)
         }
         None if outline.all_completed => {
             todo.push("Every step is completed: verify the result, then finish the task (`waymark task done`).".into());
@@ -489,9 +446,10 @@ fn step_todo(
     }
 }
 
-/// Resume (or start) `step` as `attempt`, and read the files it already changed first;
-/// both hand the agent that step.
-fn resume_step(hook: &Hook, step: &Step, attempt: u32) -> Vec<Todo> {
+/// Resume (or start) `step` as its next attempt, and read the files it already changed
+/// first; both hand the agent that step.
+fn resume_step(hook: &Hook, step: &Step) -> Vec<Todo> {
+    let attempt = hook.next_attempt(step);
     let verb = if step.status == StepStatus::InProgress {
         "Resume"
     } else {
@@ -516,20 +474,19 @@ fn resume_step(hook: &Hook, step: &Step, attempt: u32) -> Vec<Todo> {
             step.name,
         )
     })];
-    if let Some(ctx) = hook.current_step.as_ref().filter(|c| c.step_id == step.id) {
-        if !ctx.files_touched.is_empty() {
-            todo.push(Todo {
-                lists_files: true,
-                ..about(format!(
-                    "Files {} (read them before editing again): {}.",
-                    match step.source {
-                        StepSource::Implicit => "changed so far",
-                        _ => "this step already changed",
-                    },
-                    ctx.files_touched.join(", ")
-                ))
-            });
-        }
+    let running = hook.current_step.as_ref().filter(|c| c.step_id == step.id);
+    if let Some(ctx) = running.filter(|c| !c.files_touched.is_empty()) {
+        todo.push(Todo {
+            lists_files: true,
+            ..about(format!(
+                "Files {} (read them before editing again): {}.",
+                match step.source {
+                    StepSource::Implicit => "changed so far",
+                    _ => "this step already changed",
+                },
+                ctx.files_touched.join(", ")
+            ))
+        });
     }
     todo
 }
@@ -554,16 +511,11 @@ fn do_not(hook: &Hook, outline: &Outline) -> Vec<String> {
     if !hook.state.is_terminal() {
         // With no plan recorded there is no task list to re-create: the work so far is
         // the files the implicit step touched.
-        let planless = hook.steps.iter().all(|s| s.source == StepSource::Implicit);
-        do_not.push(
-            match planless {
-                true => {
-                    "Do not start the user's request over: the work so far is in the files listed."
-                }
-                false => "Do not start over or re-create the task list: it is below.",
-            }
-            .into(),
-        );
+        let start_over = match hook.steps.iter().all(|s| s.source == StepSource::Implicit) {
+            true => "Do not start the user's request over: the work so far is in the files listed.",
+            false => "Do not start over or re-create the task list: it is below.",
+        };
+        do_not.push(start_over.into());
         do_not.push(
             "Do not discard uncommitted changes without checking them against the files listed."
                 .into(),
@@ -693,7 +645,7 @@ mod tests {
             let mut h = crate::task::testing::recorded_plan(t0());
             h.finish(state, t0()).unwrap();
             let g = guidance(&h, &h.outline());
-            assert_eq!((texts(&g), g.resume.clone()), (vec![todo], None), "{state}");
+            assert_eq!(texts(&g), vec![todo], "{state}");
             assert!(
                 g.do_not.iter().all(|d| d.starts_with("Do not repeat step")),
                 "nothing to start over or discard: {:?}",
@@ -736,7 +688,7 @@ mod tests {
     /// resumed; past it, a human decides.
     #[test]
     fn the_last_attempt_is_resumed_and_no_more() {
-        for (used, resume) in [(2, Some(("Implement fix".to_string(), 3))), (3, None)] {
+        for (used, resumed) in [(2, true), (3, false)] {
             let mut h = crate::task::testing::running("Implement fix", &["src/a.rs"], t0());
             h.steps[0].attempt = used;
             h.current_step.as_mut().unwrap().attempt = used;
@@ -747,13 +699,12 @@ mod tests {
             )
             .unwrap();
             let g = guidance(&h, &h.outline());
-            assert_eq!(g.resume, resume, "{used} used");
             assert_eq!(
                 exhausted(&h).map(|(_, used, max)| (used, max)),
-                resume.is_none().then_some((3, 3))
+                (!resumed).then_some((3, 3))
             );
-            let resumed = texts(&g).contains(&"Resume step 1 \"Implement fix\" (attempt 3 of 3).");
-            assert_eq!(resumed, resume.is_some(), "{used} used: {:?}", g.todo);
+            let resume = texts(&g).contains(&"Resume step 1 \"Implement fix\" (attempt 3 of 3).");
+            assert_eq!(resume, resumed, "{used} used: {:?}", g.todo);
         }
     }
 
@@ -819,7 +770,6 @@ mod tests {
     fn resume_the_running_step_and_do_not_repeat_the_done_one() {
         let h = crate::task::testing::recorded_plan(Utc::now());
         let g = guidance(&h, &h.outline());
-        assert_eq!(g.resume, Some(("Implement fix".into(), 1)));
         assert!(g.todo.iter().any(|t| {
             t.text
                 .contains("Resume step 2 \"Implement fix\" (attempt 1 of 3)")

@@ -44,11 +44,6 @@ fn bounded(body: String, tail: &str) -> String {
 /// lists.
 const FILES_ABOVE: &str = "Read the files this step already changed (listed under What You Were Doing) before editing them again.";
 
-const LISTING: &str = "\n## Completed Steps — DO NOT REPEAT\n";
-const RECEIPTS: &str = "\n## Validation Receipts\n";
-const CHECKPOINTS: &str = "\n## Checkpoint Timeline\n";
-const TROUBLESHOOTING: &str = "\n## Troubleshooting\n";
-
 /// HOOK.md's first sections: the task, its state, what it was doing, what to do now.
 fn head(hook: &Hook) -> String {
     let mut md = String::with_capacity(4096);
@@ -87,9 +82,7 @@ fn current_state(md: &mut String, hook: &Hook, outline: &Outline) {
     let _ = writeln!(md, "\n## Current State\n");
     let _ = writeln!(md, "- **State:** `{}`", hook.state);
     match &hook.current_step {
-        Some(_) if hook.unplanned() => {
-            let _ = writeln!(md, "- **Step:** none: no plan was kept");
-        }
+        Some(_) if hook.unplanned() => md.push_str("- **Step:** none: no plan was kept\n"),
         Some(c) => {
             let _ = writeln!(
                 md,
@@ -102,9 +95,7 @@ fn current_state(md: &mut String, hook: &Hook, outline: &Outline) {
             let _ = writeln!(md, "- **Attempt:** {} of {}", c.attempt, c.max_attempts);
             let _ = writeln!(md, "- **Step started:** {}", stamp(c.started_at));
         }
-        None => {
-            let _ = writeln!(md, "- **Step:** none running");
-        }
+        None => md.push_str("- **Step:** none running\n"),
     }
     if let Some(r) = &hook.recovery {
         let _ = writeln!(
@@ -227,105 +218,84 @@ fn what_to_do_now(md: &mut String, g: &Guidance) {
 /// receipts` / `waymark checkpoints`, and reading its logs on every save would make a long
 /// task's every change dearer.
 fn receipts(hook: &Hook) -> String {
-    let mut md = String::new();
     let recent = &hook.recent_receipts;
-    if !recent.is_empty() {
-        let _ = writeln!(md, "{RECEIPTS}");
+    if recent.is_empty() {
+        return String::new();
+    }
+    let mut md = String::from(
+        "\n## Validation Receipts\n\n| Receipt | Step | Command | Exit | Duration | Kind |\n|---|---|---|---|---|---|\n",
+    );
+    for r in recent.iter().rev() {
         let _ = writeln!(
             md,
-            "| Receipt | Step | Command | Exit | Duration | Kind |\n|---|---|---|---|---|---|"
+            "| `{}` | {} | `{}` | {} | {} | {} |",
+            r.receipt_id,
+            one_line(&r.step_name).replace('|', "\\|"),
+            one_line(&truncate(&r.command, 60)).replace('|', "\\|"),
+            r.exit_code,
+            r.duration,
+            if r.observed {
+                "observed"
+            } else {
+                "ran by waymark"
+            }
         );
-        for r in recent.iter().rev() {
-            let _ = writeln!(
-                md,
-                "| `{}` | {} | `{}` | {} | {} | {} |",
-                r.receipt_id,
-                one_line(&r.step_name).replace('|', "\\|"),
-                one_line(&truncate(&r.command, 60)).replace('|', "\\|"),
-                r.exit_code,
-                r.duration,
-                if r.observed {
-                    "observed"
-                } else {
-                    "ran by waymark"
-                }
-            );
-        }
     }
-
     md
 }
 
 /// The newest checkpoints' section: of `recent_checkpoints` and `checkpoint_count`, which
 /// only a new checkpoint changes (and `recent_checkpoints` with it).
 fn checkpoints(hook: &Hook) -> String {
-    let mut md = String::new();
-    let _ = writeln!(md, "{CHECKPOINTS}");
+    let mut md = String::from("\n## Checkpoint Timeline\n\n");
     let checkpoints = &hook.recent_checkpoints;
     if checkpoints.is_empty() {
-        let _ = writeln!(md, "No checkpoint yet.");
-    } else {
-        let earlier = (hook.checkpoint_count as usize).saturating_sub(checkpoints.len());
-        if earlier > 0 {
-            let _ = writeln!(
-                md,
-                "({earlier} earlier: `waymark checkpoints` lists every one.)\n"
-            );
-        }
-        for c in checkpoints.iter() {
-            let commit = c
-                .git_commit
-                .as_deref()
-                .map(|h| format!(" @ `{}`", prefix(h, 12)))
-                .unwrap_or_default();
-            let _ = writeln!(
-                md,
-                "- {} `{}` **{}** — {} (step \"{}\"){}",
-                stamp(c.created_at),
-                c.checkpoint_id,
-                c.trigger.as_str(),
-                one_line(&truncate(&c.description, 120)),
-                one_line(&c.step_name),
-                commit,
-            );
-        }
+        return md + "No checkpoint yet.\n";
     }
-
+    let earlier = (hook.checkpoint_count as usize).saturating_sub(checkpoints.len());
+    if earlier > 0 {
+        let _ = writeln!(
+            md,
+            "({earlier} earlier: `waymark checkpoints` lists every one.)\n"
+        );
+    }
+    for c in checkpoints.iter() {
+        let commit = c
+            .git_commit
+            .as_deref()
+            .map(|h| format!(" @ `{}`", prefix(h, 12)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            md,
+            "- {} `{}` **{}** — {} (step \"{}\"){}",
+            stamp(c.created_at),
+            c.checkpoint_id,
+            c.trigger.as_str(),
+            one_line(&truncate(&c.description, 120)),
+            one_line(&c.step_name),
+            commit,
+        );
+    }
     md
 }
 
+/// Troubleshooting's commands, each with what it is for.
+const COMMANDS: [&str; 7] = [
+    "`waymark status` — state, step, attempt, checkpoints, receipts",
+    "`waymark recover` — run crash detection now and print the resume brief",
+    "`waymark checkpoints` — every checkpoint with its trigger and files",
+    "`waymark receipts --verify` — check every receipt's signature",
+    "`waymark step start|done|fail <step>` — move a step by hand",
+    "`waymark regenerate` — rebuild this file from hook.json",
+    "`git status` / `git diff` — compare the files listed above with the last checkpoint",
+];
+
 /// HOOK.md after its block: where to look next.
 fn tail(hook: &Hook) -> String {
-    let mut md = String::new();
-    let _ = writeln!(md, "{TROUBLESHOOTING}");
-    let _ = writeln!(
-        md,
-        "- `waymark status` — state, step, attempt, checkpoints, receipts"
-    );
-    let _ = writeln!(
-        md,
-        "- `waymark recover` — run crash detection now and print the resume brief"
-    );
-    let _ = writeln!(
-        md,
-        "- `waymark checkpoints` — every checkpoint with its trigger and files"
-    );
-    let _ = writeln!(
-        md,
-        "- `waymark receipts --verify` — check every receipt's signature"
-    );
-    let _ = writeln!(
-        md,
-        "- `waymark step start|done|fail <step>` — move a step by hand"
-    );
-    let _ = writeln!(
-        md,
-        "- `waymark regenerate` — rebuild this file from hook.json"
-    );
-    let _ = writeln!(
-        md,
-        "- `git status` / `git diff` — compare the files listed above with the last checkpoint"
-    );
+    let mut md = String::from("\n## Troubleshooting\n\n");
+    for command in COMMANDS {
+        let _ = writeln!(md, "- {command}");
+    }
     let _ = writeln!(
         md,
         "- The task's history ({}), checkpoints and receipts: `.orchestration/tasks/{}/`",
@@ -340,17 +310,16 @@ fn tail(hook: &Hook) -> String {
 /// Receipts (the newest) and in `waymark receipts` (every one).
 pub fn listing(steps: &[Step]) -> String {
     let mut md = String::with_capacity(256 + 64 * steps.len());
-    md.push_str(LISTING);
-    md.push('\n');
+    md.push_str("\n## Completed Steps — DO NOT REPEAT\n\n");
     if !steps.iter().any(|s| s.status == StepStatus::Completed) {
         md.push_str("None yet.\n");
     } else {
-        md.push_str(TABLE_HEAD);
+        md.push_str("| # | Step | Completed | Attempts | Receipts |\n|---|---|---|---|---|\n");
         for s in steps.iter().filter(|s| s.status == StepStatus::Completed) {
             done_row(&mut md, s, number(steps, s.index));
         }
     }
-    md.push_str(PLAN_HEAD);
+    md.push_str("\n## Step Plan\n\n");
     // The catch-all for work with no plan is not a step of the user's: it is not listed.
     let planned = || steps.iter().filter(|s| s.source != StepSource::Implicit);
     if steps.is_empty() {
@@ -363,10 +332,6 @@ pub fn listing(steps: &[Step]) -> String {
     }
     md
 }
-
-/// The Completed Steps table's head, and the Step Plan's.
-const TABLE_HEAD: &str = "| # | Step | Completed | Attempts | Receipts |\n|---|---|---|---|---|\n";
-const PLAN_HEAD: &str = "\n## Step Plan\n\n";
 
 /// A completed step's row of the table.
 fn done_row(md: &mut String, s: &Step, n: usize) {
@@ -508,7 +473,11 @@ mod tests {
         h.push_checkpoint(cp);
         let md = render(&h);
         assert!(md.contains(" @ `éééééééééééé`"), "{md}");
-        for heading in [RECEIPTS, CHECKPOINTS, TROUBLESHOOTING] {
+        for heading in [
+            "\n## Validation Receipts\n",
+            "\n## Checkpoint Timeline\n",
+            "\n## Troubleshooting\n",
+        ] {
             assert_eq!(md.matches(heading).count(), 1, "{heading}: {md}");
         }
     }

@@ -1,15 +1,6 @@
 //! Recovery: what a new session is told so that it resumes exactly where the last one
 //! left off.
 //!
-//! - [`crash`]: was the last session a crash (docs/design.md, Crash detection)? If so,
-//!   the task moves to `recovering` with a recovery context;
-//! - [`decide`]: the decision tree (docs/design.md) that recommends how to go on;
-//! - [`guidance`]: "What to do now" and "DO NOT", shared by the brief and HOOK.md;
-//! - [`brief`]: the short resume brief injected at SessionStart;
-//! - [`hookmd`]: HOOK.md, the whole recovery file, readable alone;
-//! - [`repeat`]: the repeat guard, which keeps a resumed step from doing its side effects
-//!   (a push, a pull request, a deploy) twice.
-//!
 //! The rule of this room: everything is derived from the task (hook.json) alone, so the
 //! brief and HOOK.md always agree and are always regenerable; what crash recovery learns
 //! from the work tree (files changed since the last checkpoint) the application reads and

@@ -21,22 +21,19 @@ pub fn check(hook: &Hook, command: &str) -> Option<String> {
         .iter()
         .rev()
         .find(|e| guarded(e) && same_form(&e.command) == wanted)?;
-    if done.unknown {
-        return Some(format!(
-            "waymark repeat guard: `{}` was running in step \"{}\" when the session crashed ({}): whether it took effect is unknown. {} Run it again only if it did not: once checked, it is not asked about again.",
-            one_line(&crate::text::truncate(&done.command, 200)),
-            one_line(&step.step_name),
-            stamp(done.at),
-            how_to_check(&done.command)
-        ));
-    }
-    Some(format!(
-        "waymark repeat guard: step \"{}\" already ran `{}` successfully before the session crashed (exit 0, {}). Running it again may repeat its effect (a second push, a duplicate pull request, another deploy). {} Run it again only if it is meant to: once checked, it is not asked about again.",
-        one_line(&step.step_name),
+    let (cmd, name) = (
         one_line(&crate::text::truncate(&done.command, 200)),
-        stamp(done.at),
-        how_to_check(&done.command)
-    ))
+        one_line(&step.step_name),
+    );
+    let (at, check) = (stamp(done.at), how_to_check(&done.command));
+    Some(match done.unknown {
+        true => format!(
+            "waymark repeat guard: `{cmd}` was running in step \"{name}\" when the session crashed ({at}): whether it took effect is unknown. {check} Run it again only if it did not: once checked, it is not asked about again."
+        ),
+        false => format!(
+            "waymark repeat guard: step \"{name}\" already ran `{cmd}` successfully before the session crashed (exit 0, {at}). Running it again may repeat its effect (a second push, a duplicate pull request, another deploy). {check} Run it again only if it is meant to: once checked, it is not asked about again."
+        ),
+    })
 }
 
 /// Whether a recorded side effect still stops its command from running again unasked: it

@@ -22,7 +22,7 @@ use proptest::prelude::*;
 use crate::config::{Config, Switch};
 use crate::receipt::{ReceiptHead, ValidationReceipt};
 use crate::recovery::brief::{self, Extras};
-use crate::recovery::guidance::{exhausted, next_attempt};
+use crate::recovery::guidance::exhausted;
 use crate::shell::Kinds;
 use crate::task::session::Owner;
 use crate::task::validation::{self, Sealed};
@@ -655,7 +655,7 @@ impl World {
         self.promise = h
             .next_step()
             .filter(|s| s.source != StepSource::Implicit && exhausted(h).is_none())
-            .map(|s| (s.id.clone(), next_attempt(h, s)));
+            .map(|s| (s.id.clone(), h.next_attempt(s)));
         if let Some((_, attempt)) = &self.promise {
             let said = format!("attempt {attempt} of");
             assert!(b.contains(&said) || !b.contains("attempt"), "{said}:\n{b}");

@@ -25,6 +25,11 @@ pub fn add_file(list: &mut Vec<String>, file: &str) -> bool {
     add
 }
 
+/// Keeps the newest `n` items of `list` (its last ones).
+pub fn keep_newest<T>(list: &mut Vec<T>, n: usize) {
+    list.drain(..list.len().saturating_sub(n));
+}
+
 /// `text` cut to `max` characters, only when it may be longer: every event reads the plan,
 /// and a name within its bound (nearly all) costs no copy.
 fn cut(text: &mut String, max: usize) {

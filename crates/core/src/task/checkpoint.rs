@@ -77,21 +77,18 @@ pub fn build(
     // The step the checkpoint belongs to: the running one; else `step` (the step just
     // completed); for a step completion without it (the task finished), the step that
     // completed last; else the one to do next.
-    let just_completed = || {
-        hook.completed_steps()
-            .max_by_key(|s| s.completed_at)
-            .map(|s| (s.name.clone(), s.index))
-    };
     let (step_name, step_index) = match (&hook.current_step, step) {
         (Some(c), _) => (c.step_name.clone(), c.step_index),
         (None, Some(pos)) => (hook.steps[pos].name.clone(), hook.steps[pos].index),
-        (None, None) if trigger == CheckpointTrigger::StepComplete => {
-            just_completed().unwrap_or_default()
+        (None, None) => {
+            let step = match trigger {
+                CheckpointTrigger::StepComplete => {
+                    hook.completed_steps().max_by_key(|s| s.completed_at)
+                }
+                _ => hook.next_step(),
+            };
+            step.map(|s| (s.name.clone(), s.index)).unwrap_or_default()
         }
-        (None, None) => hook
-            .next_step()
-            .map(|s| (s.name.clone(), s.index))
-            .unwrap_or_default(),
     };
     StepCheckpoint {
         checkpoint_id: crate::text::new_id("ckpt"),
@@ -122,15 +119,7 @@ impl Hook {
         self.checkpoint_count += 1;
         self.journal.checkpoints.push(cp.clone());
         self.recent_checkpoints.push(cp);
-        let excess = self
-            .recent_checkpoints
-            .len()
-            .saturating_sub(RECENT_CHECKPOINTS);
-        self.recent_checkpoints.drain(..excess);
-    }
-
-    pub fn last_checkpoint(&self) -> Option<&StepCheckpoint> {
-        self.recent_checkpoints.last()
+        super::bounds::keep_newest(&mut self.recent_checkpoints, RECENT_CHECKPOINTS);
     }
 
     /// The checkpoint work goes on from: after a rewind, the one rewound to (docs/rewind.md);
@@ -160,9 +149,9 @@ pub fn interval_due(
     }
     let step = hook.current_step.as_ref()?;
     let last = hook
-        .last_checkpoint()
-        .map(|c| c.created_at.max(step.started_at))
-        .unwrap_or(step.started_at);
+        .recent_checkpoints
+        .last()
+        .map_or(step.started_at, |c| c.created_at.max(step.started_at));
     let interval = Duration::from_std(interval).unwrap_or(Duration::MAX);
     (now - last >= interval).then(|| {
         Effect::Checkpoint(
@@ -330,7 +319,7 @@ mod tests {
             .map(|c| c.description.as_str())
             .collect();
         assert_eq!(at_hand, ["c3", "c4", "c5", "c6", "c7"]);
-        assert_eq!(h.last_checkpoint().unwrap().description, "c7");
+        assert_eq!(h.recent_checkpoints.last().unwrap().description, "c7");
     }
 
     /// Work resumes from the newest checkpoint that is not a rewind's undo point, and
@@ -341,7 +330,7 @@ mod tests {
         let mut h = Hook::new("t", "w", 0, now);
         let add = |h: &mut Hook, trigger, name: &str| {
             h.push_checkpoint(build(h, trigger, name, None, Head::default(), now));
-            h.last_checkpoint().unwrap().checkpoint_id.clone()
+            h.recent_checkpoints.last().unwrap().checkpoint_id.clone()
         };
         let resume = |h: &Hook| h.resume_checkpoint().map(|c| c.description.clone());
         assert_eq!(resume(&h), None);

@@ -6,35 +6,56 @@
 //! same kind, `fail` → `failed` (`waymark task fail`), since the table names `failed` as a
 //! terminal state but gives no way into it.
 
-use std::fmt;
+/// A fieldless enum whose every value is named once: its serde name, `as_str`, `parse`,
+/// `Display` and `ALL` (every value, in order) all come from the names given here.
+macro_rules! named {
+    ($(#[$meta:meta])* pub enum $ty:ident {
+        $($(#[$vmeta:meta])* $variant:ident = $name:literal,)+
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $ty {
+            $($(#[$vmeta])* #[serde(rename = $name)] $variant,)+
+        }
 
-use serde::{Deserialize, Serialize};
+        impl $ty {
+            pub const ALL: [$ty; [$($name),+].len()] = [$($ty::$variant),+];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HookState {
-    Initializing,
-    StepPending,
-    StepRunning,
-    StepValidating,
-    AwaitingHuman,
-    Recovering,
-    Completed,
-    Failed,
-    Abandoned,
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
+
+            pub fn parse(s: &str) -> Option<$ty> {
+                Self::ALL.into_iter().find(|v| v.as_str() == s)
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
 }
+pub(crate) use named;
 
-pub const ALL_STATES: [HookState; 9] = [
-    HookState::Initializing,
-    HookState::StepPending,
-    HookState::StepRunning,
-    HookState::StepValidating,
-    HookState::AwaitingHuman,
-    HookState::Recovering,
-    HookState::Completed,
-    HookState::Failed,
-    HookState::Abandoned,
-];
+named! {
+    #[derive(Default)]
+    pub enum HookState {
+        #[default]
+        Initializing = "initializing",
+        StepPending = "step_pending",
+        StepRunning = "step_running",
+        StepValidating = "step_validating",
+        AwaitingHuman = "awaiting_human",
+        Recovering = "recovering",
+        Completed = "completed",
+        Failed = "failed",
+        Abandoned = "abandoned",
+    }
+}
 
 /// Triggers that are valid from any non-terminal state.
 pub const CRASH_DETECTED: &str = "crash_detected";
@@ -43,34 +64,7 @@ pub const FAIL: &str = "fail";
 
 impl HookState {
     pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            HookState::Completed | HookState::Failed | HookState::Abandoned
-        )
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookState::Initializing => "initializing",
-            HookState::StepPending => "step_pending",
-            HookState::StepRunning => "step_running",
-            HookState::StepValidating => "step_validating",
-            HookState::AwaitingHuman => "awaiting_human",
-            HookState::Recovering => "recovering",
-            HookState::Completed => "completed",
-            HookState::Failed => "failed",
-            HookState::Abandoned => "abandoned",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<HookState> {
-        ALL_STATES.into_iter().find(|st| st.as_str() == s)
-    }
-}
-
-impl fmt::Display for HookState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        matches!(self, Self::Completed | Self::Failed | Self::Abandoned)
     }
 }
 
@@ -163,9 +157,9 @@ mod tests {
 
     #[test]
     fn every_pair_with_an_ordinary_trigger() {
-        let froms = std::iter::once(None).chain(ALL_STATES.into_iter().map(Some));
+        let froms = std::iter::once(None).chain(HookState::ALL.into_iter().map(Some));
         for from in froms {
-            for to in ALL_STATES {
+            for to in HookState::ALL {
                 let got = check(from, to, "step_start").is_ok();
                 assert_eq!(got, expected(from, to), "{from:?} -> {to:?}");
             }
@@ -174,7 +168,7 @@ mod tests {
 
     #[test]
     fn crash_abandon_and_fail_from_every_non_terminal_state() {
-        for from in ALL_STATES {
+        for from in HookState::ALL {
             for (trigger, to) in [
                 (CRASH_DETECTED, Recovering),
                 (ABANDON, Abandoned),
@@ -199,7 +193,7 @@ mod tests {
     #[test]
     fn terminal_states_reject_everything() {
         for from in [Completed, Failed, Abandoned] {
-            for to in ALL_STATES {
+            for to in HookState::ALL {
                 assert!(check(Some(from), to, "anything").is_err());
             }
         }
@@ -207,7 +201,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for s in ALL_STATES {
+        for s in HookState::ALL {
             assert_eq!(HookState::parse(s.as_str()), Some(s));
             let json = serde_json::to_string(&s).unwrap();
             assert_eq!(json, format!("\"{s}\""));

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::machine::HookState;
+use super::machine::{HookState, named};
 use crate::receipt::ValidationReceipt;
 
 /// `max_attempts` when hook.json does not say (files written before it did).
@@ -34,7 +34,7 @@ pub const RECENT_RECEIPTS: usize = RECENT_CHECKPOINTS;
 
 /// The durable state of one task: the source of truth for recovery. hook.json is its serde
 /// form, but for the plan, which is `plan.json`, written only when the plan changes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Hook {
     pub version: String,
     pub task_id: String,
@@ -104,8 +104,7 @@ pub struct Hook {
     /// no touched file is dropped for want of a step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unassigned_files: Vec<String>,
-    /// The newest checkpoints, oldest first (at most [`RECENT_CHECKPOINTS`]); every
-    /// checkpoint is a line of the task's `checkpoints.jsonl`.
+    /// The newest checkpoints, oldest first (at most [`RECENT_CHECKPOINTS`]).
     #[serde(default)]
     pub recent_checkpoints: Vec<StepCheckpoint>,
     /// The newest receipts, oldest first (at most [`RECENT_RECEIPTS`]), as HOOK.md
@@ -140,7 +139,7 @@ pub struct Journal {
 }
 
 /// Everything needed to resume the current step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepContext {
     pub step_id: String,
     pub step_name: String,
@@ -268,37 +267,15 @@ pub struct IntentBrief {
     pub criteria: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StepStatus {
-    Pending,
-    InProgress,
-    Completed,
-    Failed,
-    Deleted,
-}
-
-impl StepStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StepStatus::Pending => "pending",
-            StepStatus::InProgress => "in_progress",
-            StepStatus::Completed => "completed",
-            StepStatus::Failed => "failed",
-            StepStatus::Deleted => "deleted",
-        }
-    }
-
-    /// Claude Code's task statuses (`pending`, `in_progress`, `completed`, `deleted`).
-    pub fn parse(s: &str) -> Option<StepStatus> {
-        match s {
-            "pending" => Some(StepStatus::Pending),
-            "in_progress" => Some(StepStatus::InProgress),
-            "completed" => Some(StepStatus::Completed),
-            "failed" => Some(StepStatus::Failed),
-            "deleted" => Some(StepStatus::Deleted),
-            _ => None,
-        }
+named! {
+    /// Claude Code's task statuses (`pending`, `in_progress`, `completed`, `deleted`), and
+    /// `failed`.
+    pub enum StepStatus {
+        Pending = "pending",
+        InProgress = "in_progress",
+        Completed = "completed",
+        Failed = "failed",
+        Deleted = "deleted",
     }
 }
 
@@ -382,61 +359,21 @@ mod opt_state {
     }
 }
 
-/// What caused a checkpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckpointTrigger {
-    Manual,
-    GitCommit,
-    GitPush,
-    PrCreated,
-    Validation,
-    StepComplete,
-    Interval,
-    PreCompact,
-    Clear,
-    ContextThreshold,
-    /// The state just before a `waymark rewind`, so that the rewind can be undone.
-    PreRewind,
-}
-
-impl CheckpointTrigger {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CheckpointTrigger::Manual => "manual",
-            CheckpointTrigger::GitCommit => "git_commit",
-            CheckpointTrigger::GitPush => "git_push",
-            CheckpointTrigger::PrCreated => "pr_created",
-            CheckpointTrigger::Validation => "validation",
-            CheckpointTrigger::StepComplete => "step_complete",
-            CheckpointTrigger::Interval => "interval",
-            CheckpointTrigger::PreCompact => "pre_compact",
-            CheckpointTrigger::Clear => "clear",
-            CheckpointTrigger::ContextThreshold => "context_threshold",
-            CheckpointTrigger::PreRewind => "pre_rewind",
-        }
-    }
-
-    /// Every trigger.
-    pub const ALL: [CheckpointTrigger; 11] = {
-        use CheckpointTrigger::*;
-        [
-            Manual,
-            GitCommit,
-            GitPush,
-            PrCreated,
-            Validation,
-            StepComplete,
-            Interval,
-            PreCompact,
-            Clear,
-            ContextThreshold,
-            PreRewind,
-        ]
-    };
-
-    pub fn parse(s: &str) -> Option<CheckpointTrigger> {
-        Self::ALL.into_iter().find(|t| t.as_str() == s)
+named! {
+    /// What caused a checkpoint.
+    pub enum CheckpointTrigger {
+        Manual = "manual",
+        GitCommit = "git_commit",
+        GitPush = "git_push",
+        PrCreated = "pr_created",
+        Validation = "validation",
+        StepComplete = "step_complete",
+        Interval = "interval",
+        PreCompact = "pre_compact",
+        Clear = "clear",
+        ContextThreshold = "context_threshold",
+        /// The state just before a `waymark rewind`, so that the rewind can be undone.
+        PreRewind = "pre_rewind",
     }
 }
 
@@ -606,7 +543,7 @@ impl RecoveryContext {
 }
 
 /// The Claude Code session last seen working on this task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     pub session_id: String,
     pub started_at: DateTime<Utc>,
@@ -722,10 +659,11 @@ impl FailedTurn {
 pub const SESSION_FILES: usize = 8;
 
 /// Where a session stands: the difference between a crash and a clean stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionStatus {
     /// Working on a turn: no Stop since the last activity.
+    #[default]
     Active,
     /// The last turn finished (Stop).
     Idle,
@@ -736,18 +674,12 @@ pub enum SessionStatus {
 /// The name of a task's directory: task ids come from intents (user text), so they are
 /// kept to safe file names.
 pub fn sanitize(id: &str) -> String {
-    let s: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let s = s.trim_matches('.').to_string();
-    if s.is_empty() { "task".into() } else { s }
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let s: String = id.chars().map(|c| if safe(c) { c } else { '_' }).collect();
+    match s.trim_matches('.') {
+        "" => "task".into(),
+        s => s.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -757,15 +689,15 @@ mod tests {
     /// Every status Claude Code's task tools send reads back as the status it names.
     #[test]
     fn every_step_status_parses_from_its_own_name() {
-        for status in [
-            StepStatus::Pending,
-            StepStatus::InProgress,
-            StepStatus::Completed,
-            StepStatus::Failed,
-            StepStatus::Deleted,
-        ] {
+        for status in StepStatus::ALL {
             assert_eq!(StepStatus::parse(status.as_str()), Some(status));
+            assert_eq!(serde_json::to_value(status).unwrap(), status.as_str());
         }
+        let names: Vec<&str> = StepStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(
+            names,
+            ["pending", "in_progress", "completed", "failed", "deleted"]
+        );
         assert_eq!(StepStatus::parse("done"), None);
     }
 

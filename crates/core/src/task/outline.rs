@@ -30,18 +30,10 @@ pub fn number(steps: &[Step], index: usize) -> usize {
         + 1
 }
 
-/// How many numbered steps `steps` has.
-pub fn numbered_count(steps: &[Step]) -> usize {
-    steps.iter().filter(|s| numbered(s)).count()
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outline {
     /// How many numbered steps the plan has ([`number`]).
     pub step_count: usize,
-    /// The first step in progress, else the first pending one: the step to resume unless
-    /// the current step is another (`Hook::next_step`).
-    pub next: Option<Step>,
     /// Every step that is not deleted is completed (and there is one).
     pub all_completed: bool,
     /// The first pending steps: one more than [`NEXT_STEPS_NAMED`], so that the step to
@@ -81,18 +73,12 @@ pub struct Then<'a> {
 impl Outline {
     /// The outline of `steps`.
     pub fn of(steps: &[Step]) -> Outline {
-        let statuses: Vec<StepStatus> = steps.iter().map(|s| s.status).collect();
-        let statuses = &statuses;
-        let with = |status| (0..statuses.len()).filter(move |&i| statuses[i] == status);
+        let with = |status| (0..steps.len()).filter(move |&i| steps[i].status == status);
         let pending: Vec<usize> = with(StepStatus::Pending).collect();
         let done: Vec<usize> = with(StepStatus::Completed).collect();
-        let live = statuses.len() - with(StepStatus::Deleted).count();
+        let live = steps.len() - with(StepStatus::Deleted).count();
         Outline {
-            step_count: numbered_count(steps),
-            next: with(StepStatus::InProgress)
-                .next()
-                .or(pending.first().copied())
-                .map(|i| steps[i].clone()),
+            step_count: steps.iter().filter(|s| numbered(s)).count(),
             all_completed: live > 0 && live == done.len(),
             pending: pending
                 .iter()
@@ -165,21 +151,29 @@ mod tests {
         h.steps
     }
 
+    /// The step to resume when none is current: the first in progress, else the first
+    /// pending.
+    fn next(steps: &[Step]) -> Option<&Step> {
+        let first = |status| steps.iter().find(|s| s.status == status);
+        first(StepStatus::InProgress).or_else(|| first(StepStatus::Pending))
+    }
+
     #[test]
     fn names_the_step_to_resume_the_next_few_and_the_last_ones_done() {
         use StepStatus::*;
         let mut statuses = vec![Completed; 12];
         statuses.extend([Deleted, InProgress]);
         statuses.extend(vec![Pending; 8]);
-        let o = Outline::of(&plan(&statuses));
+        let steps = plan(&statuses);
+        let o = Outline::of(&steps);
         // The deleted step is not counted, as `waymark plan` does not number it.
         assert_eq!(o.step_count, 21);
         assert_eq!(o.done[9].number, 12);
-        assert_eq!(o.next.as_ref().map(|s| s.name.as_str()), Some("Part 14"));
+        assert_eq!(next(&steps).map(|s| s.name.as_str()), Some("Part 14"));
         assert!(!o.all_completed);
         assert_eq!((o.done_count, o.done_earlier()), (12, 2));
         assert_eq!(o.done[0].name, "Part 3");
-        let then = o.then(o.next.as_ref()).unwrap();
+        let then = o.then(next(&steps)).unwrap();
         assert_eq!(
             then.named,
             ["Part 15", "Part 16", "Part 17", "Part 18", "Part 19"]
@@ -190,15 +184,17 @@ mod tests {
     #[test]
     fn a_pending_step_to_resume_is_left_out_of_what_comes_then() {
         use StepStatus::*;
-        let o = Outline::of(&plan(&[Completed, Pending, Pending, Deleted]));
-        let next = o.next.clone().unwrap();
-        assert_eq!(next.name, "Part 2");
-        let then = o.then(Some(&next)).unwrap();
+        let steps = plan(&[Completed, Pending, Pending, Deleted]);
+        let o = Outline::of(&steps);
+        let resume = next(&steps).unwrap();
+        assert_eq!(resume.name, "Part 2");
+        let then = o.then(Some(resume)).unwrap();
         assert_eq!((then.named, then.more), (vec!["Part 3"], 0));
         // With no step to resume (a human must decide), the next one is named too.
         assert_eq!(o.then(None).unwrap().named, ["Part 2", "Part 3"]);
-        let all = Outline::of(&plan(&[Completed, Deleted, Completed]));
-        assert!(all.all_completed && all.next.is_none() && all.then(None).is_none());
+        let done = plan(&[Completed, Deleted, Completed]);
+        let all = Outline::of(&done);
+        assert!(all.all_completed && next(&done).is_none() && all.then(None).is_none());
         assert!(!Outline::of(&[]).all_completed);
     }
 

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use super::machine::{self, HookState, TransitionError};
 use super::model::*;
-use super::outline::Outline;
+use super::outline::{Outline, numbered};
 
 /// What the caller must do after a change.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,43 +54,12 @@ impl Hook {
             created_at: now,
             updated_at: now,
             state: HookState::Initializing,
-            current_step: None,
-            history_count: 1,
-            recovery: None,
-            checkpoint_count: 0,
-            receipt_count: 0,
-            last_failure: None,
-            intent: None,
-            receipt_head: None,
             task_index,
-            intent_id: None,
-            sessions: Vec::new(),
-            goal: None,
-            last_prompt: None,
             max_attempts: default_max_attempts(),
-            compact_summary: None,
-            clear_note: None,
-            rewound: None,
-            conversation_rewound: None,
-            context_percent: None,
-            unassigned_files: Vec::new(),
-            recent_checkpoints: Vec::new(),
-            recent_receipts: Vec::new(),
-            plan_version: 0,
             schema_version: SCHEMA_VERSION.into(),
-            steps: Vec::new(),
-            journal: Journal {
-                history: vec![HookEvent {
-                    timestamp: now,
-                    from_state: None,
-                    to_state: HookState::Initializing,
-                    trigger: "task_start".into(),
-                    step_name: None,
-                    details: BTreeMap::new(),
-                }],
-                ..Journal::default()
-            },
+            ..Hook::default()
         };
+        hook.record(None, hook.state, "task_start", BTreeMap::new(), now);
         hook.transition(HookState::StepPending, "setup_complete", now)
             .expect("initializing -> step_pending is in the table");
         hook
@@ -120,27 +89,30 @@ impl Hook {
         if self.state == HookState::Recovering && to != HookState::Recovering {
             self.recovery = None;
         }
-        self.history_count += 1;
-        self.journal.history.push(HookEvent {
-            timestamp: now,
-            from_state: Some(self.state),
-            to_state: to,
-            trigger: trigger.into(),
-            step_name: self.current_step.as_ref().map(|c| c.step_name.clone()),
-            details,
-        });
+        self.record(Some(self.state), to, trigger, details, now);
         self.state = to;
-        self.updated_at = now;
         Ok(())
     }
 
     /// Records an event that leaves the state as it is (a rewind) in the history.
     pub fn note(&mut self, trigger: &str, details: BTreeMap<String, Value>, now: DateTime<Utc>) {
+        self.record(Some(self.state), self.state, trigger, details, now);
+    }
+
+    /// Appends a history event of the current step.
+    fn record(
+        &mut self,
+        from: Option<HookState>,
+        to: HookState,
+        trigger: &str,
+        details: BTreeMap<String, Value>,
+        now: DateTime<Utc>,
+    ) {
         self.history_count += 1;
         self.journal.history.push(HookEvent {
             timestamp: now,
-            from_state: Some(self.state),
-            to_state: self.state,
+            from_state: from,
+            to_state: to,
             trigger: trigger.into(),
             step_name: self.current_step.as_ref().map(|c| c.step_name.clone()),
             details,
@@ -157,6 +129,11 @@ impl Hook {
         self.steps.iter().position(|s| s.id == id)
     }
 
+    /// Where the current step stands in the plan.
+    fn current_pos(&self) -> Option<usize> {
+        self.step_pos(&self.current_step.as_ref()?.step_id)
+    }
+
     /// Finds a step by id, else by name (case-insensitive), else by its number in the plan
     /// as `waymark plan` lists it (1-based, deleted steps not counted): the three ways an
     /// agent or a person names a step.
@@ -170,7 +147,7 @@ impl Hook {
             let n: usize = reference.parse().ok()?;
             self.steps
                 .iter()
-                .filter(|s| super::outline::numbered(s))
+                .filter(|s| numbered(s))
                 .nth(n.checked_sub(1)?)
         };
         // Names are kept as `stored` keeps them: a name with a secret, or one cut at its
@@ -188,11 +165,10 @@ impl Hook {
         let mut added = 0;
         for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
             let name = &stored(name, MAX_STEP_NAME);
-            let known = self.steps.iter().any(|s| {
-                s.status != StepStatus::Deleted
-                    && s.source != StepSource::Implicit
-                    && s.name.eq_ignore_ascii_case(name)
-            });
+            let known = self
+                .steps
+                .iter()
+                .any(|s| numbered(s) && s.name.eq_ignore_ascii_case(name));
             if !known {
                 let id = self.next_step_id("step-");
                 if !self.add_step(&id, name, "", None, source, now) {
@@ -220,7 +196,6 @@ impl Hook {
         let name = &stored(name, MAX_STEP_NAME);
         let description = &stored(description, MAX_STEP_DESCRIPTION);
         let active_form = active_form.map(|a| stored(a, MAX_STEP_NAME));
-        let active_form = active_form.as_deref();
         if let Some(pos) = self.step_pos(id) {
             let step = &mut self.steps[pos];
             if !name.is_empty() {
@@ -230,7 +205,7 @@ impl Hook {
                 step.description = description.into();
             }
             if active_form.is_some() {
-                step.active_form = active_form.map(str::to_string);
+                step.active_form = active_form;
             }
             return true;
         }
@@ -245,7 +220,7 @@ impl Hook {
             status: StepStatus::Pending,
             source,
             description: description.into(),
-            active_form: active_form.map(str::to_string),
+            active_form,
             attempt: 0,
             failed_since_entry: false,
             granted: 0,
@@ -279,44 +254,26 @@ impl Hook {
         };
         let is_current = self.current_step.as_ref().is_some_and(|c| c.step_id == id);
         match status {
-            StepStatus::InProgress => {
-                if is_current && self.state == HookState::StepRunning {
-                    return Ok(Vec::new());
-                }
-                self.enter_step(pos, max_attempts, "step_start", now)?;
-                Ok(Vec::new())
-            }
+            StepStatus::InProgress if is_current && self.state == HookState::StepRunning => {}
+            StepStatus::InProgress => self.enter_step(pos, max_attempts, "step_start", now)?,
+            StepStatus::Completed if self.steps[pos].status == StepStatus::Completed => {}
             StepStatus::Completed => {
-                if self.steps[pos].status == StepStatus::Completed {
-                    return Ok(Vec::new());
-                }
-                self.leave_step(pos, StepStatus::Completed, "step_complete", now)?;
-                let name = self.steps[pos].name.clone();
-                Ok(vec![Effect::Checkpoint(
+                self.leave_step(pos, status, "step_complete", now)?;
+                let name = &self.steps[pos].name;
+                return Ok(vec![Effect::Checkpoint(
                     CheckpointTrigger::StepComplete,
                     format!("Step completed: {name}"),
                     Some(pos),
-                )])
+                )]);
             }
             StepStatus::Failed => {
                 self.steps[pos].failed_since_entry = true;
-                self.leave_step(pos, StepStatus::Failed, "step_failed", now)?;
-                Ok(Vec::new())
+                self.leave_step(pos, status, "step_failed", now)?;
             }
-            StepStatus::Deleted | StepStatus::Pending => {
-                self.leave_step(
-                    pos,
-                    status,
-                    if status == StepStatus::Deleted {
-                        "step_deleted"
-                    } else {
-                        "step_paused"
-                    },
-                    now,
-                )?;
-                Ok(Vec::new())
-            }
+            StepStatus::Deleted => self.leave_step(pos, status, "step_deleted", now)?,
+            StepStatus::Pending => self.leave_step(pos, status, "step_paused", now)?,
         }
+        Ok(Vec::new())
     }
 
     /// Starts (or re-enters) the step at `pos`.
@@ -330,7 +287,7 @@ impl Hook {
         self.max_attempts = max_attempts;
         self.fold_implicit(pos, now)?;
         self.switch_from_current(pos, now)?;
-        let attempt = self.entry_attempt(pos);
+        let attempt = self.next_attempt(&self.steps[pos]);
         let allowed = max_attempts + self.steps[pos].granted;
         // Work with no plan is not a step: it has no attempts to run out of.
         if attempt > allowed && self.steps[pos].source != StepSource::Implicit {
@@ -345,8 +302,7 @@ impl Hook {
         }
         self.current_step = Some(ctx);
         if self.state != HookState::StepRunning {
-            let mut details = BTreeMap::new();
-            details.insert("attempt".into(), Value::from(attempt));
+            let details = BTreeMap::from([("attempt".into(), Value::from(attempt))]);
             self.transition_with(HookState::StepRunning, trigger, details, now)?;
         }
         Ok(())
@@ -382,10 +338,9 @@ impl Hook {
         let Some(pos) = self.step_pos(id) else {
             return Ok(());
         };
-        let attempt = self.entry_attempt(pos);
+        let attempt = self.next_attempt(&self.steps[pos]);
         let step = &mut self.steps[pos];
         step.granted = step.granted.max(attempt.saturating_sub(max_attempts));
-        self.max_attempts = max_attempts;
         self.enter_step(pos, max_attempts, "step_retry", now)
     }
 
@@ -396,41 +351,27 @@ impl Hook {
         pos: usize,
         now: DateTime<Utc>,
     ) -> Result<(), TransitionError> {
-        let switching = self
-            .current_step
-            .as_ref()
-            .is_some_and(|c| c.step_id != self.steps[pos].id);
-        if !switching {
-            return Ok(());
-        }
-        let old = self
-            .current_step
-            .as_ref()
-            .map(|c| c.step_id.clone())
-            .unwrap_or_default();
+        let old = match &self.current_step {
+            Some(c) if c.step_id != self.steps[pos].id => c.step_id.clone(),
+            _ => return Ok(()),
+        };
         if let Some(old_pos) = self.step_pos(&old) {
-            let keep = self.steps[old_pos].status;
-            let keep = if keep == StepStatus::InProgress {
-                StepStatus::Pending
-            } else {
-                keep
+            let keep = match self.steps[old_pos].status {
+                StepStatus::InProgress => StepStatus::Pending,
+                status => status,
             };
             self.leave_step(old_pos, keep, "step_switch", now)?;
         }
         Ok(())
     }
 
-    /// The attempt that entering the step at `pos` makes: the first, the same one again,
-    /// or a new one after a failure or a crash.
-    fn entry_attempt(&self, pos: usize) -> u32 {
-        let from_recovery = self.state == HookState::Recovering;
-        let step = &self.steps[pos];
-        if step.attempt == 0 {
-            1
-        } else if step.failed_since_entry || from_recovery {
-            step.attempt + 1
-        } else {
-            step.attempt
+    /// The attempt the next entry into `step` makes: the first, the same one again, or a
+    /// new one after a failure or a crash.
+    pub fn next_attempt(&self, step: &Step) -> u32 {
+        match step.attempt {
+            0 => 1,
+            n if step.failed_since_entry || self.state == HookState::Recovering => n + 1,
+            n => n,
         }
     }
 
@@ -447,24 +388,16 @@ impl Hook {
         details.insert("attempt".into(), Value::from(attempt));
         details.insert("max_attempts".into(), Value::from(max_attempts));
         match self.state {
-            HookState::AwaitingHuman => {}
-            HookState::StepPending => {
-                self.transition(HookState::StepRunning, trigger, now)?;
-                self.transition_with(
-                    HookState::AwaitingHuman,
-                    "max_attempts_exceeded",
-                    details,
-                    now,
-                )?;
-            }
-            _ => self.transition_with(
-                HookState::AwaitingHuman,
-                "max_attempts_exceeded",
-                details,
-                now,
-            )?,
+            HookState::AwaitingHuman => return Ok(()),
+            HookState::StepPending => self.transition(HookState::StepRunning, trigger, now)?,
+            _ => {}
         }
-        Ok(())
+        self.transition_with(
+            HookState::AwaitingHuman,
+            "max_attempts_exceeded",
+            details,
+            now,
+        )
     }
 
     /// Marks the step at `pos` in progress as `attempt` and makes its context, which keeps
@@ -481,45 +414,33 @@ impl Hook {
         step.attempt = attempt;
         step.failed_since_entry = false;
         step.started_at.get_or_insert(now);
-        let same = self
-            .current_step
-            .as_ref()
-            .is_some_and(|c| c.step_id == step.id);
         // Re-entering the same step keeps what it did so far.
-        let previous = if same { self.current_step.take() } else { None };
+        let kept = match self.current_step.take_if(|c| c.step_id == step.id) {
+            Some(previous) => previous,
+            None => StepContext {
+                started_at: now,
+                files_touched: step.files_touched.clone(),
+                ..StepContext::default()
+            },
+        };
         StepContext {
             step_id: step.id.clone(),
             step_name: step.name.clone(),
             step_index: step.index,
-            started_at: previous.as_ref().map_or(now, |p| p.started_at),
             attempt,
             max_attempts,
             working_on: working_on_for(step),
-            files_touched: previous
-                .as_ref()
-                .map_or_else(|| step.files_touched.clone(), |p| p.files_touched.clone()),
             last_output: String::new(),
             current_checkpoint_id: None,
-            last_failure: previous.as_ref().and_then(|p| p.last_failure.clone()),
-            side_effects: previous
-                .as_ref()
-                .map(|p| p.side_effects.clone())
-                .unwrap_or_default(),
-            resumed_after_crash: previous.as_ref().is_some_and(|p| p.resumed_after_crash),
-            in_flight: previous.as_ref().and_then(|p| p.in_flight.clone()),
-            receipt_ids: previous.map(|p| p.receipt_ids).unwrap_or_default(),
+            ..kept
         }
     }
 
     /// The work done before there was a plan belongs to the plan's first step entered: when
     /// a planned step is entered while the implicit step is current, the implicit step's
     /// files go to the unassigned files (which the step entered takes over) and the
-    /// implicit step, now empty, is deleted. Returns whether it was.
-    fn fold_implicit(
-        &mut self,
-        target: usize,
-        now: DateTime<Utc>,
-    ) -> Result<bool, TransitionError> {
+    /// implicit step, now empty, is deleted.
+    fn fold_implicit(&mut self, target: usize, now: DateTime<Utc>) -> Result<(), TransitionError> {
         let implicit = match &self.current_step {
             Some(c) if c.step_name == IMPLICIT_STEP => self.step_pos(&c.step_id),
             _ => None,
@@ -527,14 +448,14 @@ impl Hook {
         let Some(pos) =
             implicit.filter(|&pos| pos != target && self.steps[pos].source == StepSource::Implicit)
         else {
-            return Ok(false);
+            return Ok(());
         };
         self.leave_step(pos, StepStatus::Deleted, "plan_recorded", now)?;
         let step = &mut self.steps[pos];
         for f in std::mem::take(&mut step.files_touched) {
             super::bounds::add_file(&mut self.unassigned_files, &f);
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Ends the step at `pos` with `status`; if it was the current step, the hook returns
@@ -549,14 +470,12 @@ impl Hook {
         let id = self.steps[pos].id.clone();
         let is_current = self.current_step.as_ref().is_some_and(|c| c.step_id == id);
         if is_current {
-            match self.state {
-                HookState::StepRunning
-                | HookState::StepValidating
-                | HookState::AwaitingHuman
-                | HookState::Recovering => {
-                    self.transition(HookState::StepPending, trigger, now)?;
-                }
-                _ => {}
+            use HookState::*;
+            if matches!(
+                self.state,
+                StepRunning | StepValidating | AwaitingHuman | Recovering
+            ) {
+                self.transition(StepPending, trigger, now)?;
             }
             let ctx = self.current_step.take().expect("is current");
             ctx.leave_into(&mut self.steps[pos]);
@@ -578,20 +497,13 @@ impl Hook {
         max_attempts: u32,
         now: DateTime<Utc>,
     ) -> Result<bool, TransitionError> {
-        if self.state.is_terminal() {
-            return Ok(false);
+        match self.state {
+            state if state.is_terminal() => return Ok(false),
+            HookState::StepRunning if self.current_step.is_some() => return Ok(true),
+            HookState::AwaitingHuman | HookState::StepValidating => return Ok(false),
+            _ => {}
         }
-        if self.state == HookState::StepRunning && self.current_step.is_some() {
-            return Ok(true);
-        }
-        if matches!(
-            self.state,
-            HookState::AwaitingHuman | HookState::StepValidating
-        ) {
-            return Ok(false);
-        }
-        let current = self.current_step.as_ref().map(|c| c.step_id.clone());
-        let target = current.and_then(|id| self.step_pos(&id)).or_else(|| {
+        let target = self.current_pos().or_else(|| {
             self.steps
                 .iter()
                 .position(|s| s.status == StepStatus::InProgress)
@@ -599,29 +511,27 @@ impl Hook {
         // A plan with steps still to start waits for the next one; a plan finished is not
         // reopened by the work after it (a commit, a check): its files wait unassigned.
         let waiting = self.steps.iter().any(|s| s.status == StepStatus::Pending);
-        let pos = match target {
+        if target.is_none() && (waiting || self.plan_finished()) {
+            return Ok(false);
+        }
+        let implicit = self
+            .steps
+            .iter()
+            .position(|s| s.source == StepSource::Implicit && s.status != StepStatus::Completed);
+        let pos = match target.or(implicit) {
             Some(pos) => pos,
-            None if waiting || self.plan_finished() => return Ok(false),
             None => {
-                let existing = self.steps.iter().position(|s| {
-                    s.source == StepSource::Implicit && s.status != StepStatus::Completed
-                });
-                match existing {
-                    Some(pos) => pos,
-                    None => {
-                        let id = self.next_step_id("work-");
-                        let working_on = self.goal.clone().unwrap_or_default();
-                        self.add_step(
-                            &id,
-                            IMPLICIT_STEP,
-                            &working_on,
-                            None,
-                            StepSource::Implicit,
-                            now,
-                        );
-                        self.steps.len() - 1
-                    }
-                }
+                let id = self.next_step_id("work-");
+                let working_on = self.goal.clone().unwrap_or_default();
+                self.add_step(
+                    &id,
+                    IMPLICIT_STEP,
+                    &working_on,
+                    None,
+                    StepSource::Implicit,
+                    now,
+                );
+                self.steps.len() - 1
             }
         };
         self.enter_step(pos, max_attempts, "step_resume", now)?;
@@ -662,13 +572,8 @@ impl Hook {
         let Some(c) = self.current_step.as_mut() else {
             return;
         };
-        let ended = c
-            .in_flight
-            .as_ref()
-            .is_some_and(|f| f.session_id == session && command.is_none_or(|cmd| f.command == cmd));
-        if ended {
-            c.in_flight = None;
-        }
+        c.in_flight
+            .take_if(|f| f.session_id == session && command.is_none_or(|cmd| f.command == cmd));
     }
 
     /// Records a side effect of the current step (a push, a pull request, a deploy) and
@@ -685,8 +590,7 @@ impl Hook {
             unknown: false,
             checked: false,
         });
-        let excess = c.side_effects.len().saturating_sub(SIDE_EFFECTS);
-        c.side_effects.drain(..excess);
+        super::bounds::keep_newest(&mut c.side_effects, SIDE_EFFECTS);
     }
 
     /// Records a file the current step touched (root-relative, deduplicated). With no
@@ -707,33 +611,25 @@ impl Hook {
     /// Marks the current step as having failed since it was entered: its next entry is a
     /// new attempt.
     pub fn record_failure(&mut self, now: DateTime<Utc>) {
-        if let Some(id) = self.current_step.as_ref().map(|c| c.step_id.clone()) {
-            if let Some(pos) = self.step_pos(&id) {
-                self.steps[pos].failed_since_entry = true;
-                self.updated_at = now;
-            }
+        if let Some(pos) = self.current_pos() {
+            self.steps[pos].failed_since_entry = true;
+            self.updated_at = now;
         }
     }
 
     /// True when the plan has steps and every one that was not deleted is completed.
     pub fn all_steps_completed(&self) -> bool {
-        let mut live = self
-            .steps
-            .iter()
-            .filter(|s| s.status != StepStatus::Deleted)
-            .peekable();
-        live.peek().is_some() && live.all(|s| s.status == StepStatus::Completed)
+        all_completed(
+            self.steps
+                .iter()
+                .filter(|s| s.status != StepStatus::Deleted),
+        )
     }
 
     /// True when a plan was kept and every step of it is completed: the work after it (a
     /// commit, a check) reopens nothing.
     pub fn plan_finished(&self) -> bool {
-        let mut planned = self
-            .steps
-            .iter()
-            .filter(|s| s.source != StepSource::Implicit && s.status != StepStatus::Deleted)
-            .peekable();
-        planned.peek().is_some() && planned.all(|s| s.status == StepStatus::Completed)
+        all_completed(self.steps.iter().filter(|s| numbered(s)))
     }
 
     /// Completed steps, in plan order.
@@ -773,24 +669,15 @@ impl Hook {
             .is_some_and(|s| s.source == StepSource::Implicit)
     }
 
-    /// What the agent was doing: the current step's activeForm/subject (for work outside
-    /// any plan, the request it began with), else the prompt.
-    pub fn working_on(&self) -> Option<&str> {
-        match &self.current_step {
-            Some(c) if !c.working_on.is_empty() => Some(&c.working_on),
-            // Once there is a plan, its steps say better than the raw prompt.
-            _ if !self.steps.is_empty() => None,
-            _ => self.last_prompt.as_deref(),
-        }
-    }
-
     /// The plan as it stands, for the start of a turn of `session`.
     pub fn plan_at(&self, session: &str, now: DateTime<Utc>) -> PlanAt {
         PlanAt {
             at: now,
             session_id: session.to_string(),
-            steps: (0..self.steps.len())
-                .map(|i| (self.steps[i].id.clone(), self.steps[i].status))
+            steps: self
+                .steps
+                .iter()
+                .map(|s| (s.id.clone(), s.status))
                 .collect(),
             current: self.current_step.as_ref().map(|c| c.step_id.clone()),
         }
@@ -810,12 +697,11 @@ impl Hook {
         let was = |id: &str| then.steps.iter().find(|(i, _)| i == id).map(|(_, s)| *s);
         // What each step goes back to, told before anything moves.
         let (mut reopened, mut dropped, mut back) = (Vec::new(), Vec::new(), Vec::new());
-        for pos in 0..self.steps.len() {
-            let before = was(&self.steps[pos].id);
+        for (pos, s) in self.steps.iter().enumerate() {
+            let before = was(&s.id);
             let to = before.unwrap_or(StepStatus::Deleted);
-            let now_status = self.steps[pos].status;
-            if now_status != to && now_status != StepStatus::Deleted {
-                let name = self.steps[pos].name.clone();
+            if s.status != to && s.status != StepStatus::Deleted {
+                let name = s.name.clone();
                 match before {
                     Some(_) => reopened.push(name),
                     None => dropped.push(name),
@@ -823,12 +709,11 @@ impl Hook {
                 back.push((pos, to));
             }
         }
-        let current = self.current_step.as_ref().map(|c| c.step_id.clone());
-        if let Some(pos) = current.as_deref().and_then(|id| self.step_pos(id)) {
-            if then.current != current {
-                let status = was(&self.steps[pos].id).unwrap_or(StepStatus::Deleted);
-                self.leave_step(pos, status, "conversation_rewound", now)?;
-            }
+        if let Some(pos) = self.current_pos()
+            && then.current.as_deref() != Some(self.steps[pos].id.as_str())
+        {
+            let status = was(&self.steps[pos].id).unwrap_or(StepStatus::Deleted);
+            self.leave_step(pos, status, "conversation_rewound", now)?;
         }
         for (pos, to) in back {
             let step = &mut self.steps[pos];
@@ -838,10 +723,10 @@ impl Hook {
             }
         }
         let current_then = then.current.as_deref().and_then(|id| self.step_pos(id));
-        if let Some(pos) = current_then.filter(|_| self.current_step.is_none()) {
-            if self.steps[pos].status == StepStatus::InProgress {
-                self.enter_step(pos, max_attempts, "conversation_rewound", now)?;
-            }
+        if let Some(pos) = current_then.filter(|_| self.current_step.is_none())
+            && self.steps[pos].status == StepStatus::InProgress
+        {
+            self.enter_step(pos, max_attempts, "conversation_rewound", now)?;
         }
         self.updated_at = now;
         Ok((reopened, dropped))
@@ -855,26 +740,27 @@ impl Hook {
             _ => "task_complete",
         };
         if to == HookState::Completed && self.state != HookState::StepPending {
-            if let Some(pos) = self
-                .current_step
-                .as_ref()
-                .and_then(|c| self.step_pos(&c.step_id))
-            {
+            if let Some(pos) = self.current_pos() {
                 self.leave_step(pos, StepStatus::Completed, "step_complete", now)?;
             } else {
                 self.transition(HookState::StepPending, "task_finishing", now)?;
             }
         }
         self.transition(to, trigger, now)?;
-        if to.is_terminal() {
-            if let Some(ctx) = self.current_step.take() {
-                if let Some(pos) = self.step_pos(&ctx.step_id) {
-                    ctx.leave_into(&mut self.steps[pos]);
-                }
-            }
+        if to.is_terminal()
+            && let Some(ctx) = self.current_step.take()
+            && let Some(pos) = self.step_pos(&ctx.step_id)
+        {
+            ctx.leave_into(&mut self.steps[pos]);
         }
         Ok(())
     }
+}
+
+/// Whether `steps` holds a step and every one is completed.
+fn all_completed<'a>(steps: impl Iterator<Item = &'a Step>) -> bool {
+    let mut steps = steps.peekable();
+    steps.peek().is_some() && steps.all(|s| s.status == StepStatus::Completed)
 }
 
 /// What a step's context says the agent is working on: the step's active form, else for

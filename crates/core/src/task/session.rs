@@ -32,16 +32,7 @@ impl Session {
             last_event_at: now,
             status,
             transcript_path: transcript_path.map(str::to_string),
-            end_reason: None,
-            owner: None,
-            step: None,
-            files: Vec::new(),
-            cwd: None,
-            waiting_for: None,
-            failed_turn: None,
-            agents: Vec::new(),
-            turn: None,
-            client: None,
+            ..Session::default()
         }
     }
 }
@@ -86,11 +77,7 @@ impl Hook {
             .sessions
             .iter()
             .any(|s| s.session_id != id && short_form(&s.session_id) == short);
-        if alike {
-            id.to_string()
-        } else {
-            short.to_string()
-        }
+        if alike { id } else { short }.to_string()
     }
 
     /// The session that sent the last event.
@@ -163,8 +150,7 @@ impl Hook {
         s.agents.retain(|a| a != agent);
         if started {
             s.agents.push(agent.to_string());
-            let excess = s.agents.len().saturating_sub(SESSION_AGENTS);
-            s.agents.drain(..excess);
+            super::bounds::keep_newest(&mut s.agents, SESSION_AGENTS);
         }
     }
 
@@ -185,8 +171,7 @@ impl Hook {
                 s.files.push(f.to_string());
             }
         }
-        let excess = s.files.len().saturating_sub(SESSION_FILES);
-        s.files.drain(..excess);
+        super::bounds::keep_newest(&mut s.files, SESSION_FILES);
     }
 
     /// The sessions other than `id` that are working now: mid-turn, with their Claude

@@ -6,7 +6,11 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use super::{CheckpointTrigger, Effect, FailedValidation, Hook, HookState, LaterPass};
+use super::bounds::keep_newest;
+use super::{
+    CheckpointTrigger, Effect, FailedValidation, Hook, HookState, LaterPass, RECENT_RECEIPTS,
+    ReceiptSummary,
+};
 use crate::config::Config;
 use crate::receipt::{ReceiptHead, ReceiptSigner, Run, ValidationReceipt, seal, sha256_hex};
 
@@ -59,8 +63,7 @@ pub fn observed(
 ) -> Run {
     let started_at = duration
         .and_then(|d| chrono::Duration::from_std(d).ok())
-        .map(|d| now - d)
-        .unwrap_or(now);
+        .map_or(now, |d| now - d);
     Run {
         command: command.to_string(),
         exit_code,
@@ -129,10 +132,7 @@ pub const WHY_LINES: usize = 8;
 fn note_outcome(hook: &mut Hook, r: &ValidationReceipt, output: &str) {
     // Work with no plan is no step to name: told by where the step came from, not by a
     // name a plan may also use.
-    let step = match hook.unplanned() {
-        true => String::new(),
-        false => r.step_name.clone(),
-    };
+    let step = (!hook.unplanned()).then(|| r.step_name.clone());
     let same = |f: &FailedValidation| {
         crate::text::one_line(&f.command) == crate::text::one_line(&r.command)
     };
@@ -158,7 +158,7 @@ fn note_outcome(hook: &mut Hook, r: &ValidationReceipt, output: &str) {
         command: r.command.clone(),
         exit_code: r.exit_code,
         at: r.completed_at,
-        step,
+        step: step.unwrap_or_default(),
         output: crate::text::last_lines(output, WHY_LINES, 1000),
         passed_later: None,
     };
@@ -169,10 +169,6 @@ fn note_outcome(hook: &mut Hook, r: &ValidationReceipt, output: &str) {
 }
 
 impl Hook {
-    /// Stores a receipt and links it to its step (by name, else the current step). The
-    /// current step's receipts wait in its context until the step is left
-    /// ([`StepContext::leave_into`](crate::task::StepContext::leave_into)): a validation
-    /// of the running step leaves the plan as it was read.
     /// Counts receipts the task's log holds at its end and hook.json did not count (a save
     /// killed between appending them and writing hook.json): the head follows them, so
     /// that the next receipt is chained after the log's real end and the head and the log
@@ -181,16 +177,15 @@ impl Hook {
         for r in found {
             self.receipt_head = Some(ReceiptHead::after(self.receipt_head.as_ref(), r));
             self.receipt_count += 1;
-            self.recent_receipts
-                .push(crate::task::ReceiptSummary::of(r));
+            self.recent_receipts.push(ReceiptSummary::of(r));
         }
-        let excess = self
-            .recent_receipts
-            .len()
-            .saturating_sub(crate::task::RECENT_RECEIPTS);
-        self.recent_receipts.drain(..excess);
+        keep_newest(&mut self.recent_receipts, RECENT_RECEIPTS);
     }
 
+    /// Stores a receipt and links it to its step (by name, else the current step). The
+    /// current step's receipts wait in its context until the step is left
+    /// ([`StepContext::leave_into`](crate::task::StepContext::leave_into)): a validation
+    /// of the running step leaves the plan as it was read.
     pub fn add_receipt(&mut self, receipt: ValidationReceipt) {
         let name = receipt.step_name.as_str();
         let current = self.current_step.as_ref().map(|c| c.step_id.as_str());
@@ -214,13 +209,8 @@ impl Hook {
         }
         self.updated_at = self.updated_at.max(receipt.completed_at);
         self.receipt_count += 1;
-        self.recent_receipts
-            .push(crate::task::ReceiptSummary::of(&receipt));
-        let excess = self
-            .recent_receipts
-            .len()
-            .saturating_sub(crate::task::RECENT_RECEIPTS);
-        self.recent_receipts.drain(..excess);
+        self.recent_receipts.push(ReceiptSummary::of(&receipt));
+        keep_newest(&mut self.recent_receipts, RECENT_RECEIPTS);
         self.journal.receipts.push(receipt);
     }
 }
@@ -437,7 +427,7 @@ mod tests {
         record(&mut hook, failed, "FAILED\n", now);
         assert_eq!(hook.state, HookState::StepPending);
         let step = hook.next_step().unwrap().clone();
-        assert_eq!(crate::recovery::guidance::next_attempt(&hook, &step), 2);
+        assert_eq!(hook.next_attempt(&step), 2);
         hook.ensure_running(9, now).unwrap();
         assert_eq!(hook.state, HookState::StepRunning);
         assert_eq!(hook.current_step.as_ref().unwrap().attempt, 2);
@@ -445,7 +435,7 @@ mod tests {
         record(&mut hook, passed, "", now);
         assert_eq!(hook.state, HookState::StepRunning);
         let step = hook.next_step().unwrap().clone();
-        assert_eq!(crate::recovery::guidance::next_attempt(&hook, &step), 2);
+        assert_eq!(hook.next_attempt(&step), 2);
         assert_eq!(
             hook.current_step.as_ref().unwrap().files_touched,
             ["src/a.rs"]

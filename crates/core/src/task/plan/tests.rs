@@ -12,6 +12,17 @@ fn plan() -> Hook {
     crate::task::testing::recorded_steps(t(0))
 }
 
+/// What the agent was doing: the current step's activeForm/subject (for work outside any
+/// plan, the request it began with), else the prompt.
+fn working_on(h: &Hook) -> Option<&str> {
+    match &h.current_step {
+        Some(c) if !c.working_on.is_empty() => Some(&c.working_on),
+        // Once there is a plan, its steps say better than the raw prompt.
+        _ if !h.steps.is_empty() => None,
+        _ => h.last_prompt.as_deref(),
+    }
+}
+
 #[test]
 fn a_new_hook_is_pending_with_two_events() {
     let h = Hook::new("t", "w", 0, t(0));
@@ -158,10 +169,10 @@ fn the_work_before_a_plan_goes_to_the_first_step_entered() {
     h.note_request("add a parser".into());
     assert!(h.ensure_running(3, t(1)).unwrap());
     h.touch_file("notes.md", t(2));
-    assert_eq!(h.working_on(), Some("add a parser"));
+    assert_eq!(working_on(&h), Some("add a parser"));
     h.last_prompt = Some("and the docs too".into());
     assert_eq!(
-        h.working_on(),
+        working_on(&h),
         Some("add a parser"),
         "what the work began with"
     );
@@ -738,10 +749,10 @@ fn what_is_done_and_what_comes_next() {
 #[test]
 fn what_the_agent_was_working_on() {
     let mut h = Hook::new("t", "w", 0, t(0));
-    assert_eq!(h.working_on(), None);
+    assert_eq!(working_on(&h), None);
     h.last_prompt = Some("fix the parser".into());
     assert_eq!(
-        h.working_on(),
+        working_on(&h),
         Some("fix the parser"),
         "no plan: the request"
     );
@@ -749,23 +760,23 @@ fn what_the_agent_was_working_on() {
     let mut h = Hook::new("t", "w", 0, t(0));
     assert!(h.ensure_running(3, t(1)).unwrap());
     assert_eq!(
-        h.working_on(),
+        working_on(&h),
         None,
         "work asked for by no prompt: the catch-all's name is no words of the user's"
     );
 
     let mut h = plan();
     h.last_prompt = Some("fix the parser".into());
-    assert_eq!(h.working_on(), None, "a plan, no step current");
+    assert_eq!(working_on(&h), None, "a plan, no step current");
     h.set_step_status("1", StepStatus::InProgress, 3, t(1))
         .unwrap();
-    assert_eq!(h.working_on(), Some("Analyzing parser"));
+    assert_eq!(working_on(&h), Some("Analyzing parser"));
     h.set_step_status("3", StepStatus::InProgress, 3, t(2))
         .unwrap();
-    assert_eq!(h.working_on(), Some("Validate"), "no activeForm: the name");
+    assert_eq!(working_on(&h), Some("Validate"), "no activeForm: the name");
     // A context written without it (an older hook.json).
     h.current_step.as_mut().unwrap().working_on.clear();
-    assert_eq!(h.working_on(), None);
+    assert_eq!(working_on(&h), None);
 }
 
 /// A task completed completes the step it was in; failed or abandoned, it leaves the
