@@ -130,30 +130,29 @@ pub enum Command {
 /// Runs the command line `args` (the program's name first) and returns the exit status,
 /// stdout flushed.
 pub fn run(args: Vec<std::ffi::OsString>) -> ExitCode {
-    let code = dispatch(args);
+    let code = dispatch(args).unwrap_or_else(|code| code);
     let _ = std::io::Write::flush(&mut std::io::stdout());
     code
 }
 
-fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
+fn dispatch(args: Vec<std::ffi::OsString>) -> cmd::Outcome {
     // `waymark hook <Event>` is what Claude Code runs on every tool call: it skips building
     // the whole command-line parser (a seventh of the event's work). Any other form, flags
     // included, goes through clap as usual.
     if let Some(event) = plain_hook_call(args.get(1..).unwrap_or_default()) {
-        return cmd::hook::run(event, None);
+        return Ok(cmd::hook::run(event, None));
     }
     // Codex CLI's registered form, `waymark hook --agent codex <Event>`, skips clap too.
     if let Some(event) = codex_hook_call(args.get(1..).unwrap_or_default()) {
-        return cmd::hook::run_codex(Some(event), None);
+        return Ok(cmd::hook::run_codex(Some(event), None));
     }
     let cli = Cli::parse_from(args);
     let root = cli.root;
     match cli.command {
-        Command::Hook { event, agent } => match agent_arg(&agent) {
-            Ok(Agent::Claude) => cmd::hook::run(event.as_deref(), root),
-            Ok(Agent::Codex) => cmd::hook::run_codex(event.as_deref(), root),
-            Err(code) => code,
-        },
+        Command::Hook { event, agent } => Ok(match agent_arg(&agent)? {
+            Agent::Claude => cmd::hook::run(event.as_deref(), root),
+            Agent::Codex => cmd::hook::run_codex(event.as_deref(), root),
+        }),
         Command::Replay { file } => cmd::replay::run(&file, root),
         Command::Status { json } => cmd::status::run(root, json),
         Command::Checkpoint {
@@ -165,7 +164,7 @@ fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Task(c) => cmd::task::task(root, c),
         Command::Step(c) => cmd::task::step(root, c),
         Command::Plan { steps } => cmd::task::plan(root, steps),
-        Command::Validate(args) => cmd::validate::run(root, args),
+        Command::Validate(args) => Ok(cmd::validate::run(root, args)),
         Command::Receipts(args) => cmd::receipts::run(root, args),
         Command::Log(args) => cmd::log::run(root, args),
         Command::Report(args) => cmd::report::run(root, args),
@@ -183,10 +182,7 @@ fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
             remove,
             user,
             agent,
-        } => match agent_arg(&agent) {
-            Ok(agent) => cmd::init::run(root, remove, user, agent),
-            Err(code) => code,
-        },
+        } => cmd::init::run(root, remove, user, agent_arg(&agent)?),
         Command::Config(c) => cmd::config::run(root, c),
         Command::Doctor => cmd::doctor::run(root),
     }
@@ -195,10 +191,9 @@ fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
 /// The agent `--agent` names, or the usage error.
 fn agent_arg(name: &str) -> Result<Agent, ExitCode> {
     Agent::parse(name).ok_or_else(|| {
-        cmd::fail(
-            cmd::USAGE,
-            format!("unknown agent `{name}`: waymark knows `claude` (Claude Code) and `codex` (Codex CLI)"),
-        )
+        cmd::usage(format!(
+            "unknown agent `{name}`: waymark knows `claude` (Claude Code) and `codex` (Codex CLI)"
+        ))
     })
 }
 

@@ -2,7 +2,7 @@
 //! and the state files, one line each; exit 1 when anything is wrong. It writes nothing:
 //! run in a directory that is no project yet, it leaves it as it was.
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,7 @@ enum Mark {
     Fail,
 }
 
-pub fn run(root: Option<PathBuf>) -> ExitCode {
+pub fn run(root: Option<PathBuf>) -> Outcome {
     let ctx = super::ctx_unchecked(root);
     let mut lines: Vec<(Mark, String)> = Vec::new();
     install_lines(&mut lines);
@@ -52,7 +52,17 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
             ctx.project.root.display()
         )));
     }
-    report(&lines)
+    for (mark, text) in &lines {
+        let tag = match mark {
+            Mark::Ok => "ok  ",
+            Mark::Warn => "warn",
+            Mark::Fail => "FAIL",
+        };
+        println!("{tag} {text}");
+    }
+    Ok(ExitCode::checked(
+        lines.iter().all(|(m, _)| *m != Mark::Fail),
+    ))
 }
 
 /// This waymark's version and path, and whether a `waymark` is on PATH.
@@ -271,26 +281,6 @@ fn task_lines(ctx: &crate::runtime::context::Ctx, lines: &mut Vec<(Mark, String)
         Ok(None) => lines.push((Mark::Ok, "no task yet".into())),
         Ok(Some(_)) => lines.push((Mark::Fail, "hook.json holds no task".into())),
         Err(e) => lines.push((Mark::Fail, e)),
-    }
-}
-
-fn report(lines: &[(Mark, String)]) -> ExitCode {
-    let mut failed = false;
-    for (mark, text) in lines {
-        let tag = match mark {
-            Mark::Ok => "ok  ",
-            Mark::Warn => "warn",
-            Mark::Fail => {
-                failed = true;
-                "FAIL"
-            }
-        };
-        println!("{tag} {text}");
-    }
-    if failed {
-        ExitCode::from(super::CHECK_FAILED)
-    } else {
-        ExitCode::SUCCESS
     }
 }
 

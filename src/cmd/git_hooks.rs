@@ -6,7 +6,7 @@
 //! Exit codes: 0 done; 1 a hook could not be handled (a conflict, an I/O error: the other
 //! hook is still handled); 2 not a git repository.
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -35,18 +35,15 @@ pub enum GitHooksCmd {
     Trailers { file: PathBuf },
 }
 
-pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> ExitCode {
+pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> Outcome {
     if let GitHooksCmd::Trailers { file } = &cmd {
-        return add_trailers(root, file);
+        return Ok(add_trailers(root, file));
     }
     let project = Project::from_arg(root, None);
-    let dir = match hooks::hooks_dir(&project.root) {
-        Ok(d) => d,
-        Err(e) => return super::fail(super::USAGE, e),
-    };
+    let dir = hooks::hooks_dir(&project.root).map_err(super::usage)?;
     match cmd {
-        GitHooksCmd::Install => install(&dir),
-        GitHooksCmd::Uninstall => uninstall(&dir),
+        GitHooksCmd::Install => Ok(install(&dir)),
+        GitHooksCmd::Uninstall => Ok(uninstall(&dir)),
         GitHooksCmd::Status { json } => status(&dir, json),
         GitHooksCmd::Trailers { .. } => unreachable!("answered above"),
     }
@@ -95,20 +92,14 @@ fn each(f: impl Fn(GitHook) -> Result<String, GitHookError>) -> ExitCode {
             }
         }
     }
-    if failed {
-        ExitCode::from(super::CHECK_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    }
+    ExitCode::checked(!failed)
 }
 
-fn status(dir: &Path, as_json: bool) -> ExitCode {
+fn status(dir: &Path, as_json: bool) -> Outcome {
     let mut rows = Vec::new();
     for hook in GitHook::ALL {
-        match hooks::status(dir, hook) {
-            Ok(s) => rows.push(s),
-            Err(e) => return super::fail(super::CHECK_FAILED, format!("{}: {e}", hook.name())),
-        }
+        let s = hooks::status(dir, hook);
+        rows.push(s.map_err(|e| super::failed(format!("{}: {e}", hook.name())))?);
     }
     if as_json {
         let hooks: Vec<_> = rows
@@ -123,13 +114,13 @@ fn status(dir: &Path, as_json: bool) -> ExitCode {
             })
             .collect();
         super::print_json(&json!({"hooks_dir": dir, "hooks": hooks}));
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     }
     println!("Hooks directory: {}", dir.display());
     for s in rows {
         println!("{}: {}", s.hook.name(), s.describe());
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// With `commit_trailers` on and a task in progress, waymark's trailers into the message

@@ -8,7 +8,7 @@
 //! warning that it stops working when that build goes. A waymark entry that runs another
 //! command (a build since removed) is rewritten in place.
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -56,21 +56,15 @@ fn program() -> (String, Option<String>) {
 /// `waymark init [--agent codex] [--remove] [--user]`: waymark's hooks in the agent's
 /// settings (Claude Code's `.claude/settings.json`, Codex CLI's `.codex/hooks.json`; the
 /// user's with --user): idempotent, every other entry kept.
-pub fn run(root: Option<PathBuf>, remove: bool, user: bool, agent: Agent) -> ExitCode {
+pub fn run(root: Option<PathBuf>, remove: bool, user: bool, agent: Agent) -> Outcome {
     let ctx = super::ctx_anywhere(root);
     if !ctx.project.found && !user {
         // As every command that works on a project: a directory that is none is not made
         // one by accident (a `.claude/`, `.orchestration/` and `.gitattributes` in `~`).
-        return super::fail(super::USAGE, not_a_project(&ctx.project.root, agent));
+        return Err(super::usage(not_a_project(&ctx.project.root, agent)));
     }
-    let path = match settings_path(&ctx.project, user, agent) {
-        Ok(p) => p,
-        Err(why) => return super::fail(super::CHECK_FAILED, why),
-    };
-    let mut settings = match read_settings(&path) {
-        Ok(s) => s,
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
-    };
+    let path = settings_path(&ctx.project, user, agent).map_err(super::failed)?;
+    let mut settings = read_settings(&path).map_err(super::failed)?;
     let (exe, warning) = program();
     let (changed, what) = if remove {
         match unregister(&mut settings) {
@@ -78,24 +72,17 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool, agent: Agent) -> Exi
             false => (false, "No waymark hooks to remove".to_string()),
         }
     } else {
-        let done = match agent {
-            Agent::Claude => register(&mut settings, &exe),
-            Agent::Codex => register_codex(&mut settings, &exe),
-        };
+        let done = register(&mut settings, &exe, agent);
         (done != Registered::default(), registered_text(&done, &exe))
     };
     if changed {
         let made = path.parent().map_or(Ok(()), fs::create_dir_all);
-        if let Err(e) = made.and_then(|()| write_settings(&path, &settings)) {
-            let why = format!("cannot write {}: {e}", path.display());
-            return super::fail(super::CHECK_FAILED, why);
-        }
+        made.and_then(|()| write_settings(&path, &settings))
+            .map_err(|e| super::failed(format!("cannot write {}: {e}", path.display())))?;
     }
     if !remove && ctx.project.found {
-        if let Err(e) = skeleton(&ctx.project, &ctx.config.agent_md) {
-            let why = format!("cannot create .orchestration: {e}");
-            return super::fail(super::CHECK_FAILED, why);
-        }
+        skeleton(&ctx.project, &ctx.config.agent_md)
+            .map_err(|e| super::failed(format!("cannot create .orchestration: {e}")))?;
     }
     if let Some(w) = warning.filter(|_| !remove) {
         eprintln!("waymark: warning: {w}");
@@ -104,7 +91,7 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool, agent: Agent) -> Exi
     if agent == Agent::Codex && !remove {
         println!("{CODEX_TRUST}");
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Why `init` outside a project writes nothing, and what to run instead.
@@ -163,21 +150,13 @@ const CODEX_TRUST: &str = "Codex CLI runs a project's hooks only when the projec
 /// What [`register`] did, said: nothing, entries repointed at `exe`, or entries added
 /// (and some repointed).
 fn registered_text(done: &Registered, exe: &str) -> String {
-    match *done {
-        Registered {
-            added: 0,
-            repointed: 0,
-        } => "waymark's hooks were already there".to_string(),
-        Registered {
-            added: 0,
-            repointed,
-        } => {
-            format!("Pointed {repointed} of waymark's hooks at `{exe}` (they ran another program)")
-        }
-        Registered { added, repointed } => format!(
+    match (done.added, done.repointed) {
+        (0, 0) => "waymark's hooks were already there".to_string(),
+        (0, n) => format!("Pointed {n} of waymark's hooks at `{exe}` (they ran another program)"),
+        (added, n) => format!(
             "Added waymark's hooks for {}{}",
             waymark_core::text::count(added as u64, "event"),
-            match repointed {
+            match n {
                 0 => String::new(),
                 n => format!(" and pointed {n} at `{exe}`"),
             }
@@ -223,43 +202,23 @@ struct Registered {
     repointed: usize,
 }
 
-/// Adds one entry per event unless an entry of ours is there; an entry of ours that runs
-/// another program (a stale path) is pointed at `program`.
-fn register(settings: &mut Map<String, Value>, program: &str) -> Registered {
-    register_events(
-        settings,
-        EVENTS,
-        &|e| format!("{program} hook {e}"),
-        &|_| 30,
-    )
-}
-
-/// [`register`] for Codex CLI's hooks.json (the same layout: `hooks.<Event>[].hooks[]`
-/// of `{type: command, command, timeout}`, `codex-rs/config/src/hook_config.rs`): its
-/// events, each naming the agent. SessionEnd and Interrupt get 3 s, the most Codex allows
-/// them.
-fn register_codex(settings: &mut Map<String, Value>, program: &str) -> Registered {
-    let command = |e: &str| format!("{program} hook --agent codex {e}");
-    let timeout = |e: &str| match e {
-        "SessionEnd" | "Interrupt" => 3,
-        _ => 30,
+/// Adds one entry per event of `agent` unless an entry of ours is there; an entry of ours
+/// that runs another program (a stale path) is pointed at `program`. Codex CLI's hooks.json
+/// has Claude Code's layout (`hooks.<Event>[].hooks[]` of `{type: command, command,
+/// timeout}`, `codex-rs/config/src/hook_config.rs`): its events, each naming the agent.
+/// SessionEnd and Interrupt get 3 s, the most Codex allows them.
+fn register(settings: &mut Map<String, Value>, program: &str, agent: Agent) -> Registered {
+    let (events, flag) = match agent {
+        Agent::Claude => (EVENTS, ""),
+        Agent::Codex => (crate::claude::codex::EVENTS, " --agent codex"),
     };
-    register_events(settings, crate::claude::codex::EVENTS, &command, &timeout)
-}
-
-fn register_events(
-    settings: &mut Map<String, Value>,
-    events: &[&str],
-    command: &dyn Fn(&str) -> String,
-    timeout: &dyn Fn(&str) -> u64,
-) -> Registered {
     let mut done = Registered::default();
     let hooks = settings.entry("hooks").or_insert_with(|| json!({}));
     let Some(hooks) = hooks.as_object_mut() else {
         return done;
     };
     for event in events {
-        let wanted = command(event);
+        let wanted = format!("{program} hook{flag} {event}");
         let list = hooks.entry(*event).or_insert_with(|| json!([]));
         let Some(list) = list.as_array_mut() else {
             continue;
@@ -278,7 +237,10 @@ fn register_events(
             }
         }
         if !present {
-            let timeout = timeout(event);
+            let timeout = match (agent, *event) {
+                (Agent::Codex, "SessionEnd" | "Interrupt") => 3,
+                _ => 30,
+            };
             list.push(
                 json!({"hooks": [{"type": "command", "command": wanted, "timeout": timeout}]}),
             );
@@ -436,13 +398,16 @@ mod tests {
         let original = json!({"model": "x", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}, "z": 1});
         let mut s = original.as_object().unwrap().clone();
         let all = EVENTS.len();
-        assert_eq!(register(&mut s, "'/bin/waymark'").added, all);
-        assert_eq!(register(&mut s, "'/bin/waymark'"), Registered::default());
+        assert_eq!(register(&mut s, "'/bin/waymark'", Agent::Claude).added, all);
+        assert_eq!(
+            register(&mut s, "'/bin/waymark'", Agent::Claude),
+            Registered::default()
+        );
         assert_eq!(s["hooks"]["Stop"].as_array().unwrap().len(), 2);
         assert_eq!(s["hooks"].as_object().unwrap().len(), EVENTS.len());
         // A stale path is rewritten in place, not added beside.
         assert_eq!(
-            register(&mut s, "waymark"),
+            register(&mut s, "waymark", Agent::Claude),
             Registered {
                 added: 0,
                 repointed: all
@@ -463,8 +428,11 @@ mod tests {
             json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}});
         let mut s = original.as_object().unwrap().clone();
         let all = crate::claude::codex::EVENTS.len();
-        assert_eq!(register_codex(&mut s, "waymark").added, all);
-        assert_eq!(register_codex(&mut s, "waymark"), Registered::default());
+        assert_eq!(register(&mut s, "waymark", Agent::Codex).added, all);
+        assert_eq!(
+            register(&mut s, "waymark", Agent::Codex),
+            Registered::default()
+        );
         assert_eq!(
             s["hooks"]["Stop"][1]["hooks"][0]["command"],
             "waymark hook --agent codex Stop"

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use crate::task::timeline;
 use waymark_core::task::Hook;
 use waymark_core::timeline::{Event, merge, text};
@@ -20,18 +20,15 @@ pub struct LogArgs {
     pub json: bool,
 }
 
-pub fn run(root: Option<PathBuf>, args: LogArgs) -> ExitCode {
+pub fn run(root: Option<PathBuf>, args: LogArgs) -> Outcome {
     let ctx = super::ctx(root);
-    let events = match events(&ctx, args.all) {
-        Ok(e) => e,
-        Err(code) => return code,
-    };
+    let events = events(&ctx, args.all)?;
     if args.json {
         println!("{}", Clean::json_pretty(&events).as_str());
     } else {
         super::pager::show(&text::render(&events, super::pager::color(), args.all));
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The events of the current task (with `all`, of every task), oldest first; a task that
@@ -59,8 +56,5 @@ pub fn events_of(
 }
 
 fn cannot(e: std::io::Error) -> ExitCode {
-    super::fail(
-        super::CHECK_FAILED,
-        format!("cannot read the task's logs: {e}"),
-    )
+    super::failed(format!("cannot read the task's logs: {e}"))
 }

@@ -4,7 +4,7 @@
 //! onto the project being replayed into: an event's `cwd` that does not exist here is
 //! taken as the recorded project root, so its paths land in this root.
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -14,14 +14,13 @@ use crate::claude::event::{self, Event};
 use crate::runtime::context::Ctx;
 use crate::store::project::Project;
 
-pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
+pub fn run(file: &str, root: Option<PathBuf>) -> Outcome {
     let reader: Box<dyn BufRead> = if file == "-" {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
-        match std::fs::File::open(file) {
-            Ok(f) => Box::new(BufReader::new(f)),
-            Err(e) => return super::fail(super::USAGE, format!("cannot open {file}: {e}")),
-        }
+        let f = std::fs::File::open(file)
+            .map_err(|e| super::usage(format!("cannot open {file}: {e}")))?;
+        Box::new(BufReader::new(f))
     };
     let root = Project::from_arg(root, None).root;
     let mut bad = 0;
@@ -47,9 +46,7 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
                 continue;
             }
         };
-        if let Err(code) = replay(&root, n, &ev) {
-            return code;
-        }
+        replay(&root, n, &ev)?;
         count += 1;
     }
     eprintln!(
@@ -66,11 +63,7 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
         }
     );
     print_what_to_open(&root);
-    if bad > 0 {
-        ExitCode::from(super::CHECK_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    }
+    Ok(ExitCode::checked(bad == 0))
 }
 
 /// One recorded line as an event (its `hook_event_name` names it).
@@ -88,9 +81,7 @@ fn replay(root: &Path, n: usize, ev: &Event) -> Result<(), ExitCode> {
         project.recorded_root = Some(rec.to_path_buf());
     }
     let ctx = Ctx::new(project);
-    if let Err(e) = ctx.project.check() {
-        return Err(super::fail(super::CHECK_FAILED, e));
-    }
+    ctx.project.check().map_err(super::failed)?;
     let said = super::hook::run_event(&ctx, ev).out.to_json(ev.name());
     let what = match &ev.kind {
         event::EventKind::PreToolUse(c)

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use crate::runtime::context::Ctx;
 use crate::trace::{self, HeadCheck, Verified, head};
 use waymark_core::trace::anchor::{self, Anchor};
@@ -18,18 +18,15 @@ pub struct TraceArgs {
     pub verify: bool,
 }
 
-pub fn run(root: Option<PathBuf>, args: TraceArgs) -> ExitCode {
+pub fn run(root: Option<PathBuf>, args: TraceArgs) -> Outcome {
     let ctx = super::ctx(root);
-    let (holds, said) = match checked(&ctx) {
-        Ok(checked) => checked,
-        Err(why) => return super::fail(super::CHECK_FAILED, why),
-    };
+    let (holds, said) = checked(&ctx).map_err(super::failed)?;
     print!("{said}");
     if !holds && args.verify {
         eprintln!("waymark: trace: verification FAILED");
-        return ExitCode::from(super::CHECK_FAILED);
+        return Err(ExitCode(super::CHECK_FAILED));
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What `waymark trace --verify` says, for the report and `verify`: whether the ledger
@@ -43,18 +40,14 @@ pub fn verdict(ctx: &Ctx) -> (bool, String) {
 fn checked(ctx: &Ctx) -> Result<(bool, String), String> {
     let path = trace::trace_path(&ctx.project);
     let found = trace::verify(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let (said, head_broken) = match found.bad {
-        Some(_) => (String::new(), false),
-        None => head_report(ctx, &found),
-    };
-    let (anchored, anchor_broken) = match found.bad {
-        Some(_) => (String::new(), false),
-        None => anchors_report(ctx, &found.links),
-    };
-    Ok((
-        found.bad.is_none() && !head_broken && !anchor_broken,
-        format!("{}{said}{anchored}", summary(&found)),
-    ))
+    let mut said = summary(&found);
+    if found.bad.is_some() {
+        return Ok((false, said));
+    }
+    let (head, head_broken) = head_report(ctx, &found);
+    let (anchored, anchor_broken) = anchors_report(ctx, &found.links);
+    said.push_str(&format!("{head}{anchored}"));
+    Ok((!head_broken && !anchor_broken, said))
 }
 
 /// What the heads anchored in git history (`Waymark-Trace` trailers of HEAD's commits,

@@ -67,7 +67,7 @@ pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
             ran.exit_code
         ),
     }
-    ExitCode::from((ran.exit_code & 0xff) as u8)
+    ExitCode((ran.exit_code & 0xff) as u8)
 }
 
 /// Runs `f` on the current task under the lock, starting a task when there is none or the

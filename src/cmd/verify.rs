@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::receipts::{Checked, label};
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use crate::receipt::{ReceiptSigner, Verdict, verify_all};
 use crate::runtime::context::Ctx;
 use waymark_core::receipt::ValidationReceipt;
@@ -56,12 +56,9 @@ impl Keys {
     }
 }
 
-pub fn run(root: Option<PathBuf>, args: VerifyArgs) -> ExitCode {
+pub fn run(root: Option<PathBuf>, args: VerifyArgs) -> Outcome {
     let ctx = super::ctx(root);
-    let keys = match load_keys(&ctx, args.public_keys.as_deref()) {
-        Ok(k) => k,
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
-    };
+    let keys = load_keys(&ctx, args.public_keys.as_deref()).map_err(super::failed)?;
     let (receipts_hold, checked) = receipts(&ctx, &keys);
     let (trace_holds, text) = super::trace::verdict(&ctx);
     println!("trace:");
@@ -74,10 +71,10 @@ pub fn run(root: Option<PathBuf>, args: VerifyArgs) -> ExitCode {
     };
     if receipts_hold && trace_holds && range_holds {
         println!("verify: OK");
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     }
     eprintln!("waymark: verify: FAILED");
-    ExitCode::from(super::CHECK_FAILED)
+    Err(ExitCode(super::CHECK_FAILED))
 }
 
 /// The public keys of `file`, else the master key (never created here).
