@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::cmd::{ExitCode, Outcome};
+use crate::store::log::Level;
 use crate::task::capture::{self, Capture};
 use crate::task::current::{self, Made};
 use crate::task::{CheckpointTrigger, StepCheckpoint, store};
@@ -46,11 +47,7 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
                 return Err(super::usage(why));
             }
         },
-        Err(e) if auto => ctx.log(
-            crate::store::log::Level::Error,
-            "checkpoint",
-            &e.to_string(),
-        ),
+        Err(e) if auto => ctx.log(Level::Error, "checkpoint", &e.to_string()),
         Err(e) => return Err(super::failed(e)),
     }
     Ok(ExitCode::SUCCESS)

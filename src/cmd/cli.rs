@@ -20,6 +20,15 @@ pub struct Cli {
     pub command: Command,
 }
 
+// The flag of the commands that print JSON on request (no doc comment: the variant's says
+// what the command does).
+#[derive(Debug, clap::Args)]
+pub struct Json {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The hook entry point: the event JSON on stdin. Always exits 0.
@@ -36,11 +45,7 @@ pub enum Command {
         file: String,
     },
     /// State, step, attempt, steps, checkpoints, receipts.
-    Status {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Status(Json),
     /// Make a checkpoint now.
     Checkpoint {
         /// What was accomplished.
@@ -53,11 +58,7 @@ pub enum Command {
         auto: bool,
     },
     /// List checkpoints in order with their triggers.
-    Checkpoints {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Checkpoints(Json),
     /// Start, finish, fail or abandon the task.
     #[command(subcommand)]
     Task(cmd::task::TaskCmd),
@@ -90,11 +91,7 @@ pub enum Command {
     /// Put files back as they were at a checkpoint (undoable).
     Rewind(cmd::rewind::RewindArgs),
     /// Run crash detection now and print the resume brief.
-    Recover {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Recover(Json),
     /// Rebuild HOOK.md from hook.json.
     Regenerate,
     /// Remove finished tasks past their retention.
@@ -154,13 +151,13 @@ fn dispatch(args: Vec<std::ffi::OsString>) -> cmd::Outcome {
             Agent::Codex => cmd::hook::run_codex(event.as_deref(), root),
         }),
         Command::Replay { file } => cmd::replay::run(&file, root),
-        Command::Status { json } => cmd::status::run(root, json),
+        Command::Status(Json { json }) => cmd::status::run(root, json),
         Command::Checkpoint {
             description,
             trigger,
             auto,
         } => cmd::checkpoint::create(root, &description, &trigger, auto),
-        Command::Checkpoints { json } => cmd::checkpoint::list(root, json),
+        Command::Checkpoints(Json { json }) => cmd::checkpoint::list(root, json),
         Command::Task(c) => cmd::task::task(root, c),
         Command::Step(c) => cmd::task::step(root, c),
         Command::Plan { steps } => cmd::task::plan(root, steps),
@@ -173,7 +170,7 @@ fn dispatch(args: Vec<std::ffi::OsString>) -> cmd::Outcome {
         Command::Key(c) => cmd::key::run(root, c),
         Command::Diff(args) => cmd::diff::run(root, args),
         Command::Rewind(args) => cmd::rewind::run(root, args),
-        Command::Recover { json } => cmd::recover::run(root, json),
+        Command::Recover(Json { json }) => cmd::recover::run(root, json),
         Command::Regenerate => cmd::recover::regenerate(root),
         Command::Cleanup(args) => cmd::cleanup::run(root, args),
         Command::GitHooks(c) => cmd::git_hooks::run(root, c),

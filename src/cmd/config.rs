@@ -14,11 +14,7 @@ use crate::store;
 #[derive(Debug, Subcommand)]
 pub enum ConfigCmd {
     /// Every key, its effective value and its origin.
-    Show {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Show(super::cli::Json),
     /// Set a key in the project's waymark.json (or the user config with --user).
     Set {
         /// The key, dotted for a nested one (`retention.completed`).
@@ -34,7 +30,7 @@ pub enum ConfigCmd {
 pub fn run(root: Option<PathBuf>, cmd: ConfigCmd) -> Outcome {
     let ctx = super::ctx(root);
     match cmd {
-        ConfigCmd::Show { json } => show(&ctx, json),
+        ConfigCmd::Show(super::cli::Json { json }) => show(&ctx, json),
         ConfigCmd::Set { key, value, user } => set(&ctx, &key, value, user),
     }
 }

@@ -6,6 +6,7 @@ use std::process::Stdio;
 
 use crate::cmd::{ExitCode, Outcome};
 use crate::git::snapshot;
+use crate::runtime::context::Ctx;
 
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
@@ -56,10 +57,7 @@ pub fn run(root: Option<PathBuf>, args: DiffArgs) -> Outcome {
 
 /// The snapshot of checkpoint `wanted` (an id or its start), or why there is none: no such
 /// checkpoint at all, or one without a snapshot (exit 2 either way, as for an unknown step).
-pub(super) fn snapshot_of(
-    ctx: &crate::runtime::context::Ctx,
-    wanted: &str,
-) -> Result<snapshot::Found, ExitCode> {
+pub(super) fn snapshot_of(ctx: &Ctx, wanted: &str) -> Result<snapshot::Found, ExitCode> {
     snapshot::find(&ctx.project.root, wanted).map_err(|e| {
         if wanted.is_empty() || crate::task::store::checkpoint_exists(&ctx.project, wanted) {
             super::usage(e)

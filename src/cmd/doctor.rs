@@ -60,9 +60,8 @@ pub fn run(root: Option<PathBuf>) -> Outcome {
         };
         println!("{tag} {text}");
     }
-    Ok(ExitCode::checked(
-        lines.iter().all(|(m, _)| *m != Mark::Fail),
-    ))
+    let failed = lines.iter().any(|(m, _)| *m == Mark::Fail);
+    Ok(ExitCode::checked(!failed))
 }
 
 /// This waymark's version and path, and whether a `waymark` is on PATH.

@@ -159,20 +159,9 @@ fn for_commit(ctx: &Ctx, hook: &Hook) -> Vec<(&'static str, String)> {
 /// tracked, so that checking the commit out later gives a ledger that has the anchored
 /// line; else the file as it is.
 fn ledger(ctx: &Ctx) -> Vec<u8> {
-    let spec = format!(
-        ":./{}/{}",
-        crate::store::project::STATE_DIR,
-        crate::trace::TRACE_FILE
-    );
-    let staged = crate::git::command(&ctx.project.root)
-        .args(["show", &spec])
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    match staged {
-        Some(out) => out.stdout,
-        None => std::fs::read(crate::trace::trace_path(&ctx.project)).unwrap_or_default(),
-    }
+    super::trace::ledger_at(ctx, "").unwrap_or_else(|| {
+        std::fs::read(crate::trace::trace_path(&ctx.project)).unwrap_or_default()
+    })
 }
 
 /// The newest passing receipt of the task, signed validly, whose tree is the index's.

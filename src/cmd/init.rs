@@ -18,6 +18,7 @@ use crate::claude::codex::Agent;
 use crate::claude::event::EVENTS;
 use crate::store;
 use crate::store::landing::Last;
+use crate::store::project::{self, Project};
 
 /// How waymark's own entries are recognized: the command runs `waymark … hook <Event>`.
 pub(crate) fn is_ours(command: &str) -> bool {
@@ -31,11 +32,7 @@ fn program() -> (String, Option<String>) {
         .ok()
         .and_then(|p| p.canonicalize().ok());
     let on_path = crate::runtime::program::on_path("waymark");
-    let same = match (&exe, &on_path) {
-        (Some(e), Some(p)) => p.canonicalize().ok().as_ref() == Some(e),
-        _ => false,
-    };
-    if same {
+    if exe.is_some() && on_path.as_ref().and_then(|p| p.canonicalize().ok()) == exe {
         return ("waymark".into(), None);
     }
     let path = exe
@@ -108,22 +105,18 @@ fn not_a_project(root: &Path, agent: Agent) -> String {
 
 /// Where `agent`'s hooks are registered: the project's file, judged where it lands (a
 /// committed `.claude` linked into `.git` is refused), or with `user` the user's.
-fn settings_path(
-    project: &crate::store::project::Project,
-    user: bool,
-    agent: Agent,
-) -> Result<PathBuf, String> {
+fn settings_path(project: &Project, user: bool, agent: Agent) -> Result<PathBuf, String> {
     match (agent, user) {
         (Agent::Claude, true) => std::env::var_os("HOME")
-            .map(|h| PathBuf::from(h).join(crate::store::project::CLAUDE_SETTINGS))
+            .map(|h| PathBuf::from(h).join(project::CLAUDE_SETTINGS))
             .ok_or_else(|| "HOME is not set".to_string()),
         (Agent::Codex, true) => {
             codex_user_hooks().ok_or_else(|| "neither CODEX_HOME nor HOME is set".into())
         }
         (_, false) => {
             let rel = match agent {
-                Agent::Claude => crate::store::project::CLAUDE_SETTINGS,
-                Agent::Codex => crate::store::project::CODEX_HOOKS,
+                Agent::Claude => project::CLAUDE_SETTINGS,
+                Agent::Codex => project::CODEX_HOOKS,
             };
             project
                 .landing(Path::new(rel), Last::Replaced)
@@ -137,7 +130,7 @@ pub fn codex_user_hooks() -> Option<PathBuf> {
     let home = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty());
     match (home, std::env::var_os("HOME")) {
         (Some(h), _) => Some(PathBuf::from(h).join("hooks.json")),
-        (None, Some(h)) => Some(PathBuf::from(h).join(crate::store::project::CODEX_HOOKS)),
+        (None, Some(h)) => Some(PathBuf::from(h).join(project::CODEX_HOOKS)),
         (None, None) => None,
     }
 }
@@ -177,21 +170,16 @@ fn write_settings(path: &Path, settings: &Map<String, Value>) -> std::io::Result
 }
 
 fn read_settings(path: &Path) -> Result<Map<String, Value>, String> {
+    let shown = path.display();
     match fs::read_to_string(path) {
         Ok(text) if text.trim().is_empty() => Ok(Map::new()),
         Ok(text) => match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(m)) => Ok(m),
-            Ok(_) => Err(format!(
-                "{} is not a JSON object; not touching it",
-                path.display()
-            )),
-            Err(e) => Err(format!(
-                "{} is not valid JSON ({e}); not touching it",
-                path.display()
-            )),
+            Ok(_) => Err(format!("{shown} is not a JSON object; not touching it")),
+            Err(e) => Err(format!("{shown} is not valid JSON ({e}); not touching it")),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => Err(format!("cannot read {shown}: {e}")),
     }
 }
 
@@ -333,14 +321,11 @@ pub(crate) fn registered_commands(settings: &Value) -> Vec<String> {
 
 /// The `.orchestration` folder (with what belongs in git said, `docs/git.md`) and an
 /// intents file to fill in.
-fn skeleton(project: &crate::store::project::Project, lessons: &str) -> std::io::Result<()> {
-    crate::store::project::ensure_state_dir(project)?;
+fn skeleton(project: &Project, lessons: &str) -> std::io::Result<()> {
+    project::ensure_state_dir(project)?;
     // Read and written whole: where a link there leads is judged too.
     let attributes = project
-        .landing(
-            Path::new(crate::store::project::GIT_ATTRIBUTES),
-            Last::Followed,
-        )
+        .landing(Path::new(project::GIT_ATTRIBUTES), Last::Followed)
         .map_err(std::io::Error::other)?;
     union_merge(&attributes, lessons)?;
     let dir = project.state_dir();
@@ -348,7 +333,7 @@ fn skeleton(project: &crate::store::project::Project, lessons: &str) -> std::io:
     // Anything there, a link too (dangling or not), is the repository's: never written
     // through, and a new file replaces nothing.
     if fs::symlink_metadata(&intents).is_err() {
-        crate::store::write_verbatim(
+        store::write_verbatim(
             &intents,
             b"# Intents waymark governs: one IN_PROGRESS intent binds the task (task id = intent id).\n\
              # active_intents:\n\

@@ -5,17 +5,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use super::cli::Json;
 use crate::governance::intent::{self, IntentFile};
 use crate::runtime::context::Ctx;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum IntentCmd {
     /// The intents of .orchestration/active_intents.yaml, and which one is active.
-    List {
-        /// Print JSON instead of text
-        #[arg(long)]
-        json: bool,
-    },
+    List(super::cli::Json),
     /// Make intent ID the active one (when several are in progress).
     Use { id: String },
 }
@@ -28,7 +25,7 @@ pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> Outcome {
     };
     let chosen = intent::chosen(&ctx.project);
     match cmd {
-        IntentCmd::List { json } => {
+        IntentCmd::List(Json { json }) => {
             let active = file.active(chosen.as_deref(), None).map(|i| i.id.clone());
             if json {
                 list_json(&file, active.as_deref(), chosen.as_deref());
@@ -49,10 +46,10 @@ fn no_file(cmd: IntentCmd, path: &Path) -> Outcome {
         path.display()
     );
     match cmd {
-        IntentCmd::List { json: true } => {
+        IntentCmd::List(Json { json: true }) => {
             super::print_json(&json!({"intents": [], "active": null, "chosen": null}));
         }
-        IntentCmd::List { json: false } => println!("No intents: {missing}."),
+        IntentCmd::List(Json { json: false }) => println!("No intents: {missing}."),
         IntentCmd::Use { id } => return Err(super::usage(format!("no intent {id}: {missing}"))),
     }
     Ok(ExitCode::SUCCESS)

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::cmd::{ExitCode, Outcome};
+use crate::runtime::context::Ctx;
 use crate::task::timeline;
 use waymark_core::task::Hook;
 use waymark_core::timeline::{Event, merge, text};
@@ -33,7 +34,7 @@ pub fn run(root: Option<PathBuf>, args: LogArgs) -> Outcome {
 
 /// The events of the current task (with `all`, of every task), oldest first; a task that
 /// cannot be read is named on stderr and left out.
-fn events(ctx: &crate::runtime::context::Ctx, all: bool) -> Result<Vec<Event>, ExitCode> {
+fn events(ctx: &Ctx, all: bool) -> Result<Vec<Event>, ExitCode> {
     let current = super::load_hook(ctx)?;
     let (hooks, unreadable) = timeline::tasks(ctx, current, all).map_err(cannot)?;
     for u in &unreadable {
@@ -43,10 +44,7 @@ fn events(ctx: &crate::runtime::context::Ctx, all: bool) -> Result<Vec<Event>, E
 }
 
 /// The events of the tasks `hooks`, oldest first: for a caller that has loaded them.
-pub fn events_of(
-    ctx: &crate::runtime::context::Ctx,
-    hooks: &[Hook],
-) -> Result<Vec<Event>, ExitCode> {
+pub fn events_of(ctx: &Ctx, hooks: &[Hook]) -> Result<Vec<Event>, ExitCode> {
     let trace = timeline::trace_records(ctx).map_err(cannot)?;
     let mut tasks = Vec::new();
     for h in hooks {

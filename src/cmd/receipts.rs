@@ -172,27 +172,18 @@ impl Checked {
 
 /// `--json`: the one object docs/receipts.md describes.
 fn json_of(checked: &Checked, task_id: Option<String>, key: Value) -> Value {
-    let Checked {
-        receipts,
-        verdicts,
-        problems,
-        interrupted,
-        unchained,
-    } = checked;
+    let (receipts, problems) = (&checked.receipts, &checked.problems);
     let entries: Vec<Value> = receipts
         .iter()
-        .zip(verdicts)
+        .zip(&checked.verdicts)
         .enumerate()
         .map(|(i, (r, v))| {
             let mut e = serde_json::to_value(r).expect("receipt serializes");
             let o = e.as_object_mut().expect("an object");
             o.insert("observed".into(), Value::Bool(r.observed));
             o.insert("status".into(), Value::from(v.as_str()));
-            o.insert("detail".into(), detail(v).map_or(Value::Null, Value::from));
-            o.insert(
-                "chain".into(),
-                checked.about(i).map_or(Value::Null, Value::from),
-            );
+            o.insert("detail".into(), Value::from(detail(v)));
+            o.insert("chain".into(), Value::from(checked.about(i)));
             e
         })
         .collect();
@@ -203,7 +194,8 @@ fn json_of(checked: &Checked, task_id: Option<String>, key: Value) -> Value {
             json!({"receipt_id": id, "problem": p.to_string()})
         })
         .collect();
-    let chain_status = match (problems.is_empty(), *unchained == receipts.len()) {
+    let (interrupted, unchained) = (checked.interrupted, checked.unchained);
+    let chain_status = match (problems.is_empty(), unchained == receipts.len()) {
         (false, _) => "broken",
         (true, true) => "none",
         (true, false) => "intact",
@@ -397,15 +389,13 @@ fn print_table(receipts: &[ValidationReceipt], verdicts: &[Verdict]) {
             *w = (*w).max(cell.chars().count());
         }
     }
+    // The last cell is padded too: the line's end is trimmed.
     let line = |cells: Vec<&str>| {
-        let mut s = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            if i + 1 == cells.len() {
-                s.push_str(cell);
-            } else {
-                s.push_str(&format!("{cell:<w$}  "));
-            }
-        }
+        let s: String = cells
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell:<w$}  "))
+            .collect();
         println!("{}", s.trim_end());
     };
     line(header.to_vec());

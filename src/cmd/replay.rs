@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::claude::event::{self, Event};
 use crate::runtime::context::Ctx;
 use crate::store::project::Project;
+use waymark_core::text::count;
 
 pub fn run(file: &str, root: Option<PathBuf>) -> Outcome {
     let reader: Box<dyn BufRead> = if file == "-" {
@@ -24,7 +25,7 @@ pub fn run(file: &str, root: Option<PathBuf>) -> Outcome {
     };
     let root = Project::from_arg(root, None).root;
     let mut bad = 0;
-    let mut count = 0;
+    let mut replayed = 0;
     for (i, line) in reader.lines().enumerate() {
         let n = i + 1;
         let line = match line {
@@ -47,21 +48,14 @@ pub fn run(file: &str, root: Option<PathBuf>) -> Outcome {
             }
         };
         replay(&root, n, &ev)?;
-        count += 1;
+        replayed += 1;
     }
-    eprintln!(
-        "replayed {} into {}{}",
-        waymark_core::text::count(count as u64, "event"),
-        root.display(),
-        if bad > 0 {
-            format!(
-                ", {} skipped",
-                waymark_core::text::count(bad as u64, "bad line")
-            )
-        } else {
-            String::new()
-        }
-    );
+    let skipped = match bad {
+        0 => String::new(),
+        n => format!(", {} skipped", count(n as u64, "bad line")),
+    };
+    let events = count(replayed as u64, "event");
+    eprintln!("replayed {events} into {}{skipped}", root.display());
     print_what_to_open(&root);
     Ok(ExitCode::checked(bad == 0))
 }

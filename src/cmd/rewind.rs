@@ -15,6 +15,7 @@ use crate::git::rewind::{self, Journal};
 use crate::git::snapshot::{self, Change, Reason};
 use crate::git::tree_path::TreePath;
 use crate::runtime::context::Ctx;
+use crate::store::log::Level;
 use crate::task::{CheckpointTrigger, Rewound, current};
 use crate::trace::{self, Waymark, kind};
 
@@ -389,11 +390,7 @@ fn record_rewind(ctx: &Ctx, rewound: &Rewound) -> Result<(), ExitCode> {
         },
     );
     if let Err(e) = trace::append(&ctx.project, &ctx.config, record) {
-        ctx.log(
-            crate::store::log::Level::Error,
-            "rewind",
-            &format!("trace: {e}"),
-        );
+        ctx.log(Level::Error, "rewind", &format!("trace: {e}"));
     }
     Ok(())
 }

@@ -64,14 +64,8 @@ fn print_json(hook: &Hook, checkpoints: &[StepCheckpoint], receipts: &[Validatio
 
 /// The task: its id and intent, state, the step running, a crash found, and every step.
 fn print_task(hook: &Hook, now: DateTime<Utc>) {
-    println!(
-        "Task:   {}{}",
-        hook.task_id,
-        hook.intent_id
-            .as_deref()
-            .map(|i| format!(" (intent {i})"))
-            .unwrap_or_default()
-    );
+    let intent = hook.intent_id.as_deref().map(|i| format!(" (intent {i})"));
+    println!("Task:   {}{}", hook.task_id, intent.unwrap_or_default());
     println!(
         "State:  {} (updated {} ago)",
         hook.state,
@@ -107,16 +101,12 @@ fn print_task(hook: &Hook, now: DateTime<Utc>) {
             .iter()
             .filter(|s| s.source != StepSource::Implicit && s.status != StepStatus::Deleted);
         for s in numbered {
+            let again = (s.attempt > 1).then(|| format!(" (attempt {})", s.attempt));
+            let (n, status) = (hook.number(s), s.status.as_str());
             println!(
-                "  {:>2}. [{}] {}{}",
-                hook.number(s),
-                s.status.as_str(),
+                "  {n:>2}. [{status}] {}{}",
                 s.name,
-                if s.attempt > 1 {
-                    format!(" (attempt {})", s.attempt)
-                } else {
-                    String::new()
-                }
+                again.unwrap_or_default()
             );
         }
     }

@@ -87,10 +87,10 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> Outcome {
                     _ => HookState::Abandoned,
                 };
                 if to == HookState::Completed {
-                    let description = "Task completed".to_string();
+                    let done = "Task completed".to_string();
                     effects.push(Effect::Checkpoint(
                         CheckpointTrigger::StepComplete,
-                        description,
+                        done,
                         None,
                     ));
                 }
@@ -291,25 +291,19 @@ fn apply(
         step.attempt,
         hook.state
     );
-    Ok(match finish_if_done(ctx, hook, status)? {
-        true => format!(
-            "{said}. Every step is done: task {} is completed.",
-            hook.task_id
-        ),
-        false => said,
-    })
-}
-
-/// The last step done finishes the task: a plan finished does not stay open for the work
-/// after it to reopen. True when it did.
-fn finish_if_done(ctx: &Ctx, hook: &mut Hook, status: StepStatus) -> anyhow::Result<bool> {
+    // The last step done finishes the task: a plan finished does not stay open for the work
+    // after it to reopen.
     let done = status == StepStatus::Completed
         && hook.state == HookState::StepPending
         && hook.all_steps_completed();
     if done {
         hook.finish(HookState::Completed, ctx.now)?;
+        let id = &hook.task_id;
+        return Ok(format!(
+            "{said}. Every step is done: task {id} is completed."
+        ));
     }
-    Ok(done)
+    Ok(said)
 }
 
 /// `waymark step retry N`: one more attempt granted, and the step started as it.

@@ -119,7 +119,9 @@ fn head_report(ctx: &Ctx, found: &Verified) -> (String, bool) {
         };
         return (format!("head BROKEN: {why}\n"), true);
     }
-    match head::check(&head, found, &committed(ctx)) {
+    // The lines as HEAD's commit has them (each link counted): what came through git.
+    let committed = head::lines_of(&ledger_at(ctx, "HEAD").unwrap_or_default());
+    match head::check(&head, found, &committed) {
         HeadCheck::Holds { line } => (format!("head authenticated: lines 1-{line} are as waymark wrote them here, and any after came through git\n"), false),
         HeadCheck::Moved { count, line } => (format!("head authenticated: the last record written here moved from line {count} to line {line} (a merge put records before it); lines not written here came through git\n"), false),
         HeadCheck::Interrupted => ("head authenticated: the last append was cut short (its head was written, its line not): an interrupted write, not tampering\n".into(), false),
@@ -127,22 +129,19 @@ fn head_report(ctx: &Ctx, found: &Verified) -> (String, bool) {
     }
 }
 
-/// The lines of the ledger as HEAD's commit has it (each link counted): what came through
-/// git. Empty outside git or before the ledger was committed.
-fn committed(ctx: &Ctx) -> head::Lines {
+/// The ledger as git holds it at `rev` (`HEAD`, or `""` for the index); `None` outside git
+/// or where it does not hold the ledger.
+pub(super) fn ledger_at(ctx: &Ctx, rev: &str) -> Option<Vec<u8>> {
     let spec = format!(
-        "HEAD:./{}/{}",
+        "{rev}:./{}/{}",
         crate::store::project::STATE_DIR,
         trace::TRACE_FILE
     );
     let out = crate::git::command(&ctx.project.root)
         .args(["show", &spec])
-        .stderr(std::process::Stdio::null())
-        .output();
-    match out.ok().filter(|o| o.status.success()) {
-        Some(out) => head::lines_of(&out.stdout),
-        None => head::Lines::new(),
-    }
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout)
 }
 
 fn summary(v: &Verified) -> String {

@@ -156,32 +156,16 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
             );
         }
     }
-    if ran.exit_code == 0 {
-        if let Err(e) = crate::governance::lessons::settle(ctx, command, &r.receipt_id) {
-            ctx.log(
-                crate::store::log::Level::Error,
-                "validate",
-                &format!("lesson: {e:#}"),
-            );
-        }
-    }
-    if ran.exit_code != 0 {
+    let lesson = if ran.exit_code == 0 {
+        crate::governance::lessons::settle(ctx, command, &r.receipt_id)
+    } else {
         let text = String::from_utf8_lossy(&ran.tail);
         let tail = waymark_core::text::tail(text.trim(), LESSON_TAIL);
         let intent = done.intent_id.as_deref();
-        let lesson = crate::governance::lessons::verification_failure(
-            ctx,
-            command,
-            ran.exit_code,
-            &tail,
-            intent,
-        );
-        if let Err(e) = lesson {
-            ctx.log(
-                crate::store::log::Level::Error,
-                "validate",
-                &format!("lesson: {e:#}"),
-            );
-        }
+        crate::governance::lessons::verification_failure(ctx, command, ran.exit_code, &tail, intent)
+    };
+    if let Err(e) = lesson {
+        let level = crate::store::log::Level::Error;
+        ctx.log(level, "validate", &format!("lesson: {e:#}"));
     }
 }

@@ -149,12 +149,7 @@ fn hooks(ctx: &Ctx) -> (BTreeMap<String, Hook>, bool) {
 }
 
 fn print_task(task: &str, checked: &Checked, has_head: bool) {
-    let Checked {
-        receipts,
-        verdicts,
-        problems,
-        ..
-    } = checked;
+    let (receipts, verdicts) = (&checked.receipts, &checked.verdicts);
     let valid = verdicts.iter().filter(|v| v.is_valid()).count();
     println!(
         "  task {task}: {}, {valid} valid",
@@ -163,7 +158,7 @@ fn print_task(task: &str, checked: &Checked, has_head: bool) {
     for (r, v) in receipts.iter().zip(verdicts).filter(|(_, v)| !v.is_valid()) {
         println!("    {} ({}): {}", r.receipt_id, r.key_path, label(v));
     }
-    for p in problems {
+    for p in &checked.problems {
         let at = p.index().map(|i| format!(" at {}", receipts[i].receipt_id));
         println!("    chain BROKEN{}: {p}", at.unwrap_or_default());
     }
