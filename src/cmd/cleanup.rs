@@ -43,7 +43,21 @@ pub fn run(root: Option<PathBuf>, args: CleanupArgs) -> Outcome {
         .count();
     let kept = decisions.len() - removed;
     if args.json {
-        print_json(&ctx, &args, &decisions, removed, kept, failed);
+        // The retention in force, the counts and every decision.
+        super::print_json(&json!({
+            "dry_run": args.dry_run,
+            "tasks_dir": ctx.project.state_dir().join(crate::task::store::TASKS_DIR),
+            "retention": {
+                "completed": format_duration(ctx.config.retention.completed),
+                "failed": format_duration(ctx.config.retention.failed),
+                "abandoned": format_duration(ctx.config.retention.abandoned),
+            },
+            "removed": if args.dry_run { 0 } else { removed },
+            "would_remove": if args.dry_run { removed } else { 0 },
+            "kept": kept,
+            "failed": failed,
+            "tasks": decisions,
+        }));
     } else {
         print_text(&args, &decisions, removed, kept);
     }
@@ -76,31 +90,6 @@ fn remove_due(ctx: &Ctx, decisions: &mut [Decision], dry_run: bool) -> usize {
         }
     }
     failed
-}
-
-/// `--json`: the retention in force, the counts and every decision.
-fn print_json(
-    ctx: &Ctx,
-    args: &CleanupArgs,
-    decisions: &[Decision],
-    removed: usize,
-    kept: usize,
-    failed: usize,
-) {
-    super::print_json(&json!({
-        "dry_run": args.dry_run,
-        "tasks_dir": ctx.project.state_dir().join(crate::task::store::TASKS_DIR),
-        "retention": {
-            "completed": format_duration(ctx.config.retention.completed),
-            "failed": format_duration(ctx.config.retention.failed),
-            "abandoned": format_duration(ctx.config.retention.abandoned),
-        },
-        "removed": if args.dry_run { 0 } else { removed },
-        "would_remove": if args.dry_run { removed } else { 0 },
-        "kept": kept,
-        "failed": failed,
-        "tasks": decisions,
-    }));
 }
 
 /// The text report: one line per task directory, then the counts.

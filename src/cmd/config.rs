@@ -5,7 +5,7 @@ use crate::cmd::{ExitCode, Outcome};
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::config;
 use crate::runtime::context::Ctx;
@@ -43,14 +43,9 @@ fn show(ctx: &Ctx, json: bool) -> Outcome {
         let map: Map<String, Value> = loaded
             .values()
             .iter()
-            .map(|(k, (v, o))| {
-                (
-                    (*k).to_string(),
-                    serde_json::json!({"value": v, "origin": o}),
-                )
-            })
+            .map(|(k, (v, o))| (k.to_string(), json!({"value": v, "origin": o})))
             .collect();
-        super::print_json(&serde_json::json!({"values": map, "errors": loaded.errors}));
+        super::print_json(&json!({"values": map, "errors": loaded.errors}));
     } else {
         for (k, (v, o)) in &loaded.values() {
             println!("{k:<30} {:<24} {o}", v.to_string());

@@ -183,28 +183,22 @@ fn program_lines(file: &str, commands: &[String], lines: &mut Vec<(Mark, String)
 
 fn key_line(ctx: &crate::runtime::context::Ctx) -> (Mark, String) {
     let Some(p) = crate::config::key_path(&ctx.config) else {
-        return (
-            Mark::Warn,
-            "no user config directory: set HOME or XDG_CONFIG_HOME for the signing key".into(),
-        );
+        let why = "no user config directory: set HOME or XDG_CONFIG_HOME for the signing key";
+        return (Mark::Warn, why.into());
     };
-    match std::fs::metadata(&p) {
-        Ok(m) if m.permissions().mode() & 0o077 != 0 => (
+    let shown = p.display();
+    match std::fs::metadata(&p).map(|m| m.permissions().mode()) {
+        Ok(mode) if mode & 0o077 != 0 => (
             Mark::Fail,
             format!(
-                "key {} is readable by others (mode {:o}): run `chmod 600 {}`",
-                p.display(),
-                m.permissions().mode() & 0o777,
-                p.display()
+                "key {shown} is readable by others (mode {:o}): run `chmod 600 {shown}`",
+                mode & 0o777
             ),
         ),
-        Ok(_) => (Mark::Ok, format!("signing key {} (mode 600)", p.display())),
+        Ok(_) => (Mark::Ok, format!("signing key {shown} (mode 600)")),
         Err(_) => (
             Mark::Warn,
-            format!(
-                "no signing key yet at {} (created on the first validation)",
-                p.display()
-            ),
+            format!("no signing key yet at {shown} (created on the first validation)"),
         ),
     }
 }
@@ -344,15 +338,14 @@ fn seen_twice(root: &Path) -> Vec<String> {
 /// event is handled once anyway (`handlers::once`), but the extra processes cost each
 /// tool call; the line names them all and which to remove (the plugin is the main way).
 fn twice(plugin: Option<&str>, registered: &[(String, Vec<String>)]) -> Option<String> {
-    let mut names: Vec<String> = plugin
+    let inits = registered
+        .iter()
+        .map(|(f, _)| format!("`waymark init` in {f}"));
+    let names: Vec<String> = plugin
         .map(|how| format!("the plugin ({how})"))
         .into_iter()
+        .chain(inits)
         .collect();
-    names.extend(
-        registered
-            .iter()
-            .map(|(f, _)| format!("`waymark init` in {f}")),
-    );
     if names.len() < 2 {
         return None;
     }

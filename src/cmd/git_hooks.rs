@@ -42,49 +42,45 @@ pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> Outcome {
     let project = Project::from_arg(root, None);
     let dir = hooks::hooks_dir(&project.root).map_err(super::usage)?;
     match cmd {
-        GitHooksCmd::Install => Ok(install(&dir)),
-        GitHooksCmd::Uninstall => Ok(uninstall(&dir)),
+        GitHooksCmd::Install => Ok(each(&dir, install)),
+        GitHooksCmd::Uninstall => Ok(each(&dir, uninstall)),
         GitHooksCmd::Status { json } => status(&dir, json),
         GitHooksCmd::Trailers { .. } => unreachable!("answered above"),
     }
 }
 
-fn install(dir: &Path) -> ExitCode {
+fn install(dir: &Path, hook: GitHook) -> Result<String, GitHookError> {
     // The wrapper calls the binary that installed it; if that moves, `waymark` on PATH.
     let bin = std::env::current_exe().ok();
-    println!("Hooks directory: {}", dir.display());
-    each(|hook| {
-        let what = match hooks::install(dir, hook, bin.as_deref())? {
-            Installed::Fresh => "installed".to_string(),
-            Installed::ChainedForeign => format!(
-                "installed; the existing hook moved to {} and runs first",
-                hook.orig_name()
-            ),
-            Installed::AlreadyInstalled => "already installed".to_string(),
-            Installed::Updated => "updated".to_string(),
-        };
-        Ok(format!("{} ({}): {what}", hook.name(), hook.trigger()))
-    })
+    let what = match hooks::install(dir, hook, bin.as_deref())? {
+        Installed::Fresh => "installed".to_string(),
+        Installed::ChainedForeign => format!(
+            "installed; the existing hook moved to {} and runs first",
+            hook.orig_name()
+        ),
+        Installed::AlreadyInstalled => "already installed".to_string(),
+        Installed::Updated => "updated".to_string(),
+    };
+    Ok(format!("{} ({}): {what}", hook.name(), hook.trigger()))
 }
 
-fn uninstall(dir: &Path) -> ExitCode {
-    println!("Hooks directory: {}", dir.display());
-    each(|hook| {
-        let what = match hooks::uninstall(dir, hook)? {
-            Uninstalled::Removed => "removed".to_string(),
-            Uninstalled::Restored => "removed; the previous hook is back".to_string(),
-            Uninstalled::NotInstalled => "not installed".to_string(),
-            Uninstalled::LeftForeign => "not waymark's: left as it is".to_string(),
-        };
-        Ok(format!("{}: {what}", hook.name()))
-    })
+fn uninstall(dir: &Path, hook: GitHook) -> Result<String, GitHookError> {
+    let what = match hooks::uninstall(dir, hook)? {
+        Uninstalled::Removed => "removed".to_string(),
+        Uninstalled::Restored => "removed; the previous hook is back".to_string(),
+        Uninstalled::NotInstalled => "not installed".to_string(),
+        Uninstalled::LeftForeign => "not waymark's: left as it is".to_string(),
+    };
+    Ok(format!("{}: {what}", hook.name()))
 }
 
-/// Runs `f` for every hook, printing its line; one failure does not stop the other hook.
-fn each(f: impl Fn(GitHook) -> Result<String, GitHookError>) -> ExitCode {
+/// Names the hooks directory, then runs `f` for every hook, printing its line; one failure
+/// does not stop the other hook.
+fn each(dir: &Path, f: fn(&Path, GitHook) -> Result<String, GitHookError>) -> ExitCode {
+    println!("Hooks directory: {}", dir.display());
     let mut failed = false;
     for hook in GitHook::ALL {
-        match f(hook) {
+        match f(dir, hook) {
             Ok(line) => println!("{line}"),
             Err(e) => {
                 failed = true;

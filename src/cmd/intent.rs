@@ -125,14 +125,11 @@ fn list_text(file: &IntentFile, active: Option<&str>, chosen: Option<&str>, path
 fn use_intent(ctx: &Ctx, file: &IntentFile, id: &str, path: &Path) -> Outcome {
     let Some(i) = file.get(id) else {
         let ids: Vec<_> = file.active_intents.iter().map(|i| i.id.as_str()).collect();
+        let shown = path.display();
         let message = if ids.is_empty() {
-            format!("no intent {id}: {} has no intents", path.display())
+            format!("no intent {id}: {shown} has no intents")
         } else {
-            format!(
-                "no intent {id} in {} (there are: {})",
-                path.display(),
-                ids.join(", ")
-            )
+            format!("no intent {id} in {shown} (there are: {})", ids.join(", "))
         };
         return Err(super::usage(message));
     };

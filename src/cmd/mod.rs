@@ -43,7 +43,6 @@ pub mod init;
 pub mod intent;
 pub mod key;
 pub mod log;
-pub mod pager;
 pub mod receipts;
 pub mod recover;
 pub mod replay;

@@ -29,6 +29,7 @@ pub fn run(file: &str, root: Option<PathBuf>) -> Outcome {
     for (i, line) in reader.lines().enumerate() {
         let n = i + 1;
         let line = match line {
+            Ok(l) if l.trim().is_empty() => continue,
             Ok(l) => l,
             Err(e) => {
                 eprintln!("line {n}: cannot read: {e}");
@@ -36,9 +37,6 @@ pub fn run(file: &str, root: Option<PathBuf>) -> Outcome {
                 continue;
             }
         };
-        if line.trim().is_empty() {
-            continue;
-        }
         let ev = match parse(&line) {
             Ok(ev) => ev,
             Err(e) => {
@@ -110,12 +108,9 @@ fn print_said(said: Option<&Value>) {
     };
     println!("{head}");
     for line in text.unwrap_or_default().lines() {
-        println!("{QUOTE}{line}");
+        println!("     │ {line}");
     }
 }
-
-/// How a line of what the agent reads is set off from the events.
-pub const QUOTE: &str = "     │ ";
 
 /// The last lines: where the recovery file is, the one thing to open after a replay.
 fn print_what_to_open(root: &Path) {

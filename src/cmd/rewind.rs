@@ -271,23 +271,21 @@ fn left_alone(changes: &mut Vec<Change>, left: &[(Vec<u8>, &str)]) {
 /// Each file and what the rewind does to it; an ignored file it replaces is said to be
 /// kept in the undo, so that nobody wonders where it went.
 fn print_plan(plan: &Plan, dry_run: bool) {
-    let verb = |c: &Change| match c.status {
-        'A' => "delete  ",
-        'D' => "recreate",
-        _ => "restore ",
-    };
-    let count = plan.changes.len() as u64;
     if dry_run {
-        println!("Would rewind {}:", waymark_core::text::count(count, "file"));
+        let files = waymark_core::text::count(plan.changes.len() as u64, "file");
+        println!("Would rewind {files}:");
     }
     for c in &plan.changes {
-        let kept = plan.forced.contains(&c.path);
-        let note = if kept {
-            "  (ignored: the undo keeps it)"
-        } else {
-            ""
+        let verb = match c.status {
+            'A' => "delete  ",
+            'D' => "recreate",
+            _ => "restore ",
         };
-        println!("  {} {}{note}", verb(c), c.path);
+        let kept = plan
+            .forced
+            .contains(&c.path)
+            .then_some("  (ignored: the undo keeps it)");
+        println!("  {verb} {}{}", c.path, kept.unwrap_or_default());
     }
 }
 

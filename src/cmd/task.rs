@@ -182,11 +182,9 @@ pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> Outcome {
         let rewound = rewound_first(&ctx, hook);
         let added = hook.plan(&names, StepSource::Manual, ctx.now);
         note_agent_session(hook, ctx.now);
-        let skipped = names.len() - added;
-        let already = if skipped > 0 {
-            format!(" ({skipped} already in it)")
-        } else {
-            String::new()
+        let already = match names.len() - added {
+            0 => String::new(),
+            skipped => format!(" ({skipped} already in it)"),
         };
         Ok(format!(
             "{rewound}Added {} to the plan{already}.\n{}",

@@ -73,37 +73,31 @@ fn anchors_report(ctx: &Ctx, links: &[u128]) -> (String, bool) {
         .iter()
         .filter_map(|a| anchor::check(links, a))
         .collect();
-    match broken.as_slice() {
-        [] => (
-            format!(
-                "anchors: the ledger holds the heads {} anchor\n",
-                waymark_core::text::count(anchors.len() as u64, "commit")
-            ),
+    if broken.is_empty() {
+        let commits = waymark_core::text::count(anchors.len() as u64, "commit");
+        return (
+            format!("anchors: the ledger holds the heads {commits} anchor\n"),
             false,
-        ),
-        _ => (
-            broken
-                .iter()
-                .map(|b| format!("anchor BROKEN: {b}\n"))
-                .collect(),
-            true,
-        ),
+        );
     }
+    (
+        broken
+            .iter()
+            .map(|b| format!("anchor BROKEN: {b}\n"))
+            .collect(),
+        true,
+    )
 }
 
 /// What the head written here says of the ledger, and whether that fails `--verify`.
 fn head_report(ctx: &Ctx, found: &Verified) -> (String, bool) {
     let Some(head) = trace::read_head(&ctx.project) else {
-        if ctx.project.state_file(trace::HEAD_FILE).exists() {
-            return (
-                "head unreadable (a writer was killed while writing it): the chain is checked against itself only, and the next record writes a whole head\n".into(),
-                false,
-            );
-        }
-        return (
-            "no head here: the chain is checked against itself only (an edit re-chained after it, or a record appended, would pass; the head that catches them is kept on the machine that wrote the records)\n".into(),
-            false,
-        );
+        let why = if ctx.project.state_file(trace::HEAD_FILE).exists() {
+            "head unreadable (a writer was killed while writing it): the chain is checked against itself only, and the next record writes a whole head\n"
+        } else {
+            "no head here: the chain is checked against itself only (an edit re-chained after it, or a record appended, would pass; the head that catches them is kept on the machine that wrote the records)\n"
+        };
+        return (why.into(), false);
     };
     let Ok(signer) = crate::receipt::existing_signer(&ctx.config) else {
         return (

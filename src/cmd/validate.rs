@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use crate::receipt::{Run, ValidationReceipt, runner};
 use crate::runtime::context::Ctx;
+use crate::store::log::Level;
 use crate::task::{Hook, HookState, Need, current};
 use waymark_core::task::validation;
 
@@ -150,7 +151,7 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
                 r.receipt_id, r.exit_code
             );
             ctx.log(
-                crate::store::log::Level::Warn,
+                Level::Warn,
                 "validate",
                 &format!("{} stored unsigned: {e}", r.receipt_id),
             );
@@ -165,7 +166,6 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
         crate::governance::lessons::verification_failure(ctx, command, ran.exit_code, &tail, intent)
     };
     if let Err(e) = lesson {
-        let level = crate::store::log::Level::Error;
-        ctx.log(level, "validate", &format!("lesson: {e:#}"));
+        ctx.log(Level::Error, "validate", &format!("lesson: {e:#}"));
     }
 }

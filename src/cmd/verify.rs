@@ -86,16 +86,12 @@ fn load_keys(ctx: &Ctx, file: Option<&std::path::Path>) -> Result<Keys, String> 
         println!("keys: {} public keys from {}", keys.0.len(), file.display());
         return Ok(Keys::Public(keys));
     }
-    match crate::receipt::existing_signer(&ctx.config) {
-        Ok(s) => {
-            println!("keys: the master key");
-            Ok(Keys::Master(Some(s)))
-        }
-        Err(e) => {
-            println!("keys: none ({e}): signatures cannot be checked");
-            Ok(Keys::Master(None))
-        }
+    let signer = crate::receipt::existing_signer(&ctx.config);
+    match &signer {
+        Ok(_) => println!("keys: the master key"),
+        Err(e) => println!("keys: none ({e}): signatures cannot be checked"),
     }
+    Ok(Keys::Master(signer.ok()))
 }
 
 /// Every task's receipts checked (the task logs here, with the head of the task's
