@@ -30,17 +30,16 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
             None,
         ))
     });
+    let trigger = trigger.as_str();
     match result {
         Ok(u) => match u.value {
             Some(_) if auto => {}
-            Some(Made { id, repeat: true }) => println!(
-                "Already checkpointed: {id} ({}) is at this commit",
-                trigger.as_str()
-            ),
-            Some(Made { id, repeat: false }) => println!(
-                "Checkpoint saved: {id} ({}) — {description}",
-                trigger.as_str()
-            ),
+            Some(Made { id, repeat: true }) => {
+                println!("Already checkpointed: {id} ({trigger}) is at this commit")
+            }
+            Some(Made { id, repeat: false }) => {
+                println!("Checkpoint saved: {id} ({trigger}) — {description}")
+            }
             None if auto => {}
             None => {
                 let why = "no running task to checkpoint (start one with `waymark task start`)";

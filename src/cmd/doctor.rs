@@ -40,17 +40,13 @@ pub fn run(root: Option<PathBuf>) -> Outcome {
         )),
     }
 
-    let refused = ctx.project.check().err();
-    if let Some(why) = refused.as_ref().filter(|_| ctx.project.found) {
-        lines.push((Mark::Fail, why.to_string()));
-    }
-    if ctx.project.found && refused.is_none() {
-        project_lines(&ctx, &mut lines);
-    } else if !ctx.project.found {
-        lines.push((Mark::Warn, format!(
+    match ctx.project.check() {
+        _ if !ctx.project.found => lines.push((Mark::Warn, format!(
             "not in a project: no .git or .orchestration in {} or above it, and CLAUDE_PROJECT_DIR is not set",
             ctx.project.root.display()
-        )));
+        ))),
+        Err(why) => lines.push((Mark::Fail, why.to_string())),
+        Ok(()) => project_lines(&ctx, &mut lines),
     }
     for (mark, text) in &lines {
         let tag = match mark {

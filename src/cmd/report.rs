@@ -25,19 +25,14 @@ pub fn run(root: Option<PathBuf>, args: ReportArgs) -> Outcome {
     let ctx = super::ctx(root);
     let hook = super::load_hook(&ctx)?.ok_or_else(|| super::usage("no task to report on"))?;
     let events = super::log::events_of(&ctx, std::slice::from_ref(&hook))?;
-    let (receipts_hold, receipts) = super::receipts::verdict(&ctx, &hook);
-    let (trace_holds, trace) = super::trace::verdict(&ctx);
+    let check = |name: &str, (holds, text): (bool, String)| Check {
+        name: name.into(),
+        holds,
+        text,
+    };
     let checks = [
-        Check {
-            name: "receipts --verify".into(),
-            holds: receipts_hold,
-            text: receipts,
-        },
-        Check {
-            name: "trace --verify".into(),
-            holds: trace_holds,
-            text: trace,
-        },
+        check("receipts --verify", super::receipts::verdict(&ctx, &hook)),
+        check("trace --verify", super::trace::verdict(&ctx)),
     ];
     let page = Clean::text(&html::render(&Report {
         task_id: &hook.task_id,

@@ -340,9 +340,7 @@ fn live(slot: &mut Option<Hook>) -> anyhow::Result<&mut Hook> {
             h.task_id,
             h.state
         )),
-        None => Err(anyhow::anyhow!(
-            "no task (start one with `waymark task start`)"
-        )),
+        None => anyhow::bail!("no task (start one with `waymark task start`)"),
     }
 }
 
