@@ -9,7 +9,9 @@ use clap::Subcommand;
 use crate::runtime::context::Ctx;
 use crate::task::current::{self, live_task, new_task};
 use crate::task::store::{StoreError, Updated};
-use crate::task::{CheckpointTrigger, Effect, Hook, HookState, StepSource, StepStatus};
+use crate::task::{
+    CheckpointTrigger, Effect, Hook, HookState, SessionStatus, StepSource, StepStatus,
+};
 
 #[derive(Debug, Subcommand)]
 pub enum TaskCmd {
@@ -226,12 +228,7 @@ fn listing(hook: &Hook) -> String {
 /// that session's step, as a hook event would have recorded it.
 fn note_agent_session(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
     if let Some(session) = agent_session() {
-        hook.note_session(
-            &session,
-            None,
-            waymark_core::task::SessionStatus::Active,
-            now,
-        );
+        hook.note_session(&session, None, SessionStatus::Active, now);
         hook.note_work(&session, &[]);
     }
 }
