@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::receipt::{Run, ValidationReceipt, runner};
 use crate::runtime::context::Ctx;
 use crate::store::log::Level;
-use crate::task::{Hook, HookState, Need, current};
+use crate::task::{Effect, Hook, HookState, Need, current};
 use waymark_core::task::validation;
 
 /// The output tail a failure lesson gets, in characters.
@@ -73,10 +73,7 @@ pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
 
 /// Runs `f` on the current task under the lock, starting a task when there is none or the
 /// last one finished (as a hook event would).
-fn update<R>(
-    ctx: &Ctx,
-    f: impl FnOnce(&mut Hook, &mut Vec<waymark_core::task::Effect>) -> R,
-) -> anyhow::Result<R> {
+fn update<R>(ctx: &Ctx, f: impl FnOnce(&mut Hook, &mut Vec<Effect>) -> R) -> anyhow::Result<R> {
     let changed = current::change(ctx, Need::Create, f)?;
     Ok(changed.expect("Need::Create always has a task").0)
 }
@@ -112,7 +109,7 @@ fn finish(
     step: Option<&str>,
     command: &str,
     (ran, tree): (&runner::Ran, Option<&str>),
-    effects: &mut Vec<waymark_core::task::Effect>,
+    effects: &mut Vec<Effect>,
 ) -> Finished {
     let run = Run {
         command: command.to_string(),
