@@ -4,16 +4,17 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
+use crate::store::log::Level;
 use crate::task::capture::{self, Capture};
 use crate::task::current::{self, Made};
 use crate::task::{CheckpointTrigger, StepCheckpoint, store};
 use waymark_core::text::stamp;
 
-pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: bool) -> ExitCode {
+pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: bool) -> Outcome {
     let ctx = super::ctx(root);
     let Some(trigger) = CheckpointTrigger::parse(trigger) else {
-        return super::fail(super::USAGE, format!("unknown trigger `{trigger}`"));
+        return Err(super::usage(format!("unknown trigger `{trigger}`")));
     };
     // A git_commit / git_push checkpoint at a HEAD already checkpointed with that trigger
     // is not made twice (`task::checkpoint::already_checkpointed`): with the git hooks installed, a
@@ -29,68 +30,40 @@ pub fn create(root: Option<PathBuf>, description: &str, trigger: &str, auto: boo
             None,
         ))
     });
+    let trigger = trigger.as_str();
     match result {
         Ok(u) => match u.value {
+            Some(_) if auto => {}
             Some(Made { id, repeat: true }) => {
-                if !auto {
-                    println!(
-                        "Already checkpointed: {id} ({}) is at this commit",
-                        trigger.as_str()
-                    );
-                }
-                ExitCode::SUCCESS
+                println!("Already checkpointed: {id} ({trigger}) is at this commit")
             }
             Some(Made { id, repeat: false }) => {
-                if !auto {
-                    println!(
-                        "Checkpoint saved: {id} ({}) — {description}",
-                        trigger.as_str()
-                    );
-                }
-                ExitCode::SUCCESS
+                println!("Checkpoint saved: {id} ({trigger}) — {description}")
             }
-            None if auto => ExitCode::SUCCESS,
-            None => super::fail(
-                super::USAGE,
-                "no running task to checkpoint (start one with `waymark task start`)",
-            ),
+            None if auto => {}
+            None => {
+                let why = "no running task to checkpoint (start one with `waymark task start`)";
+                return Err(super::usage(why));
+            }
         },
-        Err(e) if auto => {
-            ctx.log(
-                crate::store::log::Level::Error,
-                "checkpoint",
-                &e.to_string(),
-            );
-            ExitCode::SUCCESS
-        }
-        Err(e) => super::fail(super::CHECK_FAILED, e),
+        Err(e) if auto => ctx.log(Level::Error, "checkpoint", &e.to_string()),
+        Err(e) => return Err(super::failed(e)),
     }
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
+pub fn list(root: Option<PathBuf>, json: bool) -> Outcome {
     let ctx = super::ctx(root);
-    let hook = match super::load_hook(&ctx) {
-        Ok(h) => h,
-        Err(code) => return code,
-    };
-    let Some(hook) = hook else {
+    let Some(hook) = super::load_hook(&ctx)? else {
         if json {
             super::print_json(&serde_json::json!([]));
         } else {
             println!("No checkpoints.");
         }
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     };
-    let checkpoints =
-        match store::checkpoints(&ctx.project, &hook.task_id, ctx.config.max_checkpoints) {
-            Ok(c) => c,
-            Err(e) => {
-                return super::fail(
-                    super::CHECK_FAILED,
-                    format!("cannot read the checkpoints: {e}"),
-                );
-            }
-        };
+    let checkpoints = store::checkpoints(&ctx.project, &hook.task_id, ctx.config.max_checkpoints)
+        .map_err(|e| super::failed(format!("cannot read the checkpoints: {e}")))?;
     let listed: Vec<(StepCheckpoint, Option<Capture>)> = checkpoints
         .into_iter()
         .map(|c| {
@@ -99,34 +72,25 @@ pub fn list(root: Option<PathBuf>, json: bool) -> ExitCode {
         })
         .collect();
     if json {
-        print_listed_json(&listed);
-    } else {
-        print_listed_text(&listed);
+        // Each checkpoint as stored, with its capture (or null) under `capture`.
+        let values: Vec<Value> = listed
+            .iter()
+            .map(|(c, capture)| {
+                let mut v = serde_json::to_value(c).expect("serializable");
+                v["capture"] = serde_json::to_value(capture).expect("serializable");
+                v
+            })
+            .collect();
+        super::print_json(&values);
+        return Ok(ExitCode::SUCCESS);
     }
-    ExitCode::SUCCESS
-}
-
-/// `--json`: each checkpoint as stored, with its capture (or null) under `capture`.
-fn print_listed_json(listed: &[(StepCheckpoint, Option<Capture>)]) {
-    let values: Vec<Value> = listed
-        .iter()
-        .map(|(c, capture)| {
-            let mut v = serde_json::to_value(c).expect("serializable");
-            v["capture"] = serde_json::to_value(capture).expect("serializable");
-            v
-        })
-        .collect();
-    super::print_json(&values);
-}
-
-/// The text listing: one line per checkpoint, then the files its capture holds.
-fn print_listed_text(listed: &[(StepCheckpoint, Option<Capture>)]) {
     if listed.is_empty() {
         println!("No checkpoints.");
     }
-    for (c, capture) in listed {
+    for (c, capture) in &listed {
         print_checkpoint(c, capture.as_ref());
     }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// One checkpoint: when, id, trigger, step, commit, dirtiness and snapshot, then each

@@ -5,7 +5,7 @@
 //! removed, or the current task cannot be told; 2 a retention value in the configuration
 //! is invalid (cleanup refuses to guess with the defaults).
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -24,22 +24,18 @@ pub struct CleanupArgs {
     pub json: bool,
 }
 
-pub fn run(root: Option<PathBuf>, args: CleanupArgs) -> ExitCode {
+pub fn run(root: Option<PathBuf>, args: CleanupArgs) -> Outcome {
     let ctx = super::ctx(root);
-    if let Some(e) = ctx
+    let retention = ctx
         .config_errors
         .iter()
-        .find(|e| e.key.starts_with("retention"))
-    {
-        return super::fail(
-            super::USAGE,
-            format!("not cleaning up with a default in place of {}", e.key),
-        );
+        .find(|e| e.key.starts_with("retention"));
+    if let Some(e) = retention {
+        let why = format!("not cleaning up with a default in place of {}", e.key);
+        return Err(super::usage(why));
     }
-    let mut decisions = match retention::plan(&ctx.project, &ctx.config.retention, ctx.now) {
-        Ok(d) => d,
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
-    };
+    let mut decisions =
+        retention::plan(&ctx.project, &ctx.config.retention, ctx.now).map_err(super::failed)?;
     let failed = remove_due(&ctx, &mut decisions, args.dry_run);
     let removed = decisions
         .iter()
@@ -47,15 +43,25 @@ pub fn run(root: Option<PathBuf>, args: CleanupArgs) -> ExitCode {
         .count();
     let kept = decisions.len() - removed;
     if args.json {
-        print_json(&ctx, &args, &decisions, removed, kept, failed);
+        // The retention in force, the counts and every decision.
+        super::print_json(&json!({
+            "dry_run": args.dry_run,
+            "tasks_dir": ctx.project.state_dir().join(crate::task::store::TASKS_DIR),
+            "retention": {
+                "completed": format_duration(ctx.config.retention.completed),
+                "failed": format_duration(ctx.config.retention.failed),
+                "abandoned": format_duration(ctx.config.retention.abandoned),
+            },
+            "removed": if args.dry_run { 0 } else { removed },
+            "would_remove": if args.dry_run { removed } else { 0 },
+            "kept": kept,
+            "failed": failed,
+            "tasks": decisions,
+        }));
     } else {
         print_text(&args, &decisions, removed, kept);
     }
-    if failed > 0 {
-        ExitCode::from(super::CHECK_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    }
+    Ok(ExitCode::checked(failed == 0))
 }
 
 /// Says each decision's warning and, unless a dry run, removes the tasks due for removal
@@ -84,31 +90,6 @@ fn remove_due(ctx: &Ctx, decisions: &mut [Decision], dry_run: bool) -> usize {
         }
     }
     failed
-}
-
-/// `--json`: the retention in force, the counts and every decision.
-fn print_json(
-    ctx: &Ctx,
-    args: &CleanupArgs,
-    decisions: &[Decision],
-    removed: usize,
-    kept: usize,
-    failed: usize,
-) {
-    super::print_json(&json!({
-        "dry_run": args.dry_run,
-        "tasks_dir": ctx.project.state_dir().join(crate::task::store::TASKS_DIR),
-        "retention": {
-            "completed": format_duration(ctx.config.retention.completed),
-            "failed": format_duration(ctx.config.retention.failed),
-            "abandoned": format_duration(ctx.config.retention.abandoned),
-        },
-        "removed": if args.dry_run { 0 } else { removed },
-        "would_remove": if args.dry_run { removed } else { 0 },
-        "kept": kept,
-        "failed": failed,
-        "tasks": decisions,
-    }));
 }
 
 /// The text report: one line per task directory, then the counts.

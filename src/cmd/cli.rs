@@ -20,6 +20,15 @@ pub struct Cli {
     pub command: Command,
 }
 
+// The flag of the commands that print JSON on request (no doc comment: the variant's says
+// what the command does).
+#[derive(Debug, clap::Args)]
+pub struct Json {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The hook entry point: the event JSON on stdin. Always exits 0.
@@ -36,11 +45,7 @@ pub enum Command {
         file: String,
     },
     /// State, step, attempt, steps, checkpoints, receipts.
-    Status {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Status(Json),
     /// Make a checkpoint now.
     Checkpoint {
         /// What was accomplished.
@@ -53,11 +58,7 @@ pub enum Command {
         auto: bool,
     },
     /// List checkpoints in order with their triggers.
-    Checkpoints {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Checkpoints(Json),
     /// Start, finish, fail or abandon the task.
     #[command(subcommand)]
     Task(cmd::task::TaskCmd),
@@ -90,11 +91,7 @@ pub enum Command {
     /// Put files back as they were at a checkpoint (undoable).
     Rewind(cmd::rewind::RewindArgs),
     /// Run crash detection now and print the resume brief.
-    Recover {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Recover(Json),
     /// Rebuild HOOK.md from hook.json.
     Regenerate,
     /// Remove finished tasks past their retention.
@@ -130,42 +127,41 @@ pub enum Command {
 /// Runs the command line `args` (the program's name first) and returns the exit status,
 /// stdout flushed.
 pub fn run(args: Vec<std::ffi::OsString>) -> ExitCode {
-    let code = dispatch(args);
+    let code = dispatch(args).unwrap_or_else(|code| code);
     let _ = std::io::Write::flush(&mut std::io::stdout());
     code
 }
 
-fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
+fn dispatch(args: Vec<std::ffi::OsString>) -> cmd::Outcome {
     // `waymark hook <Event>` is what Claude Code runs on every tool call: it skips building
     // the whole command-line parser (a seventh of the event's work). Any other form, flags
     // included, goes through clap as usual.
     if let Some(event) = plain_hook_call(args.get(1..).unwrap_or_default()) {
-        return cmd::hook::run(event, None);
+        return Ok(cmd::hook::run(event, None));
     }
     // Codex CLI's registered form, `waymark hook --agent codex <Event>`, skips clap too.
     if let Some(event) = codex_hook_call(args.get(1..).unwrap_or_default()) {
-        return cmd::hook::run_codex(Some(event), None);
+        return Ok(cmd::hook::run_codex(Some(event), None));
     }
     let cli = Cli::parse_from(args);
     let root = cli.root;
     match cli.command {
-        Command::Hook { event, agent } => match agent_arg(&agent) {
-            Ok(Agent::Claude) => cmd::hook::run(event.as_deref(), root),
-            Ok(Agent::Codex) => cmd::hook::run_codex(event.as_deref(), root),
-            Err(code) => code,
-        },
+        Command::Hook { event, agent } => Ok(match agent_arg(&agent)? {
+            Agent::Claude => cmd::hook::run(event.as_deref(), root),
+            Agent::Codex => cmd::hook::run_codex(event.as_deref(), root),
+        }),
         Command::Replay { file } => cmd::replay::run(&file, root),
-        Command::Status { json } => cmd::status::run(root, json),
+        Command::Status(Json { json }) => cmd::status::run(root, json),
         Command::Checkpoint {
             description,
             trigger,
             auto,
         } => cmd::checkpoint::create(root, &description, &trigger, auto),
-        Command::Checkpoints { json } => cmd::checkpoint::list(root, json),
+        Command::Checkpoints(Json { json }) => cmd::checkpoint::list(root, json),
         Command::Task(c) => cmd::task::task(root, c),
         Command::Step(c) => cmd::task::step(root, c),
         Command::Plan { steps } => cmd::task::plan(root, steps),
-        Command::Validate(args) => cmd::validate::run(root, args),
+        Command::Validate(args) => Ok(cmd::validate::run(root, args)),
         Command::Receipts(args) => cmd::receipts::run(root, args),
         Command::Log(args) => cmd::log::run(root, args),
         Command::Report(args) => cmd::report::run(root, args),
@@ -174,7 +170,7 @@ fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
         Command::Key(c) => cmd::key::run(root, c),
         Command::Diff(args) => cmd::diff::run(root, args),
         Command::Rewind(args) => cmd::rewind::run(root, args),
-        Command::Recover { json } => cmd::recover::run(root, json),
+        Command::Recover(Json { json }) => cmd::recover::run(root, json),
         Command::Regenerate => cmd::recover::regenerate(root),
         Command::Cleanup(args) => cmd::cleanup::run(root, args),
         Command::GitHooks(c) => cmd::git_hooks::run(root, c),
@@ -183,10 +179,7 @@ fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
             remove,
             user,
             agent,
-        } => match agent_arg(&agent) {
-            Ok(agent) => cmd::init::run(root, remove, user, agent),
-            Err(code) => code,
-        },
+        } => cmd::init::run(root, remove, user, agent_arg(&agent)?),
         Command::Config(c) => cmd::config::run(root, c),
         Command::Doctor => cmd::doctor::run(root),
     }
@@ -195,10 +188,9 @@ fn dispatch(args: Vec<std::ffi::OsString>) -> ExitCode {
 /// The agent `--agent` names, or the usage error.
 fn agent_arg(name: &str) -> Result<Agent, ExitCode> {
     Agent::parse(name).ok_or_else(|| {
-        cmd::fail(
-            cmd::USAGE,
-            format!("unknown agent `{name}`: waymark knows `claude` (Claude Code) and `codex` (Codex CLI)"),
-        )
+        cmd::usage(format!(
+            "unknown agent `{name}`: waymark knows `claude` (Claude Code) and `codex` (Codex CLI)"
+        ))
     })
 }
 

@@ -1,11 +1,11 @@
 //! `waymark config show|set KEY VALUE`: the effective configuration and where each value
 //! came from (the command-line form of contextd's checkpoint_configure).
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::config;
 use crate::runtime::context::Ctx;
@@ -14,11 +14,7 @@ use crate::store;
 #[derive(Debug, Subcommand)]
 pub enum ConfigCmd {
     /// Every key, its effective value and its origin.
-    Show {
-        /// Print JSON instead of text.
-        #[arg(long)]
-        json: bool,
-    },
+    Show(super::cli::Json),
     /// Set a key in the project's waymark.json (or the user config with --user).
     Set {
         /// The key, dotted for a nested one (`retention.completed`).
@@ -31,30 +27,25 @@ pub enum ConfigCmd {
     },
 }
 
-pub fn run(root: Option<PathBuf>, cmd: ConfigCmd) -> ExitCode {
+pub fn run(root: Option<PathBuf>, cmd: ConfigCmd) -> Outcome {
     let ctx = super::ctx(root);
     match cmd {
-        ConfigCmd::Show { json } => show(&ctx, json),
+        ConfigCmd::Show(super::cli::Json { json }) => show(&ctx, json),
         ConfigCmd::Set { key, value, user } => set(&ctx, &key, value, user),
     }
 }
 
 /// `config show`: every key with its value and origin, then the configuration's errors
 /// (which make the exit status 1).
-fn show(ctx: &Ctx, json: bool) -> ExitCode {
+fn show(ctx: &Ctx, json: bool) -> Outcome {
     let loaded = crate::config::load(&ctx.project.root);
     if json {
         let map: Map<String, Value> = loaded
             .values()
             .iter()
-            .map(|(k, (v, o))| {
-                (
-                    (*k).to_string(),
-                    serde_json::json!({"value": v, "origin": o}),
-                )
-            })
+            .map(|(k, (v, o))| (k.to_string(), json!({"value": v, "origin": o})))
             .collect();
-        super::print_json(&serde_json::json!({"values": map, "errors": loaded.errors}));
+        super::print_json(&json!({"values": map, "errors": loaded.errors}));
     } else {
         for (k, (v, o)) in &loaded.values() {
             println!("{k:<30} {:<24} {o}", v.to_string());
@@ -63,60 +54,40 @@ fn show(ctx: &Ctx, json: bool) -> ExitCode {
             println!("error: {e}");
         }
     }
-    if loaded.errors.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(super::CHECK_FAILED)
-    }
+    Ok(ExitCode::checked(loaded.errors.is_empty()))
 }
 
 /// `config set`: checks the value, then writes it under its key into the project's
 /// waymark.json or the user's config.json, keeping the file's other keys.
-fn set(ctx: &Ctx, key: &str, value: String, user: bool) -> ExitCode {
+fn set(ctx: &Ctx, key: &str, value: String, user: bool) -> Outcome {
     let parsed: Value = serde_json::from_str(&value).unwrap_or(Value::String(value));
-    if let Err(e) = crate::config::check(key, &parsed) {
-        return super::fail(super::USAGE, format!("{key}: {e}"));
-    }
+    crate::config::check(key, &parsed).map_err(|e| super::usage(format!("{key}: {e}")))?;
     if !user && waymark_core::config::table::USER_ONLY.contains(&key) {
-        return super::fail(
-            super::USAGE,
-            format!(
-                "{key}: only your own configuration may set it, not the project's waymark.json: add --user"
-            ),
-        );
+        return Err(super::usage(format!(
+            "{key}: only your own configuration may set it, not the project's waymark.json: add --user"
+        )));
     }
     let path = if user {
-        match config::user_config_dir() {
-            Some(d) => d.join("config.json"),
-            None => {
-                return super::fail(super::USAGE, "no user config directory (HOME unset)");
-            }
-        }
+        let dir = config::user_config_dir()
+            .ok_or_else(|| super::usage("no user config directory (HOME unset)"))?;
+        dir.join("config.json")
     } else {
         config::project_config_path(&ctx.project.root)
     };
-    let mut map = match std::fs::read_to_string(&path) {
-        Ok(t) => match serde_json::from_str::<Value>(&t) {
-            Ok(Value::Object(m)) => m,
-            _ => {
-                return super::fail(
-                    super::CHECK_FAILED,
-                    format!("{} is not a JSON object; fix it first", path.display()),
-                );
-            }
-        },
+    let mut map = match std::fs::read_to_string(&path).map(|t| serde_json::from_str(&t)) {
+        Ok(Ok(Value::Object(m))) => m,
+        Ok(_) => {
+            let why = format!("{} is not a JSON object; fix it first", path.display());
+            return Err(super::failed(why));
+        }
         Err(_) => Map::new(),
     };
     set_path(&mut map, key, parsed.clone());
     let text = serde_json::to_string_pretty(&Value::Object(map)).expect("serializable") + "\n";
-    if let Err(e) = store::write_verbatim(&path, text.as_bytes()) {
-        return super::fail(
-            super::CHECK_FAILED,
-            format!("cannot write {}: {e}", path.display()),
-        );
-    }
+    store::write_verbatim(&path, text.as_bytes())
+        .map_err(|e| super::failed(format!("cannot write {}: {e}", path.display())))?;
     println!("{key} = {parsed} in {}", path.display());
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Sets `a.b` as `{"a":{"b":…}}`.

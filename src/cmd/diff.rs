@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use crate::git::snapshot;
+use crate::runtime::context::Ctx;
 
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
@@ -19,29 +20,18 @@ pub struct DiffArgs {
     pub paths: Vec<String>,
 }
 
-pub fn run(root: Option<PathBuf>, args: DiffArgs) -> ExitCode {
+pub fn run(root: Option<PathBuf>, args: DiffArgs) -> Outcome {
     let ctx = super::ctx(root);
     let root = &ctx.project.root;
     let lessons = &ctx.config.agent_md;
-    let found = match snapshot_of(&ctx, &args.checkpoint) {
-        Ok(f) => f,
-        Err(code) => return code,
-    };
+    let found = snapshot_of(&ctx, &args.checkpoint)?;
     // The work tree staged under the capture lock, held to the end: no checkpoint's
     // snapshot is taken meanwhile, and no tool call of an agent starts.
-    let Ok(_exclusive) = crate::task::capture::exclusive(&ctx.project) else {
-        return super::fail(
-            super::CHECK_FAILED,
-            "a checkpoint's snapshot is still being taken",
-        );
-    };
+    let _exclusive = crate::task::capture::exclusive(&ctx.project)
+        .map_err(|_| super::failed("a checkpoint's snapshot is still being taken"))?;
     let index = crate::task::capture::index_path(&ctx.project);
-    let Some(now) = snapshot::tree(root, &index, lessons) else {
-        return super::fail(
-            super::CHECK_FAILED,
-            "cannot snapshot the work tree (is git installed?)",
-        );
-    };
+    let now = snapshot::tree(root, &index, lessons)
+        .ok_or_else(|| super::failed("cannot snapshot the work tree (is git installed?)"))?;
     let mut git = crate::git::command(root);
     git.args(["diff", "--relative", "--no-renames"]);
     git.arg(if args.stat {
@@ -55,31 +45,26 @@ pub fn run(root: Option<PathBuf>, args: DiffArgs) -> ExitCode {
     } else {
         git.args(args.paths.iter().map(|p| format!(":(literal){p}")));
     }
-    match git
+    let status = git
         .stdout(Stdio::inherit())
         .stderr(Stdio::inherit())
-        .status()
-    {
-        Ok(s) if s.success() => ExitCode::SUCCESS,
-        Ok(_) => ExitCode::from(super::CHECK_FAILED),
-        Err(e) => super::fail(super::CHECK_FAILED, format!("cannot run git: {e}")),
+        .status();
+    match status.map_err(|e| super::failed(format!("cannot run git: {e}")))? {
+        s if s.success() => Ok(ExitCode::SUCCESS),
+        _ => Ok(ExitCode(super::CHECK_FAILED)),
     }
 }
 
 /// The snapshot of checkpoint `wanted` (an id or its start), or why there is none: no such
 /// checkpoint at all, or one without a snapshot (exit 2 either way, as for an unknown step).
-pub(super) fn snapshot_of(
-    ctx: &crate::runtime::context::Ctx,
-    wanted: &str,
-) -> Result<snapshot::Found, ExitCode> {
+pub(super) fn snapshot_of(ctx: &Ctx, wanted: &str) -> Result<snapshot::Found, ExitCode> {
     snapshot::find(&ctx.project.root, wanted).map_err(|e| {
         if wanted.is_empty() || crate::task::store::checkpoint_exists(&ctx.project, wanted) {
-            super::fail(super::USAGE, e)
+            super::usage(e)
         } else {
-            super::fail(
-                super::USAGE,
-                format!("there is no checkpoint {wanted}: `waymark checkpoints` lists them"),
-            )
+            super::usage(format!(
+                "there is no checkpoint {wanted}: `waymark checkpoints` lists them"
+            ))
         }
     })
 }

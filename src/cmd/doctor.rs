@@ -2,7 +2,7 @@
 //! and the state files, one line each; exit 1 when anything is wrong. It writes nothing:
 //! run in a directory that is no project yet, it leaves it as it was.
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,7 @@ enum Mark {
     Fail,
 }
 
-pub fn run(root: Option<PathBuf>) -> ExitCode {
+pub fn run(root: Option<PathBuf>) -> Outcome {
     let ctx = super::ctx_unchecked(root);
     let mut lines: Vec<(Mark, String)> = Vec::new();
     install_lines(&mut lines);
@@ -40,19 +40,24 @@ pub fn run(root: Option<PathBuf>) -> ExitCode {
         )),
     }
 
-    let refused = ctx.project.check().err();
-    if let Some(why) = refused.as_ref().filter(|_| ctx.project.found) {
-        lines.push((Mark::Fail, why.to_string()));
-    }
-    if ctx.project.found && refused.is_none() {
-        project_lines(&ctx, &mut lines);
-    } else if !ctx.project.found {
-        lines.push((Mark::Warn, format!(
+    match ctx.project.check() {
+        _ if !ctx.project.found => lines.push((Mark::Warn, format!(
             "not in a project: no .git or .orchestration in {} or above it, and CLAUDE_PROJECT_DIR is not set",
             ctx.project.root.display()
-        )));
+        ))),
+        Err(why) => lines.push((Mark::Fail, why.to_string())),
+        Ok(()) => project_lines(&ctx, &mut lines),
     }
-    report(&lines)
+    for (mark, text) in &lines {
+        let tag = match mark {
+            Mark::Ok => "ok  ",
+            Mark::Warn => "warn",
+            Mark::Fail => "FAIL",
+        };
+        println!("{tag} {text}");
+    }
+    let failed = lines.iter().any(|(m, _)| *m == Mark::Fail);
+    Ok(ExitCode::checked(!failed))
 }
 
 /// This waymark's version and path, and whether a `waymark` is on PATH.
@@ -174,28 +179,22 @@ fn program_lines(file: &str, commands: &[String], lines: &mut Vec<(Mark, String)
 
 fn key_line(ctx: &crate::runtime::context::Ctx) -> (Mark, String) {
     let Some(p) = crate::config::key_path(&ctx.config) else {
-        return (
-            Mark::Warn,
-            "no user config directory: set HOME or XDG_CONFIG_HOME for the signing key".into(),
-        );
+        let why = "no user config directory: set HOME or XDG_CONFIG_HOME for the signing key";
+        return (Mark::Warn, why.into());
     };
-    match std::fs::metadata(&p) {
-        Ok(m) if m.permissions().mode() & 0o077 != 0 => (
+    let shown = p.display();
+    match std::fs::metadata(&p).map(|m| m.permissions().mode()) {
+        Ok(mode) if mode & 0o077 != 0 => (
             Mark::Fail,
             format!(
-                "key {} is readable by others (mode {:o}): run `chmod 600 {}`",
-                p.display(),
-                m.permissions().mode() & 0o777,
-                p.display()
+                "key {shown} is readable by others (mode {:o}): run `chmod 600 {shown}`",
+                mode & 0o777
             ),
         ),
-        Ok(_) => (Mark::Ok, format!("signing key {} (mode 600)", p.display())),
+        Ok(_) => (Mark::Ok, format!("signing key {shown} (mode 600)")),
         Err(_) => (
             Mark::Warn,
-            format!(
-                "no signing key yet at {} (created on the first validation)",
-                p.display()
-            ),
+            format!("no signing key yet at {shown} (created on the first validation)"),
         ),
     }
 }
@@ -274,26 +273,6 @@ fn task_lines(ctx: &crate::runtime::context::Ctx, lines: &mut Vec<(Mark, String)
     }
 }
 
-fn report(lines: &[(Mark, String)]) -> ExitCode {
-    let mut failed = false;
-    for (mark, text) in lines {
-        let tag = match mark {
-            Mark::Ok => "ok  ",
-            Mark::Warn => "warn",
-            Mark::Fail => {
-                failed = true;
-                "FAIL"
-            }
-        };
-        println!("{tag} {text}");
-    }
-    if failed {
-        ExitCode::from(super::CHECK_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    }
-}
-
 /// The settings files Claude Code reads for a session in `root`, parsed: the project's,
 /// its local one, the user's.
 fn settings_files(root: &Path) -> Vec<(PathBuf, serde_json::Value)> {
@@ -355,15 +334,14 @@ fn seen_twice(root: &Path) -> Vec<String> {
 /// event is handled once anyway (`handlers::once`), but the extra processes cost each
 /// tool call; the line names them all and which to remove (the plugin is the main way).
 fn twice(plugin: Option<&str>, registered: &[(String, Vec<String>)]) -> Option<String> {
-    let mut names: Vec<String> = plugin
+    let inits = registered
+        .iter()
+        .map(|(f, _)| format!("`waymark init` in {f}"));
+    let names: Vec<String> = plugin
         .map(|how| format!("the plugin ({how})"))
         .into_iter()
+        .chain(inits)
         .collect();
-    names.extend(
-        registered
-            .iter()
-            .map(|(f, _)| format!("`waymark init` in {f}")),
-    );
     if names.len() < 2 {
         return None;
     }

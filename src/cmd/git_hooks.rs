@@ -6,7 +6,7 @@
 //! Exit codes: 0 done; 1 a hook could not be handled (a conflict, an I/O error: the other
 //! hook is still handled); 2 not a git repository.
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -35,59 +35,52 @@ pub enum GitHooksCmd {
     Trailers { file: PathBuf },
 }
 
-pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> ExitCode {
+pub fn run(root: Option<PathBuf>, cmd: GitHooksCmd) -> Outcome {
     if let GitHooksCmd::Trailers { file } = &cmd {
-        return add_trailers(root, file);
+        return Ok(add_trailers(root, file));
     }
     let project = Project::from_arg(root, None);
-    let dir = match hooks::hooks_dir(&project.root) {
-        Ok(d) => d,
-        Err(e) => return super::fail(super::USAGE, e),
-    };
+    let dir = hooks::hooks_dir(&project.root).map_err(super::usage)?;
     match cmd {
-        GitHooksCmd::Install => install(&dir),
-        GitHooksCmd::Uninstall => uninstall(&dir),
+        GitHooksCmd::Install => Ok(each(&dir, install)),
+        GitHooksCmd::Uninstall => Ok(each(&dir, uninstall)),
         GitHooksCmd::Status { json } => status(&dir, json),
         GitHooksCmd::Trailers { .. } => unreachable!("answered above"),
     }
 }
 
-fn install(dir: &Path) -> ExitCode {
+fn install(dir: &Path, hook: GitHook) -> Result<String, GitHookError> {
     // The wrapper calls the binary that installed it; if that moves, `waymark` on PATH.
     let bin = std::env::current_exe().ok();
-    println!("Hooks directory: {}", dir.display());
-    each(|hook| {
-        let what = match hooks::install(dir, hook, bin.as_deref())? {
-            Installed::Fresh => "installed".to_string(),
-            Installed::ChainedForeign => format!(
-                "installed; the existing hook moved to {} and runs first",
-                hook.orig_name()
-            ),
-            Installed::AlreadyInstalled => "already installed".to_string(),
-            Installed::Updated => "updated".to_string(),
-        };
-        Ok(format!("{} ({}): {what}", hook.name(), hook.trigger()))
-    })
+    let what = match hooks::install(dir, hook, bin.as_deref())? {
+        Installed::Fresh => "installed".to_string(),
+        Installed::ChainedForeign => format!(
+            "installed; the existing hook moved to {} and runs first",
+            hook.orig_name()
+        ),
+        Installed::AlreadyInstalled => "already installed".to_string(),
+        Installed::Updated => "updated".to_string(),
+    };
+    Ok(format!("{} ({}): {what}", hook.name(), hook.trigger()))
 }
 
-fn uninstall(dir: &Path) -> ExitCode {
-    println!("Hooks directory: {}", dir.display());
-    each(|hook| {
-        let what = match hooks::uninstall(dir, hook)? {
-            Uninstalled::Removed => "removed".to_string(),
-            Uninstalled::Restored => "removed; the previous hook is back".to_string(),
-            Uninstalled::NotInstalled => "not installed".to_string(),
-            Uninstalled::LeftForeign => "not waymark's: left as it is".to_string(),
-        };
-        Ok(format!("{}: {what}", hook.name()))
-    })
+fn uninstall(dir: &Path, hook: GitHook) -> Result<String, GitHookError> {
+    let what = match hooks::uninstall(dir, hook)? {
+        Uninstalled::Removed => "removed".to_string(),
+        Uninstalled::Restored => "removed; the previous hook is back".to_string(),
+        Uninstalled::NotInstalled => "not installed".to_string(),
+        Uninstalled::LeftForeign => "not waymark's: left as it is".to_string(),
+    };
+    Ok(format!("{}: {what}", hook.name()))
 }
 
-/// Runs `f` for every hook, printing its line; one failure does not stop the other hook.
-fn each(f: impl Fn(GitHook) -> Result<String, GitHookError>) -> ExitCode {
+/// Names the hooks directory, then runs `f` for every hook, printing its line; one failure
+/// does not stop the other hook.
+fn each(dir: &Path, f: fn(&Path, GitHook) -> Result<String, GitHookError>) -> ExitCode {
+    println!("Hooks directory: {}", dir.display());
     let mut failed = false;
     for hook in GitHook::ALL {
-        match f(hook) {
+        match f(dir, hook) {
             Ok(line) => println!("{line}"),
             Err(e) => {
                 failed = true;
@@ -95,20 +88,14 @@ fn each(f: impl Fn(GitHook) -> Result<String, GitHookError>) -> ExitCode {
             }
         }
     }
-    if failed {
-        ExitCode::from(super::CHECK_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    }
+    ExitCode::checked(!failed)
 }
 
-fn status(dir: &Path, as_json: bool) -> ExitCode {
+fn status(dir: &Path, as_json: bool) -> Outcome {
     let mut rows = Vec::new();
     for hook in GitHook::ALL {
-        match hooks::status(dir, hook) {
-            Ok(s) => rows.push(s),
-            Err(e) => return super::fail(super::CHECK_FAILED, format!("{}: {e}", hook.name())),
-        }
+        let s = hooks::status(dir, hook);
+        rows.push(s.map_err(|e| super::failed(format!("{}: {e}", hook.name())))?);
     }
     if as_json {
         let hooks: Vec<_> = rows
@@ -123,13 +110,13 @@ fn status(dir: &Path, as_json: bool) -> ExitCode {
             })
             .collect();
         super::print_json(&json!({"hooks_dir": dir, "hooks": hooks}));
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     }
     println!("Hooks directory: {}", dir.display());
     for s in rows {
         println!("{}: {}", s.hook.name(), s.describe());
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// With `commit_trailers` on and a task in progress, waymark's trailers into the message
@@ -168,20 +155,9 @@ fn for_commit(ctx: &Ctx, hook: &Hook) -> Vec<(&'static str, String)> {
 /// tracked, so that checking the commit out later gives a ledger that has the anchored
 /// line; else the file as it is.
 fn ledger(ctx: &Ctx) -> Vec<u8> {
-    let spec = format!(
-        ":./{}/{}",
-        crate::store::project::STATE_DIR,
-        crate::trace::TRACE_FILE
-    );
-    let staged = crate::git::command(&ctx.project.root)
-        .args(["show", &spec])
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    match staged {
-        Some(out) => out.stdout,
-        None => std::fs::read(crate::trace::trace_path(&ctx.project)).unwrap_or_default(),
-    }
+    super::trace::ledger_at(ctx, "").unwrap_or_else(|| {
+        std::fs::read(crate::trace::trace_path(&ctx.project)).unwrap_or_default()
+    })
 }
 
 /// The newest passing receipt of the task, signed validly, whose tree is the index's.

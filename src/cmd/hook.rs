@@ -33,12 +33,9 @@ pub fn run(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     };
     let lossy = String::from_utf8_lossy(&bytes);
     let text = decoded(&lossy);
-    let parsed = match event::parse(name, text.as_bytes()) {
-        Ok(p) => p,
-        Err(e) => {
-            report(&fallback(), context, &e.to_string());
-            return ExitCode::SUCCESS;
-        }
+    let parsed = event::parse(name, text.as_bytes());
+    let Ok(parsed) = parsed.inspect_err(|e| report(&fallback(), context, &e.to_string())) else {
+        return ExitCode::SUCCESS;
     };
     let Some(mut ctx) = open(root, &parsed) else {
         return ExitCode::SUCCESS;
@@ -192,12 +189,9 @@ pub fn run_codex(name: Option<&str>, root: Option<PathBuf>) -> ExitCode {
     };
     let lossy = String::from_utf8_lossy(&bytes);
     let text = decoded(&lossy);
-    let (name, value, parsed) = match codex_parse(name, &text) {
-        Ok(p) => p,
-        Err(e) => {
-            report(&fallback(), context, &e);
-            return ExitCode::SUCCESS;
-        }
+    let parsed = codex_parse(name, &text).inspect_err(|e| report(&fallback(), context, e));
+    let Ok((name, value, parsed)) = parsed else {
+        return ExitCode::SUCCESS;
     };
     let Some(mut ctx) = open(root, &parsed) else {
         return ExitCode::SUCCESS;

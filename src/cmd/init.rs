@@ -8,7 +8,7 @@
 //! warning that it stops working when that build goes. A waymark entry that runs another
 //! command (a build since removed) is rewritten in place.
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -18,6 +18,7 @@ use crate::claude::codex::Agent;
 use crate::claude::event::EVENTS;
 use crate::store;
 use crate::store::landing::Last;
+use crate::store::project::{self, Project};
 
 /// How waymark's own entries are recognized: the command runs `waymark … hook <Event>`.
 pub(crate) fn is_ours(command: &str) -> bool {
@@ -31,11 +32,7 @@ fn program() -> (String, Option<String>) {
         .ok()
         .and_then(|p| p.canonicalize().ok());
     let on_path = crate::runtime::program::on_path("waymark");
-    let same = match (&exe, &on_path) {
-        (Some(e), Some(p)) => p.canonicalize().ok().as_ref() == Some(e),
-        _ => false,
-    };
-    if same {
+    if exe.is_some() && on_path.as_ref().and_then(|p| p.canonicalize().ok()) == exe {
         return ("waymark".into(), None);
     }
     let path = exe
@@ -56,21 +53,15 @@ fn program() -> (String, Option<String>) {
 /// `waymark init [--agent codex] [--remove] [--user]`: waymark's hooks in the agent's
 /// settings (Claude Code's `.claude/settings.json`, Codex CLI's `.codex/hooks.json`; the
 /// user's with --user): idempotent, every other entry kept.
-pub fn run(root: Option<PathBuf>, remove: bool, user: bool, agent: Agent) -> ExitCode {
+pub fn run(root: Option<PathBuf>, remove: bool, user: bool, agent: Agent) -> Outcome {
     let ctx = super::ctx_anywhere(root);
     if !ctx.project.found && !user {
         // As every command that works on a project: a directory that is none is not made
         // one by accident (a `.claude/`, `.orchestration/` and `.gitattributes` in `~`).
-        return super::fail(super::USAGE, not_a_project(&ctx.project.root, agent));
+        return Err(super::usage(not_a_project(&ctx.project.root, agent)));
     }
-    let path = match settings_path(&ctx.project, user, agent) {
-        Ok(p) => p,
-        Err(why) => return super::fail(super::CHECK_FAILED, why),
-    };
-    let mut settings = match read_settings(&path) {
-        Ok(s) => s,
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
-    };
+    let path = settings_path(&ctx.project, user, agent).map_err(super::failed)?;
+    let mut settings = read_settings(&path).map_err(super::failed)?;
     let (exe, warning) = program();
     let (changed, what) = if remove {
         match unregister(&mut settings) {
@@ -78,24 +69,17 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool, agent: Agent) -> Exi
             false => (false, "No waymark hooks to remove".to_string()),
         }
     } else {
-        let done = match agent {
-            Agent::Claude => register(&mut settings, &exe),
-            Agent::Codex => register_codex(&mut settings, &exe),
-        };
+        let done = register(&mut settings, &exe, agent);
         (done != Registered::default(), registered_text(&done, &exe))
     };
     if changed {
         let made = path.parent().map_or(Ok(()), fs::create_dir_all);
-        if let Err(e) = made.and_then(|()| write_settings(&path, &settings)) {
-            let why = format!("cannot write {}: {e}", path.display());
-            return super::fail(super::CHECK_FAILED, why);
-        }
+        made.and_then(|()| write_settings(&path, &settings))
+            .map_err(|e| super::failed(format!("cannot write {}: {e}", path.display())))?;
     }
     if !remove && ctx.project.found {
-        if let Err(e) = skeleton(&ctx.project, &ctx.config.agent_md) {
-            let why = format!("cannot create .orchestration: {e}");
-            return super::fail(super::CHECK_FAILED, why);
-        }
+        skeleton(&ctx.project, &ctx.config.agent_md)
+            .map_err(|e| super::failed(format!("cannot create .orchestration: {e}")))?;
     }
     if let Some(w) = warning.filter(|_| !remove) {
         eprintln!("waymark: warning: {w}");
@@ -104,7 +88,7 @@ pub fn run(root: Option<PathBuf>, remove: bool, user: bool, agent: Agent) -> Exi
     if agent == Agent::Codex && !remove {
         println!("{CODEX_TRUST}");
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Why `init` outside a project writes nothing, and what to run instead.
@@ -121,22 +105,18 @@ fn not_a_project(root: &Path, agent: Agent) -> String {
 
 /// Where `agent`'s hooks are registered: the project's file, judged where it lands (a
 /// committed `.claude` linked into `.git` is refused), or with `user` the user's.
-fn settings_path(
-    project: &crate::store::project::Project,
-    user: bool,
-    agent: Agent,
-) -> Result<PathBuf, String> {
+fn settings_path(project: &Project, user: bool, agent: Agent) -> Result<PathBuf, String> {
     match (agent, user) {
         (Agent::Claude, true) => std::env::var_os("HOME")
-            .map(|h| PathBuf::from(h).join(crate::store::project::CLAUDE_SETTINGS))
+            .map(|h| PathBuf::from(h).join(project::CLAUDE_SETTINGS))
             .ok_or_else(|| "HOME is not set".to_string()),
         (Agent::Codex, true) => {
             codex_user_hooks().ok_or_else(|| "neither CODEX_HOME nor HOME is set".into())
         }
         (_, false) => {
             let rel = match agent {
-                Agent::Claude => crate::store::project::CLAUDE_SETTINGS,
-                Agent::Codex => crate::store::project::CODEX_HOOKS,
+                Agent::Claude => project::CLAUDE_SETTINGS,
+                Agent::Codex => project::CODEX_HOOKS,
             };
             project
                 .landing(Path::new(rel), Last::Replaced)
@@ -150,7 +130,7 @@ pub fn codex_user_hooks() -> Option<PathBuf> {
     let home = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty());
     match (home, std::env::var_os("HOME")) {
         (Some(h), _) => Some(PathBuf::from(h).join("hooks.json")),
-        (None, Some(h)) => Some(PathBuf::from(h).join(crate::store::project::CODEX_HOOKS)),
+        (None, Some(h)) => Some(PathBuf::from(h).join(project::CODEX_HOOKS)),
         (None, None) => None,
     }
 }
@@ -163,21 +143,13 @@ const CODEX_TRUST: &str = "Codex CLI runs a project's hooks only when the projec
 /// What [`register`] did, said: nothing, entries repointed at `exe`, or entries added
 /// (and some repointed).
 fn registered_text(done: &Registered, exe: &str) -> String {
-    match *done {
-        Registered {
-            added: 0,
-            repointed: 0,
-        } => "waymark's hooks were already there".to_string(),
-        Registered {
-            added: 0,
-            repointed,
-        } => {
-            format!("Pointed {repointed} of waymark's hooks at `{exe}` (they ran another program)")
-        }
-        Registered { added, repointed } => format!(
+    match (done.added, done.repointed) {
+        (0, 0) => "waymark's hooks were already there".to_string(),
+        (0, n) => format!("Pointed {n} of waymark's hooks at `{exe}` (they ran another program)"),
+        (added, n) => format!(
             "Added waymark's hooks for {}{}",
             waymark_core::text::count(added as u64, "event"),
-            match repointed {
+            match n {
                 0 => String::new(),
                 n => format!(" and pointed {n} at `{exe}`"),
             }
@@ -198,21 +170,16 @@ fn write_settings(path: &Path, settings: &Map<String, Value>) -> std::io::Result
 }
 
 fn read_settings(path: &Path) -> Result<Map<String, Value>, String> {
+    let shown = path.display();
     match fs::read_to_string(path) {
         Ok(text) if text.trim().is_empty() => Ok(Map::new()),
         Ok(text) => match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(m)) => Ok(m),
-            Ok(_) => Err(format!(
-                "{} is not a JSON object; not touching it",
-                path.display()
-            )),
-            Err(e) => Err(format!(
-                "{} is not valid JSON ({e}); not touching it",
-                path.display()
-            )),
+            Ok(_) => Err(format!("{shown} is not a JSON object; not touching it")),
+            Err(e) => Err(format!("{shown} is not valid JSON ({e}); not touching it")),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => Err(format!("cannot read {shown}: {e}")),
     }
 }
 
@@ -223,43 +190,23 @@ struct Registered {
     repointed: usize,
 }
 
-/// Adds one entry per event unless an entry of ours is there; an entry of ours that runs
-/// another program (a stale path) is pointed at `program`.
-fn register(settings: &mut Map<String, Value>, program: &str) -> Registered {
-    register_events(
-        settings,
-        EVENTS,
-        &|e| format!("{program} hook {e}"),
-        &|_| 30,
-    )
-}
-
-/// [`register`] for Codex CLI's hooks.json (the same layout: `hooks.<Event>[].hooks[]`
-/// of `{type: command, command, timeout}`, `codex-rs/config/src/hook_config.rs`): its
-/// events, each naming the agent. SessionEnd and Interrupt get 3 s, the most Codex allows
-/// them.
-fn register_codex(settings: &mut Map<String, Value>, program: &str) -> Registered {
-    let command = |e: &str| format!("{program} hook --agent codex {e}");
-    let timeout = |e: &str| match e {
-        "SessionEnd" | "Interrupt" => 3,
-        _ => 30,
+/// Adds one entry per event of `agent` unless an entry of ours is there; an entry of ours
+/// that runs another program (a stale path) is pointed at `program`. Codex CLI's hooks.json
+/// has Claude Code's layout (`hooks.<Event>[].hooks[]` of `{type: command, command,
+/// timeout}`, `codex-rs/config/src/hook_config.rs`): its events, each naming the agent.
+/// SessionEnd and Interrupt get 3 s, the most Codex allows them.
+fn register(settings: &mut Map<String, Value>, program: &str, agent: Agent) -> Registered {
+    let (events, flag) = match agent {
+        Agent::Claude => (EVENTS, ""),
+        Agent::Codex => (crate::claude::codex::EVENTS, " --agent codex"),
     };
-    register_events(settings, crate::claude::codex::EVENTS, &command, &timeout)
-}
-
-fn register_events(
-    settings: &mut Map<String, Value>,
-    events: &[&str],
-    command: &dyn Fn(&str) -> String,
-    timeout: &dyn Fn(&str) -> u64,
-) -> Registered {
     let mut done = Registered::default();
     let hooks = settings.entry("hooks").or_insert_with(|| json!({}));
     let Some(hooks) = hooks.as_object_mut() else {
         return done;
     };
     for event in events {
-        let wanted = command(event);
+        let wanted = format!("{program} hook{flag} {event}");
         let list = hooks.entry(*event).or_insert_with(|| json!([]));
         let Some(list) = list.as_array_mut() else {
             continue;
@@ -278,7 +225,10 @@ fn register_events(
             }
         }
         if !present {
-            let timeout = timeout(event);
+            let timeout = match (agent, *event) {
+                (Agent::Codex, "SessionEnd" | "Interrupt") => 3,
+                _ => 30,
+            };
             list.push(
                 json!({"hooks": [{"type": "command", "command": wanted, "timeout": timeout}]}),
             );
@@ -371,14 +321,11 @@ pub(crate) fn registered_commands(settings: &Value) -> Vec<String> {
 
 /// The `.orchestration` folder (with what belongs in git said, `docs/git.md`) and an
 /// intents file to fill in.
-fn skeleton(project: &crate::store::project::Project, lessons: &str) -> std::io::Result<()> {
-    crate::store::project::ensure_state_dir(project)?;
+fn skeleton(project: &Project, lessons: &str) -> std::io::Result<()> {
+    project::ensure_state_dir(project)?;
     // Read and written whole: where a link there leads is judged too.
     let attributes = project
-        .landing(
-            Path::new(crate::store::project::GIT_ATTRIBUTES),
-            Last::Followed,
-        )
+        .landing(Path::new(project::GIT_ATTRIBUTES), Last::Followed)
         .map_err(std::io::Error::other)?;
     union_merge(&attributes, lessons)?;
     let dir = project.state_dir();
@@ -386,7 +333,7 @@ fn skeleton(project: &crate::store::project::Project, lessons: &str) -> std::io:
     // Anything there, a link too (dangling or not), is the repository's: never written
     // through, and a new file replaces nothing.
     if fs::symlink_metadata(&intents).is_err() {
-        crate::store::write_verbatim(
+        store::write_verbatim(
             &intents,
             b"# Intents waymark governs: one IN_PROGRESS intent binds the task (task id = intent id).\n\
              # active_intents:\n\
@@ -436,13 +383,16 @@ mod tests {
         let original = json!({"model": "x", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}, "z": 1});
         let mut s = original.as_object().unwrap().clone();
         let all = EVENTS.len();
-        assert_eq!(register(&mut s, "'/bin/waymark'").added, all);
-        assert_eq!(register(&mut s, "'/bin/waymark'"), Registered::default());
+        assert_eq!(register(&mut s, "'/bin/waymark'", Agent::Claude).added, all);
+        assert_eq!(
+            register(&mut s, "'/bin/waymark'", Agent::Claude),
+            Registered::default()
+        );
         assert_eq!(s["hooks"]["Stop"].as_array().unwrap().len(), 2);
         assert_eq!(s["hooks"].as_object().unwrap().len(), EVENTS.len());
         // A stale path is rewritten in place, not added beside.
         assert_eq!(
-            register(&mut s, "waymark"),
+            register(&mut s, "waymark", Agent::Claude),
             Registered {
                 added: 0,
                 repointed: all
@@ -463,8 +413,11 @@ mod tests {
             json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}});
         let mut s = original.as_object().unwrap().clone();
         let all = crate::claude::codex::EVENTS.len();
-        assert_eq!(register_codex(&mut s, "waymark").added, all);
-        assert_eq!(register_codex(&mut s, "waymark"), Registered::default());
+        assert_eq!(register(&mut s, "waymark", Agent::Codex).added, all);
+        assert_eq!(
+            register(&mut s, "waymark", Agent::Codex),
+            Registered::default()
+        );
         assert_eq!(
             s["hooks"]["Stop"][1]["hooks"][0]["command"],
             "waymark hook --agent codex Stop"

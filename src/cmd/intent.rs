@@ -1,43 +1,38 @@
 //! `waymark intent list [--json]` and `waymark intent use <ID>`.
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use super::cli::Json;
 use crate::governance::intent::{self, IntentFile};
 use crate::runtime::context::Ctx;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum IntentCmd {
     /// The intents of .orchestration/active_intents.yaml, and which one is active.
-    List {
-        /// Print JSON instead of text
-        #[arg(long)]
-        json: bool,
-    },
+    List(super::cli::Json),
     /// Make intent ID the active one (when several are in progress).
     Use { id: String },
 }
 
-pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
+pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> Outcome {
     let ctx = super::ctx(root);
     let path = intent::intents_path(&ctx.project);
-    let file = match intent::load(&ctx.project) {
-        Ok(Some(f)) => f,
-        Ok(None) => return no_file(cmd, &path),
-        Err(e) => return super::fail(super::USAGE, e),
+    let Some(file) = intent::load(&ctx.project).map_err(super::usage)? else {
+        return no_file(cmd, &path);
     };
     let chosen = intent::chosen(&ctx.project);
     match cmd {
-        IntentCmd::List { json } => {
+        IntentCmd::List(Json { json }) => {
             let active = file.active(chosen.as_deref(), None).map(|i| i.id.clone());
             if json {
                 list_json(&file, active.as_deref(), chosen.as_deref());
             } else {
                 list_text(&file, active.as_deref(), chosen.as_deref(), &path);
             }
-            ExitCode::SUCCESS
+            Ok(ExitCode::SUCCESS)
         }
         IntentCmd::Use { id } => use_intent(&ctx, &file, &id, &path),
     }
@@ -45,27 +40,19 @@ pub fn run(root: Option<PathBuf>, cmd: IntentCmd) -> ExitCode {
 
 /// No file is the normal state of a project that does not use intents: nothing to list;
 /// but nothing to choose from either.
-fn no_file(cmd: IntentCmd, path: &Path) -> ExitCode {
+fn no_file(cmd: IntentCmd, path: &Path) -> Outcome {
+    let missing = format!(
+        "{} does not exist (see docs/governance.md for its format)",
+        path.display()
+    );
     match cmd {
-        IntentCmd::List { json: true } => {
+        IntentCmd::List(Json { json: true }) => {
             super::print_json(&json!({"intents": [], "active": null, "chosen": null}));
-            ExitCode::SUCCESS
         }
-        IntentCmd::List { json: false } => {
-            println!(
-                "No intents: {} does not exist (see docs/governance.md for its format).",
-                path.display()
-            );
-            ExitCode::SUCCESS
-        }
-        IntentCmd::Use { id } => super::fail(
-            super::USAGE,
-            format!(
-                "no intent {id}: {} does not exist (see docs/governance.md for its format)",
-                path.display()
-            ),
-        ),
+        IntentCmd::List(Json { json: false }) => println!("No intents: {missing}."),
+        IntentCmd::Use { id } => return Err(super::usage(format!("no intent {id}: {missing}"))),
     }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `intent list --json`: every intent with its state and whether it is the active one.
@@ -135,27 +122,20 @@ fn list_text(file: &IntentFile, active: Option<&str>, chosen: Option<&str>, path
 }
 
 /// `intent use ID`: records the choice, and says whether the intent is active now.
-fn use_intent(ctx: &Ctx, file: &IntentFile, id: &str, path: &Path) -> ExitCode {
+fn use_intent(ctx: &Ctx, file: &IntentFile, id: &str, path: &Path) -> Outcome {
     let Some(i) = file.get(id) else {
         let ids: Vec<_> = file.active_intents.iter().map(|i| i.id.as_str()).collect();
+        let shown = path.display();
         let message = if ids.is_empty() {
-            format!("no intent {id}: {} has no intents", path.display())
+            format!("no intent {id}: {shown} has no intents")
         } else {
-            format!(
-                "no intent {id} in {} (there are: {})",
-                path.display(),
-                ids.join(", ")
-            )
+            format!("no intent {id} in {shown} (there are: {})", ids.join(", "))
         };
-        return super::fail(super::USAGE, message);
+        return Err(super::usage(message));
     };
     let target = ctx.project.state_file(intent::CHOSEN_FILE);
-    if let Err(e) = crate::store::write_verbatim(&target, format!("{id}\n").as_bytes()) {
-        return super::fail(
-            super::USAGE,
-            format!("cannot write {}: {e}", target.display()),
-        );
-    }
+    crate::store::write_verbatim(&target, format!("{id}\n").as_bytes())
+        .map_err(|e| super::usage(format!("cannot write {}: {e}", target.display())))?;
     if i.is_in_progress() {
         println!("Active intent: {id} ({})", i.name);
     } else {
@@ -170,5 +150,5 @@ fn use_intent(ctx: &Ctx, file: &IntentFile, id: &str, path: &Path) -> ExitCode {
             intent::IN_PROGRESS
         );
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }

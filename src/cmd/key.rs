@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use crate::receipt::{FileKeyManager, KeyManager};
 use waymark_core::receipt::public::PublicKeys;
 
@@ -24,23 +24,17 @@ pub enum KeyCmd {
     },
 }
 
-pub fn run(root: Option<PathBuf>, cmd: KeyCmd) -> ExitCode {
+pub fn run(root: Option<PathBuf>, cmd: KeyCmd) -> Outcome {
     let KeyCmd::Export { out } = cmd;
     let ctx = super::ctx(root);
     let (shown, out) = (out.display().to_string(), ctx.project.root.join(&out));
     let mut km = FileKeyManager::from_config(&ctx.config);
-    if let Err(e) = km.load_existing() {
-        return super::fail(super::CHECK_FAILED, format!("key export: {e}"));
-    }
-    let paths = match key_paths(&ctx) {
-        Ok(p) => p,
-        Err(e) => return super::fail(super::CHECK_FAILED, format!("key export: {e}")),
-    };
+    km.load_existing()
+        .map_err(|e| super::failed(format!("key export: {e}")))?;
+    let paths = key_paths(&ctx).map_err(|e| super::failed(format!("key export: {e}")))?;
     let mut keys = match std::fs::read_to_string(&out) {
-        Ok(text) => match PublicKeys::from_json(&text) {
-            Ok(k) => k,
-            Err(e) => return super::fail(super::CHECK_FAILED, format!("{}: {e}", out.display())),
-        },
+        Ok(text) => PublicKeys::from_json(&text)
+            .map_err(|e| super::failed(format!("{}: {e}", out.display())))?,
         Err(_) => PublicKeys::default(),
     };
     for path in &paths {
@@ -53,18 +47,18 @@ pub fn run(root: Option<PathBuf>, cmd: KeyCmd) -> ExitCode {
             }
         }
     }
-    if let Err(e) = write(&out, &keys.to_json()) {
-        return super::fail(
-            super::CHECK_FAILED,
-            format!("cannot write {}: {e}", out.display()),
-        );
-    }
+    // Written whole (`store::write_verbatim`: public keys, the user's own file), its
+    // directory made.
+    out.parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| crate::store::write_verbatim(&out, keys.to_json().as_bytes()))
+        .map_err(|e| super::failed(format!("cannot write {}: {e}", out.display())))?;
     println!(
         "wrote {} to {shown} ({} in it)\ncommit it: `waymark verify --public-keys {shown}` checks receipts with it",
         waymark_core::text::count(paths.len() as u64, "public key"),
         keys.0.len(),
     );
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The key paths of every signed receipt here, and the current task's (whose receipts are
@@ -84,13 +78,4 @@ fn key_paths(ctx: &crate::runtime::context::Ctx) -> anyhow::Result<BTreeSet<Stri
         paths.insert(waymark_core::receipt::key::key_path(d, hook.task_index));
     }
     Ok(paths)
-}
-
-/// Writes `text` to `path` whole (`store::write_verbatim`: public keys, the user's own
-/// file), its directory made.
-fn write(path: &std::path::Path, text: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    crate::store::write_verbatim(path, text.as_bytes())
 }

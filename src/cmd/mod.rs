@@ -43,7 +43,6 @@ pub mod init;
 pub mod intent;
 pub mod key;
 pub mod log;
-pub mod pager;
 pub mod receipts;
 pub mod recover;
 pub mod replay;
@@ -68,13 +67,16 @@ pub struct ExitCode(pub u8);
 
 impl ExitCode {
     pub const SUCCESS: ExitCode = ExitCode(0);
-}
 
-impl From<u8> for ExitCode {
-    fn from(code: u8) -> ExitCode {
-        ExitCode(code)
+    /// Success when what was checked `holds`, else [`CHECK_FAILED`].
+    pub fn checked(holds: bool) -> ExitCode {
+        ExitCode(if holds { 0 } else { CHECK_FAILED })
     }
 }
+
+/// What a command returns: its exit status, `Err` when it ended early (the error already
+/// said), so that `?` ends it.
+pub type Outcome = Result<ExitCode, ExitCode>;
 
 /// Exit code: the thing checked is wrong (a receipt failed, doctor found a problem).
 pub const CHECK_FAILED: u8 = 1;
@@ -123,7 +125,7 @@ pub fn ctx_unchecked(root: Option<PathBuf>) -> Ctx {
 /// The current task for a read-only command; a state file that cannot be read is an
 /// error (exit 1) for the caller to return.
 pub fn load_hook(ctx: &Ctx) -> Result<Option<waymark_core::task::Hook>, ExitCode> {
-    crate::task::current::load(ctx).map_err(|e| fail(CHECK_FAILED, e))
+    crate::task::current::load(ctx).map_err(failed)
 }
 
 /// A write to a closed stdout becomes an error the caller ignores instead of ending the
@@ -139,23 +141,33 @@ pub fn finish_on_closed_stdout() {
 /// head -1` ends quietly by SIGPIPE, a hook or a validation goes on
 /// ([`finish_on_closed_stdout`]).
 pub fn terminal(text: &str) {
-    use std::io::Write;
-    let shown = waymark_core::text::for_terminal(text);
-    let _ = std::io::stdout().lock().write_all(shown.as_bytes());
+    inert(std::io::stdout().lock(), text);
 }
 
 /// [`terminal`] for stderr.
 pub fn terminal_err(text: &str) {
-    use std::io::Write;
-    let shown = waymark_core::text::for_terminal(text);
-    let _ = std::io::stderr().lock().write_all(shown.as_bytes());
+    inert(std::io::stderr().lock(), text);
+}
+
+fn inert(mut out: impl std::io::Write, text: &str) {
+    let _ = out.write_all(waymark_core::text::for_terminal(text).as_bytes());
 }
 
 /// Prints an error (redacted: it may quote what was typed) and returns the exit code.
 pub fn fail(code: u8, message: impl std::fmt::Display) -> ExitCode {
     let text = format!("waymark: {message}");
     eprintln!("{}", waymark_redact::Clean::text(&text).as_str());
-    ExitCode::from(code)
+    ExitCode(code)
+}
+
+/// [`fail`] with [`CHECK_FAILED`].
+pub fn failed(message: impl std::fmt::Display) -> ExitCode {
+    fail(CHECK_FAILED, message)
+}
+
+/// [`fail`] with [`USAGE`].
+pub fn usage(message: impl std::fmt::Display) -> ExitCode {
+    fail(USAGE, message)
 }
 
 /// Prints a command's answer, redacted, and a newline: what `waymark plan`, `task` and

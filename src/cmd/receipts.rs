@@ -12,7 +12,7 @@
 //! `status` is `valid`, `invalid`, `unsigned` or `no_key`, and `chain.status` is `intact`,
 //! `broken` or `none` (no chained receipts).
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
@@ -36,22 +36,12 @@ pub struct ReceiptsArgs {
     pub json: bool,
 }
 
-pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
+pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> Outcome {
     let ctx = super::ctx(root);
-    let hook = match super::load_hook(&ctx) {
-        Ok(h) => h,
-        Err(code) => return code,
-    };
+    let hook = super::load_hook(&ctx)?;
     let receipts = match &hook {
-        Some(h) => match crate::task::store::receipts(&ctx.project, h) {
-            Ok(r) => r,
-            Err(e) => {
-                return super::fail(
-                    super::CHECK_FAILED,
-                    format!("cannot read the receipts: {e}"),
-                );
-            }
-        },
+        Some(h) => crate::task::store::receipts(&ctx.project, h)
+            .map_err(|e| super::failed(format!("cannot read the receipts: {e}")))?,
         None => Vec::new(),
     };
 
@@ -89,9 +79,9 @@ pub fn run(root: Option<PathBuf>, args: ReceiptsArgs) -> ExitCode {
         if !args.json {
             eprintln!("waymark: receipts: verification FAILED");
         }
-        return ExitCode::from(super::CHECK_FAILED);
+        return Err(ExitCode(super::CHECK_FAILED));
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What `waymark receipts --verify` says of `hook`'s receipts, for the report: whether
@@ -182,27 +172,18 @@ impl Checked {
 
 /// `--json`: the one object docs/receipts.md describes.
 fn json_of(checked: &Checked, task_id: Option<String>, key: Value) -> Value {
-    let Checked {
-        receipts,
-        verdicts,
-        problems,
-        interrupted,
-        unchained,
-    } = checked;
+    let (receipts, problems) = (&checked.receipts, &checked.problems);
     let entries: Vec<Value> = receipts
         .iter()
-        .zip(verdicts)
+        .zip(&checked.verdicts)
         .enumerate()
         .map(|(i, (r, v))| {
             let mut e = serde_json::to_value(r).expect("receipt serializes");
             let o = e.as_object_mut().expect("an object");
             o.insert("observed".into(), Value::Bool(r.observed));
             o.insert("status".into(), Value::from(v.as_str()));
-            o.insert("detail".into(), detail(v).map_or(Value::Null, Value::from));
-            o.insert(
-                "chain".into(),
-                checked.about(i).map_or(Value::Null, Value::from),
-            );
+            o.insert("detail".into(), Value::from(detail(v)));
+            o.insert("chain".into(), Value::from(checked.about(i)));
             e
         })
         .collect();
@@ -213,7 +194,8 @@ fn json_of(checked: &Checked, task_id: Option<String>, key: Value) -> Value {
             json!({"receipt_id": id, "problem": p.to_string()})
         })
         .collect();
-    let chain_status = match (problems.is_empty(), *unchained == receipts.len()) {
+    let (interrupted, unchained) = (checked.interrupted, checked.unchained);
+    let chain_status = match (problems.is_empty(), unchained == receipts.len()) {
         (false, _) => "broken",
         (true, true) => "none",
         (true, false) => "intact",
@@ -243,11 +225,9 @@ fn all(
     signer: Option<&dyn ReceiptSigner>,
     args: &ReceiptsArgs,
     key: &Value,
-) -> ExitCode {
-    let (hooks, mut unreadable) = match crate::task::store::every_task(&ctx.project, current) {
-        Ok(t) => t,
-        Err(e) => return super::fail(super::CHECK_FAILED, format!("cannot read the tasks: {e}")),
-    };
+) -> Outcome {
+    let (hooks, mut unreadable) = crate::task::store::every_task(&ctx.project, current)
+        .map_err(|e| super::failed(format!("cannot read the tasks: {e}")))?;
     let mut tasks = Vec::new();
     let mut holds = true;
     for h in &hooks {
@@ -276,9 +256,9 @@ fn all(
     }
     if args.verify && !(holds && unreadable.is_empty()) {
         eprintln!("waymark: receipts: verification FAILED");
-        return ExitCode::from(super::CHECK_FAILED);
+        return Err(ExitCode(super::CHECK_FAILED));
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The text report: the table, then the judgement.
@@ -347,10 +327,12 @@ fn chain_text(
     }
     if unchained > 0 {
         out.push_str(&format!(
-            "{} the chain (signature version 1 or 2): not chained\n",
-            match unchained {
-                1 => "1 receipt predates".to_string(),
-                n => format!("{n} receipts predate"),
+            "{} {} the chain (signature version 1 or 2): not chained\n",
+            waymark_core::text::count(unchained as u64, "receipt"),
+            if unchained == 1 {
+                "predates"
+            } else {
+                "predate"
             }
         ));
     }
@@ -407,15 +389,13 @@ fn print_table(receipts: &[ValidationReceipt], verdicts: &[Verdict]) {
             *w = (*w).max(cell.chars().count());
         }
     }
+    // The last cell is padded too: the line's end is trimmed.
     let line = |cells: Vec<&str>| {
-        let mut s = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            if i + 1 == cells.len() {
-                s.push_str(cell);
-            } else {
-                s.push_str(&format!("{cell:<w$}  "));
-            }
-        }
+        let s: String = cells
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell:<w$}  "))
+            .collect();
         println!("{}", s.trim_end());
     };
     line(header.to_vec());

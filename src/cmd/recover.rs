@@ -1,6 +1,6 @@
 //! `waymark recover [--json]` and `waymark regenerate`.
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::path::PathBuf;
 
 use crate::task::current;
@@ -9,7 +9,7 @@ use waymark_core::config::Switch;
 use waymark_core::recovery::brief::{self, Extras};
 
 /// Runs crash detection now (idempotent) and prints the resume brief.
-pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
+pub fn run(root: Option<PathBuf>, json: bool) -> Outcome {
     let ctx = super::ctx(root);
     // A command starts no session: every session whose process runs is live.
     let live = crate::recovery::liveness(None);
@@ -17,13 +17,10 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
         slot.as_mut()
             .map(|h| crate::recovery::recover(&ctx, h, "", &live))
     });
-    let updated = match result {
-        Ok(u) => u,
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
-    };
+    let updated = result.map_err(super::failed)?;
     let Some(hook) = updated.hook else {
         println!("No task to recover.");
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     };
     if json {
         super::print_json(&serde_json::json!({
@@ -32,7 +29,7 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
             "crash_detected_now": updated.value.unwrap_or(false),
             "recovery": hook.recovery,
         }));
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     }
     if updated.value != Some(true) {
         println!(
@@ -53,20 +50,15 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
         ctx.now,
     );
     println!("{}", text.unwrap_or_default());
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
-pub fn regenerate(root: Option<PathBuf>) -> ExitCode {
+pub fn regenerate(root: Option<PathBuf>) -> Outcome {
     let ctx = super::ctx(root);
-    match current::load(&ctx) {
-        Ok(Some(hook)) => match store::write_hook_md(&ctx.project, &hook) {
-            Ok(()) => {
-                println!("Regenerated {}", ctx.project.state_file(HOOK_MD).display());
-                ExitCode::SUCCESS
-            }
-            Err(e) => super::fail(super::CHECK_FAILED, format!("cannot write HOOK.md: {e}")),
-        },
-        Ok(None) => super::fail(super::USAGE, "no hook.json to regenerate from"),
-        Err(e) => super::fail(super::CHECK_FAILED, e),
-    }
+    let hook = current::load(&ctx).map_err(super::failed)?;
+    let hook = hook.ok_or_else(|| super::usage("no hook.json to regenerate from"))?;
+    store::write_hook_md(&ctx.project, &hook)
+        .map_err(|e| super::failed(format!("cannot write HOOK.md: {e}")))?;
+    println!("Regenerated {}", ctx.project.state_file(HOOK_MD).display());
+    Ok(ExitCode::SUCCESS)
 }

@@ -4,7 +4,7 @@
 //! onto the project being replayed into: an event's `cwd` that does not exist here is
 //! taken as the recorded project root, so its paths land in this root.
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -13,22 +13,23 @@ use serde_json::Value;
 use crate::claude::event::{self, Event};
 use crate::runtime::context::Ctx;
 use crate::store::project::Project;
+use waymark_core::text::count;
 
-pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
+pub fn run(file: &str, root: Option<PathBuf>) -> Outcome {
     let reader: Box<dyn BufRead> = if file == "-" {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
-        match std::fs::File::open(file) {
-            Ok(f) => Box::new(BufReader::new(f)),
-            Err(e) => return super::fail(super::USAGE, format!("cannot open {file}: {e}")),
-        }
+        let f = std::fs::File::open(file)
+            .map_err(|e| super::usage(format!("cannot open {file}: {e}")))?;
+        Box::new(BufReader::new(f))
     };
     let root = Project::from_arg(root, None).root;
     let mut bad = 0;
-    let mut count = 0;
+    let mut replayed = 0;
     for (i, line) in reader.lines().enumerate() {
         let n = i + 1;
         let line = match line {
+            Ok(l) if l.trim().is_empty() => continue,
             Ok(l) => l,
             Err(e) => {
                 eprintln!("line {n}: cannot read: {e}");
@@ -36,9 +37,6 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
                 continue;
             }
         };
-        if line.trim().is_empty() {
-            continue;
-        }
         let ev = match parse(&line) {
             Ok(ev) => ev,
             Err(e) => {
@@ -47,30 +45,17 @@ pub fn run(file: &str, root: Option<PathBuf>) -> ExitCode {
                 continue;
             }
         };
-        if let Err(code) = replay(&root, n, &ev) {
-            return code;
-        }
-        count += 1;
+        replay(&root, n, &ev)?;
+        replayed += 1;
     }
-    eprintln!(
-        "replayed {} into {}{}",
-        waymark_core::text::count(count as u64, "event"),
-        root.display(),
-        if bad > 0 {
-            format!(
-                ", {} skipped",
-                waymark_core::text::count(bad as u64, "bad line")
-            )
-        } else {
-            String::new()
-        }
-    );
+    let skipped = match bad {
+        0 => String::new(),
+        n => format!(", {} skipped", count(n as u64, "bad line")),
+    };
+    let events = count(replayed as u64, "event");
+    eprintln!("replayed {events} into {}{skipped}", root.display());
     print_what_to_open(&root);
-    if bad > 0 {
-        ExitCode::from(super::CHECK_FAILED)
-    } else {
-        ExitCode::SUCCESS
-    }
+    Ok(ExitCode::checked(bad == 0))
 }
 
 /// One recorded line as an event (its `hook_event_name` names it).
@@ -88,9 +73,7 @@ fn replay(root: &Path, n: usize, ev: &Event) -> Result<(), ExitCode> {
         project.recorded_root = Some(rec.to_path_buf());
     }
     let ctx = Ctx::new(project);
-    if let Err(e) = ctx.project.check() {
-        return Err(super::fail(super::CHECK_FAILED, e));
-    }
+    ctx.project.check().map_err(super::failed)?;
     let said = super::hook::run_event(&ctx, ev).out.to_json(ev.name());
     let what = match &ev.kind {
         event::EventKind::PreToolUse(c)
@@ -125,12 +108,9 @@ fn print_said(said: Option<&Value>) {
     };
     println!("{head}");
     for line in text.unwrap_or_default().lines() {
-        println!("{QUOTE}{line}");
+        println!("     │ {line}");
     }
 }
-
-/// How a line of what the agent reads is set off from the events.
-pub const QUOTE: &str = "     │ ";
 
 /// The last lines: where the recovery file is, the one thing to open after a replay.
 fn print_what_to_open(root: &Path) {

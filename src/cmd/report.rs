@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use waymark_core::timeline::html::{self, Check, Report};
 use waymark_redact::Clean;
 
@@ -18,33 +18,21 @@ pub struct ReportArgs {
     pub output: Option<PathBuf>,
 }
 
-pub fn run(root: Option<PathBuf>, args: ReportArgs) -> ExitCode {
+pub fn run(root: Option<PathBuf>, args: ReportArgs) -> Outcome {
     if !args.html {
-        return super::fail(super::USAGE, "report: say which format: --html");
+        return Err(super::usage("report: say which format: --html"));
     }
     let ctx = super::ctx(root);
-    let hook = match super::load_hook(&ctx) {
-        Ok(Some(h)) => h,
-        Ok(None) => return super::fail(super::USAGE, "no task to report on"),
-        Err(code) => return code,
+    let hook = super::load_hook(&ctx)?.ok_or_else(|| super::usage("no task to report on"))?;
+    let events = super::log::events_of(&ctx, std::slice::from_ref(&hook))?;
+    let check = |name: &str, (holds, text): (bool, String)| Check {
+        name: name.into(),
+        holds,
+        text,
     };
-    let events = match super::log::events_of(&ctx, std::slice::from_ref(&hook)) {
-        Ok(e) => e,
-        Err(code) => return code,
-    };
-    let (receipts_hold, receipts) = super::receipts::verdict(&ctx, &hook);
-    let (trace_holds, trace) = super::trace::verdict(&ctx);
     let checks = [
-        Check {
-            name: "receipts --verify".into(),
-            holds: receipts_hold,
-            text: receipts,
-        },
-        Check {
-            name: "trace --verify".into(),
-            holds: trace_holds,
-            text: trace,
-        },
+        check("receipts --verify", super::receipts::verdict(&ctx, &hook)),
+        check("trace --verify", super::trace::verdict(&ctx)),
     ];
     let page = Clean::text(&html::render(&Report {
         task_id: &hook.task_id,
@@ -55,19 +43,12 @@ pub fn run(root: Option<PathBuf>, args: ReportArgs) -> ExitCode {
         checks: &checks,
     }));
     match &args.output {
-        Some(path) => match std::fs::write(path, page.as_bytes()) {
-            Ok(()) => {
-                eprintln!("waymark: report written to {}", path.display());
-                ExitCode::SUCCESS
-            }
-            Err(e) => super::fail(
-                super::CHECK_FAILED,
-                format!("cannot write {}: {e}", path.display()),
-            ),
-        },
-        None => {
-            print!("{}", page.as_str());
-            ExitCode::SUCCESS
+        Some(path) => {
+            std::fs::write(path, page.as_bytes())
+                .map_err(|e| super::failed(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("waymark: report written to {}", path.display());
         }
+        None => print!("{}", page.as_str()),
     }
+    Ok(ExitCode::SUCCESS)
 }

@@ -9,12 +9,13 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use crate::git::in_the_way;
 use crate::git::rewind::{self, Journal};
 use crate::git::snapshot::{self, Change, Reason};
 use crate::git::tree_path::TreePath;
 use crate::runtime::context::Ctx;
+use crate::store::log::Level;
 use crate::task::{CheckpointTrigger, Rewound, current};
 use crate::trace::{self, Waymark, kind};
 
@@ -39,46 +40,32 @@ pub struct RewindArgs {
     pub abort: bool,
 }
 
-pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
+pub fn run(root: Option<PathBuf>, args: RewindArgs) -> Outcome {
     let ctx = super::ctx(root);
     if args.abort {
         return abort(&ctx);
     }
-    if let Some(code) = pending(&ctx, args.resume) {
-        return code;
+    if let Some(done) = pending(&ctx, args.resume) {
+        return done;
     }
-    let root = &ctx.project.root;
-    if let Some(code) = refused(root) {
-        return code;
-    }
+    rewindable(&ctx.project.root)?;
     let wanted = args.checkpoint.unwrap_or_default();
-    let found = match super::diff::snapshot_of(&ctx, &wanted) {
-        Ok(f) => f,
-        Err(code) => return code,
-    };
-    let paths = match project_paths(&ctx, &args.files) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
-    let plan = match changes_since(&ctx, &found.tree, &paths) {
-        Ok(plan) => plan,
-        Err(why) => return super::fail(super::CHECK_FAILED, why),
-    };
+    let found = super::diff::snapshot_of(&ctx, &wanted)?;
+    let paths = project_paths(&ctx, &args.files)?;
+    let plan = changes_since(&ctx, &found.tree, &paths).map_err(super::failed)?;
     if plan.changes.is_empty() {
         println!(
             "Nothing to rewind: the files are as checkpoint {} left them.",
             found.checkpoint
         );
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     }
     print_plan(&plan, args.dry_run);
     if args.dry_run {
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     }
-    let undo = match save_undo(&ctx, &found.checkpoint, &plan.now, &plan.forced) {
-        Ok(u) => u,
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
-    };
+    let undo =
+        save_undo(&ctx, &found.checkpoint, &plan.now, &plan.forced).map_err(super::failed)?;
     let journal = Journal {
         task_id: found.task,
         checkpoint_id: found.checkpoint,
@@ -87,58 +74,48 @@ pub fn run(root: Option<PathBuf>, args: RewindArgs) -> ExitCode {
         started_at: ctx.now,
         changes: plan.changes,
     };
-    if let Err(e) = rewind::begin(&ctx.project, &journal) {
-        return super::fail(
-            super::CHECK_FAILED,
-            format!("cannot write the journal: {e}"),
-        );
-    }
+    rewind::begin(&ctx.project, &journal)
+        .map_err(|e| super::failed(format!("cannot write the journal: {e}")))?;
     carry_out(&ctx, &journal)
 }
 
-/// Why no rewind can be made here now: not in git, or git busy with a merge or the like.
-fn refused(root: &std::path::Path) -> Option<ExitCode> {
+/// Refused when no rewind can be made here now: not in git, or git busy with a merge or
+/// the like.
+fn rewindable(root: &std::path::Path) -> Result<(), ExitCode> {
     if crate::git::head::find_git_dir(root).is_none() {
-        return Some(super::fail(
-            super::USAGE,
+        return Err(super::usage(
             "not a git repository: rewind restores from the snapshots git keeps, and checkpoints here record file hashes only",
         ));
     }
-    let why = snapshot::busy(root)?;
-    Some(super::fail(
-        super::CHECK_FAILED,
-        format!("not rewinding: {why}"),
-    ))
+    match snapshot::busy(root) {
+        Some(why) => Err(super::failed(format!("not rewinding: {why}"))),
+        None => Ok(()),
+    }
 }
 
 /// A rewind cut short comes first: `--continue` finishes it, any other rewind is refused
 /// until it is. `None` when the command goes on to rewind.
-fn pending(ctx: &Ctx, resume: bool) -> Option<ExitCode> {
+fn pending(ctx: &Ctx, resume: bool) -> Option<Outcome> {
     match rewind::pending(&ctx.project) {
-        Err(e) => Some(super::fail(super::CHECK_FAILED, e)),
+        Err(e) => Some(Err(super::failed(e))),
         Ok(Some(journal)) if resume => Some(finish_cut_short(ctx, &journal)),
-        Ok(Some(journal)) => Some(super::fail(
-            super::CHECK_FAILED,
-            format!(
-                "a rewind to {} was cut short: run `waymark rewind --continue` to finish it first (or `waymark rewind --abort` to give it up)",
-                journal.checkpoint_id
-            ),
-        )),
+        Ok(Some(journal)) => Some(Err(super::failed(format!(
+            "a rewind to {} was cut short: run `waymark rewind --continue` to finish it first (or `waymark rewind --abort` to give it up)",
+            journal.checkpoint_id
+        )))),
         Ok(None) if resume => {
             println!("No rewind to finish.");
-            Some(ExitCode::SUCCESS)
+            Some(Ok(ExitCode::SUCCESS))
         }
         Ok(None) => None,
     }
 }
 
 /// `--continue`: the plan is checked again (what came in the way since), then applied.
-fn finish_cut_short(ctx: &Ctx, journal: &Journal) -> ExitCode {
+fn finish_cut_short(ctx: &Ctx, journal: &Journal) -> Outcome {
     if let Some(why) = in_the_way::survey(&ctx.project.root, &journal.changes).refusal() {
-        return super::fail(
-            super::CHECK_FAILED,
-            format!("{why}; or give the rewind up with `waymark rewind --abort`"),
-        );
+        let why = format!("{why}; or give the rewind up with `waymark rewind --abort`");
+        return Err(super::failed(why));
     }
     println!(
         "Finishing the rewind to {} begun {}.",
@@ -151,31 +128,33 @@ fn finish_cut_short(ctx: &Ctx, journal: &Journal) -> ExitCode {
 /// `--abort`: the journal of a rewind cut short goes (even a damaged one), so that no plan
 /// that cannot be applied holds every later rewind back. The files stay as they are, each
 /// as it was or as the checkpoint had it; the rewind's undo puts them back as they were.
-fn abort(ctx: &Ctx) -> ExitCode {
+fn abort(ctx: &Ctx) -> Outcome {
     let journal = rewind::pending(&ctx.project);
     if matches!(journal, Ok(None)) {
         println!("No rewind to give up.");
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     }
-    if let Err(e) = rewind::finish(&ctx.project) {
-        let why = format!("cannot remove the journal: {e}");
-        return super::fail(super::CHECK_FAILED, why);
-    }
+    rewind::finish(&ctx.project)
+        .map_err(|e| super::failed(format!("cannot remove the journal: {e}")))?;
     match journal {
         Ok(Some(j)) => {
             println!(
                 "Gave up the rewind to {}: the files it had put back stay as the checkpoint had them, the others as they were.",
                 j.checkpoint_id
             );
-            if let Some(undo) = &j.undo {
-                println!("Undo with `waymark rewind {undo}`.");
-            }
+            print_undo(j.undo.as_deref());
         }
         _ => println!(
             "Removed the damaged journal; the files stay as they are (the newest pre_rewind checkpoint in `waymark checkpoints` holds them as they were before)."
         ),
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_undo(undo: Option<&str>) {
+    if let Some(undo) = undo {
+        println!("Undo with `waymark rewind {undo}`.");
+    }
 }
 
 /// The `--files` as root-relative paths, git's bytes (a name need not be UTF-8), taken
@@ -197,9 +176,8 @@ fn project_paths(ctx: &Ctx, files: &[PathBuf]) -> Result<Vec<Vec<u8>>, ExitCode>
                 paths.push(rel);
             }
             _ => {
-                let abs = abs.display();
-                let why = format!("{abs} is outside the project");
-                return Err(super::fail(super::USAGE, why));
+                let why = format!("{} is outside the project", abs.display());
+                return Err(super::usage(why));
             }
         }
     }
@@ -224,7 +202,7 @@ fn changes_since(ctx: &Ctx, tree: &str, paths: &[Vec<u8>]) -> Result<Plan, Strin
     let _exclusive = crate::task::capture::exclusive(&ctx.project)
         .map_err(|e| format!("a checkpoint's snapshot is still being taken: {e}"))?;
     let index = crate::task::capture::index_path(&ctx.project);
-    let now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
+    let mut now = snapshot::tree(root, &index, lessons).ok_or("cannot snapshot the work tree")?;
     let mut spec = paths.to_vec();
     let mut changes = snapshot::changes(root, tree, &now.tree, &spec, lessons)?;
     // A file a snapshot leaves out (it holds a secret, or is large and untracked) is in
@@ -254,32 +232,24 @@ fn changes_since(ctx: &Ctx, tree: &str, paths: &[Vec<u8>]) -> Result<Plan, Strin
         println!("  left as it is: {shown} ({why})");
     }
     left_alone(&mut changes, &left);
-    if forced.is_empty() {
-        let now = now.tree.clone();
-        return Ok(Plan {
-            changes,
-            now,
-            forced,
-        });
+    if !forced.is_empty() {
+        now = now
+            .with_forced(root, &forced)
+            .ok_or("cannot snapshot the work tree")?;
+        if !spec.is_empty() {
+            spec.extend(forced.iter().map(|p| p.as_bytes().to_vec()));
+        }
+        changes = snapshot::changes(root, tree, &now.tree, &spec, lessons)?;
+        left_alone(&mut changes, &left);
+        if let Some(unread) = in_the_way::survey(root, &changes).unsaved.first() {
+            return Err(format!(
+                "not rewinding, no file was changed: {unread} would be overwritten, and git cannot read it to save it for the undo: make it readable or move it, then rewind again"
+            ));
+        }
     }
-    let now = now
-        .with_forced(root, &forced)
-        .ok_or("cannot snapshot the work tree")?;
-    if !spec.is_empty() {
-        spec.extend(forced.iter().map(|p| p.as_bytes().to_vec()));
-    }
-    let mut changes = snapshot::changes(root, tree, &now.tree, &spec, lessons)?;
-    left_alone(&mut changes, &left);
-    let again = in_the_way::survey(root, &changes);
-    if let Some(unread) = again.unsaved.first() {
-        return Err(format!(
-            "not rewinding, no file was changed: {unread} would be overwritten, and git cannot read it to save it for the undo: make it readable or move it, then rewind again"
-        ));
-    }
-    let now = now.tree.clone();
     Ok(Plan {
         changes,
-        now,
+        now: now.tree,
         forced,
     })
 }
@@ -301,23 +271,21 @@ fn left_alone(changes: &mut Vec<Change>, left: &[(Vec<u8>, &str)]) {
 /// Each file and what the rewind does to it; an ignored file it replaces is said to be
 /// kept in the undo, so that nobody wonders where it went.
 fn print_plan(plan: &Plan, dry_run: bool) {
-    let verb = |c: &Change| match c.status {
-        'A' => "delete  ",
-        'D' => "recreate",
-        _ => "restore ",
-    };
-    let count = plan.changes.len() as u64;
     if dry_run {
-        println!("Would rewind {}:", waymark_core::text::count(count, "file"));
+        let files = waymark_core::text::count(plan.changes.len() as u64, "file");
+        println!("Would rewind {files}:");
     }
     for c in &plan.changes {
-        let kept = plan.forced.contains(&c.path);
-        let note = if kept {
-            "  (ignored: the undo keeps it)"
-        } else {
-            ""
+        let verb = match c.status {
+            'A' => "delete  ",
+            'D' => "recreate",
+            _ => "restore ",
         };
-        println!("  {} {}{note}", verb(c), c.path);
+        let kept = plan
+            .forced
+            .contains(&c.path)
+            .then_some("  (ignored: the undo keeps it)");
+        println!("  {verb} {}{}", c.path, kept.unwrap_or_default());
     }
 }
 
@@ -364,18 +332,13 @@ fn save_undo(
 /// Applies the journal, records the rewind in the task and the trace, removes the journal.
 /// No agent's tool call starts while the files are put back (the capture lock, which a
 /// PreToolUse waits on).
-fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
+fn carry_out(ctx: &Ctx, journal: &Journal) -> Outcome {
     let exclusive = crate::task::capture::exclusive(&ctx.project);
     let applied = rewind::apply(&ctx.project, journal);
     drop(exclusive);
-    if let Err(e) = applied {
-        return super::fail(
-            super::CHECK_FAILED,
-            format!(
-                "the rewind stopped: {e}; every file is either as it was or rewound; run `waymark rewind --continue` once the cause is fixed, or `waymark rewind --abort` to give it up"
-            ),
-        );
-    }
+    applied.map_err(|e| super::failed(format!(
+        "the rewind stopped: {e}; every file is either as it was or rewound; run `waymark rewind --continue` once the cause is fixed, or `waymark rewind --abort` to give it up"
+    )))?;
     let (restored, deleted) = journal.split();
     let rewound = Rewound {
         checkpoint_id: journal.checkpoint_id.clone(),
@@ -384,25 +347,17 @@ fn carry_out(ctx: &Ctx, journal: &Journal) -> ExitCode {
         deleted,
         undo: journal.undo.clone(),
     };
-    if let Err(code) = record_rewind(ctx, &rewound) {
-        return code;
-    }
-    if let Err(e) = rewind::finish(&ctx.project) {
-        return super::fail(
-            super::CHECK_FAILED,
-            format!("cannot remove the journal: {e}"),
-        );
-    }
+    record_rewind(ctx, &rewound)?;
+    rewind::finish(&ctx.project)
+        .map_err(|e| super::failed(format!("cannot remove the journal: {e}")))?;
     let files = rewound.restored.len() + rewound.deleted.len();
     println!(
         "Rewound {} to checkpoint {}.",
         waymark_core::text::count(files as u64, "file"),
         rewound.checkpoint_id
     );
-    if let Some(undo) = &rewound.undo {
-        println!("Undo with `waymark rewind {undo}`.");
-    }
-    ExitCode::SUCCESS
+    print_undo(rewound.undo.as_deref());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Records the rewind in the current task (a note and its `rewound`) and in the trace; a
@@ -420,10 +375,7 @@ fn record_rewind(ctx: &Ctx, rewound: &Rewound) -> Result<(), ExitCode> {
         hook.rewound = Some(rewound.clone());
         Some(hook.task_id.clone())
     });
-    let task_id = match recorded {
-        Ok(u) => u.value,
-        Err(e) => return Err(super::fail(super::CHECK_FAILED, e)),
-    };
+    let task_id = recorded.map_err(super::failed)?.value;
     let record = trace::record(
         &ctx.project,
         ctx.now,
@@ -436,11 +388,7 @@ fn record_rewind(ctx: &Ctx, rewound: &Rewound) -> Result<(), ExitCode> {
         },
     );
     if let Err(e) = trace::append(&ctx.project, &ctx.config, record) {
-        ctx.log(
-            crate::store::log::Level::Error,
-            "rewind",
-            &format!("trace: {e}"),
-        );
+        ctx.log(Level::Error, "rewind", &format!("trace: {e}"));
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `waymark status [--json]`.
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
@@ -11,13 +11,9 @@ use waymark_core::receipt::ValidationReceipt;
 use waymark_core::task::{Hook, StepSource, StepStatus};
 use waymark_core::text::{ago, stamp};
 
-pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
+pub fn run(root: Option<PathBuf>, json: bool) -> Outcome {
     let ctx = super::ctx(root);
-    let hook = match super::load_hook(&ctx) {
-        Ok(h) => h,
-        Err(code) => return code,
-    };
-    let Some(hook) = hook else {
+    let Some(hook) = super::load_hook(&ctx)? else {
         if json {
             super::print_json(&json!({"task": null}));
         } else {
@@ -26,7 +22,7 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
                 ctx.project.root.display()
             );
         }
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     };
     let (checkpoints, receipts) = match (
         store::checkpoints(&ctx.project, &hook.task_id, ctx.config.max_checkpoints),
@@ -34,10 +30,7 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
     ) {
         (Ok(c), Ok(r)) => (c, r),
         (Err(e), _) | (_, Err(e)) => {
-            return super::fail(
-                super::CHECK_FAILED,
-                format!("cannot read the task's logs: {e}"),
-            );
+            return Err(super::failed(format!("cannot read the task's logs: {e}")));
         }
     };
     if json {
@@ -46,7 +39,7 @@ pub fn run(root: Option<PathBuf>, json: bool) -> ExitCode {
         print_task(&hook, ctx.now);
         print_logs(&checkpoints, &receipts);
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--json`: the task's state, steps and recovery, with its checkpoints and receipts.
@@ -71,14 +64,8 @@ fn print_json(hook: &Hook, checkpoints: &[StepCheckpoint], receipts: &[Validatio
 
 /// The task: its id and intent, state, the step running, a crash found, and every step.
 fn print_task(hook: &Hook, now: DateTime<Utc>) {
-    println!(
-        "Task:   {}{}",
-        hook.task_id,
-        hook.intent_id
-            .as_deref()
-            .map(|i| format!(" (intent {i})"))
-            .unwrap_or_default()
-    );
+    let intent = hook.intent_id.as_deref().map(|i| format!(" (intent {i})"));
+    println!("Task:   {}{}", hook.task_id, intent.unwrap_or_default());
     println!(
         "State:  {} (updated {} ago)",
         hook.state,
@@ -114,16 +101,12 @@ fn print_task(hook: &Hook, now: DateTime<Utc>) {
             .iter()
             .filter(|s| s.source != StepSource::Implicit && s.status != StepStatus::Deleted);
         for s in numbered {
+            let again = (s.attempt > 1).then(|| format!(" (attempt {})", s.attempt));
+            let (n, status) = (hook.number(s), s.status.as_str());
             println!(
-                "  {:>2}. [{}] {}{}",
-                hook.number(s),
-                s.status.as_str(),
+                "  {n:>2}. [{status}] {}{}",
                 s.name,
-                if s.attempt > 1 {
-                    format!(" (attempt {})", s.attempt)
-                } else {
-                    String::new()
-                }
+                again.unwrap_or_default()
             );
         }
     }

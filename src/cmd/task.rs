@@ -1,7 +1,7 @@
 //! `waymark task …` and `waymark step …`: drive the task by hand (people, scripts, agents
 //! that do not use Claude Code's task list).
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use std::path::PathBuf;
 
 use clap::Subcommand;
@@ -9,7 +9,9 @@ use clap::Subcommand;
 use crate::runtime::context::Ctx;
 use crate::task::current::{self, live_task, new_task};
 use crate::task::store::{StoreError, Updated};
-use crate::task::{CheckpointTrigger, Effect, Hook, HookState, StepSource, StepStatus};
+use crate::task::{
+    CheckpointTrigger, Effect, Hook, HookState, SessionStatus, StepSource, StepStatus,
+};
 
 #[derive(Debug, Subcommand)]
 pub enum TaskCmd {
@@ -51,7 +53,7 @@ pub enum StepCmd {
     Checked,
 }
 
-pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
+pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> Outcome {
     let ctx = super::ctx(root);
     let result = current::update(&ctx, |slot, effects| -> anyhow::Result<String> {
         match cmd {
@@ -87,10 +89,10 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
                     _ => HookState::Abandoned,
                 };
                 if to == HookState::Completed {
-                    let description = "Task completed".to_string();
+                    let done = "Task completed".to_string();
                     effects.push(Effect::Checkpoint(
                         CheckpointTrigger::StepComplete,
-                        description,
+                        done,
                         None,
                     ));
                 }
@@ -102,7 +104,7 @@ pub fn task(root: Option<PathBuf>, cmd: TaskCmd) -> ExitCode {
     report(result)
 }
 
-pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> ExitCode {
+pub fn step(root: Option<PathBuf>, cmd: StepCmd) -> Outcome {
     let ctx = super::ctx(root);
     let result = current::update(&ctx, |slot, effects| -> anyhow::Result<String> {
         // Steps added are a plan, which starts a task; the others move a step of the task
@@ -156,7 +158,7 @@ fn checked(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) -> String {
 /// the plan numbered (the numbers `waymark step start|done N` take). Without steps it only
 /// prints the plan. This is how an agent with no task-list tool keeps its plan
 /// (docs/plan.md).
-pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
+pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> Outcome {
     let ctx = super::ctx(root);
     let listed = |hook: Option<&Hook>| match hook.filter(|h| !h.state.is_terminal()) {
         Some(hook) => listing(hook),
@@ -165,13 +167,8 @@ pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
     // From Claude Code's Bash, the listing comes after the rewound conversation's plan is
     // put back (a change; rewinds are Claude Code's alone); elsewhere it only reads.
     if names.is_empty() && claude_session().is_none() {
-        return match super::load_hook(&ctx) {
-            Ok(hook) => {
-                super::say(&listed(hook.as_ref()));
-                ExitCode::SUCCESS
-            }
-            Err(code) => code,
-        };
+        super::say(&listed(super::load_hook(&ctx)?.as_ref()));
+        return Ok(ExitCode::SUCCESS);
     }
     let result = current::update(&ctx, |slot, _| -> anyhow::Result<String> {
         if names.is_empty() {
@@ -187,11 +184,9 @@ pub fn plan(root: Option<PathBuf>, names: Vec<String>) -> ExitCode {
         let rewound = rewound_first(&ctx, hook);
         let added = hook.plan(&names, StepSource::Manual, ctx.now);
         note_agent_session(hook, ctx.now);
-        let skipped = names.len() - added;
-        let already = if skipped > 0 {
-            format!(" ({skipped} already in it)")
-        } else {
-            String::new()
+        let already = match names.len() - added {
+            0 => String::new(),
+            skipped => format!(" ({skipped} already in it)"),
         };
         Ok(format!(
             "{rewound}Added {} to the plan{already}.\n{}",
@@ -233,12 +228,7 @@ fn listing(hook: &Hook) -> String {
 /// that session's step, as a hook event would have recorded it.
 fn note_agent_session(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
     if let Some(session) = agent_session() {
-        hook.note_session(
-            &session,
-            None,
-            waymark_core::task::SessionStatus::Active,
-            now,
-        );
+        hook.note_session(&session, None, SessionStatus::Active, now);
         hook.note_work(&session, &[]);
     }
 }
@@ -247,18 +237,17 @@ fn note_agent_session(hook: &mut Hook, now: chrono::DateTime<chrono::Utc>) {
 /// `CLAUDE_CODE_SESSION_ID` in its Bash tool's environment, Codex CLI `CODEX_THREAD_ID`
 /// in its shell's (the thread id is the `session_id` of its hook events).
 fn agent_session() -> Option<String> {
-    claude_session().or_else(|| {
-        std::env::var("CODEX_THREAD_ID")
-            .ok()
-            .filter(|s| !s.is_empty())
-    })
+    claude_session().or_else(|| set("CODEX_THREAD_ID"))
 }
 
 /// The Claude Code session whose agent runs this command from its Bash tool.
 fn claude_session() -> Option<String> {
-    std::env::var("CLAUDE_CODE_SESSION_ID")
-        .ok()
-        .filter(|s| !s.is_empty())
+    set("CLAUDE_CODE_SESSION_ID")
+}
+
+/// The environment variable `name`, unless it is unset or empty.
+fn set(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|s| !s.is_empty())
 }
 
 /// Before the agent's first change of the plan in a turn: whether the conversation was
@@ -297,25 +286,19 @@ fn apply(
         step.attempt,
         hook.state
     );
-    Ok(match finish_if_done(ctx, hook, status)? {
-        true => format!(
-            "{said}. Every step is done: task {} is completed.",
-            hook.task_id
-        ),
-        false => said,
-    })
-}
-
-/// The last step done finishes the task: a plan finished does not stay open for the work
-/// after it to reopen. True when it did.
-fn finish_if_done(ctx: &Ctx, hook: &mut Hook, status: StepStatus) -> anyhow::Result<bool> {
+    // The last step done finishes the task: a plan finished does not stay open for the work
+    // after it to reopen.
     let done = status == StepStatus::Completed
         && hook.state == HookState::StepPending
         && hook.all_steps_completed();
     if done {
         hook.finish(HookState::Completed, ctx.now)?;
+        let id = &hook.task_id;
+        return Ok(format!(
+            "{said}. Every step is done: task {id} is completed."
+        ));
     }
-    Ok(done)
+    Ok(said)
 }
 
 /// `waymark step retry N`: one more attempt granted, and the step started as it.
@@ -354,21 +337,12 @@ fn live(slot: &mut Option<Hook>) -> anyhow::Result<&mut Hook> {
             h.task_id,
             h.state
         )),
-        None => Err(anyhow::anyhow!(
-            "no task (start one with `waymark task start`)"
-        )),
+        None => anyhow::bail!("no task (start one with `waymark task start`)"),
     }
 }
 
-fn report(result: Result<Updated<anyhow::Result<String>>, StoreError>) -> ExitCode {
-    match result {
-        Ok(u) => match u.value {
-            Ok(msg) => {
-                super::say(&msg);
-                ExitCode::SUCCESS
-            }
-            Err(e) => super::fail(super::USAGE, e),
-        },
-        Err(e) => super::fail(super::CHECK_FAILED, e),
-    }
+fn report(result: Result<Updated<anyhow::Result<String>>, StoreError>) -> Outcome {
+    let msg = result.map_err(super::failed)?.value.map_err(super::usage)?;
+    super::say(&msg);
+    Ok(ExitCode::SUCCESS)
 }

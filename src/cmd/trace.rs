@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use crate::runtime::context::Ctx;
 use crate::trace::{self, HeadCheck, Verified, head};
 use waymark_core::trace::anchor::{self, Anchor};
@@ -18,18 +18,15 @@ pub struct TraceArgs {
     pub verify: bool,
 }
 
-pub fn run(root: Option<PathBuf>, args: TraceArgs) -> ExitCode {
+pub fn run(root: Option<PathBuf>, args: TraceArgs) -> Outcome {
     let ctx = super::ctx(root);
-    let (holds, said) = match checked(&ctx) {
-        Ok(checked) => checked,
-        Err(why) => return super::fail(super::CHECK_FAILED, why),
-    };
+    let (holds, said) = checked(&ctx).map_err(super::failed)?;
     print!("{said}");
     if !holds && args.verify {
         eprintln!("waymark: trace: verification FAILED");
-        return ExitCode::from(super::CHECK_FAILED);
+        return Err(ExitCode(super::CHECK_FAILED));
     }
-    ExitCode::SUCCESS
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What `waymark trace --verify` says, for the report and `verify`: whether the ledger
@@ -43,18 +40,14 @@ pub fn verdict(ctx: &Ctx) -> (bool, String) {
 fn checked(ctx: &Ctx) -> Result<(bool, String), String> {
     let path = trace::trace_path(&ctx.project);
     let found = trace::verify(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let (said, head_broken) = match found.bad {
-        Some(_) => (String::new(), false),
-        None => head_report(ctx, &found),
-    };
-    let (anchored, anchor_broken) = match found.bad {
-        Some(_) => (String::new(), false),
-        None => anchors_report(ctx, &found.links),
-    };
-    Ok((
-        found.bad.is_none() && !head_broken && !anchor_broken,
-        format!("{}{said}{anchored}", summary(&found)),
-    ))
+    let mut said = summary(&found);
+    if found.bad.is_some() {
+        return Ok((false, said));
+    }
+    let (head, head_broken) = head_report(ctx, &found);
+    let (anchored, anchor_broken) = anchors_report(ctx, &found.links);
+    said.push_str(&format!("{head}{anchored}"));
+    Ok((!head_broken && !anchor_broken, said))
 }
 
 /// What the heads anchored in git history (`Waymark-Trace` trailers of HEAD's commits,
@@ -80,37 +73,31 @@ fn anchors_report(ctx: &Ctx, links: &[u128]) -> (String, bool) {
         .iter()
         .filter_map(|a| anchor::check(links, a))
         .collect();
-    match broken.as_slice() {
-        [] => (
-            format!(
-                "anchors: the ledger holds the heads {} anchor\n",
-                waymark_core::text::count(anchors.len() as u64, "commit")
-            ),
+    if broken.is_empty() {
+        let commits = waymark_core::text::count(anchors.len() as u64, "commit");
+        return (
+            format!("anchors: the ledger holds the heads {commits} anchor\n"),
             false,
-        ),
-        _ => (
-            broken
-                .iter()
-                .map(|b| format!("anchor BROKEN: {b}\n"))
-                .collect(),
-            true,
-        ),
+        );
     }
+    (
+        broken
+            .iter()
+            .map(|b| format!("anchor BROKEN: {b}\n"))
+            .collect(),
+        true,
+    )
 }
 
 /// What the head written here says of the ledger, and whether that fails `--verify`.
 fn head_report(ctx: &Ctx, found: &Verified) -> (String, bool) {
     let Some(head) = trace::read_head(&ctx.project) else {
-        if ctx.project.state_file(trace::HEAD_FILE).exists() {
-            return (
-                "head unreadable (a writer was killed while writing it): the chain is checked against itself only, and the next record writes a whole head\n".into(),
-                false,
-            );
-        }
-        return (
-            "no head here: the chain is checked against itself only (an edit re-chained after it, or a record appended, would pass; the head that catches them is kept on the machine that wrote the records)\n".into(),
-            false,
-        );
+        let why = if ctx.project.state_file(trace::HEAD_FILE).exists() {
+            "head unreadable (a writer was killed while writing it): the chain is checked against itself only, and the next record writes a whole head\n"
+        } else {
+            "no head here: the chain is checked against itself only (an edit re-chained after it, or a record appended, would pass; the head that catches them is kept on the machine that wrote the records)\n"
+        };
+        return (why.into(), false);
     };
     let Ok(signer) = crate::receipt::existing_signer(&ctx.config) else {
         return (
@@ -126,7 +113,9 @@ fn head_report(ctx: &Ctx, found: &Verified) -> (String, bool) {
         };
         return (format!("head BROKEN: {why}\n"), true);
     }
-    match head::check(&head, found, &committed(ctx)) {
+    // The lines as HEAD's commit has them (each link counted): what came through git.
+    let committed = head::lines_of(&ledger_at(ctx, "HEAD").unwrap_or_default());
+    match head::check(&head, found, &committed) {
         HeadCheck::Holds { line } => (format!("head authenticated: lines 1-{line} are as waymark wrote them here, and any after came through git\n"), false),
         HeadCheck::Moved { count, line } => (format!("head authenticated: the last record written here moved from line {count} to line {line} (a merge put records before it); lines not written here came through git\n"), false),
         HeadCheck::Interrupted => ("head authenticated: the last append was cut short (its head was written, its line not): an interrupted write, not tampering\n".into(), false),
@@ -134,22 +123,19 @@ fn head_report(ctx: &Ctx, found: &Verified) -> (String, bool) {
     }
 }
 
-/// The lines of the ledger as HEAD's commit has it (each link counted): what came through
-/// git. Empty outside git or before the ledger was committed.
-fn committed(ctx: &Ctx) -> head::Lines {
+/// The ledger as git holds it at `rev` (`HEAD`, or `""` for the index); `None` outside git
+/// or where it does not hold the ledger.
+pub(super) fn ledger_at(ctx: &Ctx, rev: &str) -> Option<Vec<u8>> {
     let spec = format!(
-        "HEAD:./{}/{}",
+        "{rev}:./{}/{}",
         crate::store::project::STATE_DIR,
         trace::TRACE_FILE
     );
     let out = crate::git::command(&ctx.project.root)
         .args(["show", &spec])
-        .stderr(std::process::Stdio::null())
-        .output();
-    match out.ok().filter(|o| o.status.success()) {
-        Some(out) => head::lines_of(&out.stdout),
-        None => head::Lines::new(),
-    }
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout)
 }
 
 fn summary(v: &Verified) -> String {

@@ -22,7 +22,8 @@ use serde_json::Value;
 
 use crate::receipt::{Run, ValidationReceipt, runner};
 use crate::runtime::context::Ctx;
-use crate::task::{Hook, HookState, Need, current};
+use crate::store::log::Level;
+use crate::task::{Effect, Hook, HookState, Need, current};
 use waymark_core::task::validation;
 
 /// The output tail a failure lesson gets, in characters.
@@ -67,15 +68,12 @@ pub fn run(root: Option<PathBuf>, args: ValidateArgs) -> ExitCode {
             ran.exit_code
         ),
     }
-    ExitCode::from((ran.exit_code & 0xff) as u8)
+    ExitCode((ran.exit_code & 0xff) as u8)
 }
 
 /// Runs `f` on the current task under the lock, starting a task when there is none or the
 /// last one finished (as a hook event would).
-fn update<R>(
-    ctx: &Ctx,
-    f: impl FnOnce(&mut Hook, &mut Vec<waymark_core::task::Effect>) -> R,
-) -> anyhow::Result<R> {
+fn update<R>(ctx: &Ctx, f: impl FnOnce(&mut Hook, &mut Vec<Effect>) -> R) -> anyhow::Result<R> {
     let changed = current::change(ctx, Need::Create, f)?;
     Ok(changed.expect("Need::Create always has a task").0)
 }
@@ -111,7 +109,7 @@ fn finish(
     step: Option<&str>,
     command: &str,
     (ran, tree): (&runner::Ran, Option<&str>),
-    effects: &mut Vec<waymark_core::task::Effect>,
+    effects: &mut Vec<Effect>,
 ) -> Finished {
     let run = Run {
         command: command.to_string(),
@@ -150,38 +148,21 @@ fn report(ctx: &Ctx, done: &Finished, command: &str, ran: &runner::Ran) {
                 r.receipt_id, r.exit_code
             );
             ctx.log(
-                crate::store::log::Level::Warn,
+                Level::Warn,
                 "validate",
                 &format!("{} stored unsigned: {e}", r.receipt_id),
             );
         }
     }
-    if ran.exit_code == 0 {
-        if let Err(e) = crate::governance::lessons::settle(ctx, command, &r.receipt_id) {
-            ctx.log(
-                crate::store::log::Level::Error,
-                "validate",
-                &format!("lesson: {e:#}"),
-            );
-        }
-    }
-    if ran.exit_code != 0 {
+    let lesson = if ran.exit_code == 0 {
+        crate::governance::lessons::settle(ctx, command, &r.receipt_id)
+    } else {
         let text = String::from_utf8_lossy(&ran.tail);
         let tail = waymark_core::text::tail(text.trim(), LESSON_TAIL);
         let intent = done.intent_id.as_deref();
-        let lesson = crate::governance::lessons::verification_failure(
-            ctx,
-            command,
-            ran.exit_code,
-            &tail,
-            intent,
-        );
-        if let Err(e) = lesson {
-            ctx.log(
-                crate::store::log::Level::Error,
-                "validate",
-                &format!("lesson: {e:#}"),
-            );
-        }
+        crate::governance::lessons::verification_failure(ctx, command, ran.exit_code, &tail, intent)
+    };
+    if let Err(e) = lesson {
+        ctx.log(Level::Error, "validate", &format!("lesson: {e:#}"));
     }
 }

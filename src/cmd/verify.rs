@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::receipts::{Checked, label};
-use crate::cmd::ExitCode;
+use crate::cmd::{ExitCode, Outcome};
 use crate::receipt::{ReceiptSigner, Verdict, verify_all};
 use crate::runtime::context::Ctx;
 use waymark_core::receipt::ValidationReceipt;
@@ -56,12 +56,9 @@ impl Keys {
     }
 }
 
-pub fn run(root: Option<PathBuf>, args: VerifyArgs) -> ExitCode {
+pub fn run(root: Option<PathBuf>, args: VerifyArgs) -> Outcome {
     let ctx = super::ctx(root);
-    let keys = match load_keys(&ctx, args.public_keys.as_deref()) {
-        Ok(k) => k,
-        Err(e) => return super::fail(super::CHECK_FAILED, e),
-    };
+    let keys = load_keys(&ctx, args.public_keys.as_deref()).map_err(super::failed)?;
     let (receipts_hold, checked) = receipts(&ctx, &keys);
     let (trace_holds, text) = super::trace::verdict(&ctx);
     println!("trace:");
@@ -74,10 +71,10 @@ pub fn run(root: Option<PathBuf>, args: VerifyArgs) -> ExitCode {
     };
     if receipts_hold && trace_holds && range_holds {
         println!("verify: OK");
-        return ExitCode::SUCCESS;
+        return Ok(ExitCode::SUCCESS);
     }
     eprintln!("waymark: verify: FAILED");
-    ExitCode::from(super::CHECK_FAILED)
+    Err(ExitCode(super::CHECK_FAILED))
 }
 
 /// The public keys of `file`, else the master key (never created here).
@@ -89,16 +86,12 @@ fn load_keys(ctx: &Ctx, file: Option<&std::path::Path>) -> Result<Keys, String> 
         println!("keys: {} public keys from {}", keys.0.len(), file.display());
         return Ok(Keys::Public(keys));
     }
-    match crate::receipt::existing_signer(&ctx.config) {
-        Ok(s) => {
-            println!("keys: the master key");
-            Ok(Keys::Master(Some(s)))
-        }
-        Err(e) => {
-            println!("keys: none ({e}): signatures cannot be checked");
-            Ok(Keys::Master(None))
-        }
+    let signer = crate::receipt::existing_signer(&ctx.config);
+    match &signer {
+        Ok(_) => println!("keys: the master key"),
+        Err(e) => println!("keys: none ({e}): signatures cannot be checked"),
     }
+    Ok(Keys::Master(signer.ok()))
 }
 
 /// Every task's receipts checked (the task logs here, with the head of the task's
@@ -152,12 +145,7 @@ fn hooks(ctx: &Ctx) -> (BTreeMap<String, Hook>, bool) {
 }
 
 fn print_task(task: &str, checked: &Checked, has_head: bool) {
-    let Checked {
-        receipts,
-        verdicts,
-        problems,
-        ..
-    } = checked;
+    let (receipts, verdicts) = (&checked.receipts, &checked.verdicts);
     let valid = verdicts.iter().filter(|v| v.is_valid()).count();
     println!(
         "  task {task}: {}, {valid} valid",
@@ -166,7 +154,7 @@ fn print_task(task: &str, checked: &Checked, has_head: bool) {
     for (r, v) in receipts.iter().zip(verdicts).filter(|(_, v)| !v.is_valid()) {
         println!("    {} ({}): {}", r.receipt_id, r.key_path, label(v));
     }
-    for p in problems {
+    for p in &checked.problems {
         let at = p.index().map(|i| format!(" at {}", receipts[i].receipt_id));
         println!("    chain BROKEN{}: {p}", at.unwrap_or_default());
     }

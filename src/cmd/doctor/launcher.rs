@@ -77,25 +77,16 @@ fn judge(bin: &Path, how: &str) -> (Mark, String) {
         .filter(|o| o.status.success())
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     let ours = format!("waymark {}", env!("CARGO_PKG_VERSION"));
+    let runs = format!("the plugin's hooks run {}", bin.display());
     match version {
-        Some(v) if v == ours => (
-            Mark::Ok,
-            format!("the plugin's hooks run {} ({v}; {how})", bin.display()),
-        ),
+        Some(v) if v == ours => (Mark::Ok, format!("{runs} ({v}; {how})")),
         Some(v) => (
             Mark::Warn,
             format!(
-                "the plugin's hooks run {} ({v}; {how}), not this {ours}: install the one you mean (`cargo install --path <checkout>`)",
-                bin.display()
+                "{runs} ({v}; {how}), not this {ours}: install the one you mean (`cargo install --path <checkout>`)"
             ),
         ),
-        None => (
-            Mark::Fail,
-            format!(
-                "the plugin's hooks run {} ({how}), which does not start",
-                bin.display()
-            ),
-        ),
+        None => (Mark::Fail, format!("{runs} ({how}), which does not start")),
     }
 }
 
