@@ -15,6 +15,18 @@ pub struct Word {
     pub pipe: bool,
 }
 
+impl Word {
+    /// A word that is no pipe.
+    pub fn new(text: impl Into<String>, literal: bool) -> Word {
+        let text = text.into();
+        Word {
+            text,
+            literal,
+            pipe: false,
+        }
+    }
+}
+
 /// A simple command: its words, the files its redirections open for writing, and the
 /// bodies of its here-documents.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,19 +56,12 @@ pub struct Line {
 }
 
 /// Why a command line was not read whole ([`Line::unread`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Unread {
+    #[error("it is longer than {} KiB", MAX_LEN >> 10)]
     TooLong,
+    #[error("its `$(…)` nest deeper than {} levels", NESTING)]
     TooDeep,
-}
-
-impl std::fmt::Display for Unread {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Unread::TooLong => write!(f, "it is longer than {} KiB", MAX_LEN >> 10),
-            Unread::TooDeep => write!(f, "its `$(…)` nest deeper than {NESTING} levels"),
-        }
-    }
 }
 
 /// How deep `$(…)`, `<(…)` and `((…))` are read inside one another: each level is a
@@ -150,12 +155,7 @@ impl Lexer {
                 // `[[ a > b ]]` compares: no redirection.
                 '<' | '>' if self.in_test() => {
                     self.at += 1;
-                    let text = c.to_string();
-                    self.current.words.push(Word {
-                        text,
-                        literal: true,
-                        pipe: false,
-                    });
+                    self.current.words.push(Word::new(c, true));
                 }
                 '<' | '>' | '&' => {
                     let fd = last_end == self.at && self.last_word_is_fd();
@@ -291,10 +291,7 @@ impl Lexer {
 
     /// One word, from here up to white space or an operator outside quotes.
     fn word(&mut self) -> Word {
-        let mut w = Word {
-            literal: true,
-            ..Word::default()
-        };
+        let mut w = Word::new("", true);
         let start = self.at;
         while let Some(c) = self.peek(0) {
             match c {

@@ -103,14 +103,9 @@ fn by_arguments(simple: &Simple, texts: &[String], at: usize, depth: usize) -> V
 /// The files a patch `apply_patch` is handed names (`super::patch`).
 fn patched(texts: &[String], heredocs: &[String]) -> Vec<Found> {
     let patch = super::patch::of_command(texts, heredocs).unwrap_or_default();
-    let file = |path: String| Word {
-        text: path,
-        literal: true,
-        pipe: false,
-    };
     super::patch::files(&patch)
         .into_iter()
-        .map(|(path, _)| Found::File(file(path), None))
+        .map(|(path, _)| Found::File(Word::new(path, true), None))
         .collect()
 }
 
@@ -130,11 +125,8 @@ fn basename(w: &Word) -> &str {
 
 /// `dir/name-of-source`.
 fn inside(dir: &Word, source: &Word) -> Word {
-    Word {
-        text: format!("{}/{}", dir.text.trim_end_matches('/'), basename(source)),
-        literal: dir.literal && source.literal,
-        pipe: false,
-    }
+    let text = format!("{}/{}", dir.text.trim_end_matches('/'), basename(source));
+    Word::new(text, dir.literal && source.literal)
 }
 
 /// `cp`, `mv`, `ln`, `install`: the destination (`-t DIR`, else the last operand; a file
@@ -258,10 +250,7 @@ fn xargs(args: &[Word], depth: usize) -> Vec<Found> {
             Some(_) => {}
             None => {
                 // The words xargs reads go after the command's own.
-                let read = Word {
-                    text: "{}".into(),
-                    ..Word::default()
-                };
+                let read = Word::new("{}", false);
                 let words = std::iter::once(w).chain(it).cloned().chain([read]);
                 return nested("xargs", words.collect(), depth)
                     .into_iter()
