@@ -294,6 +294,15 @@ impl Verdict {
         }
     }
 
+    /// The verdict of a signature check.
+    fn of(checked: Result<(), VerifyError>) -> Verdict {
+        match checked {
+            Ok(()) => Verdict::Valid,
+            Err(VerifyError::Unsigned) => Verdict::Unsigned,
+            Err(e) => Verdict::Invalid(e),
+        }
+    }
+
     pub fn is_valid(&self) -> bool {
         *self == Verdict::Valid
     }
@@ -310,14 +319,7 @@ pub fn verify_all(
             if !r.is_signed() {
                 return Verdict::Unsigned;
             }
-            match signer {
-                None => Verdict::NoKey,
-                Some(s) => match s.verify(r) {
-                    Ok(()) => Verdict::Valid,
-                    Err(VerifyError::Unsigned) => Verdict::Unsigned,
-                    Err(e) => Verdict::Invalid(e),
-                },
-            }
+            signer.map_or(Verdict::NoKey, |s| Verdict::of(s.verify(r)))
         })
         .collect()
 }
