@@ -18,10 +18,6 @@ const WRITE_WORDS: &[&str] = &[
     "update", "upload", "put",
 ];
 
-/// The input fields that list files written, each an object naming its path
-/// (`push_files`' `files: [{path, content}]`).
-const FILE_LISTS: &[&str] = &["files"];
-
 /// The input fields that name a path written.
 const PATH_FIELDS: &[&str] = &[
     "path",
@@ -110,9 +106,12 @@ fn paths(input: &Value) -> Vec<String> {
             _ => Vec::new(),
         }
     };
-    let listed = FILE_LISTS
-        .iter()
-        .filter_map(|f| input.get(f)?.as_array())
+    // The files a list of them names, each an object naming its path (`push_files`'
+    // `files: [{path, content}]`).
+    let listed = input
+        .get("files")
+        .and_then(Value::as_array)
+        .into_iter()
         .flatten()
         .flat_map(|file| {
             PATH_FIELDS

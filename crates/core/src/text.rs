@@ -48,9 +48,10 @@ pub fn truncate(s: &str, max: usize) -> String {
         return s.to_string();
     }
     let window = waymark_redact::redact(&s[..end_of_first(s, max + CUT_MARGIN)]);
-    let mut out = window[..end_of_first(&window, max.saturating_sub(1))].to_string();
-    out.push('…');
-    out
+    format!(
+        "{}…",
+        &window[..end_of_first(&window, max.saturating_sub(1))]
+    )
 }
 
 /// The last `max` characters of `s` (output tails keep the end, where errors are),
@@ -60,23 +61,24 @@ pub fn tail(s: &str, max: usize) -> String {
         return s.to_string();
     }
     let window = waymark_redact::redact(&s[start_of_last(s, max + CUT_MARGIN)..]);
-    let mut out = String::from("…");
-    out.push_str(&window[start_of_last(&window, max.saturating_sub(1))..]);
-    out
+    format!(
+        "…{}",
+        &window[start_of_last(&window, max.saturating_sub(1))..]
+    )
 }
 
 /// The last `n` non-blank lines of `s`, each cut to 200 characters, the whole to at most
 /// `max` characters (the end kept): the lines of an output that say why it failed.
 pub fn last_lines(s: &str, n: usize, max: usize) -> String {
-    let lines: Vec<String> = s
+    let mut lines: Vec<String> = s
         .lines()
         .rev()
         .filter(|l| !l.trim().is_empty())
         .take(n)
         .map(|l| truncate(l.trim_end(), 200))
         .collect();
-    let text: Vec<String> = lines.into_iter().rev().collect();
-    tail(&text.join("\n"), max)
+    lines.reverse();
+    tail(&lines.join("\n"), max)
 }
 
 /// `42s`, `5m`, `3h 12m`, `2d 4h`: how long ago `then` was.

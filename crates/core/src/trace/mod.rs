@@ -79,7 +79,7 @@ pub struct Conversation {
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contributor: Option<Contributor>,
-    pub ranges: Vec<Range>,
+    pub ranges: Vec<LineRange>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,14 +88,6 @@ pub struct Contributor {
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_id: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Range {
-    pub start_line: u64,
-    pub end_line: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content_hash: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,14 +233,7 @@ impl Record {
             conversations: vec![Conversation {
                 url,
                 contributor: Some(contributor),
-                ranges: ranges
-                    .iter()
-                    .map(|r| Range {
-                        start_line: r.start_line,
-                        end_line: r.end_line,
-                        content_hash: r.content_hash.clone(),
-                    })
-                    .collect(),
+                ranges: ranges.to_vec(),
             }],
         });
     }
