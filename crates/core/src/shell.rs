@@ -120,13 +120,10 @@ fn gather(command: &str, depth: usize, out: &mut Vec<Vec<String>>, unread: &mut 
     }
     // A line not read whole is not read again inside: what is there is unread already,
     // and each reading would cost the whole nesting again.
-    let inner = if line.unread.is_some() {
-        Vec::new()
-    } else {
-        line.inner
-    };
-    for script in inner {
-        gather(&script, depth, out, unread);
+    if line.unread.is_none() {
+        for script in line.inner {
+            gather(&script, depth, out, unread);
+        }
     }
 }
 

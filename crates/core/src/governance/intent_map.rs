@@ -22,9 +22,7 @@ pub fn entries(text: &str, id: &str) -> Vec<String> {
             continue;
         }
         if inside {
-            if let Some(e) = entry(line) {
-                out.push(e);
-            }
+            out.extend(entry(line));
         }
     }
     out

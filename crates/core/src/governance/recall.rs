@@ -47,12 +47,8 @@ pub fn lessons(text: &str) -> Vec<Noted<'_>> {
     let quoted = super::brain::fenced(&lines);
     for (line, _) in lines.iter().zip(quoted).filter(|(_, q)| !q) {
         let trimmed = line.trim_end();
-        if trimmed == SECTION {
-            in_section = true;
-            continue;
-        }
         if trimmed.starts_with("## ") || trimmed.starts_with("# ") {
-            in_section = false;
+            in_section = trimmed == SECTION;
             continue;
         }
         if !in_section {

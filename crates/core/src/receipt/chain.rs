@@ -197,10 +197,10 @@ pub fn check(
         }
         let expected = last.map(|j| links[j].as_str()).unwrap_or("");
         if r.prev != expected {
-            match links.iter().position(|l| *l == r.prev) {
-                Some(_) => problems.push(ChainProblem::Reordered { index: i }),
-                None => problems.push(ChainProblem::MissingBefore { index: i }),
-            }
+            problems.push(match links.contains(&r.prev) {
+                true => ChainProblem::Reordered { index: i },
+                false => ChainProblem::MissingBefore { index: i },
+            });
         }
         last = Some(i);
     }

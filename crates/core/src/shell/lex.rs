@@ -158,8 +158,7 @@ impl Lexer {
                     self.current.words.push(Word::new(c, true));
                 }
                 '<' | '>' | '&' => {
-                    let fd = last_end == self.at && self.last_word_is_fd();
-                    if fd {
+                    if last_end == self.at && self.last_word_is_fd() {
                         self.current.words.pop();
                     }
                     self.redirection();

@@ -214,11 +214,9 @@ fn sed(args: &[Word]) -> Vec<Found> {
             operands.push(w);
         }
     }
-    let files = if script_given {
-        &operands[..]
-    } else {
-        operands.get(1..).unwrap_or_default()
-    };
+    let files = operands
+        .get(usize::from(!script_given)..)
+        .unwrap_or_default();
     let files = files.iter().filter(|_| in_place);
     files.map(|w| Found::File((*w).clone(), None)).collect()
 }
@@ -415,11 +413,9 @@ fn in_place(args: &[Word]) -> (Option<String>, Vec<Found>) {
             break;
         }
     }
-    let files = if code.is_some() {
-        &operands[..]
-    } else {
-        operands.get(1..).unwrap_or_default()
-    };
+    let files = operands
+        .get(usize::from(code.is_none())..)
+        .unwrap_or_default();
     let found = files
         .iter()
         .filter(|_| edit)
