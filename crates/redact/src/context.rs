@@ -417,21 +417,15 @@ fn cells(quoted: &[u8]) -> Vec<Range<usize>> {
     }
     let lead = trim_end(line).len() > indent(line) && line[indent(line)] == b'|';
     let trail = trim_end(line).last() == Some(&b'|');
-    let mut edges = Vec::new();
-    if !lead {
-        edges.push(0);
-    }
-    edges.extend(bounds.iter().map(|b| b + 1));
-    let mut ends: Vec<usize> = bounds.clone();
-    if lead {
-        ends.remove(0);
-    }
-    if !trail {
-        ends.push(line.len());
-    }
-    edges
+    // A cell starts after each bound, or at the start without a leading `|`; it ends at
+    // the next bound, or at the end without a trailing `|`.
+    let edges = (!lead)
+        .then_some(0)
         .into_iter()
-        .zip(ends)
+        .chain(bounds.iter().map(|b| b + 1));
+    let ends = bounds.iter().copied().skip(usize::from(lead));
+    edges
+        .zip(ends.chain((!trail).then_some(line.len())))
         .map(|(s, e)| {
             let cell = &line[s..e];
             let lead = indent(cell);
