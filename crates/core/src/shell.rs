@@ -241,18 +241,10 @@ pub fn remote_check(command: &str) -> RemoteCheck {
 /// `gh release create`, `npm|pnpm|yarn publish`, `cargo publish`, `docker push`.
 fn is_publish(t: &[String]) -> bool {
     let at = |i: usize, word: &str| t.get(i).is_some_and(|w| w == word);
-    match t.first() {
-        Some(first) if is(first, "gh") => at(1, "release") && at(2, "create"),
-        Some(first)
-            if ["npm", "pnpm", "yarn", "cargo"]
-                .iter()
-                .any(|n| is(first, n)) =>
-        {
-            at(1, "publish")
-        }
-        Some(first) if is(first, "docker") => at(1, "push"),
-        _ => false,
-    }
+    let first = |name: &str| t.first().is_some_and(|f| is(f, name));
+    (first("gh") && at(1, "release") && at(2, "create"))
+        || (["npm", "pnpm", "yarn", "cargo"].into_iter().any(first) && at(1, "publish"))
+        || (first("docker") && at(1, "push"))
 }
 
 /// Whether a command matches one of `patterns`. A default pattern is its word rule; the

@@ -180,9 +180,7 @@ pub fn settled(text: &str, command: &str, receipt: &str, now: DateTime<Utc>) -> 
             .iter()
             .any(|l| l.trim_end() == "**Category**: verification-failure");
         let already = block.iter().any(|l| l.starts_with(SETTLED));
-        for l in block {
-            out.push_str(l);
-        }
+        out.push_str(&block.concat());
         if verification && !already {
             if !out.ends_with('\n') {
                 out.push('\n');

@@ -44,7 +44,7 @@ pub const UNKNOWN_DURATION: &str = "unknown";
 
 /// Proof that a validation ran, with its result and output hashes (docs/design.md,
 /// Receipt format).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ValidationReceipt {
     pub receipt_id: String,
     pub step_name: String,
@@ -226,14 +226,10 @@ impl ValidationReceipt {
                 .unwrap_or_else(|| UNKNOWN_DURATION.to_string()),
             stdout_hash: run.stdout_hash,
             stderr_hash: run.stderr_hash,
-            key_path: String::new(),
-            signature: String::new(),
             observed: run.observed,
-            task_id: String::new(),
-            prev: String::new(),
-            redacted: false,
             tree: run.tree,
             sig_version: SIG_VERSION,
+            ..ValidationReceipt::default()
         }
     }
 

@@ -398,36 +398,32 @@ impl Lexer {
             return;
         }
         self.at += 1;
-        match next {
-            Some('(') => {
-                let arithmetic = self.peek(1) == Some('(');
-                let inner = self.balanced();
-                w.text.push_str(&format!("$({inner})"));
-                if !arithmetic {
-                    self.line.inner.push(inner);
-                }
+        if next == Some('(') {
+            let arithmetic = self.peek(1) == Some('(');
+            let inner = self.balanced();
+            w.text.push_str(&format!("$({inner})"));
+            if !arithmetic {
+                self.line.inner.push(inner);
             }
-            Some('{') => {
-                let end = self.chars[self.at..]
-                    .iter()
-                    .position(|&c| c == '}')
-                    .map_or(self.chars.len(), |n| self.at + n + 1);
-                w.text.push('$');
-                w.text.extend(&self.chars[self.at..end]);
-                self.at = end;
-            }
-            _ => {
-                w.text.push('$');
-                let name = self.chars[self.at..]
-                    .iter()
-                    .take_while(|c| c.is_alphanumeric() || **c == '_')
-                    .count()
-                    .max(1);
-                let end = (self.at + name).min(self.chars.len());
-                w.text.extend(&self.chars[self.at..end]);
-                self.at = end;
-            }
+            return;
         }
+        // `${…}` up to its `}`, else a name (or one character: `$?`).
+        let rest = &self.chars[self.at..];
+        let end = match next {
+            Some('{') => rest
+                .iter()
+                .position(|&c| c == '}')
+                .map_or(rest.len(), |n| n + 1),
+            _ => rest
+                .iter()
+                .take_while(|c| c.is_alphanumeric() || **c == '_')
+                .count()
+                .max(1)
+                .min(rest.len()),
+        };
+        w.text.push('$');
+        w.text.extend(&rest[..end]);
+        self.at += end;
     }
 
     /// At a backquote: the command substitution up to the next one.

@@ -1,7 +1,7 @@
 //! Which step a trace event belongs to: the trace records the task, not the step, so an
 //! event is given the step that was running when it happened (from the history).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{Event, kind};
 
@@ -20,22 +20,13 @@ pub(super) fn attribute(events: &mut [Event]) {
             | kind::TASK_ABANDONED => running = None,
             kind::FILE_CHANGED | kind::SIDE_EFFECT | kind::SCOPE_WARNING => {
                 if let (None, Some(step)) = (e.step(), &running) {
-                    e.details = with_step(std::mem::take(&mut e.details), step);
+                    // After `task`, which every event has first.
+                    let at = e.details.len().min(1);
+                    e.details
+                        .shift_insert(at, "step".into(), Value::from(step.as_str()));
                 }
             }
             _ => {}
         }
     }
-}
-
-/// `details` with `step` after `task`, where every event has it.
-fn with_step(details: Map<String, Value>, step: &str) -> Map<String, Value> {
-    let mut out = Map::new();
-    let mut rest = details.into_iter();
-    if let Some((k, v)) = rest.next() {
-        out.insert(k, v);
-    }
-    out.insert("step".into(), Value::from(step));
-    out.extend(rest);
-    out
 }
