@@ -230,10 +230,8 @@ pub fn check(
                     found: chained,
                 });
             }
-            if let Some(s) = signer {
-                if !h.holds(s, task_id) {
-                    problems.push(ChainProblem::BadHead);
-                }
+            if signer.is_some_and(|s| !h.holds(s, task_id)) {
+                problems.push(ChainProblem::BadHead);
             }
         }
     }

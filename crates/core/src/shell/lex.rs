@@ -132,11 +132,8 @@ impl Lexer {
                 }
                 c if c.is_whitespace() => self.at += 1,
                 '#' => self.skip_comment(),
-                ';' | '|' => {
-                    self.at += 1;
-                    self.end_command();
-                }
-                '&' if self.peek(1) != Some('>') => {
+                // `&>` is a redirection.
+                ';' | '|' | '&' if c != '&' || self.peek(1) != Some('>') => {
                     self.at += 1;
                     self.end_command();
                 }
@@ -321,29 +318,22 @@ impl Lexer {
                     self.line.inner.push(inner);
                 }
                 c if c.is_whitespace() || "\n;|&()<>".contains(c) => break,
-                // A bracket is a pattern only when it closes in the word: `[`, `[[` and
-                // `[ -f x ]` are words as typed.
-                '*' | '?' | '[' => {
-                    w.literal &= c == '[' && !self.rest_of_word().contains(']');
-                    w.text.push(c);
-                    self.at += 1;
-                }
-                '{' if self.brace_expansion() => {
-                    w.literal = false;
-                    w.text.push(c);
-                    self.at += 1;
-                }
-                '~' if self.at == start => {
-                    // `~` and `~/…` are the home directory (the caller knows it); `~user`
-                    // is not read.
-                    let user = self
-                        .peek(1)
-                        .is_some_and(|n| n.is_alphanumeric() || "_-+".contains(n));
-                    w.literal &= !user;
-                    w.text.push(c);
-                    self.at += 1;
-                }
                 c => {
+                    let changed = match c {
+                        '*' | '?' => true,
+                        // A bracket is a pattern only when it closes in the word: `[`, `[[`
+                        // and `[ -f x ]` are words as typed.
+                        '[' => self.rest_of_word().contains(']'),
+                        '{' => self.brace_expansion(),
+                        // `~` and `~/…` are the home directory (the caller knows it);
+                        // `~user` is not read.
+                        '~' => {
+                            let name = |n: char| n.is_alphanumeric() || "_-+".contains(n);
+                            self.at == start && self.peek(1).is_some_and(name)
+                        }
+                        _ => false,
+                    };
+                    w.literal &= !changed;
                     w.text.push(c);
                     self.at += 1;
                 }

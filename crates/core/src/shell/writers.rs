@@ -400,10 +400,9 @@ fn in_place(args: &[Word]) -> (Option<String>, Vec<Found>) {
             match c {
                 'i' => edit = true,
                 'e' | 'E' => {
-                    let given = if rest.is_empty() {
-                        it.next().map(|c| c.text.clone())
-                    } else {
-                        Some(rest.into())
+                    let given = match rest {
+                        "" => it.next().map(|c| c.text.clone()),
+                        glued => Some(glued.into()),
                     };
                     code = Some(code.unwrap_or_default() + "\n" + &given.unwrap_or_default());
                 }

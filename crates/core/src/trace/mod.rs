@@ -9,12 +9,9 @@
 //! This module is the records and their chain; the application appends them (one locked
 //! append per record) and reads the ledger's tail.
 //!
-//! The ledger is tamper-evident: each record names the SHA-256 of the line before it
-//! (`metadata.waymark.prev`), read from the file's end under the append lock, so a line
-//! edited or removed (or inserted with a link to no line of the ledger) breaks the chain
-//! at the line after it, and `waymark trace --verify` ([`chain::Verifier`]) names the first bad
-//! line. Records that link to an earlier line are where a merged branch joins (docs/git.md)
-//! and are listed as joins, not breaks: whole records added that way show there.
+//! The ledger is tamper-evident ([`chain`]): each record names the SHA-256 of the line
+//! before it, read from the file's end under the append lock; `waymark trace --verify`
+//! ([`chain::Verifier`]) names the first bad line, and lists where a merged branch joins.
 
 pub mod anchor;
 pub mod chain;
