@@ -11,8 +11,6 @@
 use regex::RegexSet;
 
 mod args;
-#[cfg(test)]
-mod bounded;
 mod command;
 mod editors;
 mod lex;
@@ -453,6 +451,8 @@ pub fn pr_url(output: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    mod bounded;
+
     use super::*;
     use crate::config::Config;
     use regex::Regex;
