@@ -48,10 +48,9 @@ pub fn truncate(s: &str, max: usize) -> String {
         return s.to_string();
     }
     let window = waymark_redact::redact(&s[..end_of_first(s, max + CUT_MARGIN)]);
-    format!(
-        "{}…",
-        &window[..end_of_first(&window, max.saturating_sub(1))]
-    )
+    let mut out = window[..end_of_first(&window, max.saturating_sub(1))].to_string();
+    out.push('…');
+    out
 }
 
 /// The last `max` characters of `s` (output tails keep the end, where errors are),
@@ -61,10 +60,9 @@ pub fn tail(s: &str, max: usize) -> String {
         return s.to_string();
     }
     let window = waymark_redact::redact(&s[start_of_last(s, max + CUT_MARGIN)..]);
-    format!(
-        "…{}",
-        &window[start_of_last(&window, max.saturating_sub(1))..]
-    )
+    let mut out = String::from("…");
+    out.push_str(&window[start_of_last(&window, max.saturating_sub(1))..]);
+    out
 }
 
 /// The last `n` non-blank lines of `s`, each cut to 200 characters, the whole to at most
