@@ -92,21 +92,20 @@ pub(crate) const CONTEXT: &[ContextRule] = &[
         secret: "hunter2xyz",
         miss: "the password you gave for api.example.com is wrong",
     },
-    SPLIT_JSON,
+    // The rest of a JSON credential's string value that a wrapped output carried to the
+    // next line (`"password": "Hunt` / `er2pw"`): the table hides what is on the key's line
+    // only.
+    ContextRule {
+        id: "waymark-json-split-secret",
+        what: "The rest of a JSON string value under a key named for a credential, when the value does not close on the key's line (an output wrapped mid-value): the next line up to the closing quote.",
+        keywords: NAME_KEYWORDS,
+        confirm: Confirm::SplitJson,
+        find: |text, at| Some(vec![split_json(text.as_bytes(), at)?]),
+        hit: "{\"db_password\": \"Hunter2\nxyz9pw\"}\n",
+        secret: "xyz9pw",
+        miss: "{\"description\": \"a long\nline\"}\n",
+    },
 ];
-
-/// The rest of a JSON credential's string value that a wrapped output carried to the next
-/// line (`"password": "Hunt` / `er2pw"`): the table hides what is on the key's line only.
-pub(crate) const SPLIT_JSON: ContextRule = ContextRule {
-    id: "waymark-json-split-secret",
-    what: "The rest of a JSON string value under a key named for a credential, when the value does not close on the key's line (an output wrapped mid-value): the next line up to the closing quote.",
-    keywords: NAME_KEYWORDS,
-    confirm: Confirm::SplitJson,
-    find: |text, at| Some(vec![split_json(text.as_bytes(), at)?]),
-    hit: "{\"db_password\": \"Hunter2\nxyz9pw\"}\n",
-    secret: "xyz9pw",
-    miss: "{\"description\": \"a long\nline\"}\n",
-};
 
 /// [`Confirm::SplitJson`] at the keyword starting at `start`: the range of the next line,
 /// up to its closing quote, when the keyword is in a JSON key named for a credential whose
