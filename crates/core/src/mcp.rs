@@ -18,10 +18,6 @@ const WRITE_WORDS: &[&str] = &[
     "update", "upload", "put",
 ];
 
-/// The input fields that list files written, each an object naming its path
-/// (`push_files`' `files: [{path, content}]`).
-const FILE_LISTS: &[&str] = &["files"];
-
 /// The input fields that name a path written.
 const PATH_FIELDS: &[&str] = &[
     "path",
@@ -32,21 +28,6 @@ const PATH_FIELDS: &[&str] = &[
     "destination",
 ];
 
-/// The paths an MCP tool call writes, as its input gives them; empty when `tool` is not an
-/// MCP tool, or not one that writes.
-fn written_paths(tool: &str, input: &Value) -> Vec<String> {
-    let Some(name) = mcp_name(tool) else {
-        return Vec::new();
-    };
-    let writes = words(name)
-        .iter()
-        .any(|w| WRITE_WORDS.contains(&w.as_str()));
-    if !writes || input.get("dryRun").and_then(Value::as_bool) == Some(true) {
-        return Vec::new();
-    }
-    paths(input)
-}
-
 /// The words of a tool's name that make it only look (`read_file`, `list_directory`).
 const READ_WORDS: &[&str] = &[
     "read", "get", "list", "search", "find", "view", "show", "stat", "info", "query", "fetch",
@@ -56,10 +37,11 @@ const READ_WORDS: &[&str] = &[
 /// The input fields that hold a shell command line an MCP tool runs.
 const COMMAND_FIELDS: &[&str] = &["command", "cmd", "script", "shell_command"];
 
-/// What an MCP tool call writes, for deny mode: a write's paths ([`written_paths`]); what a
-/// command line in its input writes ([`COMMAND_FIELDS`], read as a Bash command is); and a
-/// path given to a tool waymark does not know (no word of its name says it writes or only
-/// looks) is a write it cannot judge, asked about.
+/// What an MCP tool call writes, for deny mode: the paths its input names when the tool
+/// writes (not with `dryRun: true`, which only previews); what a command line in its input
+/// writes ([`COMMAND_FIELDS`], read as a Bash command is); and a path given to a tool
+/// waymark does not know (no word of its name says it writes or only looks) is a write it
+/// cannot judge, asked about.
 pub fn writes(tool: &str, input: &Value) -> Writes {
     let Some(name) = mcp_name(tool) else {
         return Writes::default();
@@ -70,23 +52,21 @@ pub fn writes(tool: &str, input: &Value) -> Writes {
         out.targets.extend(w.targets);
         out.unreadable.extend(w.unreadable);
     }
-    let written = written_paths(tool, input);
     let said = words(name);
-    let known = said
-        .iter()
-        .any(|w| READ_WORDS.contains(&w.as_str()) || WRITE_WORDS.contains(&w.as_str()));
-    if !known {
+    let says = |list: &[&str]| said.iter().any(|w| list.contains(&w.as_str()));
+    if !says(READ_WORDS) && !says(WRITE_WORDS) {
         for p in paths(input) {
             out.unreadable.push(format!(
                 "the MCP tool `{tool}`, which waymark does not know, is given `{p}`: it may write there"
             ));
         }
     }
-    out.targets.extend(
-        written
-            .into_iter()
-            .map(|path| Target { path, in_dir: None }),
-    );
+    let dry_run = input.get("dryRun").and_then(Value::as_bool) == Some(true);
+    if says(WRITE_WORDS) && !dry_run {
+        let written = paths(input).into_iter();
+        out.targets
+            .extend(written.map(|path| Target { path, in_dir: None }));
+    }
     out
 }
 
@@ -110,9 +90,12 @@ fn paths(input: &Value) -> Vec<String> {
             _ => Vec::new(),
         }
     };
-    let listed = FILE_LISTS
-        .iter()
-        .filter_map(|f| input.get(f)?.as_array())
+    // The files a list of them names, each an object naming its path (`push_files`'
+    // `files: [{path, content}]`).
+    let listed = input
+        .get("files")
+        .and_then(Value::as_array)
+        .into_iter()
         .flatten()
         .flat_map(|file| {
             PATH_FIELDS
@@ -151,6 +134,15 @@ fn words(name: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The paths a call writes by its input's path fields, as deny mode is told them.
+    fn written_paths(tool: &str, input: &Value) -> Vec<String> {
+        writes(tool, input)
+            .targets
+            .into_iter()
+            .map(|t| t.path)
+            .collect()
+    }
 
     #[test]
     fn the_official_filesystem_servers_writes_name_their_paths() {

@@ -11,8 +11,6 @@
 use regex::RegexSet;
 
 mod args;
-#[cfg(test)]
-mod bounded;
 mod command;
 mod editors;
 mod lex;
@@ -120,13 +118,10 @@ fn gather(command: &str, depth: usize, out: &mut Vec<Vec<String>>, unread: &mut 
     }
     // A line not read whole is not read again inside: what is there is unread already,
     // and each reading would cost the whole nesting again.
-    let inner = if line.unread.is_some() {
-        Vec::new()
-    } else {
-        line.inner
-    };
-    for script in inner {
-        gather(&script, depth, out, unread);
+    if line.unread.is_none() {
+        for script in line.inner {
+            gather(&script, depth, out, unread);
+        }
     }
 }
 
@@ -244,18 +239,10 @@ pub fn remote_check(command: &str) -> RemoteCheck {
 /// `gh release create`, `npm|pnpm|yarn publish`, `cargo publish`, `docker push`.
 fn is_publish(t: &[String]) -> bool {
     let at = |i: usize, word: &str| t.get(i).is_some_and(|w| w == word);
-    match t.first() {
-        Some(first) if is(first, "gh") => at(1, "release") && at(2, "create"),
-        Some(first)
-            if ["npm", "pnpm", "yarn", "cargo"]
-                .iter()
-                .any(|n| is(first, n)) =>
-        {
-            at(1, "publish")
-        }
-        Some(first) if is(first, "docker") => at(1, "push"),
-        _ => false,
-    }
+    let first = |name: &str| t.first().is_some_and(|f| is(f, name));
+    (first("gh") && at(1, "release") && at(2, "create"))
+        || (["npm", "pnpm", "yarn", "cargo"].into_iter().any(first) && at(1, "publish"))
+        || (first("docker") && at(1, "push"))
 }
 
 /// Whether a command matches one of `patterns`. A default pattern is its word rule; the
@@ -464,6 +451,8 @@ pub fn pr_url(output: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    mod bounded;
+
     use super::*;
     use crate::config::Config;
     use regex::Regex;

@@ -68,15 +68,15 @@ pub fn tail(s: &str, max: usize) -> String {
 /// The last `n` non-blank lines of `s`, each cut to 200 characters, the whole to at most
 /// `max` characters (the end kept): the lines of an output that say why it failed.
 pub fn last_lines(s: &str, n: usize, max: usize) -> String {
-    let lines: Vec<String> = s
+    let mut lines: Vec<String> = s
         .lines()
         .rev()
         .filter(|l| !l.trim().is_empty())
         .take(n)
         .map(|l| truncate(l.trim_end(), 200))
         .collect();
-    let text: Vec<String> = lines.into_iter().rev().collect();
-    tail(&text.join("\n"), max)
+    lines.reverse();
+    tail(&lines.join("\n"), max)
 }
 
 /// `42s`, `5m`, `3h 12m`, `2d 4h`: how long ago `then` was.
@@ -134,13 +134,11 @@ pub fn format_duration(d: std::time::Duration) -> String {
     }
     let secs = d.as_secs();
     let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
-    let mut out = String::new();
-    for (n, unit) in [(h, "h"), (m, "m"), (s, "s")] {
-        if n > 0 {
-            out.push_str(&format!("{n}{unit}"));
-        }
-    }
-    out
+    [(h, "h"), (m, "m"), (s, "s")]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, unit)| format!("{n}{unit}"))
+        .collect()
 }
 
 /// Lowercase hex of `bytes`.

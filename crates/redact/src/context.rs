@@ -21,7 +21,7 @@ pub(crate) struct ContextRule {
     pub keywords: &'static [&'static str],
     pub confirm: Confirm,
     /// The byte ranges of `text` to mask, for the keyword starting at the offset.
-    pub find: fn(&str, usize) -> Vec<Range<usize>>,
+    pub find: fn(&str, usize) -> Option<Vec<Range<usize>>>,
     pub hit: &'static str,
     pub secret: &'static str,
     pub miss: &'static str,
@@ -87,26 +87,25 @@ pub(crate) const CONTEXT: &[ContextRule] = &[
         what: "A `.netrc` entry's `password X` (`cat ~/.netrc`, curl's and ftp's credentials): the word `password`, a space, then the value, after the entry's pairs from a `machine` or `default` on its line, or ending a line of pairs or of its own (`login bob password X`, `password X`); not `login failed: password expired for bob`.",
         keywords: &["password"],
         confirm: Confirm::Netrc,
-        find: netrc_password,
+        find: |text, at| Some(vec![netrc_value(text.as_bytes(), at)?]),
         hit: "machine api.example.com login bob password hunter2xyz",
         secret: "hunter2xyz",
         miss: "the password you gave for api.example.com is wrong",
     },
-    SPLIT_JSON,
+    // The rest of a JSON credential's string value that a wrapped output carried to the
+    // next line (`"password": "Hunt` / `er2pw"`): the table hides what is on the key's line
+    // only.
+    ContextRule {
+        id: "waymark-json-split-secret",
+        what: "The rest of a JSON string value under a key named for a credential, when the value does not close on the key's line (an output wrapped mid-value): the next line up to the closing quote.",
+        keywords: NAME_KEYWORDS,
+        confirm: Confirm::SplitJson,
+        find: |text, at| Some(vec![split_json(text.as_bytes(), at)?]),
+        hit: "{\"db_password\": \"Hunter2\nxyz9pw\"}\n",
+        secret: "xyz9pw",
+        miss: "{\"description\": \"a long\nline\"}\n",
+    },
 ];
-
-/// The rest of a JSON credential's string value that a wrapped output carried to the next
-/// line (`"password": "Hunt` / `er2pw"`): the table hides what is on the key's line only.
-pub(crate) const SPLIT_JSON: ContextRule = ContextRule {
-    id: "waymark-json-split-secret",
-    what: "The rest of a JSON string value under a key named for a credential, when the value does not close on the key's line (an output wrapped mid-value): the next line up to the closing quote.",
-    keywords: NAME_KEYWORDS,
-    confirm: Confirm::SplitJson,
-    find: json_split_value,
-    hit: "{\"db_password\": \"Hunter2\nxyz9pw\"}\n",
-    secret: "xyz9pw",
-    miss: "{\"description\": \"a long\nline\"}\n",
-};
 
 /// [`Confirm::SplitJson`] at the keyword starting at `start`: the range of the next line,
 /// up to its closing quote, when the keyword is in a JSON key named for a credential whose
@@ -136,22 +135,13 @@ pub(crate) fn split_json(text: &[u8], start: usize) -> Option<Range<usize>> {
     (end > 0).then_some(next..next + end)
 }
 
-fn json_split_value(text: &str, at: usize) -> Vec<Range<usize>> {
-    split_json(text.as_bytes(), at).into_iter().collect()
-}
-
 /// The words of a `.netrc` entry followed by a value, as its `password` is.
 const NETRC_PAIRS: &[&[u8]] = &[b"machine", b"login", b"account", b"port"];
 
-/// [`Confirm::Netrc`] at the keyword starting at `start`: the value [`netrc_value`] finds.
-pub(crate) fn in_netrc(text: &[u8], start: usize) -> bool {
-    netrc_value(text, start).is_some()
-}
-
 /// The value of a `.netrc` `password` at the keyword starting at `start`: the word
 /// `password` (any case), spaces, then one word, where what the line holds before it
-/// ends in a netrc entry ([`netrc_entry`]).
-fn netrc_value(text: &[u8], start: usize) -> Option<Range<usize>> {
+/// ends in a netrc entry ([`netrc_entry`]). [`Confirm::Netrc`] holds where there is one.
+pub(crate) fn netrc_value(text: &[u8], start: usize) -> Option<Range<usize>> {
     let line = line_at(text, start)?;
     // Only blanks and `>` are skipped: the keyword is never before `from`.
     let from = line.start + quote(&text[line.clone()]);
@@ -197,11 +187,6 @@ fn netrc_entry(before: &[u8], last: bool) -> bool {
         Some(entry) => pairs(&words[entry..]),
         None => last && pairs(&words),
     }
-}
-
-/// The context rule `waymark-netrc-password`'s ranges at the keyword `at`.
-fn netrc_password(text: &str, at: usize) -> Vec<Range<usize>> {
-    netrc_value(text.as_bytes(), at).into_iter().collect()
 }
 
 /// Whether a name (an object key, a table header, a YAML key, a variable) names a
@@ -372,17 +357,12 @@ fn block_key(line: &[u8]) -> Option<(Range<usize>, usize)> {
     (matches!(rest.first(), Some(b'|' | b'>')) && closed).then_some((key_start..key_end, ind))
 }
 
-fn yaml_block(text: &str, at: usize) -> Vec<Range<usize>> {
+fn yaml_block(text: &str, at: usize) -> Option<Vec<Range<usize>>> {
     let bytes = text.as_bytes();
-    let Some(line) = line_at(bytes, at) else {
-        return Vec::new();
-    };
-    let Some((key, ind)) = block_key(&bytes[line.clone()]) else {
-        return Vec::new();
-    };
-    let key = &text[line.start + key.start..line.start + key.end];
-    if !is_credential_name(key) {
-        return Vec::new();
+    let line = line_at(bytes, at)?;
+    let (key, ind) = block_key(&bytes[line.clone()])?;
+    if !is_credential_name(&text[line.start + key.start..line.start + key.end]) {
+        return None;
     }
     let q = quote(&bytes[line.clone()]);
     let mut masked = Vec::new();
@@ -404,7 +384,7 @@ fn yaml_block(text: &str, at: usize) -> Vec<Range<usize>> {
         }
         next = this.end + 1;
     }
-    masked
+    Some(masked)
 }
 
 fn trim_end(line: &[u8]) -> &[u8] {
@@ -436,21 +416,15 @@ fn cells(quoted: &[u8]) -> Vec<Range<usize>> {
     }
     let lead = trim_end(line).len() > indent(line) && line[indent(line)] == b'|';
     let trail = trim_end(line).last() == Some(&b'|');
-    let mut edges = Vec::new();
-    if !lead {
-        edges.push(0);
-    }
-    edges.extend(bounds.iter().map(|b| b + 1));
-    let mut ends: Vec<usize> = bounds.clone();
-    if lead {
-        ends.remove(0);
-    }
-    if !trail {
-        ends.push(line.len());
-    }
-    edges
+    // A cell starts after each bound, or at the start without a leading `|`; it ends at
+    // the next bound, or at the end without a trailing `|`.
+    let edges = (!lead)
+        .then_some(0)
         .into_iter()
-        .zip(ends)
+        .chain(bounds.iter().map(|b| b + 1));
+    let ends = bounds.iter().copied().skip(usize::from(lead));
+    edges
+        .zip(ends.chain((!trail).then_some(line.len())))
         .map(|(s, e)| {
             let cell = &line[s..e];
             let lead = indent(cell);
@@ -459,11 +433,9 @@ fn cells(quoted: &[u8]) -> Vec<Range<usize>> {
         .collect()
 }
 
-fn table_column(text: &str, at: usize) -> Vec<Range<usize>> {
+fn table_column(text: &str, at: usize) -> Option<Vec<Range<usize>>> {
     let bytes = text.as_bytes();
-    let Some(header) = line_at(bytes, at) else {
-        return Vec::new();
-    };
+    let header = line_at(bytes, at)?;
     let columns: Vec<usize> = cells(&bytes[header.clone()])
         .into_iter()
         .enumerate()
@@ -486,7 +458,7 @@ fn table_column(text: &str, at: usize) -> Vec<Range<usize>> {
         }
         next = row.end + 1;
     }
-    masked
+    Some(masked)
 }
 
 /// The longest name a credential's is taken to be: a run of name characters longer than
@@ -568,12 +540,12 @@ const PROSE: &[&str] = &[
     "would",
 ];
 
-fn name_space_value(text: &str, at: usize) -> Vec<Range<usize>> {
+fn name_space_value(text: &str, at: usize) -> Option<Vec<Range<usize>>> {
     let bytes = text.as_bytes();
     let name = env_name(bytes, at);
     let reference = name.start > 0 && matches!(bytes[name.start - 1], b'$' | b'{');
     if reference || !is_credential_variable(&text[name.clone()]) {
-        return Vec::new();
+        return None;
     }
     let gap = indent(&bytes[name.end..]);
     let start = name.end + gap;
@@ -581,7 +553,8 @@ fn name_space_value(text: &str, at: usize) -> Vec<Range<usize>> {
         .iter()
         .take_while(|b| !b.is_ascii_whitespace())
         .count();
-    let value = &text[start..start + len];
+    let range = start..start + len;
+    let value = &text[range.clone()];
     let other_name = value
         .bytes()
         .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
@@ -595,8 +568,5 @@ fn name_space_value(text: &str, at: usize) -> Vec<Range<usize>> {
         || value.starts_with(super::MASK)
         || other_name
         || PROSE.contains(&word.as_str());
-    if skip {
-        return Vec::new();
-    }
-    std::iter::once(start..start + len).collect()
+    (!skip).then(|| vec![range])
 }

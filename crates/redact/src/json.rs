@@ -33,12 +33,7 @@ impl Clean {
 
     /// JSON Lines: each item on its own line, each line ending in a newline.
     pub fn json_lines<T: Serialize>(items: &[T]) -> Clean {
-        let mut out = String::new();
-        for item in items {
-            out.push_str(&to_string(item, CompactFormatter));
-            out.push('\n');
-        }
-        Clean(out)
+        Clean::joined_lines(items.iter().map(Clean::json))
     }
 
     pub fn as_bytes(&self) -> &[u8] {
@@ -93,10 +88,10 @@ impl Clean {
 pub fn scrub<T: Serialize + DeserializeOwned>(value: &T) -> (T, bool) {
     let plain = serde_json::to_string(value).expect("serializable");
     let clean = to_string(value, CompactFormatter);
-    if clean == plain {
-        return (serde_json::from_str(&plain).expect("round-trips"), false);
-    }
-    (serde_json::from_str(&clean).expect("round-trips"), true)
+    (
+        serde_json::from_str(&clean).expect("round-trips"),
+        clean != plain,
+    )
 }
 
 fn to_string<T: Serialize + ?Sized, F: Formatter>(value: &T, inner: F) -> String {

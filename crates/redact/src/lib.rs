@@ -290,7 +290,7 @@ fn holds(confirm: Confirm, text: &[u8], start: usize, end: usize) -> bool {
         Confirm::BlockScalar => context::in_block_key(text, start),
         Confirm::TableHeader => context::on_table_header(text, start),
         Confirm::NameSpaced => context::in_name_spaced(text, start),
-        Confirm::Netrc => context::in_netrc(text, start),
+        Confirm::Netrc => context::netrc_value(text, start).is_some(),
         Confirm::SplitJson => context::split_json(text, start).is_some(),
         Confirm::Assigned => assigned(after),
     }
@@ -369,11 +369,7 @@ fn masked(value: &[u8], schemes: bool) -> bool {
             .strip_prefix(mask)
             .is_some_and(|r| r.first() == Some(q));
     }
-    let skip = if schemes {
-        scheme(value).unwrap_or(0)
-    } else {
-        0
-    };
+    let skip = scheme(value).filter(|_| schemes).unwrap_or(0);
     value[skip..].starts_with(mask)
 }
 
@@ -493,7 +489,8 @@ fn apply(i: usize, text: &str, at: &[usize]) -> Option<String> {
 /// A context rule applied to `text` at its keywords `at`; `None` when it changed nothing
 /// (what it would hide is the mask already).
 fn apply_context(rule: &ContextRule, text: &str, at: &[usize]) -> Option<String> {
-    let mut ranges: Vec<_> = at.iter().flat_map(|&a| (rule.find)(text, a)).collect();
+    let found = at.iter().filter_map(|&a| (rule.find)(text, a));
+    let mut ranges: Vec<_> = found.flatten().collect();
     ranges.retain(|r| &text[r.clone()] != MASK);
     if ranges.is_empty() {
         return None;

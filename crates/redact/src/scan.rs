@@ -60,16 +60,12 @@ impl<const N: usize> Scanner<N> {
                 let w = lists[rule][k].as_bytes();
                 assert!(w.len() >= 2, "a keyword has two bytes or more");
                 let p = pair(w[0], w[1]);
-                let (a, b) = (w[0], w[1]);
-                let cases = [
-                    (a.to_ascii_lowercase(), b.to_ascii_lowercase()),
-                    (a.to_ascii_lowercase(), b.to_ascii_uppercase()),
-                    (a.to_ascii_uppercase(), b.to_ascii_lowercase()),
-                    (a.to_ascii_uppercase(), b.to_ascii_uppercase()),
-                ];
+                // Each of the four cases of the pair.
+                let a = [w[0].to_ascii_lowercase(), w[0].to_ascii_uppercase()];
+                let b = [w[1].to_ascii_lowercase(), w[1].to_ascii_uppercase()];
                 let mut c = 0;
-                while c < cases.len() {
-                    let raw = (cases[c].0 as usize) << 8 | cases[c].1 as usize;
+                while c < 4 {
+                    let raw = (a[c / 2] as usize) << 8 | b[c % 2] as usize;
                     starts[raw >> 6] |= 1 << (raw & 63);
                     c += 1;
                 }

@@ -46,7 +46,7 @@ pub enum RepeatGuard {
     Deny,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Retention {
     pub completed: Duration,
     pub failed: Duration,
@@ -54,7 +54,7 @@ pub struct Retention {
 }
 
 /// The BIP44-style path components the task key is derived along (see `receipt::keys`).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct KeyDerivation {
     pub purpose: u32,
     pub coin_type: u32,
@@ -101,16 +101,8 @@ impl Default for Config {
             max_checkpoints: 0,
             checkpoint_interval: Duration::ZERO,
             stale_threshold: Duration::ZERO,
-            retention: Retention {
-                completed: Duration::ZERO,
-                failed: Duration::ZERO,
-                abandoned: Duration::ZERO,
-            },
-            key_derivation: KeyDerivation {
-                purpose: 0,
-                coin_type: 0,
-                account: 0,
-            },
+            retention: Retention::default(),
+            key_derivation: KeyDerivation::default(),
             auto_checkpoint_on_clear: Switch::On,
             auto_resume_on_start: Switch::On,
             verify_before_clear: true,

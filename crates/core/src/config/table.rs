@@ -15,6 +15,21 @@ pub struct Key {
     pub apply: Apply,
 }
 
+/// A key: a const constructor, the table's rows being one call each.
+const fn key(name: &'static str, default: &'static str, apply: Apply) -> Key {
+    Key {
+        name,
+        default,
+        apply,
+    }
+}
+
+/// Sets a configuration field to the value parsed for it.
+fn set<T>(field: &mut T, value: T) -> Result<(), BadValue> {
+    *field = value;
+    Ok(())
+}
+
 impl Key {
     /// The default value, as `config show` prints it and the loader starts from.
     pub fn default_value(&self) -> Value {
@@ -28,222 +43,97 @@ impl Key {
 /// Every key, its default (as JSON) and how it is parsed. The single table the loader,
 /// `config show`, `config set` and the env overrides all read.
 pub const KEYS: &[Key] = &[
-    Key {
-        name: "max_checkpoints",
-        default: "50",
-        apply: |c, v| {
-            c.max_checkpoints = uint(v, 1, 10_000)? as usize;
-            Ok(())
-        },
-    },
-    Key {
-        name: "checkpoint_interval",
-        default: "\"5m\"",
-        apply: |c, v| {
-            c.checkpoint_interval = duration(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "stale_threshold",
-        default: "\"5m\"",
-        apply: |c, v| {
-            c.stale_threshold = duration(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "retention.completed",
-        default: "\"720h\"",
-        apply: |c, v| {
-            c.retention.completed = duration(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "retention.failed",
-        default: "\"168h\"",
-        apply: |c, v| {
-            c.retention.failed = duration(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "retention.abandoned",
-        default: "\"168h\"",
-        apply: |c, v| {
-            c.retention.abandoned = duration(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "key_derivation.purpose",
-        default: "44",
-        apply: |c, v| {
-            c.key_derivation.purpose = uint(v, 0, 0x7fff_ffff)? as u32;
-            Ok(())
-        },
-    },
-    Key {
-        name: "key_derivation.coin_type",
-        default: "236",
-        apply: |c, v| {
-            c.key_derivation.coin_type = uint(v, 0, 0x7fff_ffff)? as u32;
-            Ok(())
-        },
-    },
-    Key {
-        name: "key_derivation.account",
-        default: "0",
-        apply: |c, v| {
-            c.key_derivation.account = uint(v, 0, 0x7fff_ffff)? as u32;
-            Ok(())
-        },
-    },
-    Key {
-        name: "auto_checkpoint_on_clear",
-        default: "true",
-        apply: |c, v| {
-            c.auto_checkpoint_on_clear = switch(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "auto_resume_on_start",
-        default: "true",
-        apply: |c, v| {
-            c.auto_resume_on_start = switch(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "verify_before_clear",
-        default: "true",
-        apply: |c, v| {
-            c.verify_before_clear = boolean(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "plan_note",
-        default: "true",
-        apply: |c, v| {
-            c.plan_note = boolean(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "checkpoint_threshold_percent",
-        default: "70",
-        apply: |c, v| {
-            c.checkpoint_threshold_percent = uint(v, 70, 95)? as u8;
-            Ok(())
-        },
-    },
-    Key {
-        name: "context_window_tokens",
-        default: "200000",
-        apply: |c, v| {
-            c.context_window_tokens = uint(v, 1_000, 100_000_000)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "validation_commands",
-        default: "",
-        apply: |c, v| {
-            c.validation_commands = patterns(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "side_effect_commands",
-        default: "[]",
-        apply: |c, v| {
-            c.side_effect_commands = regexes(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "repeat_guard",
-        default: "\"ask\"",
-        apply: |c, v| {
-            c.repeat_guard = repeat_guard(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "scope_enforcement",
-        default: "\"warn\"",
-        apply: |c, v| {
-            c.scope_enforcement = enforcement(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "trace_window",
-        default: "200",
-        apply: |c, v| {
-            c.trace_window = uint(v, 1, 100_000)? as usize;
-            Ok(())
-        },
-    },
-    Key {
-        name: "resume_brief_max_chars",
-        default: "4000",
-        apply: |c, v| {
-            c.resume_brief_max_chars = uint(v, 200, 10_000)? as usize;
-            Ok(())
-        },
-    },
-    Key {
-        name: "agent_md",
-        default: "\"AGENT.md\"",
-        apply: |c, v| {
-            c.agent_md = relative_file(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "max_attempts",
-        default: "3",
-        apply: |c, v| {
-            c.max_attempts = uint(v, 1, 100)? as u32;
-            Ok(())
-        },
-    },
-    Key {
-        name: "conflict_window",
-        default: "\"10m\"",
-        apply: |c, v| {
-            c.conflict_window = duration(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "hook_deadline",
-        default: "\"2s\"",
-        apply: |c, v| {
-            c.hook_deadline = duration(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "key_file",
-        default: "\"\"",
-        apply: |c, v| {
-            c.key_file = string(v)?;
-            Ok(())
-        },
-    },
-    Key {
-        name: "commit_trailers",
-        default: "false",
-        apply: |c, v| {
-            c.commit_trailers = boolean(v)?;
-            Ok(())
-        },
-    },
+    key("max_checkpoints", "50", |c, v| {
+        set(&mut c.max_checkpoints, uint(v, 1, 10_000)? as usize)
+    }),
+    key("checkpoint_interval", "\"5m\"", |c, v| {
+        set(&mut c.checkpoint_interval, duration(v)?)
+    }),
+    key("stale_threshold", "\"5m\"", |c, v| {
+        set(&mut c.stale_threshold, duration(v)?)
+    }),
+    key("retention.completed", "\"720h\"", |c, v| {
+        set(&mut c.retention.completed, duration(v)?)
+    }),
+    key("retention.failed", "\"168h\"", |c, v| {
+        set(&mut c.retention.failed, duration(v)?)
+    }),
+    key("retention.abandoned", "\"168h\"", |c, v| {
+        set(&mut c.retention.abandoned, duration(v)?)
+    }),
+    key("key_derivation.purpose", "44", |c, v| {
+        set(
+            &mut c.key_derivation.purpose,
+            uint(v, 0, 0x7fff_ffff)? as u32,
+        )
+    }),
+    key("key_derivation.coin_type", "236", |c, v| {
+        set(
+            &mut c.key_derivation.coin_type,
+            uint(v, 0, 0x7fff_ffff)? as u32,
+        )
+    }),
+    key("key_derivation.account", "0", |c, v| {
+        set(
+            &mut c.key_derivation.account,
+            uint(v, 0, 0x7fff_ffff)? as u32,
+        )
+    }),
+    key("auto_checkpoint_on_clear", "true", |c, v| {
+        set(&mut c.auto_checkpoint_on_clear, switch(v)?)
+    }),
+    key("auto_resume_on_start", "true", |c, v| {
+        set(&mut c.auto_resume_on_start, switch(v)?)
+    }),
+    key("verify_before_clear", "true", |c, v| {
+        set(&mut c.verify_before_clear, boolean(v)?)
+    }),
+    key("plan_note", "true", |c, v| {
+        set(&mut c.plan_note, boolean(v)?)
+    }),
+    key("checkpoint_threshold_percent", "70", |c, v| {
+        set(&mut c.checkpoint_threshold_percent, uint(v, 70, 95)? as u8)
+    }),
+    key("context_window_tokens", "200000", |c, v| {
+        set(&mut c.context_window_tokens, uint(v, 1_000, 100_000_000)?)
+    }),
+    key("validation_commands", "", |c, v| {
+        set(&mut c.validation_commands, patterns(v)?)
+    }),
+    key("side_effect_commands", "[]", |c, v| {
+        set(&mut c.side_effect_commands, regexes(v)?)
+    }),
+    key("repeat_guard", "\"ask\"", |c, v| {
+        set(&mut c.repeat_guard, repeat_guard(v)?)
+    }),
+    key("scope_enforcement", "\"warn\"", |c, v| {
+        set(&mut c.scope_enforcement, enforcement(v)?)
+    }),
+    key("trace_window", "200", |c, v| {
+        set(&mut c.trace_window, uint(v, 1, 100_000)? as usize)
+    }),
+    key("resume_brief_max_chars", "4000", |c, v| {
+        set(
+            &mut c.resume_brief_max_chars,
+            uint(v, 200, 10_000)? as usize,
+        )
+    }),
+    key("agent_md", "\"AGENT.md\"", |c, v| {
+        set(&mut c.agent_md, relative_file(v)?)
+    }),
+    key("max_attempts", "3", |c, v| {
+        set(&mut c.max_attempts, uint(v, 1, 100)? as u32)
+    }),
+    key("conflict_window", "\"10m\"", |c, v| {
+        set(&mut c.conflict_window, duration(v)?)
+    }),
+    key("hook_deadline", "\"2s\"", |c, v| {
+        set(&mut c.hook_deadline, duration(v)?)
+    }),
+    key("key_file", "\"\"", |c, v| set(&mut c.key_file, string(v)?)),
+    key("commit_trailers", "false", |c, v| {
+        set(&mut c.commit_trailers, boolean(v)?)
+    }),
 ];
 
 /// The keys only the user's own configuration or the environment may set, never a

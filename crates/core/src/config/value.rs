@@ -131,10 +131,7 @@ pub(super) fn patterns(v: &Value) -> Result<Vec<String>, BadValue> {
             .iter()
             .map(|s| s.to_string())
             .collect()),
-        Value::Array(items) if items.is_empty() => Ok(DEFAULT_VALIDATION_COMMANDS
-            .iter()
-            .map(|s| s.to_string())
-            .collect()),
+        Value::Array(items) if items.is_empty() => patterns(&Value::Null),
         Value::Array(items) => items
             .iter()
             .map(|item| {

@@ -41,19 +41,13 @@ pub enum Category {
     VerificationFailure,
 }
 
-impl Category {
-    pub fn as_str(self) -> &'static str {
-        match self {
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
             Category::Governance => "governance",
             Category::ScopeConflict => "scope-conflict",
             Category::VerificationFailure => "verification-failure",
-        }
-    }
-}
-
-impl fmt::Display for Category {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        })
     }
 }
 
@@ -161,9 +155,7 @@ pub fn with_lesson(text: &str, lesson: &Lesson, now: DateTime<Utc>) -> (String, 
     let Some(h) = section else {
         let mut out = text.to_string();
         separate(&mut out);
-        out.push_str(SECTION);
-        out.push_str("\n\n");
-        out.push_str(&block);
+        out.push_str(&format!("{SECTION}\n\n{block}"));
         return (out, Recorded::Added);
     };
     let heading =
@@ -179,6 +171,11 @@ pub fn with_lesson(text: &str, lesson: &Lesson, now: DateTime<Utc>) -> (String, 
         out.push_str(&lines[end..].concat());
     }
     (out, Recorded::Added)
+}
+
+/// A lesson's heading line `### DATE: TITLE`: its date and title.
+pub(super) fn heading(line: &str) -> Option<(&str, &str)> {
+    line.trim_end().strip_prefix("### ")?.split_once(": ")
 }
 
 /// Ends `out` with a blank line (unless it is empty), so a new block stands apart.
@@ -207,12 +204,7 @@ fn bump(lines: &[&str], quoted: &[bool], lesson: &Lesson) -> Option<(String, Rec
     let intent = format!("**Related Intent**: {}", lesson.intent_text());
     let mut n = 0;
     while n < lines.len() {
-        let same_title = !quoted[n]
-            && lines[n]
-                .trim_end()
-                .strip_prefix("### ")
-                .and_then(|h| h.split_once(": "))
-                .is_some_and(|(_, t)| t == title);
+        let same_title = !quoted[n] && heading(lines[n]).is_some_and(|(_, t)| t == title);
         if !same_title {
             n += 1;
             continue;

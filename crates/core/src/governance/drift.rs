@@ -82,10 +82,7 @@ pub fn judge(
     }
     let mut out = Vec::new();
     for loc in paths.iter().filter(|l| scoped(file, chosen, l)) {
-        let (path, inside) = match loc {
-            Located::Inside(p) => (p.as_str(), true),
-            Located::Outside(p) => (p.as_str(), false),
-        };
+        let (path, inside) = (loc.display(), loc.inside().is_some());
         let Some(intent) = file.active(chosen, inside.then_some(path)) else {
             out.push(Finding::OutOfScope {
                 path: path.into(),

@@ -348,17 +348,10 @@ pub fn rewrite_status(text: &str, id: &str, to: &str) -> Option<String> {
         Some(q @ ('"' | '\'')) => q.to_string(),
         _ => String::new(),
     };
-    let mut new_line = String::with_capacity(line.len() + to.len());
-    new_line.push_str(&line[..value_at]);
-    new_line.push_str(&quote);
-    new_line.push_str(to);
-    new_line.push_str(&quote);
-    new_line.push_str(&line[value_at + value.len()..]);
-    let mut out = String::with_capacity(text.len() + to.len());
-    for (n, l) in lines.iter().enumerate() {
-        out.push_str(if n == status_line { &new_line } else { l });
-    }
-    Some(out)
+    let (head, tail) = (&line[..value_at], &line[value_at + value.len()..]);
+    let new_line = format!("{head}{quote}{to}{quote}{tail}");
+    let (before, after) = (&lines[..status_line], &lines[status_line + 1..]);
+    Some(before.concat() + &new_line + &after.concat())
 }
 
 /// One block-style item of the list of intents: its lines `start..end` and the column its

@@ -22,9 +22,7 @@ pub fn entries(text: &str, id: &str) -> Vec<String> {
             continue;
         }
         if inside {
-            if let Some(e) = entry(line) {
-                out.push(e);
-            }
+            out.extend(entry(line));
         }
     }
     out
@@ -71,10 +69,7 @@ pub fn with_path(text: &str, id: &str, name: &str, path: &str) -> Option<String>
     let section = &lines[h + 1..end];
     let entries = section.iter().rposition(|l| entry(l).is_some());
     let at = h + 1 + entries.map_or(0, |i| i + 1);
-    let mut out = String::with_capacity(text.len() + line.len() + 1);
-    for l in &lines[..at] {
-        out.push_str(l);
-    }
+    let mut out = lines[..at].concat();
     if !out.ends_with('\n') {
         out.push('\n');
     }
@@ -82,9 +77,7 @@ pub fn with_path(text: &str, id: &str, name: &str, path: &str) -> Option<String>
         out.push('\n');
     }
     out.push_str(&line);
-    for l in &lines[at..] {
-        out.push_str(l);
-    }
+    out.push_str(&lines[at..].concat());
     Some(out)
 }
 

@@ -56,11 +56,8 @@ pub fn evaluate(criteria: &[String], lines: &[&str]) -> Evaluation {
             });
             hay.contains(&needle)
         };
-        if met {
-            ev.met.push(c.clone());
-        } else {
-            ev.unmet.push(c.clone());
-        }
+        let list = if met { &mut ev.met } else { &mut ev.unmet };
+        list.push(c.clone());
     }
     ev
 }

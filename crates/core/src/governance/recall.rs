@@ -9,12 +9,12 @@
 
 use chrono::{DateTime, Utc};
 
-use super::brain::SECTION;
+use super::brain::{SECTION, heading};
 use crate::text::{inert, one_line, truncate};
 
 /// One lesson as AGENT.md holds it, borrowed from its text: a file of thousands of
 /// lessons is read with no copy of them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Noted<'a> {
     pub date: &'a str,
     pub title: &'a str,
@@ -47,30 +47,19 @@ pub fn lessons(text: &str) -> Vec<Noted<'_>> {
     let quoted = super::brain::fenced(&lines);
     for (line, _) in lines.iter().zip(quoted).filter(|(_, q)| !q) {
         let trimmed = line.trim_end();
-        if trimmed == SECTION {
-            in_section = true;
-            continue;
-        }
         if trimmed.starts_with("## ") || trimmed.starts_with("# ") {
-            in_section = false;
+            in_section = trimmed == SECTION;
             continue;
         }
         if !in_section {
             continue;
         }
-        if let Some((date, title)) = trimmed
-            .strip_prefix("### ")
-            .and_then(|h| h.split_once(": "))
-        {
+        if let Some((date, title)) = heading(trimmed) {
             out.push(Noted {
                 date,
                 title,
-                issue: "",
-                solution: "",
-                intent: None,
-                category: "",
                 seen: 1,
-                settled: None,
+                ..Noted::default()
             });
             continue;
         }
@@ -178,11 +167,7 @@ pub fn settled(text: &str, command: &str, receipt: &str, now: DateTime<Utc>) -> 
     let mut i = 0;
     while i < lines.len() {
         out.push_str(lines[i]);
-        let ours = lines[i]
-            .trim_end()
-            .strip_prefix("### ")
-            .and_then(|h| h.split_once(": "))
-            .is_some_and(|(_, t)| t == title);
+        let ours = heading(lines[i]).is_some_and(|(_, t)| t == title);
         i += 1;
         if !ours {
             continue;
@@ -195,9 +180,7 @@ pub fn settled(text: &str, command: &str, receipt: &str, now: DateTime<Utc>) -> 
             .iter()
             .any(|l| l.trim_end() == "**Category**: verification-failure");
         let already = block.iter().any(|l| l.starts_with(SETTLED));
-        for l in block {
-            out.push_str(l);
-        }
+        out.push_str(&block.concat());
         if verification && !already {
             if !out.ends_with('\n') {
                 out.push('\n');

@@ -99,61 +99,36 @@ impl ReceiptHead {
 }
 
 /// Something wrong with the order or completeness of a task's receipts.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChainProblem {
     /// Receipt `index` was made in another task (and copied into this one's log).
+    #[error("replayed: it was made in task {task_id}")]
     Replayed { index: usize, task_id: String },
     /// Receipt `index` follows a receipt that is elsewhere in the log.
+    #[error("reordered: it follows a receipt found elsewhere in the log")]
     Reordered { index: usize },
     /// The receipt receipt `index` follows is not in the log: one or more were deleted.
+    #[error("missing before it: the receipt it follows is not in the log")]
     MissingBefore { index: usize },
     /// The head names more receipts, or another last one, than the log ends with.
+    #[error(
+        "missing at the end: hook.json's authenticated head counts {head_count} chained receipts, the log ends after {found}"
+    )]
     MissingAtEnd { head_count: u64, found: u64 },
     /// Chained receipts are in the log but hook.json has no head for them.
+    #[error("the log holds chained receipts but hook.json has no receipt head")]
     NoHead,
     /// hook.json counts more receipts than the log holds, and has no head to say which:
     /// the log and the head were removed together.
+    #[error(
+        "lost: hook.json counts {counted} receipts, the log holds {found}, and the receipt head is gone"
+    )]
     Lost { counted: u64, found: u64 },
     /// The head's MAC does not hold (hook.json was edited, or another key).
+    #[error(
+        "hook.json's receipt head does not authenticate: it was edited, or made with another key"
+    )]
     BadHead,
-}
-
-impl std::fmt::Display for ChainProblem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ChainProblem::Replayed { task_id, .. } => {
-                write!(f, "replayed: it was made in task {task_id}")
-            }
-            ChainProblem::Reordered { .. } => {
-                write!(
-                    f,
-                    "reordered: it follows a receipt found elsewhere in the log"
-                )
-            }
-            ChainProblem::MissingBefore { .. } => {
-                write!(
-                    f,
-                    "missing before it: the receipt it follows is not in the log"
-                )
-            }
-            ChainProblem::MissingAtEnd { head_count, found } => write!(
-                f,
-                "missing at the end: hook.json's authenticated head counts {head_count} chained receipts, the log ends after {found}"
-            ),
-            ChainProblem::NoHead => write!(
-                f,
-                "the log holds chained receipts but hook.json has no receipt head"
-            ),
-            ChainProblem::Lost { counted, found } => write!(
-                f,
-                "lost: hook.json counts {counted} receipts, the log holds {found}, and the receipt head is gone"
-            ),
-            ChainProblem::BadHead => write!(
-                f,
-                "hook.json's receipt head does not authenticate: it was edited, or made with another key"
-            ),
-        }
-    }
 }
 
 impl ChainProblem {
@@ -222,10 +197,10 @@ pub fn check(
         }
         let expected = last.map(|j| links[j].as_str()).unwrap_or("");
         if r.prev != expected {
-            match links.iter().position(|l| *l == r.prev) {
-                Some(_) => problems.push(ChainProblem::Reordered { index: i }),
-                None => problems.push(ChainProblem::MissingBefore { index: i }),
-            }
+            problems.push(match links.contains(&r.prev) {
+                true => ChainProblem::Reordered { index: i },
+                false => ChainProblem::MissingBefore { index: i },
+            });
         }
         last = Some(i);
     }
@@ -255,10 +230,8 @@ pub fn check(
                     found: chained,
                 });
             }
-            if let Some(s) = signer {
-                if !h.holds(s, task_id) {
-                    problems.push(ChainProblem::BadHead);
-                }
+            if signer.is_some_and(|s| !h.holds(s, task_id)) {
+                problems.push(ChainProblem::BadHead);
             }
         }
     }

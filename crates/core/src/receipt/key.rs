@@ -81,9 +81,7 @@ impl MasterKey {
 
     /// The key file's text: 64 lowercase hex characters and a newline.
     pub fn to_file_text(&self) -> String {
-        let mut s = crate::text::hex(&self.0);
-        s.push('\n');
-        s
+        format!("{}\n", crate::text::hex(&self.0))
     }
 
     /// The key in the text of the key file at `path` (named in the error), or what is

@@ -44,7 +44,7 @@ pub const UNKNOWN_DURATION: &str = "unknown";
 
 /// Proof that a validation ran, with its result and output hashes (docs/design.md,
 /// Receipt format).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ValidationReceipt {
     pub receipt_id: String,
     pub step_name: String,
@@ -226,14 +226,10 @@ impl ValidationReceipt {
                 .unwrap_or_else(|| UNKNOWN_DURATION.to_string()),
             stdout_hash: run.stdout_hash,
             stderr_hash: run.stderr_hash,
-            key_path: String::new(),
-            signature: String::new(),
             observed: run.observed,
-            task_id: String::new(),
-            prev: String::new(),
-            redacted: false,
             tree: run.tree,
             sig_version: SIG_VERSION,
+            ..ValidationReceipt::default()
         }
     }
 
@@ -294,6 +290,15 @@ impl Verdict {
         }
     }
 
+    /// The verdict of a signature check.
+    fn of(checked: Result<(), VerifyError>) -> Verdict {
+        match checked {
+            Ok(()) => Verdict::Valid,
+            Err(VerifyError::Unsigned) => Verdict::Unsigned,
+            Err(e) => Verdict::Invalid(e),
+        }
+    }
+
     pub fn is_valid(&self) -> bool {
         *self == Verdict::Valid
     }
@@ -310,14 +315,7 @@ pub fn verify_all(
             if !r.is_signed() {
                 return Verdict::Unsigned;
             }
-            match signer {
-                None => Verdict::NoKey,
-                Some(s) => match s.verify(r) {
-                    Ok(()) => Verdict::Valid,
-                    Err(VerifyError::Unsigned) => Verdict::Unsigned,
-                    Err(e) => Verdict::Invalid(e),
-                },
-            }
+            signer.map_or(Verdict::NoKey, |s| Verdict::of(s.verify(r)))
         })
         .collect()
 }

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::signer::verify_with_public_key;
-use super::{ValidationReceipt, Verdict, VerifyError};
+use super::{ValidationReceipt, Verdict};
 
 /// Public keys by key path.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -31,9 +31,10 @@ impl PublicKeys {
 
     /// The file's text: one key a line, sorted, so that a new export diffs cleanly.
     pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(&self.0).expect("a map of strings");
-        s.push('\n');
-        s
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&self.0).expect("a map of strings")
+        )
     }
 
     /// The signature status of `r` against the key of its own `key_path`: `NoKey` when the
@@ -45,11 +46,7 @@ impl PublicKeys {
         let Some(key) = self.0.get(&r.key_path) else {
             return Verdict::NoKey;
         };
-        match verify_with_public_key(r, key) {
-            Ok(()) => Verdict::Valid,
-            Err(VerifyError::Unsigned) => Verdict::Unsigned,
-            Err(e) => Verdict::Invalid(e),
-        }
+        Verdict::of(verify_with_public_key(r, key))
     }
 }
 

@@ -92,9 +92,5 @@ pub(super) fn parse<'a>(args: &'a [Word], takes: &str, long: &[&str]) -> Args<'a
 
 /// A part of `w`'s text, as literal as `w`.
 pub(super) fn glued(w: &Word, text: &str) -> Word {
-    Word {
-        text: text.to_string(),
-        literal: w.literal,
-        pipe: false,
-    }
+    Word::new(text, w.literal)
 }

@@ -23,12 +23,9 @@ pub fn of(name: &str, args: &[Word]) -> Option<Vec<Found>> {
                 .value(&["i", "include"])
                 .is_some_and(|w| w.text == "inplace");
             // The program text is the first operand, unless -f or -e gave it.
-            let given = a.has(&["f", "file", "e", "source"]);
-            let skip = usize::from(!given);
-            Some(match inplace {
-                true => files(a.operands.get(skip..).unwrap_or_default()),
-                false => Vec::new(),
-            })
+            let skip = usize::from(!a.has(&["f", "file", "e", "source"]));
+            let edited = a.operands.get(skip..).filter(|_| inplace);
+            Some(files(edited.unwrap_or_default()))
         }
         "rsync" => {
             let long = [

@@ -15,6 +15,18 @@ pub struct Word {
     pub pipe: bool,
 }
 
+impl Word {
+    /// A word that is no pipe.
+    pub fn new(text: impl Into<String>, literal: bool) -> Word {
+        let text = text.into();
+        Word {
+            text,
+            literal,
+            pipe: false,
+        }
+    }
+}
+
 /// A simple command: its words, the files its redirections open for writing, and the
 /// bodies of its here-documents.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,19 +56,12 @@ pub struct Line {
 }
 
 /// Why a command line was not read whole ([`Line::unread`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Unread {
+    #[error("it is longer than {} KiB", MAX_LEN >> 10)]
     TooLong,
+    #[error("its `$(…)` nest deeper than {} levels", NESTING)]
     TooDeep,
-}
-
-impl std::fmt::Display for Unread {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Unread::TooLong => write!(f, "it is longer than {} KiB", MAX_LEN >> 10),
-            Unread::TooDeep => write!(f, "its `$(…)` nest deeper than {NESTING} levels"),
-        }
-    }
 }
 
 /// How deep `$(…)`, `<(…)` and `((…))` are read inside one another: each level is a
@@ -127,11 +132,8 @@ impl Lexer {
                 }
                 c if c.is_whitespace() => self.at += 1,
                 '#' => self.skip_comment(),
-                ';' | '|' => {
-                    self.at += 1;
-                    self.end_command();
-                }
-                '&' if self.peek(1) != Some('>') => {
+                // `&>` is a redirection.
+                ';' | '|' | '&' if c != '&' || self.peek(1) != Some('>') => {
                     self.at += 1;
                     self.end_command();
                 }
@@ -150,16 +152,10 @@ impl Lexer {
                 // `[[ a > b ]]` compares: no redirection.
                 '<' | '>' if self.in_test() => {
                     self.at += 1;
-                    let text = c.to_string();
-                    self.current.words.push(Word {
-                        text,
-                        literal: true,
-                        pipe: false,
-                    });
+                    self.current.words.push(Word::new(c, true));
                 }
                 '<' | '>' | '&' => {
-                    let fd = last_end == self.at && self.last_word_is_fd();
-                    if fd {
+                    if last_end == self.at && self.last_word_is_fd() {
                         self.current.words.pop();
                     }
                     self.redirection();
@@ -291,10 +287,7 @@ impl Lexer {
 
     /// One word, from here up to white space or an operator outside quotes.
     fn word(&mut self) -> Word {
-        let mut w = Word {
-            literal: true,
-            ..Word::default()
-        };
+        let mut w = Word::new("", true);
         let start = self.at;
         while let Some(c) = self.peek(0) {
             match c {
@@ -325,29 +318,22 @@ impl Lexer {
                     self.line.inner.push(inner);
                 }
                 c if c.is_whitespace() || "\n;|&()<>".contains(c) => break,
-                // A bracket is a pattern only when it closes in the word: `[`, `[[` and
-                // `[ -f x ]` are words as typed.
-                '*' | '?' | '[' => {
-                    w.literal &= c == '[' && !self.rest_of_word().contains(']');
-                    w.text.push(c);
-                    self.at += 1;
-                }
-                '{' if self.brace_expansion() => {
-                    w.literal = false;
-                    w.text.push(c);
-                    self.at += 1;
-                }
-                '~' if self.at == start => {
-                    // `~` and `~/…` are the home directory (the caller knows it); `~user`
-                    // is not read.
-                    let user = self
-                        .peek(1)
-                        .is_some_and(|n| n.is_alphanumeric() || "_-+".contains(n));
-                    w.literal &= !user;
-                    w.text.push(c);
-                    self.at += 1;
-                }
                 c => {
+                    let changed = match c {
+                        '*' | '?' => true,
+                        // A bracket is a pattern only when it closes in the word: `[`, `[[`
+                        // and `[ -f x ]` are words as typed.
+                        '[' => self.rest_of_word().contains(']'),
+                        '{' => self.brace_expansion(),
+                        // `~` and `~/…` are the home directory (the caller knows it);
+                        // `~user` is not read.
+                        '~' => {
+                            let name = |n: char| n.is_alphanumeric() || "_-+".contains(n);
+                            self.at == start && self.peek(1).is_some_and(name)
+                        }
+                        _ => false,
+                    };
+                    w.literal &= !changed;
                     w.text.push(c);
                     self.at += 1;
                 }
@@ -402,36 +388,32 @@ impl Lexer {
             return;
         }
         self.at += 1;
-        match next {
-            Some('(') => {
-                let arithmetic = self.peek(1) == Some('(');
-                let inner = self.balanced();
-                w.text.push_str(&format!("$({inner})"));
-                if !arithmetic {
-                    self.line.inner.push(inner);
-                }
+        if next == Some('(') {
+            let arithmetic = self.peek(1) == Some('(');
+            let inner = self.balanced();
+            w.text.push_str(&format!("$({inner})"));
+            if !arithmetic {
+                self.line.inner.push(inner);
             }
-            Some('{') => {
-                let end = self.chars[self.at..]
-                    .iter()
-                    .position(|&c| c == '}')
-                    .map_or(self.chars.len(), |n| self.at + n + 1);
-                w.text.push('$');
-                w.text.extend(&self.chars[self.at..end]);
-                self.at = end;
-            }
-            _ => {
-                w.text.push('$');
-                let name = self.chars[self.at..]
-                    .iter()
-                    .take_while(|c| c.is_alphanumeric() || **c == '_')
-                    .count()
-                    .max(1);
-                let end = (self.at + name).min(self.chars.len());
-                w.text.extend(&self.chars[self.at..end]);
-                self.at = end;
-            }
+            return;
         }
+        // `${…}` up to its `}`, else a name (or one character: `$?`).
+        let rest = &self.chars[self.at..];
+        let end = match next {
+            Some('{') => rest
+                .iter()
+                .position(|&c| c == '}')
+                .map_or(rest.len(), |n| n + 1),
+            _ => rest
+                .iter()
+                .take_while(|c| c.is_alphanumeric() || **c == '_')
+                .count()
+                .max(1)
+                .min(rest.len()),
+        };
+        w.text.push('$');
+        w.text.extend(&rest[..end]);
+        self.at += end;
     }
 
     /// At a backquote: the command substitution up to the next one.

@@ -103,14 +103,9 @@ fn by_arguments(simple: &Simple, texts: &[String], at: usize, depth: usize) -> V
 /// The files a patch `apply_patch` is handed names (`super::patch`).
 fn patched(texts: &[String], heredocs: &[String]) -> Vec<Found> {
     let patch = super::patch::of_command(texts, heredocs).unwrap_or_default();
-    let file = |path: String| Word {
-        text: path,
-        literal: true,
-        pipe: false,
-    };
     super::patch::files(&patch)
         .into_iter()
-        .map(|(path, _)| Found::File(file(path), None))
+        .map(|(path, _)| Found::File(Word::new(path, true), None))
         .collect()
 }
 
@@ -130,11 +125,8 @@ fn basename(w: &Word) -> &str {
 
 /// `dir/name-of-source`.
 fn inside(dir: &Word, source: &Word) -> Word {
-    Word {
-        text: format!("{}/{}", dir.text.trim_end_matches('/'), basename(source)),
-        literal: dir.literal && source.literal,
-        pipe: false,
-    }
+    let text = format!("{}/{}", dir.text.trim_end_matches('/'), basename(source));
+    Word::new(text, dir.literal && source.literal)
 }
 
 /// `cp`, `mv`, `ln`, `install`: the destination (`-t DIR`, else the last operand; a file
@@ -222,11 +214,9 @@ fn sed(args: &[Word]) -> Vec<Found> {
             operands.push(w);
         }
     }
-    let files = if script_given {
-        &operands[..]
-    } else {
-        operands.get(1..).unwrap_or_default()
-    };
+    let files = operands
+        .get(usize::from(!script_given)..)
+        .unwrap_or_default();
     let files = files.iter().filter(|_| in_place);
     files.map(|w| Found::File((*w).clone(), None)).collect()
 }
@@ -258,10 +248,7 @@ fn xargs(args: &[Word], depth: usize) -> Vec<Found> {
             Some(_) => {}
             None => {
                 // The words xargs reads go after the command's own.
-                let read = Word {
-                    text: "{}".into(),
-                    ..Word::default()
-                };
+                let read = Word::new("{}", false);
                 let words = std::iter::once(w).chain(it).cloned().chain([read]);
                 return nested("xargs", words.collect(), depth)
                     .into_iter()
@@ -413,10 +400,9 @@ fn in_place(args: &[Word]) -> (Option<String>, Vec<Found>) {
             match c {
                 'i' => edit = true,
                 'e' | 'E' => {
-                    let given = if rest.is_empty() {
-                        it.next().map(|c| c.text.clone())
-                    } else {
-                        Some(rest.into())
+                    let given = match rest {
+                        "" => it.next().map(|c| c.text.clone()),
+                        glued => Some(glued.into()),
                     };
                     code = Some(code.unwrap_or_default() + "\n" + &given.unwrap_or_default());
                 }
@@ -426,11 +412,9 @@ fn in_place(args: &[Word]) -> (Option<String>, Vec<Found>) {
             break;
         }
     }
-    let files = if code.is_some() {
-        &operands[..]
-    } else {
-        operands.get(1..).unwrap_or_default()
-    };
+    let files = operands
+        .get(usize::from(code.is_none())..)
+        .unwrap_or_default();
     let found = files
         .iter()
         .filter(|_| edit)

@@ -75,15 +75,12 @@ fn walk(command: &str, start: &Dir, depth: usize, out: &mut Writes) {
         unread,
     } = lex::read(command);
     // A line not read whole is not read again inside (see `shell::gather`).
-    let inner = match unread {
-        Some(why) => {
-            out.unreadable.push(why.to_string());
-            Vec::new()
+    if let Some(why) = unread {
+        out.unreadable.push(why.to_string());
+    } else {
+        for script in inner {
+            walk(&script, start, depth - 1, out);
         }
-        None => inner,
-    };
-    for script in inner {
-        walk(&script, start, depth - 1, out);
     }
     let mut dir = start.clone();
     let mut saved = Vec::new();

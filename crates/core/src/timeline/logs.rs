@@ -45,13 +45,7 @@ pub(super) fn receipts<'a>(src: &'a Sources<'a>) -> impl Iterator<Item = Event> 
             ("duration", Value::from(&*r.duration)),
             ("observed", Value::from(r.observed)),
         ];
-        event(
-            src,
-            r.completed_at,
-            kind::RECEIPT,
-            what,
-            Some(&r.step_name),
-            details,
-        )
+        let step = Some(r.step_name.as_str());
+        event(src, r.completed_at, kind::RECEIPT, what, step, details)
     })
 }

@@ -11,7 +11,6 @@ mod history;
 pub mod html;
 mod logs;
 mod sessions;
-mod steps;
 pub mod text;
 mod trace;
 
@@ -89,8 +88,36 @@ pub fn build(src: &Sources) -> Vec<Event> {
     events.extend(logs::checkpoints(src));
     events.extend(sessions::ended(src));
     events.sort_by_key(order);
-    steps::attribute(&mut events);
+    attribute(&mut events);
     events
+}
+
+/// Gives each trace event the step that was running when it happened (from the history):
+/// the trace records the task, not the step.
+fn attribute(events: &mut [Event]) {
+    let mut running: Option<String> = None;
+    for e in events.iter_mut() {
+        match e.kind.as_str() {
+            kind::STEP_STARTED => running = e.step().map(str::to_string),
+            kind::STEP_COMPLETED
+            | kind::STEP_FAILED
+            | kind::STEP_PAUSED
+            | kind::STEP_DELETED
+            | kind::AWAITING_HUMAN
+            | kind::TASK_COMPLETED
+            | kind::TASK_FAILED
+            | kind::TASK_ABANDONED => running = None,
+            kind::FILE_CHANGED | kind::SIDE_EFFECT | kind::SCOPE_WARNING => {
+                if let (None, Some(step)) = (e.step(), &running) {
+                    // After `task`, which every event has first.
+                    let at = e.details.len().min(1);
+                    e.details
+                        .shift_insert(at, "step".into(), Value::from(step.as_str()));
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Time order, to the millisecond: the trace keeps milliseconds, the logs nanoseconds, and

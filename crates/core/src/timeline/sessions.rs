@@ -4,23 +4,18 @@
 
 use serde_json::Value;
 
-use super::{Event, Sources, event, kind};
+use super::kind::{SESSION_ENDED, SESSION_STARTED, SESSION_STOPPED_ON_ERROR};
+use super::{Event, Sources, event};
 use crate::task::SessionStatus;
+use crate::text::short_id;
 
 pub(super) fn started(src: &Sources) -> Vec<Event> {
     src.sessions
         .iter()
         .map(|s| {
             let details = [("session_id", Value::from(&*s.session_id))];
-            let what = format!("session {} started", crate::text::short_id(&s.session_id));
-            event(
-                src,
-                s.started_at,
-                kind::SESSION_STARTED,
-                what,
-                None,
-                details,
-            )
+            let what = format!("session {} started", short_id(&s.session_id));
+            event(src, s.started_at, SESSION_STARTED, what, None, details)
         })
         .collect()
 }
@@ -32,7 +27,7 @@ pub(super) fn ended(src: &Sources) -> Vec<Event> {
         if let Some(f) = &s.failed_turn {
             let what = format!(
                 "session {} stopped on {}",
-                crate::text::short_id(&s.session_id),
+                short_id(&s.session_id),
                 f.described()
             );
             let details = [
@@ -40,30 +35,15 @@ pub(super) fn ended(src: &Sources) -> Vec<Event> {
                 ("error", Value::from(&*f.error)),
                 ("message", Value::from(&*f.message)),
             ];
-            out.push(event(
-                src,
-                f.at,
-                kind::SESSION_STOPPED_ON_ERROR,
-                what,
-                None,
-                details,
-            ));
+            let e = event(src, f.at, SESSION_STOPPED_ON_ERROR, what, None, details);
+            out.push(e);
         }
         if s.status == SessionStatus::Ended {
             let reason = s.end_reason.as_deref().unwrap_or("unknown");
-            let what = format!(
-                "session {} ended ({reason})",
-                crate::text::short_id(&s.session_id)
-            );
+            let what = format!("session {} ended ({reason})", short_id(&s.session_id));
             let details = [("session_id", id), ("reason", Value::from(reason))];
-            out.push(event(
-                src,
-                s.last_event_at,
-                kind::SESSION_ENDED,
-                what,
-                None,
-                details,
-            ));
+            let e = event(src, s.last_event_at, SESSION_ENDED, what, None, details);
+            out.push(e);
         }
     }
     out

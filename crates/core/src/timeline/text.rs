@@ -12,12 +12,10 @@ pub fn render(events: &[Event], color: bool, with_task: bool) -> String {
     if events.is_empty() {
         return "No events.\n".into();
     }
-    let mut out = String::new();
-    for e in events {
-        out.push_str(&line(e, color, with_task));
-        out.push('\n');
-    }
-    out
+    events
+        .iter()
+        .map(|e| line(e, color, with_task) + "\n")
+        .collect()
 }
 
 fn line(e: &Event, color: bool, with_task: bool) -> String {

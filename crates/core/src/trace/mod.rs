@@ -9,12 +9,9 @@
 //! This module is the records and their chain; the application appends them (one locked
 //! append per record) and reads the ledger's tail.
 //!
-//! The ledger is tamper-evident: each record names the SHA-256 of the line before it
-//! (`metadata.waymark.prev`), read from the file's end under the append lock, so a line
-//! edited or removed (or inserted with a link to no line of the ledger) breaks the chain
-//! at the line after it, and `waymark trace --verify` ([`chain::Verifier`]) names the first bad
-//! line. Records that link to an earlier line are where a merged branch joins (docs/git.md)
-//! and are listed as joins, not breaks: whole records added that way show there.
+//! The ledger is tamper-evident ([`chain`]): each record names the SHA-256 of the line
+//! before it, read from the file's end under the append lock; `waymark trace --verify`
+//! ([`chain::Verifier`]) names the first bad line, and lists where a merged branch joins.
 
 pub mod anchor;
 pub mod chain;
@@ -79,7 +76,7 @@ pub struct Conversation {
     pub url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contributor: Option<Contributor>,
-    pub ranges: Vec<Range>,
+    pub ranges: Vec<LineRange>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -88,14 +85,6 @@ pub struct Contributor {
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_id: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Range {
-    pub start_line: u64,
-    pub end_line: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content_hash: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,14 +230,7 @@ impl Record {
             conversations: vec![Conversation {
                 url,
                 contributor: Some(contributor),
-                ranges: ranges
-                    .iter()
-                    .map(|r| Range {
-                        start_line: r.start_line,
-                        end_line: r.end_line,
-                        content_hash: r.content_hash.clone(),
-                    })
-                    .collect(),
+                ranges: ranges.to_vec(),
             }],
         });
     }

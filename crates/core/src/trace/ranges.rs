@@ -5,31 +5,29 @@
 //! replaced a file, a `structuredPatch`), Edit gives the `structuredPatch`. Only the lines
 //! the agent added are attributed: a hunk's context lines were already there.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// One hunk of Claude Code's `structuredPatch` (Write and Edit results).
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
+#[serde(default, rename_all = "camelCase")]
 pub struct Hunk {
-    #[serde(rename = "oldStart")]
     pub old_start: u64,
-    #[serde(rename = "oldLines")]
     pub old_lines: u64,
-    #[serde(rename = "newStart")]
     pub new_start: u64,
-    #[serde(rename = "newLines")]
     pub new_lines: u64,
     pub lines: Vec<String>,
 }
 
-/// One attributed range, 1-based and inclusive, with the hash of its lines.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One attributed range, 1-based and inclusive, with the hash of its lines (a record's
+/// `ranges[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineRange {
     pub start_line: u64,
     pub end_line: u64,
     /// `sha256:<hex>` of the range's lines, each followed by `\n`; `None` when the lines
     /// are not known (a hunk without its `lines`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_hash: Option<String>,
 }
 

@@ -18,34 +18,29 @@ pub struct Lane {
 
 /// The task's lane, then the plan's steps, then steps only the events name.
 pub fn lanes(events: &[Event], steps: &[Step], current: Option<&StepContext>) -> Vec<Lane> {
-    let mut out = vec![Lane {
-        step: None,
-        name: "task".into(),
-        status: String::new(),
-        attempts: 0,
-        files: Vec::new(),
-    }];
+    // A lane named by its step (the task's: none), with the step's status and attempts.
+    let lane = |step: Option<&str>, status: &str, attempts: u32, files: Vec<String>| Lane {
+        step: step.map(str::to_string),
+        name: step.unwrap_or("task").into(),
+        status: status.into(),
+        attempts,
+        files,
+    };
+    let mut out = vec![lane(None, "", 0, Vec::new())];
     for s in steps {
-        out.push(Lane {
-            step: Some(s.name.clone()),
-            name: s.name.clone(),
-            status: s.status.as_str().into(),
-            attempts: s.attempt,
-            files: s.files_touched.clone(),
-        });
+        out.push(lane(
+            Some(&s.name),
+            s.status.as_str(),
+            s.attempt,
+            s.files_touched.clone(),
+        ));
     }
     for e in events {
         if let Some(step) = e
             .step()
             .filter(|s| out.iter().all(|l| l.step.as_deref() != Some(*s)))
         {
-            out.push(Lane {
-                step: Some(step.into()),
-                name: step.into(),
-                status: "unknown".into(),
-                attempts: 0,
-                files: Vec::new(),
-            });
+            out.push(lane(Some(step), "unknown", 0, Vec::new()));
         }
     }
     for lane in out.iter_mut().skip(1) {

@@ -45,27 +45,17 @@ pre{margin:0;white-space:pre-wrap}code{font-size:12px}\
 /// The page.
 pub fn render(r: &Report) -> String {
     let lanes = lanes(r.events, r.steps, r.current);
-    let mut out = String::from("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-    out.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">");
-    out.push_str(&format!(
-        "<title>waymark report: {}</title>",
-        esc(r.task_id)
-    ));
-    out.push_str(&format!("<style>{STYLE}</style></head><body>\n"));
-    out.push_str(&format!(
-        "<h1>Task {} <small>({})</small></h1>\n",
-        esc(r.task_id),
-        esc(r.state)
-    ));
-    out.push_str(&checks(r.checks));
-    out.push_str("<h2>Timeline</h2>\n");
-    out.push_str(LEGEND);
-    out.push_str("<div class=\"chart\">");
-    out.push_str(&svg::chart(r.events, &lanes));
-    out.push_str("</div>\n");
-    out.push_str(&steps_table(&lanes));
-    out.push_str("</body></html>\n");
-    out
+    let (id, state) = (esc(r.task_id), esc(r.state));
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
+<title>waymark report: {id}</title><style>{STYLE}</style></head><body>\n\
+<h1>Task {id} <small>({state})</small></h1>\n{}<h2>Timeline</h2>\n{LEGEND}\
+<div class=\"chart\">{}</div>\n{}</body></html>\n",
+        checks(r.checks),
+        svg::chart(r.events, &lanes),
+        steps_table(&lanes)
+    )
 }
 
 const LEGEND: &str = "<p class=\"legend\"><span>&#9679; checkpoint</span><span>&#9675; compaction</span>\

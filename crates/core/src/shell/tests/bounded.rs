@@ -2,15 +2,16 @@
 //! stack-safe"): nested `$(`, `${`, backquotes, quotes, subshells, here-documents and
 //! `bash -c` scripts, as deep and as long as the hook's input allows, are read without
 //! overflowing the stack, in bounded time; what is not read whole is said
-//! ([`super::Kinds::unread`], and a reason among [`super::writes::Writes::unreadable`],
-//! which scope enforcement's deny mode asks about).
+//! ([`crate::shell::Kinds::unread`], and a reason among
+//! [`crate::shell::writes::Writes::unreadable`], which scope enforcement's deny mode asks
+//! about).
 
 use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 
-use super::lex::{MAX_LEN, NESTING};
-use super::{classify, commit_message, remote_check, writes};
+use crate::shell::lex::{MAX_LEN, NESTING};
+use crate::shell::{classify, commit_message, remote_check, writes};
 
 /// What a hook's whole input may be (`waymark hook`'s `MAX_INPUT`).
 const HOOK_INPUT: usize = 64 << 20;
@@ -59,7 +60,7 @@ fn nested(nest: Nest, levels: usize, max: usize) -> (String, usize) {
             Nest::Arithmetic => format!("(( {s} ))"),
             Nest::Process => format!("cat <({s})"),
             Nest::Heredoc => format!("bash <<E{level}\n{s}\nE{level}"),
-            Nest::BashC => format!("bash -c {}", super::quote(&s)),
+            Nest::BashC => format!("bash -c {}", crate::shell::quote(&s)),
             Nest::Xargs => format!("xargs {s}"),
             Nest::Busybox => format!("busybox {s}"),
         };
@@ -72,7 +73,7 @@ fn nested(nest: Nest, levels: usize, max: usize) -> (String, usize) {
 }
 
 /// Reads `command` every way a hook does; returns how long that took.
-fn read_every_way(command: &str) -> (writes::Writes, super::Kinds, Duration) {
+fn read_every_way(command: &str) -> (writes::Writes, crate::shell::Kinds, Duration) {
     let start = Instant::now();
     let w = writes::of(command);
     let kinds = classify(command, &[], &["deploy".to_string()]);
@@ -86,7 +87,7 @@ fn deep_is_unread(nest: Nest, levels: usize) -> bool {
     match nest {
         Nest::Dollar | Nest::QuotedDollar | Nest::Process => levels > NESTING,
         Nest::Backquote | Nest::Heredoc | Nest::BashC | Nest::Xargs | Nest::Busybox => {
-            levels > super::command::DEPTH
+            levels > crate::shell::command::DEPTH
         }
         Nest::Brace | Nest::Subshell | Nest::Arithmetic => false,
     }
