@@ -112,6 +112,7 @@ fn interrupted(hook: &mut Hook) -> Option<InFlight> {
             unknown: true,
             checked: false,
         });
+        crate::task::bounds::keep_newest(&mut c.side_effects, crate::task::SIDE_EFFECTS);
     }
     Some(f)
 }
@@ -656,6 +657,25 @@ mod tests {
             (e.command.as_str(), e.unknown, e.exit_code, e.at),
             ("git push origin main", true, -1, now)
         );
+
+        // A step that has done as many side effects as it keeps: the interrupted one is
+        // kept, the oldest goes.
+        let mut h = begun("git push origin main");
+        let c = h.current_step.as_mut().unwrap();
+        for n in 0..crate::task::SIDE_EFFECTS {
+            c.side_effects.push(crate::task::SideEffect {
+                command: format!("git push origin v{n}"),
+                exit_code: 0,
+                at: now,
+                unknown: false,
+                checked: false,
+            });
+        }
+        assert!(enter_recovery(&mut h, crash(), Found::default(), now));
+        let kept = &h.current_step.as_ref().unwrap().side_effects;
+        assert_eq!(kept.len(), crate::task::SIDE_EFFECTS);
+        assert_eq!(kept[0].command, "git push origin v1");
+        assert!(kept.last().unwrap().unknown);
     }
 
     /// Only the command's own end, or its session's turn ending, ends its flight.

@@ -3,7 +3,10 @@
 //! the lists grow no further than them as events come. Every event reads and writes the
 //! task whole, so a list without a bound makes every later event dearer.
 
-use super::model::{Hook, MAX_SESSIONS, Session, SessionStatus};
+use super::model::{
+    Hook, MAX_SESSIONS, RECENT_CHECKPOINTS, RECENT_RECEIPTS, SESSION_FILES, SIDE_EFFECTS, Session,
+    SessionStatus,
+};
 
 /// The files a step's list keeps (and the list of files touched between steps): its
 /// first this many. A later one is not listed (HOOK.md says the list is full).
@@ -39,13 +42,21 @@ fn cut(text: &mut String, max: usize) {
 }
 
 impl Hook {
-    /// Cuts what was read to the bounds: the sessions to [`MAX_SESSIONS`], the lists of
-    /// files to [`MAX_STEP_FILES`], the steps' names and descriptions to theirs.
+    /// Cuts what was read to the bounds: the sessions to [`MAX_SESSIONS`] (and each one's
+    /// files to [`SESSION_FILES`]), the lists of files to [`MAX_STEP_FILES`], the recent
+    /// checkpoints and receipts and the step's side effects to their newest, the steps'
+    /// names and descriptions to theirs.
     pub fn bound(&mut self) {
         self.trim_sessions(None);
+        for s in &mut self.sessions {
+            keep_newest(&mut s.files, SESSION_FILES);
+        }
         self.unassigned_files.truncate(MAX_STEP_FILES);
+        keep_newest(&mut self.recent_checkpoints, RECENT_CHECKPOINTS);
+        keep_newest(&mut self.recent_receipts, RECENT_RECEIPTS);
         if let Some(c) = self.current_step.as_mut() {
             c.files_touched.truncate(MAX_STEP_FILES);
+            keep_newest(&mut c.side_effects, SIDE_EFFECTS);
         }
         for s in &mut self.steps {
             s.files_touched.truncate(MAX_STEP_FILES);
@@ -137,5 +148,55 @@ mod tests {
         h.bound();
         assert_eq!(h.unassigned_files.len(), MAX_STEP_FILES);
         assert_eq!(h.steps[0].name.chars().count(), MAX_STEP_NAME);
+    }
+
+    /// A planted hook.json's lists of the newest (checkpoints, receipts, a session's files,
+    /// side effects) are cut to the newest they keep.
+    #[test]
+    fn planted_lists_of_the_newest_keep_the_newest() {
+        let t0 = Utc.with_ymd_and_hms(2026, 3, 1, 12, 0, 0).unwrap();
+        let mut h = crate::task::testing::recorded_plan(t0);
+        h.recent_checkpoints = (0..10_000)
+            .map(|n| crate::task::StepCheckpoint {
+                checkpoint_id: format!("c{n}"),
+                created_at: t0,
+                step_name: String::new(),
+                step_index: 0,
+                description: String::new(),
+                trigger: crate::task::CheckpointTrigger::Manual,
+                git_branch: String::new(),
+                git_commit: None,
+                artifacts: Vec::new(),
+            })
+            .collect();
+        h.sessions
+            .push(Session::new("s", None, SessionStatus::Idle, t0));
+        h.sessions[0].files = (0..10_000).map(|n| format!("f{n}")).collect();
+        let c = h.current_step.as_mut().unwrap();
+        for n in 0..10_000 {
+            c.side_effects.push(crate::task::SideEffect {
+                command: format!("git push origin v{n}"),
+                exit_code: 0,
+                at: t0,
+                unknown: false,
+                checked: false,
+            });
+        }
+        h.bound();
+        let kept = &h.current_step.as_ref().unwrap().side_effects;
+        assert_eq!(kept.len(), SIDE_EFFECTS);
+        assert_eq!(kept[0].command, "git push origin v9990");
+        let ids: Vec<&str> = h
+            .recent_checkpoints
+            .iter()
+            .map(|c| c.checkpoint_id.as_str())
+            .collect();
+        assert_eq!(ids, ["c9995", "c9996", "c9997", "c9998", "c9999"]);
+        assert_eq!(
+            h.sessions[0].files,
+            [
+                "f9992", "f9993", "f9994", "f9995", "f9996", "f9997", "f9998", "f9999"
+            ]
+        );
     }
 }
