@@ -71,17 +71,13 @@ impl Loaded {
 pub fn load(root: &Path) -> Loaded {
     let mut layers: Vec<(Map<String, Value>, Origin)> = Vec::new();
     let mut errors = Vec::new();
+    let user = Origin::User as fn(String) -> Origin;
     let files = [
-        user_config_dir().map(|d| (d.join("config.json"), true)),
-        Some((project_config_path(root), false)),
+        user_config_dir().map(|d| (d.join("config.json"), user)),
+        Some((project_config_path(root), Origin::Project)),
     ];
-    for (path, user) in files.into_iter().flatten() {
-        let shown = path.display().to_string();
-        let origin = if user {
-            Origin::User(shown)
-        } else {
-            Origin::Project(shown)
-        };
+    for (path, origin) in files.into_iter().flatten() {
+        let origin = origin(path.display().to_string());
         match read_layer(&path) {
             Ok(Some(map)) => layers.push((map, origin)),
             Ok(None) => {}
@@ -99,14 +95,10 @@ pub fn load(root: &Path) -> Loaded {
 fn from_layers(mut layers: Vec<(Map<String, Value>, Origin)>, errors: Vec<ConfigError>) -> Loaded {
     layers.retain(|(map, _)| !map.is_empty());
     // Nothing configured (the usual case): the defaults, with no key to look up.
-    if layers.is_empty() {
-        return Loaded {
-            config: Config::default(),
-            errors,
-            layers,
-        };
-    }
-    let (config, _, errors) = merge(&layers, errors);
+    let (config, _, errors) = match layers.is_empty() {
+        true => (Config::default(), BTreeMap::new(), errors),
+        false => merge(&layers, errors),
+    };
     Loaded {
         config,
         errors,
@@ -175,10 +167,9 @@ pub fn check(key: &str, value: &Value) -> anyhow::Result<()> {
 
 /// Reads a JSON config file. `Ok(None)` when it does not exist.
 fn read_layer(path: &Path) -> Result<Option<Map<String, Value>>, String> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    let text = crate::store::found(fs::read_to_string(path));
+    let Some(text) = text.map_err(|e| format!("cannot read {}: {e}", path.display()))? else {
+        return Ok(None);
     };
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(mut map)) => {

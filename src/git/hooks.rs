@@ -260,7 +260,6 @@ fi
 exit $status
 "#;
 
-/// Single-quotes a string for sh.
 /// True when the file's head carries [`MARKER`] on a line of its own.
 pub fn is_wrapper(head: &[u8]) -> bool {
     String::from_utf8_lossy(head)

@@ -90,9 +90,16 @@ pub fn fed(c: &mut std::process::Command, input: Vec<u8>) -> Option<std::process
     out
 }
 
-/// `git -C dir args…` for the tests of this room, through [`run`], asserting it succeeds:
-/// its stdout, trimmed.
 #[cfg(test)]
-pub(crate) fn test_git(dir: &Path, args: &[&str]) -> String {
-    run(dir, args).unwrap_or_else(|| panic!("git {args:?}"))
+pub(crate) use tests::test_git;
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// `git -C dir args…` for the tests of this room, through [`run`](super::run),
+    /// asserting it succeeds: its stdout, trimmed.
+    pub(crate) fn test_git(dir: &Path, args: &[&str]) -> String {
+        super::run(dir, args).unwrap_or_else(|| panic!("git {args:?}"))
+    }
 }

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use crate::store::project::{CLAUDE_LOCAL_SETTINGS, CLAUDE_SETTINGS, CODEX_HOOKS, GIT_ATTRIBUTES};
+
 /// What changed in the work tree against a commit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DiffStat {
@@ -37,17 +39,12 @@ impl DiffStat {
 /// The set-up files `waymark init` writes and Claude Code keeps its grants in: the agent's
 /// configuration, not its work, so the count of what changed leaves them out (a rewind
 /// still restores them: only the count skips them).
-const SETUP_FILES: [&str; 4] = {
-    use crate::store::project::{
-        CLAUDE_LOCAL_SETTINGS, CLAUDE_SETTINGS, CODEX_HOOKS, GIT_ATTRIBUTES,
-    };
-    [
-        CLAUDE_SETTINGS,
-        CLAUDE_LOCAL_SETTINGS,
-        CODEX_HOOKS,
-        GIT_ATTRIBUTES,
-    ]
-};
+const SETUP_FILES: [&str; 4] = [
+    CLAUDE_SETTINGS,
+    CLAUDE_LOCAL_SETTINGS,
+    CODEX_HOOKS,
+    GIT_ATTRIBUTES,
+];
 
 /// A new file larger than this is counted as changed, its lines not read.
 const MAX_NEW_FILE: u64 = 1 << 20;
@@ -114,15 +111,8 @@ pub fn changed_since_snapshot(root: &Path, snapshot: &str, files: Vec<String>) -
         .map(|f| f.as_str())
         .zip(ids.lines())
         .collect();
-    let changed: Vec<bool> = files
-        .iter()
-        .map(|f| then.get(f.as_str()) != now.get(f.as_str()))
-        .collect();
-    files
-        .into_iter()
-        .zip(changed)
-        .filter_map(|(f, changed)| changed.then_some(f))
-        .collect()
+    let changed = |f: &&String| then.get(f.as_str()) != now.get(f.as_str());
+    files.iter().filter(changed).cloned().collect()
 }
 
 /// The blob ids `git add` would give `files`, one a line, in order.
@@ -205,16 +195,11 @@ fn finished(child: Option<std::process::Child>) -> Option<String> {
 
 /// The lines of a new text file (0 for a binary or very large one, or one not readable).
 fn lines_of(path: &Path) -> u64 {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_file() && m.len() <= MAX_NEW_FILE => {}
-        _ => return 0,
-    }
-    let Ok(bytes) = std::fs::read(path) else {
-        return 0;
+    let small = |m: std::fs::Metadata| m.is_file() && m.len() <= MAX_NEW_FILE;
+    let bytes = match std::fs::symlink_metadata(path).is_ok_and(small) {
+        true => std::fs::read(path).unwrap_or_default(),
+        false => return 0,
     };
-    if bytes.contains(&0) {
-        return 0;
-    }
     let newlines = waymark_core::text::newlines(&bytes).count() as u64;
     newlines + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }

@@ -133,11 +133,8 @@ fn deny(
         detail: None,
     };
     if let Err(e) = super::lessons::record(ctx, &lesson) {
-        ctx.log(
-            Level::Error,
-            event.name(),
-            &format!("governance lesson: {e:#}"),
-        );
+        let why = format!("governance lesson: {e:#}");
+        ctx.log(Level::Error, event.name(), &why);
     }
     reason
 }

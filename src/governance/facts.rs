@@ -8,6 +8,7 @@ use crate::runtime::context::Ctx;
 use crate::store::log::Level;
 use crate::trace;
 
+#[derive(Default)]
 pub struct Facts {
     /// The task's intent, a hint for choosing the active intent.
     task_intent: Option<String>,
@@ -25,10 +26,7 @@ impl Facts {
     pub fn new(task_intent: Option<String>) -> Facts {
         Facts {
             task_intent,
-            other_sessions: false,
-            chosen: None,
-            intents: None,
-            recent: None,
+            ..Default::default()
         }
     }
 

@@ -11,12 +11,8 @@ const MAX_SUMMARY: usize = 2000;
 
 pub fn pre(ctx: &Ctx, _event: &Event, e: &PreCompact) -> anyhow::Result<()> {
     current::change(ctx, Need::Existing, |_, effects| {
-        let how = if e.trigger.is_empty() {
-            "compaction".to_string()
-        } else {
-            format!("{} compaction", e.trigger)
-        };
-        let description = format!("Before {how}");
+        let how = format!("{} compaction", e.trigger);
+        let description = format!("Before {}", how.trim_start());
         effects.push(Effect::Checkpoint(
             CheckpointTrigger::PreCompact,
             description,

@@ -159,10 +159,7 @@ fn key(event: &str, sender: &str, bytes: &[u8]) -> String {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part);
     }
-    h.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    waymark_core::text::hex(&h.finalize()[..16])
 }
 
 /// Records `key` at `now`, taken by this process, unless it was done or is taken by a

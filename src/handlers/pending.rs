@@ -232,10 +232,9 @@ struct Journal {
 impl Journal {
     /// The journal at `path` from where its cursor says; `None` when it is gone.
     fn open(ctx: &Ctx, path: &Path) -> io::Result<Option<Journal>> {
-        let (mut file, meta) = match store::open_nofollow(path, OpenOptions::new().read(true)) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
+        let opened = store::found(store::open_nofollow(path, OpenOptions::new().read(true)))?;
+        let Some((mut file, meta)) = opened else {
+            return Ok(None);
         };
         let len = meta.len();
         let head = first_line_hash(&mut file)?;
@@ -300,7 +299,7 @@ impl Journal {
                 ctx.log(Level::Warn, "pending", &why);
             }
             std::fs::remove_file(&self.path)?;
-            remove_if_there(&self.cursor_path)?;
+            store::remove_if_there(&self.cursor_path)?;
             return Ok(false);
         }
         if self.offset >= rest && rest <= CUT_AT_MOST {
@@ -311,7 +310,7 @@ impl Journal {
             file.take(rest).read_to_end(&mut left)?;
             // Already redacted when kept: written back as it is.
             store::write_verbatim(&self.path, &left)?;
-            remove_if_there(&self.cursor_path)?;
+            store::remove_if_there(&self.cursor_path)?;
         }
         Ok(true)
     }
@@ -349,13 +348,6 @@ fn newline_before(file: &mut File, offset: u64) -> io::Result<bool> {
 fn read_cursor(path: &Path) -> Option<Cursor> {
     let bytes = store::read_at_most(path, &[], 4096).ok()??;
     serde_json::from_slice(&bytes).ok()
-}
-
-fn remove_if_there(path: &Path) -> io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
 }
 
 #[cfg(test)]

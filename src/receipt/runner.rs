@@ -51,16 +51,11 @@ pub fn run_to(
     let started_at = Utc::now();
     let clock = Instant::now();
     let empty = super::sha256_hex(b"");
-    let Some((program, args)) = argv.split_first() else {
-        return not_started(
-            started_at,
-            clock,
-            NOT_FOUND,
-            "no command given".into(),
-            empty,
-        );
+    let spawned = match argv.split_first() {
+        Some((program, args)) => spawn(program, args),
+        None => Err((NOT_FOUND, "no command given".into())),
     };
-    let mut child = match spawn(program, args) {
+    let mut child = match spawned {
         Ok(c) => c,
         Err((code, why)) => return not_started(started_at, clock, code, why, empty),
     };

@@ -204,13 +204,11 @@ impl Project {
     }
 
     fn map_recorded(&self, path: &Path) -> PathBuf {
-        match &self.recorded_root {
-            Some(rec) => match path.strip_prefix(rec) {
-                Ok(rest) => self.root.join(rest),
-                Err(_) => path.to_path_buf(),
-            },
-            None => path.to_path_buf(),
-        }
+        let rest = self
+            .recorded_root
+            .as_ref()
+            .and_then(|r| path.strip_prefix(r).ok());
+        rest.map_or_else(|| path.to_path_buf(), |rest| self.root.join(rest))
     }
 
     /// Where a write to `loc` really lands when a symlink inside the project stands on its
@@ -239,32 +237,32 @@ impl Project {
 
     /// True when an existing prefix of `rel` is a symlink whose target lies outside the root.
     fn escapes_through_symlink(&self, rel: &Path) -> bool {
+        self.first_link(rel)
+            .is_some_and(|link| match link.canonicalize() {
+                Ok(target) => !target.starts_with(self.real_root()),
+                // A dangling link: we cannot tell where it points; do not follow.
+                Err(_) => true,
+            })
+    }
+
+    /// The first component of root-relative `rel`, up to the first that does not exist,
+    /// that is a symbolic link, as an absolute path.
+    pub(super) fn first_link(&self, rel: &Path) -> Option<PathBuf> {
         let mut cur = self.root.clone();
         for comp in rel.components() {
             cur.push(comp);
             match cur.symlink_metadata() {
-                Ok(meta) if meta.file_type().is_symlink() => {
-                    return match cur.canonicalize() {
-                        Ok(target) => !target.starts_with(self.real_root()),
-                        // A dangling link: we cannot tell where it points; do not follow.
-                        Err(_) => true,
-                    };
-                }
+                Ok(m) if m.is_symlink() => return Some(cur),
                 Ok(_) => {}
-                Err(_) => return false,
+                Err(_) => return None,
             }
         }
-        false
+        None
     }
 }
 
-/// A project in a fresh temporary directory, for unit tests.
 #[cfg(test)]
-pub fn temp_project() -> (tempfile::TempDir, Project) {
-    let dir = tempfile::tempdir().unwrap();
-    let p = Project::at(dir.path().to_path_buf());
-    (dir, p)
-}
+pub use tests::temp_project;
 
 /// Lexical normalization: removes `.`, resolves `..` against the path so far, never
 /// rising above the filesystem root (`/../etc/passwd` is `/etc/passwd`, as the kernel
@@ -349,16 +347,20 @@ fn nowhere(e: &std::io::Error) -> String {
 }
 
 fn slash(rel: &Path) -> String {
-    let parts: Vec<_> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect();
-    parts.join("/")
+    let parts = rel.components().map(|c| c.as_os_str().to_string_lossy());
+    parts.collect::<Vec<_>>().join("/")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A project in a fresh temporary directory, for unit tests.
+    pub fn temp_project() -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::at(dir.path().to_path_buf());
+        (dir, p)
+    }
 
     fn project(root: &Path) -> Project {
         Project::at(root.to_path_buf())

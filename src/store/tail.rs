@@ -25,20 +25,21 @@ pub fn open_regular(path: &Path) -> Option<File> {
         .and_then(|_| File::open(path).ok())
 }
 
+/// `path` opened for reading; `None` when it is missing or not a regular file (a FIFO
+/// would block the open until a writer comes: the hostile input test's transcript_path).
+fn open_file(path: &Path) -> io::Result<Option<File>> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Ok(None);
+    }
+    super::found(File::open(path))
+}
+
 /// Reads up to `max_lines` complete lines from the end of `path`, reading at most
 /// `max_bytes` bytes. A missing file is an empty tail. A last line without its newline
 /// is a torn write and is left out.
 pub fn read_tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Result<TailLines> {
-    // Only regular files: a FIFO would block the open until a writer comes (the hostile
-    // input test's transcript_path), a device may never end.
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => return Ok(TailLines::default()),
-        _ => {}
-    }
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(TailLines::default()),
-        Err(e) => return Err(e),
+    let Some(mut file) = open_file(path)? else {
+        return Ok(TailLines::default());
     };
     let len = file.metadata()?.len();
     if len == 0 || max_lines == 0 {
@@ -104,14 +105,8 @@ pub fn find_before<T>(
     max_bytes: u64,
     mut f: impl FnMut(&str) -> Option<T>,
 ) -> io::Result<Option<T>> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => return Ok(None),
-        _ => {}
-    }
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(mut file) = open_file(path)? else {
+        return Ok(None);
     };
     let len = file.metadata()?.len().min(end);
     let floor = len.saturating_sub(max_bytes);

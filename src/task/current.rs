@@ -98,13 +98,10 @@ pub fn live_task<'a>(ctx: &Ctx, slot: &'a mut Option<Hook>) -> &'a mut Hook {
 /// intent's `steps` as the plan), else `task-YYYYMMDD-HHMMSS`.
 pub fn new_task(ctx: &Ctx, previous: Option<&Hook>) -> Hook {
     use crate::governance::intent;
-    let intents = match intent::load(&ctx.project) {
-        Ok(f) => f,
-        Err(e) => {
-            ctx.log(Level::Error, "intents", &e.to_string());
-            None
-        }
-    };
+    let intents = intent::load(&ctx.project).unwrap_or_else(|e| {
+        ctx.log(Level::Error, "intents", &e.to_string());
+        None
+    });
     let chosen = intent::chosen(&ctx.project);
     let intent = intents
         .as_ref()

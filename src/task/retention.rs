@@ -183,12 +183,12 @@ fn judge_age(
     d.retention_seconds = Some(limit.as_secs());
     let ago = waymark_core::text::ago(now, since);
     let limit_text = waymark_core::text::format_duration(limit);
-    if age > limit {
-        d.action = Action::Remove;
-        d.reason = format!("{state} {ago} ago, past its retention of {limit_text}");
-    } else {
-        d.reason = format!("{state} {ago} ago, within its retention of {limit_text}");
-    }
+    let (action, verdict) = match age > limit {
+        true => (Action::Remove, "past"),
+        false => (Action::Keep, "within"),
+    };
+    d.action = action;
+    d.reason = format!("{state} {ago} ago, {verdict} its retention of {limit_text}");
     d
 }
 
@@ -235,9 +235,8 @@ pub fn plan(
         } else if !meta.is_dir() {
             continue; // a stray file, not a task
         } else {
-            match fs::read(path.join(HOOK_JSON)) {
-                Ok(b) => Found::Hook(store::peek(&b)),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Found::NoHook,
+            match crate::store::found(fs::read(path.join(HOOK_JSON))) {
+                Ok(b) => b.map_or(Found::NoHook, |b| Found::Hook(store::peek(&b))),
                 Err(e) => Found::Hook(Peeked::Unreadable(e.to_string())),
             }
         };

@@ -105,6 +105,7 @@ struct PlanOut<'a> {
 
 /// The task as read: from a schema-3 file, or migrated from an older one (then the rest of
 /// what its file held, which the next save writes).
+#[derive(Default)]
 struct Loaded {
     hook: Option<Hook>,
     note: LoadNote,
@@ -120,16 +121,8 @@ pub fn load(project: &Project) -> Result<(Option<Hook>, LoadNote), StoreError> {
 fn read(project: &Project) -> Result<Loaded, StoreError> {
     let path = hook_path(project);
     let (bak, swap) = (path.with_extension("json.bak"), store::swap_name(&path));
-    let bytes = match store::read(&path, &[&bak, &swap]) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Ok(Loaded {
-                hook: None,
-                note: LoadNote::default(),
-                migrated: None,
-            });
-        }
-        Err(e) => return Err(e.into()),
+    let Some(bytes) = store::found(store::read(&path, &[&bak, &swap]))? else {
+        return Ok(Loaded::default());
     };
     let (parsed, note) = match parse(&bytes) {
         Ok(p) => (p, LoadNote::default()),
@@ -194,12 +187,9 @@ fn parse(bytes: &[u8]) -> Result<Parsed, StoreError> {
 fn read_plan(project: &Project, version: u64) -> Result<Vec<Step>, StoreError> {
     let path = plan_path(project);
     let bak = path.with_extension("json.bak");
-    let plan_of = |p: &Path| -> Result<Option<PlanFile>, StoreError> {
-        match store::read(p, &[&bak, &path]) {
-            Ok(bytes) => Ok(serde_json::from_slice(&bytes).ok()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+    let plan_of = |p: &Path| -> io::Result<Option<PlanFile>> {
+        let bytes = store::found(store::read(p, &[&bak, &path]))?;
+        Ok(bytes.and_then(|b| serde_json::from_slice(&b).ok()))
     };
     match plan_of(&path)? {
         Some(plan) if plan.plan_version == version => Ok(plan.steps),
@@ -300,12 +290,9 @@ pub fn peek(bytes: &[u8]) -> Peeked {
 /// writes. `Err` says why neither could tell.
 pub fn peek_current(project: &Project) -> Result<Option<Peeked>, String> {
     let path = hook_path(project);
-    let read = |p: &Path| -> Result<Option<Peeked>, String> {
-        match fs::read(p) {
-            Ok(b) => Ok(Some(peek(&b))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.to_string()),
-        }
+    let read = |p: &Path| match store::found(fs::read(p)) {
+        Ok(b) => Ok(b.map(|b| peek(&b))),
+        Err(e) => Err(e.to_string()),
     };
     let usable = |p: &Peeked| {
         matches!(
@@ -528,18 +515,7 @@ pub fn receipts(project: &Project, hook: &Hook) -> io::Result<Vec<ValidationRece
 /// `waymark verify` and `waymark key export`, which need the receipts where no hook.json is
 /// (a CI checkout holds the logs the user committed, not the task state).
 pub fn receipt_logs(project: &Project) -> io::Result<Vec<(String, Vec<ValidationReceipt>)>> {
-    let dir = project.state_dir().join(TASKS_DIR);
-    let mut names: Vec<String> = match fs::read_dir(&dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .filter(|e| e.path().join(RECEIPTS_LOG).is_file())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    names.sort();
-    names
+    task_dirs(project, |e| e.path().join(RECEIPTS_LOG).is_file())?
         .into_iter()
         .map(|name| Ok((name.clone(), read_log(project, &name, RECEIPTS_LOG, None)?)))
         .collect()
@@ -549,21 +525,10 @@ pub fn receipt_logs(project: &Project) -> io::Result<Vec<(String, Vec<Validation
 /// each as it reads; for checking every task's receipts (`receipts --verify --all`).
 pub fn archived(project: &Project) -> io::Result<Vec<(String, Result<Hook, StoreError>)>> {
     let dir = project.state_dir().join(TASKS_DIR);
-    let mut names: Vec<String> = match fs::read_dir(&dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    names.sort();
+    let names = task_dirs(project, |e| e.file_type().is_ok_and(|t| t.is_dir()))?;
     let read = |name: &str| -> Result<Option<Hook>, StoreError> {
-        let bytes = match fs::read(dir.join(name).join(HOOK_JSON)) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e.into()),
+        let Some(bytes) = store::found(fs::read(dir.join(name).join(HOOK_JSON)))? else {
+            return Ok(None);
         };
         let mut hook = match parse(&bytes)? {
             Parsed::Current(h) => h,
@@ -580,6 +545,20 @@ pub fn archived(project: &Project) -> io::Result<Vec<(String, Result<Hook, Store
             Some((name, hook))
         })
         .collect())
+}
+
+/// The names of the task directories (`tasks/<id>`) `keep` keeps, sorted.
+fn task_dirs(project: &Project, keep: impl Fn(&fs::DirEntry) -> bool) -> io::Result<Vec<String>> {
+    let entries = store::found(fs::read_dir(project.state_dir().join(TASKS_DIR)))?;
+    let mut names: Vec<String> = entries
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| keep(e))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 /// `current`, then each archived task (by directory name) that is not it: every task, for

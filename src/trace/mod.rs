@@ -139,6 +139,18 @@ pub fn append(
     })
 }
 
+/// Appends a new record of `waymark`'s facts, made now ([`record`], [`append`]).
+pub fn append_new(
+    ctx: &crate::runtime::context::Ctx,
+    waymark: Waymark,
+) -> io::Result<Option<String>> {
+    append(
+        &ctx.project,
+        &ctx.config,
+        record(&ctx.project, ctx.now, waymark),
+    )
+}
+
 /// The head after `line` is appended, its MAC made with the user's key (created on first
 /// use, as for receipts; without a usable key the head is kept unauthenticated).
 fn next_head(
@@ -173,10 +185,8 @@ fn count_lines(path: &Path) -> u64 {
 /// Walks the ledger at `path` once, line by line ([`Verifier`]); an absent ledger is an
 /// empty one.
 pub fn verify(path: &Path) -> io::Result<Verified> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Verified::default()),
-        Err(e) => return Err(e),
+    let Some(file) = crate::store::found(std::fs::File::open(path))? else {
+        return Ok(Verified::default());
     };
     let mut reader = io::BufReader::with_capacity(64 * 1024, file);
     let mut verifier = Verifier::default();
@@ -192,21 +202,13 @@ pub fn verify(path: &Path) -> io::Result<Verified> {
 /// The last records of the ledger, as raw lines (oldest first), read from the file's
 /// tail: at most `window` lines and a byte budget proportional to it. A torn last line is
 /// left out.
-#[derive(Debug, Default)]
-pub struct Recent {
-    pub lines: Vec<String>,
-    pub torn: bool,
-}
+pub type Recent = store::TailLines;
 
 pub fn recent(project: &Project, window: usize) -> io::Result<Recent> {
     let bytes = (window as u64)
         .saturating_mul(BYTES_PER_RECORD)
         .min(MAX_TAIL_BYTES);
-    let t = store::read_tail_lines(&trace_path(project), window, bytes)?;
-    Ok(Recent {
-        lines: t.lines,
-        torn: t.torn,
-    })
+    store::read_tail_lines(&trace_path(project), window, bytes)
 }
 
 impl Recent {
