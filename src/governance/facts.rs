@@ -44,23 +44,18 @@ impl Facts {
                         .clone()
                         .or_else(|| intent::chosen(&ctx.project));
                     if let Some(id) = in_use {
-                        ctx.log(
-                            Level::Error,
-                            "intents",
-                            &format!(
-                                "{} is missing but intent {id} is in use; intent governance is off until it is restored",
-                                intent::intents_path(&ctx.project).display()
-                            ),
+                        let path = intent::intents_path(&ctx.project);
+                        let why = format!(
+                            "{} is missing but intent {id} is in use; intent governance is off until it is restored",
+                            path.display()
                         );
+                        ctx.log(Level::Error, "intents", &why);
                     }
                     None
                 }
                 Err(e) => {
-                    ctx.log(
-                        Level::Error,
-                        "intents",
-                        &format!("{e}; intent governance is off until it is fixed"),
-                    );
+                    let why = format!("{e}; intent governance is off until it is fixed");
+                    ctx.log(Level::Error, "intents", &why);
                     None
                 }
             };

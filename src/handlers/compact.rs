@@ -13,11 +13,8 @@ pub fn pre(ctx: &Ctx, _event: &Event, e: &PreCompact) -> anyhow::Result<()> {
     current::change(ctx, Need::Existing, |_, effects| {
         let how = format!("{} compaction", e.trigger);
         let description = format!("Before {}", how.trim_start());
-        effects.push(Effect::Checkpoint(
-            CheckpointTrigger::PreCompact,
-            description,
-            None,
-        ));
+        let checkpoint = Effect::Checkpoint(CheckpointTrigger::PreCompact, description, None);
+        effects.push(checkpoint);
     })?;
     Ok(())
 }

@@ -37,11 +37,9 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
             }
             effects.extend(super::prompt::context_threshold(ctx, event, hook));
             if hook.state == HookState::StepPending && hook.all_steps_completed() {
-                effects.push(Effect::Checkpoint(
-                    CheckpointTrigger::StepComplete,
-                    "Task completed: every step done".into(),
-                    None,
-                ));
+                let why = "Task completed: every step done".into();
+                let done = Effect::Checkpoint(CheckpointTrigger::StepComplete, why, None);
+                effects.push(done);
                 hook.finish(HookState::Completed, ctx.now)?;
             }
         }
@@ -121,11 +119,8 @@ pub fn before_clear(ctx: &Ctx, hook: &mut Hook, effects: &mut Vec<Effect>) {
     }
     if ctx.config.auto_checkpoint_on_clear == Switch::On {
         let description = "Before /clear".to_string();
-        effects.push(Effect::Checkpoint(
-            CheckpointTrigger::Clear,
-            description,
-            None,
-        ));
+        let checkpoint = Effect::Checkpoint(CheckpointTrigger::Clear, description, None);
+        effects.push(checkpoint);
     }
 }
 

@@ -63,12 +63,9 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
         EventKind::Other(_) => Ok(()),
     };
     let busy = |e: &anyhow::Error| {
-        e.chain().any(|c| {
-            matches!(
-                c.downcast_ref(),
-                Some(crate::task::store::StoreError::Busy(_))
-            )
-        })
+        use crate::task::store::StoreError;
+        e.chain()
+            .any(|c| matches!(c.downcast_ref(), Some(StoreError::Busy(_))))
     };
     let deferred = match result {
         Ok(()) => false,

@@ -130,11 +130,8 @@ fn batch(ctx: &mut Ctx, path: &Path, first: &mut bool) -> io::Result<bool> {
             break;
         };
         if std::mem::take(first) && already_traced(ctx, &line) {
-            ctx.log(
-                Level::Warn,
-                "pending",
-                "a kept event was applied by a process that ended before moving past it: not applied again",
-            );
+            let why = "a kept event was applied by a process that ended before moving past it: not applied again";
+            ctx.log(Level::Warn, "pending", why);
             journal.advance(next)?;
             continue;
         }

@@ -110,11 +110,8 @@ fn start(
 /// A crash found is logged with its reason and the recommended action.
 fn log_crash(ctx: &Ctx, hook: &Hook) {
     let r = hook.recovery.as_ref().expect("recover sets the context");
-    ctx.log(
-        Level::Warn,
-        "SessionStart",
-        &format!("crash detected: {} ({})", r.reason, r.recommended_action),
-    );
+    let why = format!("crash detected: {} ({})", r.reason, r.recommended_action);
+    ctx.log(Level::Warn, "SessionStart", &why);
 }
 
 /// The resume brief for the agent, and after /clear the offer of a checkpoint not saved.
@@ -195,19 +192,17 @@ fn say_lessons(ctx: &Ctx, hook: Option<&Hook>, room: usize, out: &mut Output) {
 /// A deleted or damaged HOOK.md is rebuilt at the start of every session, even when
 /// hook.json did not change (and so was not saved).
 fn rebuild_hook_md_if_damaged(ctx: &Ctx, hook: &waymark_core::task::Hook) {
-    if !intact(&ctx.project.state_file(HOOK_MD)) {
-        if let Err(e) = crate::task::store::write_hook_md(&ctx.project, hook) {
-            ctx.log(
-                Level::Error,
-                "SessionStart",
-                &format!("cannot rebuild HOOK.md: {e}"),
-            );
-        } else {
-            ctx.log(
-                Level::Info,
-                "SessionStart",
-                "HOOK.md was missing or damaged: rebuilt from hook.json",
-            );
+    if intact(&ctx.project.state_file(HOOK_MD)) {
+        return;
+    }
+    match crate::task::store::write_hook_md(&ctx.project, hook) {
+        Ok(()) => {
+            let why = "HOOK.md was missing or damaged: rebuilt from hook.json";
+            ctx.log(Level::Info, "SessionStart", why);
+        }
+        Err(e) => {
+            let why = format!("cannot rebuild HOOK.md: {e}");
+            ctx.log(Level::Error, "SessionStart", &why);
         }
     }
 }

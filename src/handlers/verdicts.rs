@@ -131,17 +131,12 @@ fn read_held(ctx: &Ctx, path: &std::path::Path) -> Option<std::collections::VecD
             return None;
         }
     };
-    let lines: Vec<&str> = text.lines().collect();
-    let here: Vec<&str> = lines
-        .iter()
-        .copied()
-        .filter(|l| held_here(ctx, l))
-        .collect();
+    let here: Vec<&str> = text.lines().filter(|l| held_here(ctx, l)).collect();
     let queue: std::collections::VecDeque<Held> = here
         .iter()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    if here.len() < lines.len() {
+    if here.len() < text.lines().count() {
         rewrite(ctx, path, queue.iter());
     }
     Some(queue)
@@ -181,12 +176,8 @@ fn apply(ctx: &mut Ctx, held: Held, code: Option<i32>, said: &mut Vec<String>) {
     let mut parsed = match event::from_value(Some(&name), input.clone()) {
         Ok(p) => p,
         Err(e) => {
-            ctx.log(
-                Level::Warn,
-                "codex",
-                &format!("a held call does not parse, dropped: {e}"),
-            );
-            return;
+            let why = format!("a held call does not parse, dropped: {e}");
+            return ctx.log(Level::Warn, "codex", &why);
         }
     };
     parsed.event.agent = Agent::Codex;

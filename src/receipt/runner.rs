@@ -57,7 +57,18 @@ pub fn run_to(
     };
     let mut child = match spawned {
         Ok(c) => c,
-        Err((code, why)) => return not_started(started_at, clock, code, why, empty),
+        Err((exit_code, why)) => {
+            return Ran {
+                exit_code,
+                started_at,
+                completed_at: Utc::now(),
+                duration: clock.elapsed(),
+                stdout_hash: empty.clone(),
+                stderr_hash: empty,
+                tail: why.clone().into_bytes(),
+                start_error: Some(why),
+            };
+        }
     };
     let tail = Arc::new(Mutex::new(Vec::new()));
     let out = child.stdout.take().map(|s| {
@@ -107,25 +118,6 @@ fn spawn(program: &str, args: &[String]) -> Result<Child, (i32, String)> {
             io::ErrorKind::NotFound => (NOT_FOUND, format!("command not found: {program}")),
             _ => (CANNOT_RUN, format!("cannot run {program}: {e}")),
         })
-}
-
-fn not_started(
-    started_at: DateTime<Utc>,
-    clock: Instant,
-    exit_code: i32,
-    why: String,
-    empty: String,
-) -> Ran {
-    Ran {
-        exit_code,
-        started_at,
-        completed_at: Utc::now(),
-        duration: clock.elapsed(),
-        stdout_hash: empty.clone(),
-        stderr_hash: empty,
-        tail: why.clone().into_bytes(),
-        start_error: Some(why),
-    }
 }
 
 /// Copies `from` to `to` chunk by chunk as it arrives, hashing it and keeping its end.

@@ -195,16 +195,15 @@ fn judge_age(
 /// The directory name of the current task when it is not finished; when neither
 /// hook.json nor its .bak can tell, cleanup must not guess.
 pub fn current_unfinished(project: &Project) -> Result<Option<String>, CleanupError> {
-    Ok(
-        match store::peek_current(project).map_err(CleanupError::CurrentUnknown)? {
-            Some(Peeked::Task {
-                task_id: Some(id),
-                state,
-                ..
-            }) if !state.is_terminal() => Some(sanitize(&id)),
-            _ => None,
-        },
-    )
+    let current = store::peek_current(project).map_err(CleanupError::CurrentUnknown)?;
+    Ok(match current {
+        Some(Peeked::Task {
+            task_id: Some(id),
+            state,
+            ..
+        }) if !state.is_terminal() => Some(sanitize(&id)),
+        _ => None,
+    })
 }
 
 /// Decides for every directory of `tasks/`, in name order. Reads only.

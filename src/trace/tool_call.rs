@@ -76,11 +76,8 @@ pub fn record(
         }
     }
     if let Some(torn) = super::append(&ctx.project, &ctx.config, record)? {
-        ctx.log(
-            crate::store::log::Level::Warn,
-            t.event.name(),
-            &format!("the trace ended in a torn line, cut before appending: {torn}"),
-        );
+        let why = format!("the trace ended in a torn line, cut before appending: {torn}");
+        ctx.log(crate::store::log::Level::Warn, t.event.name(), &why);
     }
     Ok(())
 }
