@@ -77,10 +77,7 @@ pub fn turn_start(path: &Path, from: u64, prompt_id: Option<&str>) -> TurnStart 
     let Some(prompt) = prompt_after(path, from, prompt_id) else {
         return TurnStart::NotYet;
     };
-    let last = find_before(path, prompt.at, AROUND, |line| {
-        let e = Entry::of(line)?;
-        e.uuid
-    });
+    let last = find_before(path, prompt.at, AROUND, |line| Entry::of(line)?.uuid);
     let Ok(last) = last else {
         return TurnStart::NotYet;
     };

@@ -16,11 +16,8 @@ use waymark_core::text::{one_line, truncate};
 /// SubagentStop: the session is still working; only that is noted.
 pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()> {
     // Read before the lock: git walks the work tree, and no other hook should wait on it.
-    let unseen = if main && event.agent == Agent::Codex {
-        unseen_files(ctx)
-    } else {
-        Vec::new()
-    };
+    let unseen = (main && event.agent == Agent::Codex).then(|| unseen_files(ctx));
+    let unseen = unseen.unwrap_or_default();
     let changed = current::change(ctx, Need::Existing, |hook, effects| {
         if main {
             // Told in the next brief: a Stop has no word for the agent.

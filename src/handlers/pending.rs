@@ -239,10 +239,8 @@ impl Journal {
         let offset = read_cursor(&cursor_path)
             .filter(|c| c.head == head && c.offset <= len)
             .map_or(0, |c| c.offset);
-        let offset = match offset > 0 && !newline_before(&mut file, offset)? {
-            true => 0,
-            false => offset,
-        };
+        let torn = offset > 0 && !newline_before(&mut file, offset)?;
+        let offset = if torn { 0 } else { offset };
         file.seek(SeekFrom::Start(offset))?;
         Ok(Some(Journal {
             path: path.to_path_buf(),

@@ -182,9 +182,7 @@ fn bookkeeping(
     let hook = changed
         .map(|(result, hook)| result.map(|()| hook))
         .transpose()?;
-    if let Some(note) = rewound {
-        out.say(note);
-    }
+    out.say(rewound.unwrap_or_default());
     Ok(hook)
 }
 

@@ -25,7 +25,7 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
             .config
             .resume_brief_max_chars
             .saturating_sub(brief::PLAN_NOTE.len() + 1);
-        say_lessons(ctx, None, room, out);
+        out.say(lessons_for(ctx, None, room.min(LESSONS_MAX)).unwrap_or_default());
         return Ok(());
     };
     // A state directory an older waymark made is told what belongs in git here.
@@ -137,20 +137,14 @@ fn say_brief(
             .collect(),
         plan_note: ctx.config.plan_note,
     };
-    let text = brief::render(
-        hook,
+    let (resume, path) = (
         ctx.config.auto_resume_on_start,
-        &ctx.project.state_file(HOOK_MD),
-        max,
-        &extras,
-        ctx.now,
+        ctx.project.state_file(HOOK_MD),
     );
-    if let Some(text) = text {
-        out.say(text);
-    }
-    if let Some(lessons) = lessons {
-        out.say(lessons);
-    }
+    let text = brief::render(hook, resume, &path, max, &extras, ctx.now);
+    // `say` skips what is empty.
+    out.say(text.unwrap_or_default());
+    out.say(lessons.unwrap_or_default());
     if e.source == "clear"
         && ctx.config.auto_checkpoint_on_clear == Switch::Prompt
         && ctx.config.auto_resume_on_start != Switch::Off
@@ -180,13 +174,6 @@ fn lessons_for(ctx: &Ctx, hook: Option<&Hook>, room: usize) -> Option<String> {
         }
     });
     crate::governance::lessons::recall(ctx, &about, room)
-}
-
-/// Says the lessons within `room`, when there are any.
-fn say_lessons(ctx: &Ctx, hook: Option<&Hook>, room: usize, out: &mut Output) {
-    if let Some(lessons) = lessons_for(ctx, hook, room.min(LESSONS_MAX)) {
-        out.say(lessons);
-    }
 }
 
 /// A deleted or damaged HOOK.md is rebuilt at the start of every session, even when

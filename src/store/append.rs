@@ -117,11 +117,10 @@ pub fn append_text(path: &Path, text: &Clean) -> io::Result<()> {
 fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<String>> {
     let _critical = crate::store::deadline::enter();
     let (_lock, mut file, len) = open_locked(path)?;
-    let torn = if repair {
-        cut_torn_tail(&mut file, len)?
-    } else {
-        None
-    };
+    let torn = repair
+        .then(|| cut_torn_tail(&mut file, len))
+        .transpose()?
+        .flatten();
     write_record(&mut file, bytes)?;
     Ok(torn)
 }
