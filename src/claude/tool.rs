@@ -229,15 +229,11 @@ fn typed<T: for<'de> Deserialize<'de>>(value: &Value) -> Option<T> {
 impl ToolCall {
     /// Takes `tool_name`, `tool_use_id` and `tool_input` out of a hook payload.
     pub fn from_payload(payload: &mut Value) -> ToolCall {
-        let name = payload
-            .get("tool_name")
-            .and_then(Value::as_str)
+        let name = payload["tool_name"]
+            .as_str()
             .unwrap_or_default()
             .to_string();
-        let tool_use_id = payload
-            .get("tool_use_id")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let tool_use_id = payload["tool_use_id"].as_str().map(str::to_string);
         let input = match payload.get_mut("tool_input").map(Value::take) {
             None | Some(Value::Null) => ToolInput::Missing,
             Some(raw) => ToolInput::typed(&name, raw),
@@ -349,9 +345,8 @@ impl ToolInput {
             "TaskCreate" => typed(&raw).map(ToolInput::TaskCreate),
             "TaskUpdate" => typed(&raw).map(ToolInput::TaskUpdate),
             "TodoWrite" => typed(&raw).map(ToolInput::TodoWrite),
-            "apply_patch" => raw
-                .get("command")
-                .and_then(Value::as_str)
+            "apply_patch" => raw["command"]
+                .as_str()
                 .map(|p| ToolInput::Patch(PatchInput::parse(p))),
             _ => None,
         };

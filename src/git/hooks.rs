@@ -336,10 +336,8 @@ pub fn status(dir: &Path, hook: GitHook) -> io::Result<HookStatus> {
 }
 
 fn occupant(path: &Path) -> io::Result<Occupant> {
-    let meta = match path.symlink_metadata() {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Occupant::Absent),
-        Err(e) => return Err(e),
+    let Some(meta) = crate::store::found(path.symlink_metadata())? else {
+        return Ok(Occupant::Absent);
     };
     if meta.file_type().is_symlink() {
         return Ok(Occupant::Foreign);
@@ -428,10 +426,8 @@ pub enum Uninstalled {
 pub fn uninstall(dir: &Path, hook: GitHook) -> Result<Uninstalled, GitHookError> {
     let path = dir.join(hook.name());
     let orig = dir.join(hook.orig_name());
-    let st = match status(dir, hook) {
-        Ok(s) => s,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Uninstalled::NotInstalled),
-        Err(e) => return Err(e.into()),
+    let Some(st) = crate::store::found(status(dir, hook))? else {
+        return Ok(Uninstalled::NotInstalled);
     };
     match (st.occupant, st.original) {
         // Renaming over the wrapper restores the original atomically.

@@ -52,10 +52,7 @@ pub fn verdict(transcript: Option<&str>, call_id: &str) -> Option<Option<i32>> {
 
 /// Holds a shell call's PostToolUse (`input`, adapted) until its verdict is known.
 pub fn hold(ctx: &Ctx, event: &Event, input: &Value) -> io::Result<()> {
-    let call_id = input
-        .get("tool_use_id")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let call_id = input["tool_use_id"].as_str().unwrap_or_default();
     let held = Held {
         received_at: ctx.now,
         session_id: event.common.session_id.clone(),

@@ -267,19 +267,14 @@ pub fn peek(bytes: &[u8]) -> Peeked {
             return Peeked::OtherSchema(ver.to_string());
         }
     }
-    let Some(state) = v
-        .get("state")
-        .and_then(Value::as_str)
-        .and_then(HookState::parse)
-    else {
+    let Some(state) = v["state"].as_str().and_then(HookState::parse) else {
         return Peeked::Unreadable("no valid `state`".into());
     };
     Peeked::Task {
-        task_id: v.get("task_id").and_then(Value::as_str).map(str::to_string),
+        task_id: v["task_id"].as_str().map(str::to_string),
         state,
-        updated_at: v
-            .get("updated_at")
-            .and_then(Value::as_str)
+        updated_at: v["updated_at"]
+            .as_str()
             .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
             .map(|t| t.with_timezone(&Utc)),
     }
