@@ -263,16 +263,15 @@ impl ToolCall {
     /// path, an MCP write's paths (`waymark_core::mcp`), what a Bash command names
     /// (`waymark_core::shell::writes`, with what it cannot name). Other tools: nothing.
     pub fn writes(&self) -> Writes {
-        let paths: Vec<String> = match &self.input {
+        let paths = match &self.input {
             ToolInput::Bash(b) => return shell::writes::of(&b.command),
             ToolInput::Other(input) => return waymark_core::mcp::writes(&self.name, input),
-            _ => self
-                .written_paths()
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
+            _ => self.written_paths(),
         };
-        let targets = paths.into_iter().map(|path| Target { path, in_dir: None });
+        let targets = paths.into_iter().map(|p| Target {
+            path: p.to_string(),
+            in_dir: None,
+        });
         Writes {
             targets: targets.collect(),
             ..Writes::default()
@@ -290,7 +289,6 @@ impl ToolCall {
         )
     }
 
-    /// The Bash command, when this is a Bash call.
     /// The call as a person names it: ``Bash `cargo test` ``, `Write /p/src/a.rs`, or the
     /// tool's name.
     pub fn describe(&self) -> String {
@@ -327,6 +325,7 @@ impl ToolCall {
         !READ_ONLY.contains(&self.name.as_str())
     }
 
+    /// The Bash command, when this is a Bash call.
     pub fn command(&self) -> Option<&str> {
         match &self.input {
             ToolInput::Bash(b) => Some(&b.command),

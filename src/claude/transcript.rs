@@ -105,7 +105,7 @@ struct Prompt {
 
 /// The first prompt entry written after `from` (the one of `prompt_id` when given).
 fn prompt_after(path: &Path, from: u64, prompt_id: Option<&str>) -> Option<Prompt> {
-    let mut file = crate::store::open_regular(path)?;
+    let mut file = crate::store::open_regular(path).ok()??;
     file.seek(SeekFrom::Start(from)).ok()?;
     let mut bytes = Vec::new();
     file.take(AROUND).read_to_end(&mut bytes).ok()?;

@@ -63,7 +63,7 @@ pub struct Loaded {
 impl Loaded {
     /// The effective raw value and its origin per key, in key order (`config show`).
     pub fn values(&self) -> BTreeMap<&'static str, (Value, Origin)> {
-        merge(&self.layers, Vec::new()).1
+        merge(&self.layers, &mut Vec::new()).1
     }
 }
 
@@ -92,12 +92,15 @@ pub fn load(root: &Path) -> Loaded {
     from_layers(layers, errors)
 }
 
-fn from_layers(mut layers: Vec<(Map<String, Value>, Origin)>, errors: Vec<ConfigError>) -> Loaded {
+fn from_layers(
+    mut layers: Vec<(Map<String, Value>, Origin)>,
+    mut errors: Vec<ConfigError>,
+) -> Loaded {
     layers.retain(|(map, _)| !map.is_empty());
     // Nothing configured (the usual case): the defaults, with no key to look up.
-    let (config, _, errors) = match layers.is_empty() {
-        true => (Config::default(), BTreeMap::new(), errors),
-        false => merge(&layers, errors),
+    let config = match layers.is_empty() {
+        true => Config::default(),
+        false => merge(&layers, &mut errors).0,
     };
     Loaded {
         config,
@@ -106,16 +109,11 @@ fn from_layers(mut layers: Vec<(Map<String, Value>, Origin)>, errors: Vec<Config
     }
 }
 
-/// The configuration, each key's effective value and origin, and the errors.
-#[allow(clippy::type_complexity)]
+/// The configuration and each key's effective value and origin; the errors join `errors`.
 fn merge(
     layers: &[(Map<String, Value>, Origin)],
-    mut errors: Vec<ConfigError>,
-) -> (
-    Config,
-    BTreeMap<&'static str, (Value, Origin)>,
-    Vec<ConfigError>,
-) {
+    errors: &mut Vec<ConfigError>,
+) -> (Config, BTreeMap<&'static str, (Value, Origin)>) {
     let mut config = Config::default();
     let mut values = BTreeMap::new();
     for key in KEYS {
@@ -151,7 +149,7 @@ fn merge(
         }
         values.insert(key.name, effective);
     }
-    (config, values, errors)
+    (config, values)
 }
 
 /// Parses and checks one value for a key without touching any file (for `config set`).

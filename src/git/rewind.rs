@@ -75,10 +75,8 @@ pub fn pending(project: &Project) -> io::Result<Option<Journal>> {
 
 /// Writes the journal (synced) before any file is touched.
 pub fn begin(project: &Project, journal: &Journal) -> io::Result<()> {
-    crate::store::write_atomic(
-        &project.state_file(JOURNAL),
-        &waymark_redact::Clean::json_pretty(journal),
-    )
+    let json = waymark_redact::Clean::json_pretty(journal);
+    crate::store::write_atomic(&project.state_file(JOURNAL), &json)
 }
 
 /// Removes the journal: the rewind is done and recorded.
