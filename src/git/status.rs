@@ -141,7 +141,15 @@ struct Changes {
 /// one deleted and one added, as a file moved without git (`mv`) does.
 fn changes(root: &Path, since: Option<&str>, lessons: &str) -> Option<Changes> {
     let base = since.unwrap_or("HEAD");
-    let with_files = |args: &[&str]| work_files(args, lessons);
+    // `args` then the pathspec of the work: the project's files less waymark's own and the
+    // set-up files.
+    let with_files = |args: &[&str]| -> Vec<String> {
+        let setup = SETUP_FILES.iter().map(|f| format!(":(exclude){f}"));
+        let args = args.iter().map(|a| a.to_string());
+        args.chain(super::project_files(lessons))
+            .chain(setup)
+            .collect()
+    };
     let diff = started(
         root,
         with_files(&["diff-index", "--numstat", "-z", base, "--"]),
@@ -165,17 +173,6 @@ fn changes(root: &Path, since: Option<&str>, lessons: &str) -> Option<Changes> {
 /// The names of a `-z` listing.
 fn entries(out: &str) -> impl Iterator<Item = &str> {
     out.split('\0').filter(|e| !e.is_empty())
-}
-
-/// `args` then the pathspec of the work: the project's files less waymark's own and the
-/// set-up files.
-fn work_files(args: &[&str], lessons: &str) -> Vec<String> {
-    let setup = SETUP_FILES.iter().map(|f| format!(":(exclude){f}"));
-    args.iter()
-        .map(|a| a.to_string())
-        .chain(super::project_files(lessons))
-        .chain(setup)
-        .collect()
 }
 
 /// `git -C root args…` started, its output piped.

@@ -34,7 +34,13 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
         rebuild_hook_md_if_damaged(ctx, &started.hook);
     }
     if started.crashed {
-        log_crash(ctx, &started.hook);
+        let r = started
+            .hook
+            .recovery
+            .as_ref()
+            .expect("recover sets the context");
+        let why = format!("crash detected: {} ({})", r.reason, r.recommended_action);
+        ctx.log(Level::Warn, "SessionStart", &why);
     }
     say_brief(ctx, event, e, &started, &live, out);
     Ok(())
@@ -105,13 +111,6 @@ fn start(
         crashed: false,
         clear_note: None,
     }))
-}
-
-/// A crash found is logged with its reason and the recommended action.
-fn log_crash(ctx: &Ctx, hook: &Hook) {
-    let r = hook.recovery.as_ref().expect("recover sets the context");
-    let why = format!("crash detected: {} ({})", r.reason, r.recommended_action);
-    ctx.log(Level::Warn, "SessionStart", &why);
 }
 
 /// The resume brief for the agent, and after /clear the offer of a checkpoint not saved.

@@ -189,7 +189,8 @@ impl Project {
         if let Ok(rel) = abs.strip_prefix(&self.root) {
             return Some(rel.to_path_buf());
         }
-        let real = resolve_dirs(abs)?;
+        // The directories resolved, the file's own name kept.
+        let real = real_path(abs.parent()?).ok()?.join(abs.file_name()?);
         if let Ok(rel) = real.strip_prefix(self.real_root()) {
             return Some(rel.to_path_buf());
         }
@@ -219,7 +220,7 @@ impl Project {
             return None;
         };
         let root = self.real_root();
-        let real = resolve_existing(&self.root.join(rel))?;
+        let real = real_path(&self.root.join(rel)).ok()?;
         let real = Located::Inside(slash(real.strip_prefix(root).ok()?));
         (real != *loc).then_some(real)
     }
@@ -286,26 +287,11 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// `abs` with the directories it lies in resolved (the longest part that exists, with its
-/// links followed; the rest as it is) and its own name kept. `None` for the file system's
-/// root or a link that cannot be followed.
-fn resolve_dirs(abs: &Path) -> Option<PathBuf> {
-    let name = abs.file_name()?;
-    let mut real = resolve_existing(abs.parent()?)?;
-    real.push(name);
-    Some(real)
-}
-
 /// `abs` with every link followed, also a link to what does not exist yet; `Err`: why it
 /// cannot be (a link that leads nowhere or in a loop). The one resolver of where a path
 /// really is: where a write lands (`store::landing`) and what a tool call names.
 pub fn real_path(abs: &Path) -> Result<PathBuf, String> {
     real_path_from(abs, 0)
-}
-
-/// `path` resolved as [`real_path`] does; `None` when it cannot be.
-fn resolve_existing(path: &Path) -> Option<PathBuf> {
-    real_path(path).ok()
 }
 
 /// How many links are followed before a path is said to loop (the kernel's own limit).
