@@ -94,11 +94,8 @@ pub const EVENTS: &[&str] = &[
 pub fn adapt(name: &str, value: &mut Value) -> String {
     match name {
         "Interrupt" => {
-            set(
-                value,
-                "last_assistant_message",
-                "[the user interrupted the turn]".into(),
-            );
+            let said = "[the user interrupted the turn]".into();
+            set(value, "last_assistant_message", said);
             set(value, "hook_event_name", "Stop".into());
             "Stop".into()
         }

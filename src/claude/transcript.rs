@@ -42,12 +42,8 @@ pub fn last_context_tokens(path: &Path) -> Option<u64> {
             return None;
         }
         let u = serde_json::from_str::<Line>(line).ok()?.message?.usage?;
-        Some(
-            u.input_tokens
-                + u.cache_creation_input_tokens
-                + u.cache_read_input_tokens
-                + u.output_tokens,
-        )
+        let prompt = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+        Some(prompt + u.output_tokens)
     })
     .ok()
     .flatten()

@@ -150,10 +150,8 @@ fn changes(root: &Path, since: Option<&str>, lessons: &str) -> Option<Changes> {
             .chain(setup)
             .collect()
     };
-    let diff = started(
-        root,
-        with_files(&["diff-index", "--numstat", "-z", base, "--"]),
-    );
+    let numstat = ["diff-index", "--numstat", "-z", base, "--"];
+    let diff = started(root, with_files(&numstat));
     let others = ["ls-files", "--others", "--exclude-standard", "-z", "--"];
     let untracked = started(root, with_files(&others));
     let diff = finished(diff)?;

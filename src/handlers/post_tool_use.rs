@@ -195,13 +195,8 @@ fn move_plan(
     effects: &mut Vec<Effect>,
 ) -> anyhow::Result<()> {
     let call = seen.call;
-    let applied = tools::apply_tool(
-        hook,
-        call,
-        seen.result.ok(),
-        ctx.config.max_attempts,
-        ctx.now,
-    )?;
+    let max_attempts = ctx.config.max_attempts;
+    let applied = tools::apply_tool(hook, call, seen.result.ok(), max_attempts, ctx.now)?;
     if applied.refused > 0 {
         let (max, refused) = (waymark_core::task::MAX_STEPS, applied.refused);
         let why = format!(
@@ -390,10 +385,8 @@ impl BashResult {
         if self.stderr.is_empty() {
             return tail(self.stdout.trim(), OUTPUT_TAIL);
         }
-        tail(
-            format!("{}\n{}", self.stdout, self.stderr).trim(),
-            OUTPUT_TAIL,
-        )
+        let all = format!("{}\n{}", self.stdout, self.stderr);
+        tail(all.trim(), OUTPUT_TAIL)
     }
 }
 

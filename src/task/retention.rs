@@ -144,10 +144,8 @@ pub fn decide(
             return keep(d, format!("unreadable hook.json ({why}): left"));
         }
         Found::Hook(Peeked::OtherSchema(v)) => {
-            return keep(
-                d,
-                format!("hook.json has schema version {v}, not {SCHEMA_VERSION}: left"),
-            );
+            let why = format!("hook.json has schema version {v}, not {SCHEMA_VERSION}: left");
+            return keep(d, why);
         }
         Found::Symlink => {
             d.warning = Some("a symlink: skipped, never followed out of tasks/".into());

@@ -289,15 +289,7 @@ pub fn peek_current(project: &Project) -> Result<Option<Peeked>, String> {
         Ok(b) => Ok(b.map(|b| peek(&b))),
         Err(e) => Err(e.to_string()),
     };
-    let usable = |p: &Peeked| {
-        matches!(
-            p,
-            Peeked::Task {
-                task_id: Some(_),
-                ..
-            }
-        )
-    };
+    let usable = |p: &Peeked| matches!(p, Peeked::Task { task_id, .. } if task_id.is_some());
     match read(&path)? {
         None => Ok(None),
         Some(p) if usable(&p) => Ok(Some(p)),
@@ -439,10 +431,8 @@ fn write_journal(
         store::append_lines(&dir.join(HISTORY_LOG), &Clean::json_lines(&journal.history))?;
     }
     if !journal.checkpoints.is_empty() {
-        store::append_lines(
-            &dir.join(CHECKPOINTS_LOG),
-            &Clean::json_lines(&journal.checkpoints),
-        )?;
+        let lines = Clean::json_lines(&journal.checkpoints);
+        store::append_lines(&dir.join(CHECKPOINTS_LOG), &lines)?;
     }
     if !journal.receipts.is_empty() || !given_back.is_empty() {
         let log = dir.join(RECEIPTS_LOG);

@@ -22,6 +22,7 @@ use chrono::{DateTime, Utc};
 use crate::claude::codex::Agent;
 use crate::claude::event::Event;
 use crate::claude::tool::ToolCall;
+use crate::runtime::context::Ctx;
 use crate::store;
 use crate::store::project::Project;
 use waymark_core::config::Config;
@@ -140,15 +141,9 @@ pub fn append(
 }
 
 /// Appends a new record of `waymark`'s facts, made now ([`record`], [`append`]).
-pub fn append_new(
-    ctx: &crate::runtime::context::Ctx,
-    waymark: Waymark,
-) -> io::Result<Option<String>> {
-    append(
-        &ctx.project,
-        &ctx.config,
-        record(&ctx.project, ctx.now, waymark),
-    )
+pub fn append_new(ctx: &Ctx, waymark: Waymark) -> io::Result<Option<String>> {
+    let made = record(&ctx.project, ctx.now, waymark);
+    append(&ctx.project, &ctx.config, made)
 }
 
 /// The head after `line` is appended, its MAC made with the user's key (created on first
