@@ -267,11 +267,8 @@ fn conflicts(
 /// What a call acted on, for a lesson's title: the path it writes, the command, or the tool.
 pub fn target(ctx: &Ctx, event: &Event, call: &ToolCall) -> String {
     if let Some(p) = call.written_paths().first() {
-        return ctx
-            .project
-            .locate(p, event.common.cwd.as_deref())
-            .display()
-            .to_string();
+        let cwd = event.common.cwd.as_deref();
+        return ctx.project.locate(p, cwd).display().to_string();
     }
     if let Some(c) = call.command() {
         return one_line(c);

@@ -34,11 +34,8 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
         rebuild_hook_md_if_damaged(ctx, &started.hook);
     }
     if started.crashed {
-        let r = started
-            .hook
-            .recovery
-            .as_ref()
-            .expect("recover sets the context");
+        let recovery = started.hook.recovery.as_ref();
+        let r = recovery.expect("recover sets the context");
         let why = format!("crash detected: {} ({})", r.reason, r.recommended_action);
         ctx.log(Level::Warn, "SessionStart", &why);
     }

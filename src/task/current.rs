@@ -110,12 +110,8 @@ pub fn new_task(ctx: &Ctx, previous: Option<&Hook>) -> Hook {
         Some(i) => i.id.clone(),
         None => format!("task-{}", ctx.now.format("%Y%m%d-%H%M%S")),
     };
-    let workspace = ctx
-        .project
-        .root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = ctx.project.root.file_name();
+    let workspace = name.map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let index = store::next_task_index(&ctx.project, previous);
     let mut hook = Hook::new(&id, &workspace, index, ctx.now);
     if let Some(i) = intent {

@@ -211,13 +211,11 @@ pub fn plan(
     now: DateTime<Utc>,
 ) -> Result<Vec<Decision>, CleanupError> {
     let tasks = project.state_dir().join(TASKS_DIR);
-    match tasks.symlink_metadata() {
-        Ok(m) if m.file_type().is_symlink() => {
-            return Err(CleanupError::TasksDirIsSymlink(tasks));
-        }
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
+    let Some(meta) = crate::store::found(tasks.symlink_metadata())? else {
+        return Ok(Vec::new());
+    };
+    if meta.file_type().is_symlink() {
+        return Err(CleanupError::TasksDirIsSymlink(tasks));
     }
     let current = current_unfinished(project)?;
     let mut entries: Vec<_> = fs::read_dir(&tasks)?.collect::<Result<_, _>>()?;

@@ -129,7 +129,7 @@ fn read(project: &Project) -> Result<Loaded, StoreError> {
         Err(StoreError::Corrupt(why)) => restore_from_bak(project, &path, &bytes, &why)?,
         Err(e) => return Err(e),
     };
-    let (hook, migrated) = match parsed {
+    let (mut hook, migrated) = match parsed {
         Parsed::Current(mut hook) => {
             hook.steps = read_plan(project, hook.plan_version)?;
             (hook, None)
@@ -138,7 +138,6 @@ fn read(project: &Project) -> Result<Loaded, StoreError> {
     };
     // Whatever the files hold (edited by hand, planted in a clone), what is kept is
     // bounded: every later event reads and writes it whole.
-    let mut hook = hook;
     hook.bound();
     Ok(Loaded {
         hook: Some(hook),

@@ -64,12 +64,8 @@ pub fn record(
                 ));
             }
         }
-        let url = t
-            .event
-            .common
-            .transcript_path
-            .as_deref()
-            .and_then(super::transcript_url);
+        let transcript = t.event.common.transcript_path.as_deref();
+        let url = transcript.and_then(super::transcript_url);
         let contributor = super::contributor_of(t.event);
         for loc in t.paths {
             record.add_file(loc.display(), url.clone(), contributor.clone(), &ranges);
