@@ -118,10 +118,8 @@ pub enum GitHookError {
 pub fn hooks_dir(root: &Path) -> Result<PathBuf, GitHookError> {
     let not_a_repo = || GitHookError::NotARepo(root.to_path_buf());
     // `--path-format` needs git 2.31; older gits fail on it and answer relative to `root`.
-    if let Some(p) = crate::git::run(
-        root,
-        ["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
-    ) {
+    let absolute = ["rev-parse", "--path-format=absolute", "--git-path", "hooks"];
+    if let Some(p) = crate::git::run(root, absolute) {
         return Ok(PathBuf::from(p));
     }
     let rel = crate::git::run(root, ["rev-parse", "--git-path", "hooks"]).ok_or_else(not_a_repo)?;

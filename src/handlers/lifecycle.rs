@@ -40,13 +40,10 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
                 hook.finish(HookState::Completed, ctx.now)?;
             }
         }
-        let status = if main {
-            SessionStatus::Idle
+        if main {
+            super::note(hook, event, SessionStatus::Idle, ctx);
         } else {
-            SessionStatus::Active
-        };
-        super::note(hook, event, status, ctx);
-        if !main {
+            super::note(hook, event, SessionStatus::Active, ctx);
             hook.note_agent(&event.common.session_id, &agent(event), false);
         }
         anyhow::Ok(())

@@ -132,10 +132,8 @@ fn note_twice(ctx: &Ctx) {
     };
     let path = ctx.project.state_file(TWICE);
     let known = std::fs::read_to_string(&path).unwrap_or_default();
-    if known
-        .lines()
-        .any(|l| l.split_once(' ').is_some_and(|(_, k)| k == kind))
-    {
+    let noted = |l: &str| l.split_once(' ').is_some_and(|(_, k)| k == kind);
+    if known.lines().any(noted) {
         return;
     }
     let line = format!("{} {kind}", ctx.now.timestamp_millis());

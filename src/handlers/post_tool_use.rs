@@ -122,10 +122,8 @@ fn bash_writes(ctx: &Ctx, event: &Event, command: &str) -> Vec<String> {
             continue;
         };
         // waymark's own files and git's are no work of the step's.
-        if [".git", crate::store::project::STATE_DIR]
-            .iter()
-            .any(|d| rel == *d || rel.starts_with(&format!("{d}/")))
-        {
+        let under = |d: &&str| rel == *d || rel.starts_with(&format!("{d}/"));
+        if [".git", crate::store::project::STATE_DIR].iter().any(under) {
             continue;
         }
         files.push(match &t.in_dir {

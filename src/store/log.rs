@@ -53,10 +53,7 @@ pub fn write(state_dir: &Path, level: Level, context: &str, message: &str) {
     let _ = (|| -> std::io::Result<()> {
         crate::store::make_dir(state_dir)?;
         crate::store::refuse_symlink(&path)?;
-        if fs::metadata(&path)
-            .map(|m| m.len() > MAX_LOG_BYTES)
-            .unwrap_or(false)
-        {
+        if fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
             fs::rename(&path, state_dir.join("waymark.log.1"))?;
         }
         let line = line(level, context, message, chrono::Utc::now());
