@@ -226,16 +226,11 @@ fn restore_from_bak(
     let kept = project.state_file(&format!("hook.json.corrupt-{stamp}"));
     store::write_verbatim(&kept, bad)?;
     store::write_verbatim(path, &good)?;
-    let note = format!(
+    let restored = Some(format!(
         "hook.json was corrupt ({why}); restored the last good state from hook.json.bak, kept the bad file as {}",
         kept.display()
-    );
-    Ok((
-        parsed,
-        LoadNote {
-            restored: Some(note),
-        },
-    ))
+    ));
+    Ok((parsed, LoadNote { restored }))
 }
 
 /// What a hook.json says of its task, read leniently (only these fields, so that an older
@@ -294,14 +289,11 @@ pub fn peek_current(project: &Project) -> Result<Option<Peeked>, String> {
         Some(p) if usable(&p) => Ok(Some(p)),
         Some(bad) => match read(&path.with_extension("json.bak")) {
             Ok(Some(p)) if usable(&p) => Ok(Some(p)),
-            _ => Err(format!(
-                "hook.json is {}",
-                match bad {
-                    Peeked::Unreadable(why) => format!("unreadable ({why})"),
-                    Peeked::OtherSchema(v) => format!("of schema version {v}"),
-                    Peeked::Task { .. } => "without a task id".into(),
-                }
-            )),
+            _ => Err(match bad {
+                Peeked::Unreadable(why) => format!("hook.json is unreadable ({why})"),
+                Peeked::OtherSchema(v) => format!("hook.json is of schema version {v}"),
+                Peeked::Task { .. } => "hook.json is without a task id".into(),
+            }),
         },
     }
 }
