@@ -148,8 +148,7 @@ impl Entry {
         if v["isSidechain"] == true || !v.as_object()?.contains_key("parentUuid") {
             return None;
         }
-        let content = &v["message"]["content"];
-        let text = match content {
+        let text = match &v["message"]["content"] {
             Value::String(_) => true,
             Value::Array(blocks) => {
                 blocks.iter().any(|b| b["type"] == "text")

@@ -160,10 +160,8 @@ fn lessons_for(ctx: &Ctx, hook: Option<&Hook>, room: usize) -> Option<String> {
         let step_files = h.current_step.iter().flat_map(|c| &c.files_touched);
         let failed = h.last_failure.iter().map(|f| &f.command);
         let validated = h.recent_receipts.iter().map(|r| &r.command);
-        let words = step_files
-            .chain(&h.unassigned_files)
-            .chain(failed)
-            .chain(validated);
+        let files = step_files.chain(&h.unassigned_files);
+        let words = files.chain(failed).chain(validated);
         About {
             intent: h.intent_id.clone(),
             words: words.cloned().collect(),

@@ -86,9 +86,7 @@ pub fn run_to(
     let stdout_hash = join(out);
     let stderr_hash = join(err);
     let exit_code = match child.wait() {
-        Ok(status) => status
-            .code()
-            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+        Ok(status) => status.code().unwrap_or(128 + status.signal().unwrap_or(0)),
         Err(_) => CANNOT_RUN,
     };
     let duration = clock.elapsed();
