@@ -21,10 +21,8 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
         if ctx.config.plan_note {
             out.say(brief::PLAN_NOTE);
         }
-        let room = ctx
-            .config
-            .resume_brief_max_chars
-            .saturating_sub(brief::PLAN_NOTE.len() + 1);
+        let max = ctx.config.resume_brief_max_chars;
+        let room = max.saturating_sub(brief::PLAN_NOTE.len() + 1);
         out.say(lessons_for(ctx, None, room.min(LESSONS_MAX)).unwrap_or_default());
         return Ok(());
     };
@@ -124,13 +122,11 @@ fn say_brief(
     let max = ctx.config.resume_brief_max_chars;
     let lessons = lessons_for(ctx, Some(hook), max.min(LESSONS_MAX).min(max / 3));
     let max = max.saturating_sub(lessons.as_ref().map_or(0, |l| l.chars().count() + 1));
+    let elsewhere = hook.working_elsewhere(&event.common.session_id, live);
     let extras = Extras {
         work_changed: started.clear_note.clone(),
         source: e.source.clone(),
-        elsewhere: hook
-            .working_elsewhere(&event.common.session_id, live)
-            .cloned()
-            .collect(),
+        elsewhere: elsewhere.cloned().collect(),
         plan_note: ctx.config.plan_note,
     };
     let (resume, path) = (

@@ -129,10 +129,8 @@ fn read_held(ctx: &Ctx, path: &std::path::Path) -> Option<std::collections::VecD
         }
     };
     let here: Vec<&str> = text.lines().filter(|l| held_here(ctx, l)).collect();
-    let queue: std::collections::VecDeque<Held> = here
-        .iter()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let held = here.iter().filter_map(|l| serde_json::from_str(l).ok());
+    let queue: std::collections::VecDeque<Held> = held.collect();
     if here.len() < text.lines().count() {
         rewrite(ctx, path, queue.iter());
     }

@@ -205,11 +205,10 @@ impl Project {
     }
 
     fn map_recorded(&self, path: &Path) -> PathBuf {
-        let rest = self
-            .recorded_root
-            .as_ref()
-            .and_then(|r| path.strip_prefix(r).ok());
-        rest.map_or_else(|| path.to_path_buf(), |rest| self.root.join(rest))
+        match self.recorded_root.as_ref().map(|r| path.strip_prefix(r)) {
+            Some(Ok(rest)) => self.root.join(rest),
+            _ => path.to_path_buf(),
+        }
     }
 
     /// Where a write to `loc` really lands when a symlink inside the project stands on its

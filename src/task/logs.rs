@@ -43,14 +43,10 @@ pub fn read_log<T: serde::de::DeserializeOwned>(
         Some(n) => store::read_tail_lines(&path, n, (n as u64 + 1) * 64 * 1024)?.lines,
         None => {
             let bytes = store::found(store::read(&path, &[]))?.unwrap_or_default();
-            String::from_utf8_lossy(&bytes)
-                .lines()
-                .map(str::to_string)
-                .collect()
+            let text = String::from_utf8_lossy(&bytes);
+            text.lines().map(str::to_string).collect()
         }
     };
-    Ok(lines
-        .iter()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+    let entries = lines.iter().filter_map(|l| serde_json::from_str(l).ok());
+    Ok(entries.collect())
 }

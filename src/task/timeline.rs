@@ -17,10 +17,8 @@ pub fn trace_records(ctx: &Ctx) -> io::Result<Vec<Record>> {
         return Ok(Vec::new());
     };
     let text = String::from_utf8_lossy(&bytes);
-    Ok(text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+    let records = text.lines().filter_map(|l| serde_json::from_str(l).ok());
+    Ok(records.collect())
 }
 
 /// One task's events, oldest first.
