@@ -116,10 +116,7 @@ pub fn with_exit_code(name: &str, value: &mut Value, code: Option<i32>) -> Strin
     match code {
         Some(0) => name.into(),
         Some(code) => {
-            let output = value["tool_response"]["stdout"]
-                .as_str()
-                .unwrap_or_default();
-            let output = output.to_string();
+            let output = String::from(value["tool_response"]["stdout"].as_str().unwrap_or(""));
             set(value, "error", format!("Exit code {code}\n{output}").into());
             set(value, "hook_event_name", "PostToolUseFailure".into());
             "PostToolUseFailure".into()
@@ -239,10 +236,7 @@ pub fn output(mut json: Value) -> Value {
         return json;
     };
     if spec.get("permissionDecision").and_then(Value::as_str) == Some("ask") {
-        let reason = spec["permissionDecisionReason"]
-            .as_str()
-            .unwrap_or_default();
-        let reason = reason.to_string();
+        let reason = String::from(spec["permissionDecisionReason"].as_str().unwrap_or(""));
         spec["permissionDecision"] = "deny".into();
         spec["permissionDecisionReason"] = format!(
             "{reason}\n[waymark] Codex CLI cannot ask the user from a hook: this call was held back. Ask the user whether to run it, and run it only once they agree."

@@ -229,10 +229,7 @@ fn typed<T: for<'de> Deserialize<'de>>(value: &Value) -> Option<T> {
 impl ToolCall {
     /// Takes `tool_name`, `tool_use_id` and `tool_input` out of a hook payload.
     pub fn from_payload(payload: &mut Value) -> ToolCall {
-        let name = payload["tool_name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+        let name = String::from(payload["tool_name"].as_str().unwrap_or(""));
         let tool_use_id = payload["tool_use_id"].as_str().map(str::to_string);
         let input = match payload.get_mut("tool_input").map(Value::take) {
             None | Some(Value::Null) => ToolInput::Missing,

@@ -43,11 +43,8 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {} (from {}); using the default",
-            self.key, self.message, self.origin
-        )
+        let (key, message, origin) = (&self.key, &self.message, &self.origin);
+        write!(f, "{key}: {message} (from {origin}); using the default")
     }
 }
 

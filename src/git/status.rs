@@ -27,12 +27,9 @@ impl DiffStat {
             0 => String::new(),
             n => format!(" ({n} new)"),
         };
-        format!(
-            "{}, +{}/−{} lines{new}",
-            waymark_core::text::count(self.files as u64, "file"),
-            self.added,
-            self.deleted
-        )
+        let files = waymark_core::text::count(self.files as u64, "file");
+        let (added, deleted) = (self.added, self.deleted);
+        format!("{files}, +{added}/−{deleted} lines{new}")
     }
 }
 

@@ -120,14 +120,11 @@ pub fn settle(ctx: &mut Ctx, now_event: &Event) -> Vec<String> {
 /// The held calls this machine held, oldest first; the file is rewritten without any other
 /// (`held_here`). `None` when it cannot be read.
 fn read_held(ctx: &Ctx, path: &std::path::Path) -> Option<std::collections::VecDeque<Held>> {
-    let text = match store::read(path, &[]) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) => {
-            let why = format!("cannot read {VERDICTS}: {e}");
-            ctx.log(Level::Error, "codex", &why);
-            return None;
-        }
-    };
+    let bytes = store::read(path, &[]).map_err(|e| {
+        let why = format!("cannot read {VERDICTS}: {e}");
+        ctx.log(Level::Error, "codex", &why);
+    });
+    let text = String::from_utf8_lossy(&bytes.ok()?).into_owned();
     let here: Vec<&str> = text.lines().filter(|l| held_here(ctx, l)).collect();
     let held = here.iter().filter_map(|l| serde_json::from_str(l).ok());
     let queue: std::collections::VecDeque<Held> = held.collect();

@@ -65,7 +65,6 @@ pub fn due(_point: &str) -> Option<Fault> {
     None
 }
 
-/// Does the damage.
 pub fn strike(point: &str, fault: Fault) {
     match fault {
         Fault::Panic => panic!("injected fault at {point}"),

@@ -131,12 +131,10 @@ impl Project {
         }
     }
 
-    /// `<root>/.orchestration`.
     pub fn state_dir(&self) -> PathBuf {
         self.root.join(STATE_DIR)
     }
 
-    /// `<root>/.orchestration/<name>`.
     pub fn state_file(&self, name: &str) -> PathBuf {
         self.state_dir().join(name)
     }
@@ -199,7 +197,6 @@ impl Project {
         (linked && abs.canonicalize().ok()? == self.real_root()).then(PathBuf::new)
     }
 
-    /// The absolute path of a root-relative path.
     pub fn absolute(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }

@@ -80,9 +80,8 @@ pub fn change<R>(
         hook.max_attempts = ctx.config.max_attempts;
         Some(f(hook, effects))
     })?;
-    Ok(updated
-        .value
-        .map(|v| (v, updated.hook.expect("a live task was changed"))))
+    let (value, hook) = (updated.value, updated.hook);
+    Ok(value.map(|v| (v, hook.expect("a live task was changed"))))
 }
 
 /// The unfinished task in `slot`, starting a new one when there is none or the last one

@@ -18,6 +18,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -61,17 +62,17 @@ pub enum StoreError {
 
 /// Set once hook.json was saved for the event being handled: a lock timeout after that
 /// cannot defer the event (part of it is applied), before it can.
-static SAVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static SAVED: AtomicBool = AtomicBool::new(false);
 
 /// Marks the start of an event's handling (see [`StoreError::Busy`]).
 pub fn begin_event() {
-    SAVED.store(false, std::sync::atomic::Ordering::SeqCst);
+    SAVED.store(false, SeqCst);
 }
 
 /// Whether the event being handled saved the task: then HOOK.md says what hook.json does
 /// (the save wrote it unless it already said so).
 pub fn saved_this_event() -> bool {
-    SAVED.load(std::sync::atomic::Ordering::SeqCst)
+    SAVED.load(SeqCst)
 }
 
 /// What loading found besides the hook.
@@ -146,7 +147,6 @@ fn read(project: &Project) -> Result<Loaded, StoreError> {
     })
 }
 
-/// A hook.json, parsed.
 enum Parsed {
     Current(Hook),
     Older(Migrated),
@@ -318,9 +318,7 @@ pub fn update<R>(
     let path = hook_path(project);
     let _lock = match FileLock::acquire(&path) {
         Ok(lock) => lock,
-        Err(e @ store::LockError::Timeout(..))
-            if !SAVED.load(std::sync::atomic::Ordering::SeqCst) =>
-        {
+        Err(e @ store::LockError::Timeout(..)) if !SAVED.load(SeqCst) => {
             return Err(StoreError::Busy(e));
         }
         Err(e) => return Err(e.into()),
@@ -345,7 +343,7 @@ pub fn update<R>(
             HOOK_MD,
         ];
         store::remove_stale_temps(&project.state_dir(), &names);
-        SAVED.store(true, std::sync::atomic::Ordering::SeqCst);
+        SAVED.store(true, SeqCst);
         save(project, h, before.as_ref(), migrated, now)?;
     }
     Ok(Updated {
