@@ -37,15 +37,13 @@ pub fn check(
     }
     let (file, chosen) = facts.intents_and_choice(ctx)?;
     let cwd = event.common.cwd.as_deref();
-    let located: Vec<Located> = writes
-        .targets
-        .iter()
-        .filter_map(|t| {
-            lands(ctx, t, cwd)
-                .map_err(|why| writes.unreadable.push(why))
-                .ok()
-        })
-        .collect();
+    let mut located = Vec::new();
+    for t in &writes.targets {
+        match lands(ctx, t, cwd) {
+            Ok(l) => located.push(l),
+            Err(why) => writes.unreadable.push(why),
+        }
+    }
     // A scope judges the path as said or as it really is.
     let scoped = |l: &&Located| {
         let judged = |l: &Located| drift::scoped(file, chosen.as_deref(), l);
