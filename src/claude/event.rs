@@ -6,6 +6,7 @@
 //! are not a JSON object at all.
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::claude::tool::{ToolCall, ToolResponse};
@@ -287,10 +288,7 @@ fn kind(name: &str, value: &mut Value) -> Result<EventKind, ParseError> {
     })
 }
 
-fn field<T: for<'de> Deserialize<'de>>(
-    value: &Value,
-    field: &'static str,
-) -> Result<T, ParseError> {
+fn field<T: DeserializeOwned>(value: &Value, field: &'static str) -> Result<T, ParseError> {
     T::deserialize(value).map_err(|source| ParseError::Field { field, source })
 }
 

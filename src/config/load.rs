@@ -89,10 +89,8 @@ pub fn load(root: &Path) -> Loaded {
     from_layers(layers, errors)
 }
 
-fn from_layers(
-    mut layers: Vec<(Map<String, Value>, Origin)>,
-    mut errors: Vec<ConfigError>,
-) -> Loaded {
+fn from_layers(mut layers: Vec<(Map<String, Value>, Origin)>, errors: Vec<ConfigError>) -> Loaded {
+    let mut errors = errors;
     layers.retain(|(map, _)| !map.is_empty());
     // Nothing configured (the usual case): the defaults, with no key to look up.
     let config = match layers.is_empty() {

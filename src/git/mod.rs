@@ -25,6 +25,7 @@ mod temp_index;
 pub mod trailers;
 pub mod tree_path;
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -54,10 +55,7 @@ pub fn project_files(lessons: &str) -> Vec<String> {
 }
 
 /// Runs `git -C root args…` and returns trimmed stdout when it succeeds.
-pub fn run<S: AsRef<std::ffi::OsStr>>(
-    root: &Path,
-    args: impl IntoIterator<Item = S>,
-) -> Option<String> {
+pub fn run<S: AsRef<OsStr>>(root: &Path, args: impl IntoIterator<Item = S>) -> Option<String> {
     let out = command(root).args(args).output().ok()?;
     out.status
         .success()

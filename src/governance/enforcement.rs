@@ -10,7 +10,7 @@ use super::brain::{Category, Lesson};
 use super::drift::{self, Finding};
 use super::facts::Facts;
 use crate::claude::event::Event;
-use crate::claude::output::Decision;
+use crate::claude::output::{Answer, Decision};
 use crate::claude::tool::ToolCall;
 use crate::governance::intent::IntentFile;
 use crate::runtime::context::Ctx;
@@ -22,12 +22,7 @@ use waymark_core::shell::writes::Target;
 /// The answer to `call`, if it writes outside the active intent's scope (deny), or
 /// writes where waymark cannot read (ask). A denial's lesson is recorded here; failing to
 /// record it does not change the verdict.
-pub fn check(
-    ctx: &Ctx,
-    facts: &mut Facts,
-    event: &Event,
-    call: &ToolCall,
-) -> Option<(Decision, String)> {
+pub fn check(ctx: &Ctx, facts: &mut Facts, event: &Event, call: &ToolCall) -> Answer {
     if ctx.config.scope_enforcement != ScopeEnforcement::Deny {
         return None;
     }

@@ -16,6 +16,7 @@ use crate::store::landing::Last;
 use crate::store::project::Located;
 use crate::trace;
 use crate::trace::tool_call::Outcome;
+use waymark_core::governance::recall::About;
 use waymark_core::text::{one_line, truncate};
 
 /// The name of AGENT.md's lock, in the state directory.
@@ -82,11 +83,7 @@ pub fn settle(ctx: &Ctx, command: &str, receipt: &str) -> anyhow::Result<()> {
 
 /// The lessons the next agent is shown at its session's start (`recall`), within
 /// `max_chars`: none when the lessons file is not there, or is no file inside the project.
-pub fn recall(
-    ctx: &Ctx,
-    about: &waymark_core::governance::recall::About,
-    max_chars: usize,
-) -> Option<String> {
+pub fn recall(ctx: &Ctx, about: &About, max_chars: usize) -> Option<String> {
     let path = lessons_file(ctx).ok()?;
     // Hundreds of lessons are tens of KiB; a larger file is read by its first MiB.
     let mut text = String::new();
