@@ -11,8 +11,10 @@ const MAX_SUMMARY: usize = 2000;
 
 pub fn pre(ctx: &Ctx, _event: &Event, e: &PreCompact) -> anyhow::Result<()> {
     current::change(ctx, Need::Existing, |_, effects| {
-        let how = format!("{} compaction", e.trigger);
-        let description = format!("Before {}", how.trim_start());
+        let description = match e.trigger.as_str() {
+            "" => "Before compaction".to_string(),
+            how => format!("Before {how} compaction"),
+        };
         let checkpoint = Effect::Checkpoint(CheckpointTrigger::PreCompact, description, None);
         effects.push(checkpoint);
     })?;

@@ -129,10 +129,8 @@ fn say_brief(
         elsewhere: elsewhere.cloned().collect(),
         plan_note: ctx.config.plan_note,
     };
-    let (resume, path) = (
-        ctx.config.auto_resume_on_start,
-        ctx.project.state_file(HOOK_MD),
-    );
+    let resume = ctx.config.auto_resume_on_start;
+    let path = ctx.project.state_file(HOOK_MD);
     let text = brief::render(hook, resume, &path, max, &extras, ctx.now);
     // `say` skips what is empty.
     out.say(text.unwrap_or_default());

@@ -72,8 +72,7 @@ pub(super) fn create_key(path: &Path) -> Result<MasterKey, KeyError> {
     let key = generate()?;
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "master.key".into());
+        .map_or("master.key".into(), |n| n.to_string_lossy());
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let _ = fs::remove_file(&tmp);
     let written = (|| {

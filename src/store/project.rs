@@ -97,10 +97,8 @@ impl Project {
             .filter(|p| p.is_absolute() && p.is_dir())
             .or_else(|| env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("."));
-        match cwd
-            .ancestors()
-            .find(|dir| dir.join(".git").exists() || dir.join(STATE_DIR).is_dir())
-        {
+        let marked = |dir: &&Path| dir.join(".git").exists() || dir.join(STATE_DIR).is_dir();
+        match cwd.ancestors().find(marked) {
             Some(root) => Project::at(root.to_path_buf()),
             None => Project {
                 found: false,

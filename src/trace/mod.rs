@@ -116,18 +116,14 @@ pub const HEAD_FILE: &str = "trace.head";
 /// Appends one record, chained to the line before it, and before it the head it makes,
 /// under the user's key (`config`'s). Returns the fragment of a torn last line that was
 /// cut off first, if a writer had been killed mid-record (the caller logs it).
-pub fn append(
-    project: &Project,
-    config: &Config,
-    mut record: Record,
-) -> io::Result<Option<String>> {
+pub fn append(project: &Project, config: &Config, mut rec: Record) -> io::Result<Option<String>> {
     let path = trace_path(project);
     store::append_chained(&path, |last| {
         let prev = last.map(link).unwrap_or_default();
-        if let Some(m) = record.metadata.as_mut() {
+        if let Some(m) = rec.metadata.as_mut() {
             m.waymark.prev = Some(prev.clone());
         }
-        let line = Clean::json(&record);
+        let line = Clean::json(&rec);
         // Before the line: a kill between the two leaves a head naming a line never
         // written, which `--verify` tells from tampering (`HeadCheck::Interrupted`). It is
         // written in place, under the ledger's lock: a kill while writing it leaves it torn
