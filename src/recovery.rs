@@ -5,6 +5,7 @@
 
 use crate::runtime::context::Ctx;
 use crate::runtime::process::Owner;
+use crate::task::store::{HISTORY_LOG, read_log};
 use crate::task::{Hook, HookState, Session};
 
 pub use waymark_core::recovery::*;
@@ -56,17 +57,12 @@ pub fn recover(
     let withheld = capture
         .map(|c| c.withheld.iter().map(|w| w.describe()).collect())
         .unwrap_or_default();
-    let logged_history = if hook.state == HookState::StepValidating {
-        use crate::task::store::{HISTORY_LOG, read_log};
-        read_log(&ctx.project, &hook.task_id, HISTORY_LOG, Some(50)).unwrap_or_default()
-    } else {
-        Vec::new()
-    };
+    let validating = hook.state == HookState::StepValidating;
+    let logged = validating.then(|| read_log(&ctx.project, &hook.task_id, HISTORY_LOG, Some(50)));
+    let logged_history = logged.and_then(Result::ok).unwrap_or_default();
     let changed = changed(ctx, hook);
-    let mut changed_files = changed
-        .as_ref()
-        .map(|d| d.names.clone())
-        .unwrap_or_default();
+    let names = changed.as_ref().map(|d| d.names.clone());
+    let mut changed_files = names.unwrap_or_default();
     changed_files.truncate(waymark_core::task::CHANGED_NAMED);
     let found = Found {
         file_warnings,

@@ -94,19 +94,13 @@ pub const EVENTS: &[&str] = &[
 pub fn adapt(name: &str, value: &mut Value) -> String {
     match name {
         "Interrupt" => {
-            set(
-                value,
-                "last_assistant_message",
-                "[the user interrupted the turn]".into(),
-            );
+            let said = "[the user interrupted the turn]".into();
+            set(value, "last_assistant_message", said);
             set(value, "hook_event_name", "Stop".into());
             "Stop".into()
         }
         "PostToolUse" if tool_name(value) == "Bash" => {
-            let output = value
-                .get("tool_response")
-                .map(bash_output)
-                .unwrap_or_default();
+            let output = bash_output(&value["tool_response"]);
             let response =
                 serde_json::json!({"stdout": output, "stderr": "", "interrupted": false});
             set(value, "tool_response", response);
@@ -122,11 +116,7 @@ pub fn with_exit_code(name: &str, value: &mut Value, code: Option<i32>) -> Strin
     match code {
         Some(0) => name.into(),
         Some(code) => {
-            let output = value
-                .pointer("/tool_response/stdout")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
+            let output = String::from(value["tool_response"]["stdout"].as_str().unwrap_or(""));
             set(value, "error", format!("Exit code {code}\n{output}").into());
             set(value, "hook_event_name", "PostToolUseFailure".into());
             "PostToolUseFailure".into()
@@ -147,10 +137,7 @@ pub fn awaits_exit_code(name: &str, value: &Value) -> bool {
 }
 
 fn tool_name(value: &Value) -> &str {
-    value
-        .get("tool_name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+    value["tool_name"].as_str().unwrap_or_default()
 }
 
 fn set(value: &mut Value, key: &str, v: Value) {
@@ -249,11 +236,7 @@ pub fn output(mut json: Value) -> Value {
         return json;
     };
     if spec.get("permissionDecision").and_then(Value::as_str) == Some("ask") {
-        let reason = spec
-            .get("permissionDecisionReason")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+        let reason = String::from(spec["permissionDecisionReason"].as_str().unwrap_or(""));
         spec["permissionDecision"] = "deny".into();
         spec["permissionDecisionReason"] = format!(
             "{reason}\n[waymark] Codex CLI cannot ask the user from a hook: this call was held back. Ask the user whether to run it, and run it only once they agree."

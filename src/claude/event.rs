@@ -6,6 +6,7 @@
 //! are not a JSON object at all.
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::claude::tool::{ToolCall, ToolResponse};
@@ -56,6 +57,8 @@ pub struct Event {
     pub kind: EventKind,
     /// Who sent it: Claude Code unless the command line named another agent.
     pub agent: crate::claude::codex::Agent,
+    /// The event's name as Claude Code spells it (the one [`EventKind`] was read as).
+    name: String,
 }
 
 #[derive(Debug, Clone)]
@@ -245,6 +248,7 @@ pub fn from_value(name: Option<&str>, mut value: Value) -> Result<Parsed, ParseE
             common,
             kind,
             agent: Default::default(),
+            name,
         },
         mismatch,
     })
@@ -284,36 +288,14 @@ fn kind(name: &str, value: &mut Value) -> Result<EventKind, ParseError> {
     })
 }
 
-fn field<T: for<'de> Deserialize<'de>>(
-    value: &Value,
-    field: &'static str,
-) -> Result<T, ParseError> {
+fn field<T: DeserializeOwned>(value: &Value, field: &'static str) -> Result<T, ParseError> {
     T::deserialize(value).map_err(|source| ParseError::Field { field, source })
 }
 
 impl Event {
     /// The event's name as Claude Code spells it.
     pub fn name(&self) -> &str {
-        match &self.kind {
-            EventKind::SessionStart(_) => "SessionStart",
-            EventKind::SessionEnd(_) => "SessionEnd",
-            EventKind::UserPromptSubmit(_) => "UserPromptSubmit",
-            EventKind::PreToolUse(_) => "PreToolUse",
-            EventKind::PostToolUse(..) => "PostToolUse",
-            EventKind::PostToolUseFailure(..) => "PostToolUseFailure",
-            EventKind::PermissionDenied(..) => "PermissionDenied",
-            EventKind::PreCompact(_) => "PreCompact",
-            EventKind::PostCompact(_) => "PostCompact",
-            EventKind::Stop(_) => "Stop",
-            EventKind::SubagentStop(_) => "SubagentStop",
-            EventKind::TaskCreated(_) => "TaskCreated",
-            EventKind::TaskCompleted(_) => "TaskCompleted",
-            EventKind::StopFailure(_) => "StopFailure",
-            EventKind::SubagentStart => "SubagentStart",
-            EventKind::PermissionRequest(_) => "PermissionRequest",
-            EventKind::CwdChanged(_) => "CwdChanged",
-            EventKind::Other(name) => name,
-        }
+        &self.name
     }
 }
 

@@ -7,9 +7,11 @@ use serde_json::{Value, json};
 pub struct Output {
     /// Text for the agent (`hookSpecificOutput.additionalContext`).
     pub context: Vec<String>,
-    /// A PreToolUse decision other than "go ahead", with its reason.
-    pub decision: Option<(Decision, String)>,
+    pub decision: Answer,
 }
+
+/// A PreToolUse decision other than "go ahead", with its reason.
+pub type Answer = Option<(Decision, String)>;
 
 /// What a PreToolUse hook can answer besides nothing (Claude Code's `permissionDecision`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

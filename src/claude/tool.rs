@@ -229,15 +229,8 @@ fn typed<T: for<'de> Deserialize<'de>>(value: &Value) -> Option<T> {
 impl ToolCall {
     /// Takes `tool_name`, `tool_use_id` and `tool_input` out of a hook payload.
     pub fn from_payload(payload: &mut Value) -> ToolCall {
-        let name = payload
-            .get("tool_name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let tool_use_id = payload
-            .get("tool_use_id")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let name = String::from(payload["tool_name"].as_str().unwrap_or(""));
+        let tool_use_id = payload["tool_use_id"].as_str().map(str::to_string);
         let input = match payload.get_mut("tool_input").map(Value::take) {
             None | Some(Value::Null) => ToolInput::Missing,
             Some(raw) => ToolInput::typed(&name, raw),
@@ -267,16 +260,15 @@ impl ToolCall {
     /// path, an MCP write's paths (`waymark_core::mcp`), what a Bash command names
     /// (`waymark_core::shell::writes`, with what it cannot name). Other tools: nothing.
     pub fn writes(&self) -> Writes {
-        let paths: Vec<String> = match &self.input {
+        let paths = match &self.input {
             ToolInput::Bash(b) => return shell::writes::of(&b.command),
             ToolInput::Other(input) => return waymark_core::mcp::writes(&self.name, input),
-            _ => self
-                .written_paths()
-                .into_iter()
-                .map(str::to_string)
-                .collect(),
+            _ => self.written_paths(),
         };
-        let targets = paths.into_iter().map(|path| Target { path, in_dir: None });
+        let targets = paths.into_iter().map(|p| Target {
+            path: p.to_string(),
+            in_dir: None,
+        });
         Writes {
             targets: targets.collect(),
             ..Writes::default()
@@ -294,7 +286,6 @@ impl ToolCall {
         )
     }
 
-    /// The Bash command, when this is a Bash call.
     /// The call as a person names it: ``Bash `cargo test` ``, `Write /p/src/a.rs`, or the
     /// tool's name.
     pub fn describe(&self) -> String {
@@ -331,6 +322,7 @@ impl ToolCall {
         !READ_ONLY.contains(&self.name.as_str())
     }
 
+    /// The Bash command, when this is a Bash call.
     pub fn command(&self) -> Option<&str> {
         match &self.input {
             ToolInput::Bash(b) => Some(&b.command),
@@ -349,9 +341,8 @@ impl ToolInput {
             "TaskCreate" => typed(&raw).map(ToolInput::TaskCreate),
             "TaskUpdate" => typed(&raw).map(ToolInput::TaskUpdate),
             "TodoWrite" => typed(&raw).map(ToolInput::TodoWrite),
-            "apply_patch" => raw
-                .get("command")
-                .and_then(Value::as_str)
+            "apply_patch" => raw["command"]
+                .as_str()
                 .map(|p| ToolInput::Patch(PatchInput::parse(p))),
             _ => None,
         };

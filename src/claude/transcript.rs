@@ -42,12 +42,8 @@ pub fn last_context_tokens(path: &Path) -> Option<u64> {
             return None;
         }
         let u = serde_json::from_str::<Line>(line).ok()?.message?.usage?;
-        Some(
-            u.input_tokens
-                + u.cache_creation_input_tokens
-                + u.cache_read_input_tokens
-                + u.output_tokens,
-        )
+        let prompt = u.input_tokens + u.cache_creation_input_tokens + u.cache_read_input_tokens;
+        Some(prompt + u.output_tokens)
     })
     .ok()
     .flatten()
@@ -77,10 +73,7 @@ pub fn turn_start(path: &Path, from: u64, prompt_id: Option<&str>) -> TurnStart 
     let Some(prompt) = prompt_after(path, from, prompt_id) else {
         return TurnStart::NotYet;
     };
-    let last = find_before(path, prompt.at, AROUND, |line| {
-        let e = Entry::of(line)?;
-        e.uuid
-    });
+    let last = find_before(path, prompt.at, AROUND, |line| Entry::of(line)?.uuid);
     let Ok(last) = last else {
         return TurnStart::NotYet;
     };
@@ -108,7 +101,7 @@ struct Prompt {
 
 /// The first prompt entry written after `from` (the one of `prompt_id` when given).
 fn prompt_after(path: &Path, from: u64, prompt_id: Option<&str>) -> Option<Prompt> {
-    let mut file = crate::store::open_regular(path)?;
+    let mut file = crate::store::open_regular(path).ok()??;
     file.seek(SeekFrom::Start(from)).ok()?;
     let mut bytes = Vec::new();
     file.take(AROUND).read_to_end(&mut bytes).ok()?;
@@ -155,8 +148,7 @@ impl Entry {
         if v["isSidechain"] == true || !v.as_object()?.contains_key("parentUuid") {
             return None;
         }
-        let content = &v["message"]["content"];
-        let text = match content {
+        let text = match &v["message"]["content"] {
             Value::String(_) => true,
             Value::Array(blocks) => {
                 blocks.iter().any(|b| b["type"] == "text")

@@ -43,11 +43,8 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: {} (from {}); using the default",
-            self.key, self.message, self.origin
-        )
+        let (key, message, origin) = (&self.key, &self.message, &self.origin);
+        write!(f, "{key}: {message} (from {origin}); using the default")
     }
 }
 
@@ -63,7 +60,7 @@ pub struct Loaded {
 impl Loaded {
     /// The effective raw value and its origin per key, in key order (`config show`).
     pub fn values(&self) -> BTreeMap<&'static str, (Value, Origin)> {
-        merge(&self.layers, Vec::new()).1
+        merge(&self.layers, &mut Vec::new()).1
     }
 }
 
@@ -71,17 +68,13 @@ impl Loaded {
 pub fn load(root: &Path) -> Loaded {
     let mut layers: Vec<(Map<String, Value>, Origin)> = Vec::new();
     let mut errors = Vec::new();
+    let user = Origin::User as fn(String) -> Origin;
     let files = [
-        user_config_dir().map(|d| (d.join("config.json"), true)),
-        Some((project_config_path(root), false)),
+        user_config_dir().map(|d| (d.join("config.json"), user)),
+        Some((project_config_path(root), Origin::Project)),
     ];
-    for (path, user) in files.into_iter().flatten() {
-        let shown = path.display().to_string();
-        let origin = if user {
-            Origin::User(shown)
-        } else {
-            Origin::Project(shown)
-        };
+    for (path, origin) in files.into_iter().flatten() {
+        let origin = origin(path.display().to_string());
         match read_layer(&path) {
             Ok(Some(map)) => layers.push((map, origin)),
             Ok(None) => {}
@@ -97,16 +90,13 @@ pub fn load(root: &Path) -> Loaded {
 }
 
 fn from_layers(mut layers: Vec<(Map<String, Value>, Origin)>, errors: Vec<ConfigError>) -> Loaded {
+    let mut errors = errors;
     layers.retain(|(map, _)| !map.is_empty());
     // Nothing configured (the usual case): the defaults, with no key to look up.
-    if layers.is_empty() {
-        return Loaded {
-            config: Config::default(),
-            errors,
-            layers,
-        };
-    }
-    let (config, _, errors) = merge(&layers, errors);
+    let config = match layers.is_empty() {
+        true => Config::default(),
+        false => merge(&layers, &mut errors).0,
+    };
     Loaded {
         config,
         errors,
@@ -114,16 +104,11 @@ fn from_layers(mut layers: Vec<(Map<String, Value>, Origin)>, errors: Vec<Config
     }
 }
 
-/// The configuration, each key's effective value and origin, and the errors.
-#[allow(clippy::type_complexity)]
+/// The configuration and each key's effective value and origin; the errors join `errors`.
 fn merge(
     layers: &[(Map<String, Value>, Origin)],
-    mut errors: Vec<ConfigError>,
-) -> (
-    Config,
-    BTreeMap<&'static str, (Value, Origin)>,
-    Vec<ConfigError>,
-) {
+    errors: &mut Vec<ConfigError>,
+) -> (Config, BTreeMap<&'static str, (Value, Origin)>) {
     let mut config = Config::default();
     let mut values = BTreeMap::new();
     for key in KEYS {
@@ -159,7 +144,7 @@ fn merge(
         }
         values.insert(key.name, effective);
     }
-    (config, values, errors)
+    (config, values)
 }
 
 /// Parses and checks one value for a key without touching any file (for `config set`).
@@ -175,10 +160,9 @@ pub fn check(key: &str, value: &Value) -> anyhow::Result<()> {
 
 /// Reads a JSON config file. `Ok(None)` when it does not exist.
 fn read_layer(path: &Path) -> Result<Option<Map<String, Value>>, String> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    let text = crate::store::found(fs::read_to_string(path));
+    let Some(text) = text.map_err(|e| format!("cannot read {}: {e}", path.display()))? else {
+        return Ok(None);
     };
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(mut map)) => {

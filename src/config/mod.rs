@@ -34,7 +34,6 @@ pub fn key_path(config: &Config) -> Option<PathBuf> {
     user_config_dir().map(|d| d.join("keys").join("master.key"))
 }
 
-/// The project config file.
 pub fn project_config_path(root: &Path) -> PathBuf {
     root.join(crate::store::project::STATE_DIR)
         .join("waymark.json")

@@ -32,25 +32,18 @@ pub fn head(root: &Path) -> Option<Head> {
         None => "(detached)".to_string(),
     };
     // A symbolic ref may point at another symbolic ref; git allows a few levels.
+    let mut commit = None;
     for _ in 0..5 {
         let Some(name) = target.strip_prefix("ref:").map(|r| r.trim().to_string()) else {
-            let commit = is_object_id(&target).then_some(target);
-            return Some(Head { branch, commit });
+            commit = is_object_id(&target).then_some(target);
+            break;
         };
-        match read_ref(&git_dir, &common, &name) {
-            Some(t) => target = t,
-            None => {
-                return Some(Head {
-                    branch,
-                    commit: None,
-                });
-            }
-        }
+        let Some(t) = read_ref(&git_dir, &common, &name) else {
+            break;
+        };
+        target = t;
     }
-    Some(Head {
-        branch,
-        commit: None,
-    })
+    Some(Head { branch, commit })
 }
 
 /// `<dir>/.git` for the nearest ancestor that has one; follows a `gitdir:` file.
@@ -65,27 +58,17 @@ pub(crate) fn find_git_dir(root: &Path) -> Option<PathBuf> {
         }
         let text = fs::read_to_string(&dot_git).ok()?;
         let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
-        let path = Path::new(target);
-        return Some(if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            dir.join(path)
-        });
+        // An absolute target replaces `dir` in the join.
+        return Some(dir.join(target));
     }
     None
 }
 
 /// Where shared refs live: the `commondir` of a linked worktree, else the git dir itself.
 pub(crate) fn common_dir(git_dir: &Path) -> PathBuf {
+    // An absolute `commondir` replaces `git_dir` in the join.
     match fs::read_to_string(git_dir.join("commondir")) {
-        Ok(text) => {
-            let p = Path::new(text.trim());
-            if p.is_absolute() {
-                p.to_path_buf()
-            } else {
-                git_dir.join(p)
-            }
-        }
+        Ok(text) => git_dir.join(text.trim()),
         Err(_) => git_dir.to_path_buf(),
     }
 }

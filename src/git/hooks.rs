@@ -118,10 +118,8 @@ pub enum GitHookError {
 pub fn hooks_dir(root: &Path) -> Result<PathBuf, GitHookError> {
     let not_a_repo = || GitHookError::NotARepo(root.to_path_buf());
     // `--path-format` needs git 2.31; older gits fail on it and answer relative to `root`.
-    if let Some(p) = crate::git::run(
-        root,
-        ["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
-    ) {
+    let absolute = ["rev-parse", "--path-format=absolute", "--git-path", "hooks"];
+    if let Some(p) = crate::git::run(root, absolute) {
         return Ok(PathBuf::from(p));
     }
     let rel = crate::git::run(root, ["rev-parse", "--git-path", "hooks"]).ok_or_else(not_a_repo)?;
@@ -260,7 +258,6 @@ fi
 exit $status
 "#;
 
-/// Single-quotes a string for sh.
 /// True when the file's head carries [`MARKER`] on a line of its own.
 pub fn is_wrapper(head: &[u8]) -> bool {
     String::from_utf8_lossy(head)
@@ -337,10 +334,8 @@ pub fn status(dir: &Path, hook: GitHook) -> io::Result<HookStatus> {
 }
 
 fn occupant(path: &Path) -> io::Result<Occupant> {
-    let meta = match path.symlink_metadata() {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Occupant::Absent),
-        Err(e) => return Err(e),
+    let Some(meta) = crate::store::found(path.symlink_metadata())? else {
+        return Ok(Occupant::Absent);
     };
     if meta.file_type().is_symlink() {
         return Ok(Occupant::Foreign);
@@ -429,10 +424,8 @@ pub enum Uninstalled {
 pub fn uninstall(dir: &Path, hook: GitHook) -> Result<Uninstalled, GitHookError> {
     let path = dir.join(hook.name());
     let orig = dir.join(hook.orig_name());
-    let st = match status(dir, hook) {
-        Ok(s) => s,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Uninstalled::NotInstalled),
-        Err(e) => return Err(e.into()),
+    let Some(st) = crate::store::found(status(dir, hook))? else {
+        return Ok(Uninstalled::NotInstalled);
     };
     match (st.occupant, st.original) {
         // Renaming over the wrapper restores the original atomically.

@@ -50,58 +50,7 @@ impl Survey {
         let what = "is a git repository: a rewind would delete it with its history";
         self.in_the_way.insert(path, what.into());
     }
-}
 
-/// Looks at what each of `changes` would overwrite or remove in the work tree at `root`.
-pub fn survey(root: &Path, changes: &[Change]) -> Survey {
-    let deleted: HashSet<&[u8]> = changes
-        .iter()
-        .filter(|c| c.status == 'A')
-        .map(|c| c.path.as_bytes())
-        .collect();
-    let mut survey = Survey::default();
-    for c in changes {
-        let meta = || root.join(c.path.as_path()).symlink_metadata().ok();
-        if c.status == 'A' {
-            // A directory made since that git lists as one entry: a repository.
-            if meta().is_some_and(|m| m.is_dir()) {
-                survey.repository(c.path.to_string());
-            }
-            continue;
-        }
-        if c.mode == GITLINK {
-            continue;
-        }
-        // Under a link or a file where a directory was, what the path names is not the
-        // project's (a link's target): nothing there is overwritten.
-        if !survey.ancestors(root, &c.path, &deleted) {
-            continue;
-        }
-        let meta = meta();
-        if meta.as_ref().is_some_and(|m| m.is_dir()) {
-            survey.directory(root, c.path.as_bytes(), &deleted);
-        } else if meta.is_some() && c.status == 'D' {
-            survey.unsaved.push(c.path.clone());
-        }
-    }
-    survey.unsaved.sort();
-    survey.unsaved.dedup();
-    survey
-}
-
-/// The first directory of `path` (root-relative) that stands in the work tree as something
-/// else, a link or a file made since: rewinding `path` alone removes it first.
-pub fn not_a_directory(root: &Path, path: &[u8]) -> Option<Vec<u8>> {
-    let dirs = path.iter().enumerate().filter(|(_, b)| **b == b'/');
-    dirs.map(|(i, _)| &path[..i])
-        .find(|d| {
-            let meta = root.join(OsStr::from_bytes(d)).symlink_metadata();
-            meta.is_ok_and(|m| !m.is_dir())
-        })
-        .map(<[u8]>::to_vec)
-}
-
-impl Survey {
     /// The directories `path` goes in: a file or link that stands where one must be and
     /// that the plan does not delete is unsaved; one inside a repository is refused.
     /// False when one of them is not a directory.
@@ -173,4 +122,53 @@ impl Survey {
             }
         }
     }
+}
+
+/// Looks at what each of `changes` would overwrite or remove in the work tree at `root`.
+pub fn survey(root: &Path, changes: &[Change]) -> Survey {
+    let deleted: HashSet<&[u8]> = changes
+        .iter()
+        .filter(|c| c.status == 'A')
+        .map(|c| c.path.as_bytes())
+        .collect();
+    let mut survey = Survey::default();
+    for c in changes {
+        let meta = || root.join(c.path.as_path()).symlink_metadata().ok();
+        if c.status == 'A' {
+            // A directory made since that git lists as one entry: a repository.
+            if meta().is_some_and(|m| m.is_dir()) {
+                survey.repository(c.path.to_string());
+            }
+            continue;
+        }
+        if c.mode == GITLINK {
+            continue;
+        }
+        // Under a link or a file where a directory was, what the path names is not the
+        // project's (a link's target): nothing there is overwritten.
+        if !survey.ancestors(root, &c.path, &deleted) {
+            continue;
+        }
+        let meta = meta();
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            survey.directory(root, c.path.as_bytes(), &deleted);
+        } else if meta.is_some() && c.status == 'D' {
+            survey.unsaved.push(c.path.clone());
+        }
+    }
+    survey.unsaved.sort();
+    survey.unsaved.dedup();
+    survey
+}
+
+/// The first directory of `path` (root-relative) that stands in the work tree as something
+/// else, a link or a file made since: rewinding `path` alone removes it first.
+pub fn not_a_directory(root: &Path, path: &[u8]) -> Option<Vec<u8>> {
+    let dirs = path.iter().enumerate().filter(|(_, b)| **b == b'/');
+    dirs.map(|(i, _)| &path[..i])
+        .find(|d| {
+            let meta = root.join(OsStr::from_bytes(d)).symlink_metadata();
+            meta.is_ok_and(|m| !m.is_dir())
+        })
+        .map(<[u8]>::to_vec)
 }

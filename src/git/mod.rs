@@ -25,6 +25,7 @@ mod temp_index;
 pub mod trailers;
 pub mod tree_path;
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -54,10 +55,7 @@ pub fn project_files(lessons: &str) -> Vec<String> {
 }
 
 /// Runs `git -C root args…` and returns trimmed stdout when it succeeds.
-pub fn run<S: AsRef<std::ffi::OsStr>>(
-    root: &Path,
-    args: impl IntoIterator<Item = S>,
-) -> Option<String> {
+pub fn run<S: AsRef<OsStr>>(root: &Path, args: impl IntoIterator<Item = S>) -> Option<String> {
     let out = command(root).args(args).output().ok()?;
     out.status
         .success()
@@ -90,9 +88,16 @@ pub fn fed(c: &mut std::process::Command, input: Vec<u8>) -> Option<std::process
     out
 }
 
-/// `git -C dir args…` for the tests of this room, through [`run`], asserting it succeeds:
-/// its stdout, trimmed.
 #[cfg(test)]
-pub(crate) fn test_git(dir: &Path, args: &[&str]) -> String {
-    run(dir, args).unwrap_or_else(|| panic!("git {args:?}"))
+pub(crate) use tests::test_git;
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// `git -C dir args…` for the tests of this room, through [`run`](super::run),
+    /// asserting it succeeds: its stdout, trimmed.
+    pub(crate) fn test_git(dir: &Path, args: &[&str]) -> String {
+        super::run(dir, args).unwrap_or_else(|| panic!("git {args:?}"))
+    }
 }

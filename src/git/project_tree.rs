@@ -56,10 +56,8 @@ pub fn of_work_tree(root: &Path, lessons: &str) -> Option<String> {
 /// The tree of `commit` with waymark's files left out, read from the commit itself. `None`
 /// when it is no commit.
 pub fn of_commit(root: &Path, commit: &str, lessons: &str) -> Option<String> {
-    let tree = super::run(
-        root,
-        ["rev-parse", "--verify", "-q", &format!("{commit}^{{tree}}")],
-    )?;
+    let spec = format!("{commit}^{{tree}}");
+    let tree = super::run(root, ["rev-parse", "--verify", "-q", &spec])?;
     without_waymark(root, &tree, lessons)
 }
 

@@ -56,40 +56,32 @@ impl Journal {
 /// The journal of a rewind that did not finish, if any.
 pub fn pending(project: &Project) -> io::Result<Option<Journal>> {
     let path = project.state_file(JOURNAL);
-    match fs::read(&path) {
-        // Its paths are checked as they are read: a journal is a file anyone can edit.
-        Ok(bytes) => {
-            let read = serde_json::from_slice::<Journal>(&bytes).map_err(|e| e.to_string());
-            let checked = read.and_then(|j| match snapshot::through_a_link(&j.changes) {
-                Some(why) => Err(format!("it holds {why}")),
-                None => Ok(Some(j)),
-            });
-            checked.map_err(|e| {
-                io::Error::other(format!(
-                    "{} is damaged or unsafe, nothing was rewound from it ({e}); look at it, then remove it with `waymark rewind --abort`",
-                    path.display()
-                ))
-            })
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
+    let Some(bytes) = crate::store::found(fs::read(&path))? else {
+        return Ok(None);
+    };
+    // Its paths are checked as they are read: a journal is a file anyone can edit.
+    let read = serde_json::from_slice::<Journal>(&bytes).map_err(|e| e.to_string());
+    let checked = read.and_then(|j| match snapshot::through_a_link(&j.changes) {
+        Some(why) => Err(format!("it holds {why}")),
+        None => Ok(Some(j)),
+    });
+    checked.map_err(|e| {
+        io::Error::other(format!(
+            "{} is damaged or unsafe, nothing was rewound from it ({e}); look at it, then remove it with `waymark rewind --abort`",
+            path.display()
+        ))
+    })
 }
 
 /// Writes the journal (synced) before any file is touched.
 pub fn begin(project: &Project, journal: &Journal) -> io::Result<()> {
-    crate::store::write_atomic(
-        &project.state_file(JOURNAL),
-        &waymark_redact::Clean::json_pretty(journal),
-    )
+    let json = waymark_redact::Clean::json_pretty(journal);
+    crate::store::write_atomic(&project.state_file(JOURNAL), &json)
 }
 
 /// Removes the journal: the rewind is done and recorded.
 pub fn finish(project: &Project) -> io::Result<()> {
-    match fs::remove_file(project.state_file(JOURNAL)) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
+    crate::store::remove_if_there(&project.state_file(JOURNAL))
 }
 
 /// Applies the journal's changes to the work tree: files made since are removed first (a
@@ -173,10 +165,7 @@ fn remove_empty_dirs(dir: &Path) -> io::Result<()> {
 
 /// Removes a file made since the snapshot, and the directories it leaves empty.
 fn remove(root: &Path, path: &Path) -> io::Result<()> {
-    match fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-        _ => {}
-    }
+    crate::store::remove_if_there(path)?;
     for dir in path.ancestors().skip(1) {
         if dir == root || !dir.starts_with(root) || fs::remove_dir(dir).is_err() {
             break;

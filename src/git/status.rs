@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use crate::store::project::{CLAUDE_LOCAL_SETTINGS, CLAUDE_SETTINGS, CODEX_HOOKS, GIT_ATTRIBUTES};
+
 /// What changed in the work tree against a commit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DiffStat {
@@ -25,29 +27,21 @@ impl DiffStat {
             0 => String::new(),
             n => format!(" ({n} new)"),
         };
-        format!(
-            "{}, +{}/−{} lines{new}",
-            waymark_core::text::count(self.files as u64, "file"),
-            self.added,
-            self.deleted
-        )
+        let files = waymark_core::text::count(self.files as u64, "file");
+        let (added, deleted) = (self.added, self.deleted);
+        format!("{files}, +{added}/−{deleted} lines{new}")
     }
 }
 
 /// The set-up files `waymark init` writes and Claude Code keeps its grants in: the agent's
 /// configuration, not its work, so the count of what changed leaves them out (a rewind
 /// still restores them: only the count skips them).
-const SETUP_FILES: [&str; 4] = {
-    use crate::store::project::{
-        CLAUDE_LOCAL_SETTINGS, CLAUDE_SETTINGS, CODEX_HOOKS, GIT_ATTRIBUTES,
-    };
-    [
-        CLAUDE_SETTINGS,
-        CLAUDE_LOCAL_SETTINGS,
-        CODEX_HOOKS,
-        GIT_ATTRIBUTES,
-    ]
-};
+const SETUP_FILES: [&str; 4] = [
+    CLAUDE_SETTINGS,
+    CLAUDE_LOCAL_SETTINGS,
+    CODEX_HOOKS,
+    GIT_ATTRIBUTES,
+];
 
 /// A new file larger than this is counted as changed, its lines not read.
 const MAX_NEW_FILE: u64 = 1 << 20;
@@ -114,15 +108,8 @@ pub fn changed_since_snapshot(root: &Path, snapshot: &str, files: Vec<String>) -
         .map(|f| f.as_str())
         .zip(ids.lines())
         .collect();
-    let changed: Vec<bool> = files
-        .iter()
-        .map(|f| then.get(f.as_str()) != now.get(f.as_str()))
-        .collect();
-    files
-        .into_iter()
-        .zip(changed)
-        .filter_map(|(f, changed)| changed.then_some(f))
-        .collect()
+    let changed = |f: &&String| then.get(f.as_str()) != now.get(f.as_str());
+    files.iter().filter(changed).cloned().collect()
 }
 
 /// The blob ids `git add` would give `files`, one a line, in order.
@@ -151,11 +138,17 @@ struct Changes {
 /// one deleted and one added, as a file moved without git (`mv`) does.
 fn changes(root: &Path, since: Option<&str>, lessons: &str) -> Option<Changes> {
     let base = since.unwrap_or("HEAD");
-    let with_files = |args: &[&str]| work_files(args, lessons);
-    let diff = started(
-        root,
-        with_files(&["diff-index", "--numstat", "-z", base, "--"]),
-    );
+    // `args` then the pathspec of the work: the project's files less waymark's own and the
+    // set-up files.
+    let with_files = |args: &[&str]| -> Vec<String> {
+        let setup = SETUP_FILES.iter().map(|f| format!(":(exclude){f}"));
+        let args = args.iter().map(|a| a.to_string());
+        args.chain(super::project_files(lessons))
+            .chain(setup)
+            .collect()
+    };
+    let numstat = ["diff-index", "--numstat", "-z", base, "--"];
+    let diff = started(root, with_files(&numstat));
     let others = ["ls-files", "--others", "--exclude-standard", "-z", "--"];
     let untracked = started(root, with_files(&others));
     let diff = finished(diff)?;
@@ -177,17 +170,6 @@ fn entries(out: &str) -> impl Iterator<Item = &str> {
     out.split('\0').filter(|e| !e.is_empty())
 }
 
-/// `args` then the pathspec of the work: the project's files less waymark's own and the
-/// set-up files.
-fn work_files(args: &[&str], lessons: &str) -> Vec<String> {
-    let setup = SETUP_FILES.iter().map(|f| format!(":(exclude){f}"));
-    args.iter()
-        .map(|a| a.to_string())
-        .chain(super::project_files(lessons))
-        .chain(setup)
-        .collect()
-}
-
 /// `git -C root args…` started, its output piped.
 fn started(root: &Path, args: impl IntoIterator<Item = String>) -> Option<std::process::Child> {
     let mut c = super::command(root);
@@ -205,16 +187,11 @@ fn finished(child: Option<std::process::Child>) -> Option<String> {
 
 /// The lines of a new text file (0 for a binary or very large one, or one not readable).
 fn lines_of(path: &Path) -> u64 {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if m.is_file() && m.len() <= MAX_NEW_FILE => {}
-        _ => return 0,
-    }
-    let Ok(bytes) = std::fs::read(path) else {
-        return 0;
+    let small = |m: std::fs::Metadata| m.is_file() && m.len() <= MAX_NEW_FILE;
+    let bytes = match std::fs::symlink_metadata(path).is_ok_and(small) {
+        true => std::fs::read(path).unwrap_or_default(),
+        false => return 0,
     };
-    if bytes.contains(&0) {
-        return 0;
-    }
     let newlines = waymark_core::text::newlines(&bytes).count() as u64;
     newlines + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"))
 }

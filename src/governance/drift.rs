@@ -61,11 +61,7 @@ pub fn run(
         warnings: notes,
         ..about.clone()
     };
-    trace::append(
-        &ctx.project,
-        &ctx.config,
-        trace::record(&ctx.project, ctx.now, wm),
-    )?;
+    trace::append_new(ctx, wm)?;
     for f in findings.iter().filter(|f| f.is_warning()) {
         out.say(format!("waymark: {}", f.message()));
     }

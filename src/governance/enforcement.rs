@@ -10,7 +10,7 @@ use super::brain::{Category, Lesson};
 use super::drift::{self, Finding};
 use super::facts::Facts;
 use crate::claude::event::Event;
-use crate::claude::output::Decision;
+use crate::claude::output::{Answer, Decision};
 use crate::claude::tool::ToolCall;
 use crate::governance::intent::IntentFile;
 use crate::runtime::context::Ctx;
@@ -22,12 +22,7 @@ use waymark_core::shell::writes::Target;
 /// The answer to `call`, if it writes outside the active intent's scope (deny), or
 /// writes where waymark cannot read (ask). A denial's lesson is recorded here; failing to
 /// record it does not change the verdict.
-pub fn check(
-    ctx: &Ctx,
-    facts: &mut Facts,
-    event: &Event,
-    call: &ToolCall,
-) -> Option<(Decision, String)> {
+pub fn check(ctx: &Ctx, facts: &mut Facts, event: &Event, call: &ToolCall) -> Answer {
     if ctx.config.scope_enforcement != ScopeEnforcement::Deny {
         return None;
     }
@@ -37,15 +32,13 @@ pub fn check(
     }
     let (file, chosen) = facts.intents_and_choice(ctx)?;
     let cwd = event.common.cwd.as_deref();
-    let located: Vec<Located> = writes
-        .targets
-        .iter()
-        .filter_map(|t| {
-            lands(ctx, t, cwd)
-                .map_err(|why| writes.unreadable.push(why))
-                .ok()
-        })
-        .collect();
+    let mut located = Vec::new();
+    for t in &writes.targets {
+        match lands(ctx, t, cwd) {
+            Ok(l) => located.push(l),
+            Err(why) => writes.unreadable.push(why),
+        }
+    }
     // A scope judges the path as said or as it really is.
     let scoped = |l: &&Located| {
         let judged = |l: &Located| drift::scoped(file, chosen.as_deref(), l);
@@ -133,11 +126,8 @@ fn deny(
         detail: None,
     };
     if let Err(e) = super::lessons::record(ctx, &lesson) {
-        ctx.log(
-            Level::Error,
-            event.name(),
-            &format!("governance lesson: {e:#}"),
-        );
+        let why = format!("governance lesson: {e:#}");
+        ctx.log(Level::Error, event.name(), &why);
     }
     reason
 }

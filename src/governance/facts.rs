@@ -8,6 +8,7 @@ use crate::runtime::context::Ctx;
 use crate::store::log::Level;
 use crate::trace;
 
+#[derive(Default)]
 pub struct Facts {
     /// The task's intent, a hint for choosing the active intent.
     task_intent: Option<String>,
@@ -25,10 +26,7 @@ impl Facts {
     pub fn new(task_intent: Option<String>) -> Facts {
         Facts {
             task_intent,
-            other_sessions: false,
-            chosen: None,
-            intents: None,
-            recent: None,
+            ..Default::default()
         }
     }
 
@@ -46,23 +44,18 @@ impl Facts {
                         .clone()
                         .or_else(|| intent::chosen(&ctx.project));
                     if let Some(id) = in_use {
-                        ctx.log(
-                            Level::Error,
-                            "intents",
-                            &format!(
-                                "{} is missing but intent {id} is in use; intent governance is off until it is restored",
-                                intent::intents_path(&ctx.project).display()
-                            ),
+                        let path = intent::intents_path(&ctx.project);
+                        let why = format!(
+                            "{} is missing but intent {id} is in use; intent governance is off until it is restored",
+                            path.display()
                         );
+                        ctx.log(Level::Error, "intents", &why);
                     }
                     None
                 }
                 Err(e) => {
-                    ctx.log(
-                        Level::Error,
-                        "intents",
-                        &format!("{e}; intent governance is off until it is fixed"),
-                    );
+                    let why = format!("{e}; intent governance is off until it is fixed");
+                    ctx.log(Level::Error, "intents", &why);
                     None
                 }
             };

@@ -16,6 +16,7 @@ use crate::store::landing::Last;
 use crate::store::project::Located;
 use crate::trace;
 use crate::trace::tool_call::Outcome;
+use waymark_core::governance::recall::About;
 use waymark_core::text::{one_line, truncate};
 
 /// The name of AGENT.md's lock, in the state directory.
@@ -25,17 +26,19 @@ pub const LESSONS_LOCK: &str = "lessons";
 /// state directory, where it really lands (`store::landing`; never through a symlink out).
 pub fn record(ctx: &Ctx, lesson: &Lesson) -> anyhow::Result<()> {
     let rel = &ctx.config.agent_md;
-    // A lessons file that is a link inside the project (AGENT.md -> CLAUDE.md) is written
-    // where it leads, once that is judged.
-    let path = ctx
-        .project
-        .landing(std::path::Path::new(rel), Last::Followed)
-        .map_err(|why| anyhow::anyhow!("{why}; lesson not written"))?;
+    let path = lessons_file(ctx).map_err(|why| anyhow::anyhow!("{why}; lesson not written"))?;
     // AGENT.md is committed with the project: its lock lives in the state directory.
     let lock = ctx.project.state_file(LESSONS_LOCK);
     brain::record(&path, &lock, lesson, ctx.now)
         .with_context(|| format!("cannot write the lesson to {rel}"))?;
     Ok(())
+}
+
+/// Where the lessons file really lands: a link inside the project (AGENT.md -> CLAUDE.md)
+/// is written where it leads, once that is judged.
+fn lessons_file(ctx: &Ctx) -> Result<std::path::PathBuf, String> {
+    let rel = std::path::Path::new(&ctx.config.agent_md);
+    ctx.project.landing(rel, Last::Followed)
 }
 
 /// VerificationFailure: a failed validation (`waymark validate`, or one the agent ran
@@ -65,10 +68,7 @@ pub fn verification_failure(
 /// if any, is settled, and no longer shown to the next agent (`recall`). AGENT.md is read
 /// only when it is there.
 pub fn settle(ctx: &Ctx, command: &str, receipt: &str) -> anyhow::Result<()> {
-    let path = ctx
-        .project
-        .landing(std::path::Path::new(&ctx.config.agent_md), Last::Followed)
-        .map_err(|why| anyhow::anyhow!("{why}; lesson not settled"))?;
+    let path = lessons_file(ctx).map_err(|why| anyhow::anyhow!("{why}; lesson not settled"))?;
     if !path.is_file() {
         return Ok(());
     }
@@ -83,15 +83,8 @@ pub fn settle(ctx: &Ctx, command: &str, receipt: &str) -> anyhow::Result<()> {
 
 /// The lessons the next agent is shown at its session's start (`recall`), within
 /// `max_chars`: none when the lessons file is not there, or is no file inside the project.
-pub fn recall(
-    ctx: &Ctx,
-    about: &waymark_core::governance::recall::About,
-    max_chars: usize,
-) -> Option<String> {
-    let path = ctx
-        .project
-        .landing(std::path::Path::new(&ctx.config.agent_md), Last::Followed)
-        .ok()?;
+pub fn recall(ctx: &Ctx, about: &About, max_chars: usize) -> Option<String> {
+    let path = lessons_file(ctx).ok()?;
     // Hundreds of lessons are tens of KiB; a larger file is read by its first MiB.
     let mut text = String::new();
     let file = std::fs::File::open(&path).ok()?;
@@ -271,11 +264,8 @@ fn conflicts(
 /// What a call acted on, for a lesson's title: the path it writes, the command, or the tool.
 pub fn target(ctx: &Ctx, event: &Event, call: &ToolCall) -> String {
     if let Some(p) = call.written_paths().first() {
-        return ctx
-            .project
-            .locate(p, event.common.cwd.as_deref())
-            .display()
-            .to_string();
+        let cwd = event.common.cwd.as_deref();
+        return ctx.project.locate(p, cwd).display().to_string();
     }
     if let Some(c) = call.command() {
         return one_line(c);

@@ -56,11 +56,8 @@ pub fn run(
     for (id, name, criteria) in targets {
         let ev = evaluate(&criteria, &lines);
         for e in &ev.errors {
-            ctx.log(
-                Level::Warn,
-                "intents",
-                &format!("{id}: criterion not evaluated: {e}"),
-            );
+            let why = format!("{id}: criterion not evaluated: {e}");
+            ctx.log(Level::Warn, "intents", &why);
         }
         if ev.all_met() {
             met.push((id, name, ev.met));
@@ -78,10 +75,9 @@ pub fn run(
             failures.push(format!("{id}: {e:#}"));
         }
     }
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(anyhow::anyhow!(failures.join("; ")))
+    match failures.is_empty() {
+        true => Ok(()),
+        false => Err(anyhow::anyhow!(failures.join("; "))),
     }
 }
 
@@ -108,11 +104,7 @@ fn record(
         }),
         ..about.clone()
     };
-    trace::append(
-        &ctx.project,
-        &ctx.config,
-        trace::record(&ctx.project, ctx.now, wm),
-    )?;
+    trace::append_new(ctx, wm)?;
     out.say(format!(
         "waymark: intent {id} ({name}) is now {to}: all {count} acceptance criteria were met in the recent trace."
     ));

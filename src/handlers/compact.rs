@@ -11,17 +11,12 @@ const MAX_SUMMARY: usize = 2000;
 
 pub fn pre(ctx: &Ctx, _event: &Event, e: &PreCompact) -> anyhow::Result<()> {
     current::change(ctx, Need::Existing, |_, effects| {
-        let how = if e.trigger.is_empty() {
-            "compaction".to_string()
-        } else {
-            format!("{} compaction", e.trigger)
+        let description = match e.trigger.as_str() {
+            "" => "Before compaction".to_string(),
+            how => format!("Before {how} compaction"),
         };
-        let description = format!("Before {how}");
-        effects.push(Effect::Checkpoint(
-            CheckpointTrigger::PreCompact,
-            description,
-            None,
-        ));
+        let checkpoint = Effect::Checkpoint(CheckpointTrigger::PreCompact, description, None);
+        effects.push(checkpoint);
     })?;
     Ok(())
 }

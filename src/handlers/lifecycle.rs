@@ -16,11 +16,8 @@ use waymark_core::text::{one_line, truncate};
 /// SubagentStop: the session is still working; only that is noted.
 pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()> {
     // Read before the lock: git walks the work tree, and no other hook should wait on it.
-    let unseen = if main && event.agent == Agent::Codex {
-        unseen_files(ctx)
-    } else {
-        Vec::new()
-    };
+    let unseen = (main && event.agent == Agent::Codex).then(|| unseen_files(ctx));
+    let unseen = unseen.unwrap_or_default();
     let changed = current::change(ctx, Need::Existing, |hook, effects| {
         if main {
             // Told in the next brief: a Stop has no word for the agent.
@@ -37,21 +34,16 @@ pub fn stop(ctx: &Ctx, event: &Event, e: &Stop, main: bool) -> anyhow::Result<()
             }
             effects.extend(super::prompt::context_threshold(ctx, event, hook));
             if hook.state == HookState::StepPending && hook.all_steps_completed() {
-                effects.push(Effect::Checkpoint(
-                    CheckpointTrigger::StepComplete,
-                    "Task completed: every step done".into(),
-                    None,
-                ));
+                let why = "Task completed: every step done".into();
+                let done = Effect::Checkpoint(CheckpointTrigger::StepComplete, why, None);
+                effects.push(done);
                 hook.finish(HookState::Completed, ctx.now)?;
             }
         }
-        let status = if main {
-            SessionStatus::Idle
+        if main {
+            super::note(hook, event, SessionStatus::Idle, ctx);
         } else {
-            SessionStatus::Active
-        };
-        super::note(hook, event, status, ctx);
-        if !main {
+            super::note(hook, event, SessionStatus::Active, ctx);
             hook.note_agent(&event.common.session_id, &agent(event), false);
         }
         anyhow::Ok(())
@@ -121,11 +113,8 @@ pub fn before_clear(ctx: &Ctx, hook: &mut Hook, effects: &mut Vec<Effect>) {
     }
     if ctx.config.auto_checkpoint_on_clear == Switch::On {
         let description = "Before /clear".to_string();
-        effects.push(Effect::Checkpoint(
-            CheckpointTrigger::Clear,
-            description,
-            None,
-        ));
+        let checkpoint = Effect::Checkpoint(CheckpointTrigger::Clear, description, None);
+        effects.push(checkpoint);
     }
 }
 

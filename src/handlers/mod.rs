@@ -22,6 +22,7 @@ pub mod verdicts;
 use crate::claude::event::{Event, EventKind};
 use crate::claude::output::Output;
 use crate::runtime::context::Ctx;
+use waymark_core::task::{Hook, SessionStatus};
 
 /// What handling one event gave.
 #[derive(Debug, Default)]
@@ -63,12 +64,9 @@ pub fn dispatch(ctx: &Ctx, event: &Event) -> Handled {
         EventKind::Other(_) => Ok(()),
     };
     let busy = |e: &anyhow::Error| {
-        e.chain().any(|c| {
-            matches!(
-                c.downcast_ref(),
-                Some(crate::task::store::StoreError::Busy(_))
-            )
-        })
+        use crate::task::store::StoreError;
+        e.chain()
+            .any(|c| matches!(c.downcast_ref(), Some(StoreError::Busy(_))))
     };
     let deferred = match result {
         Ok(()) => false,
@@ -114,20 +112,16 @@ fn dispatch_late(
 /// Whether this is an event applied late (a kept event, a held Codex call) of a session
 /// that has ended (its crash declared): it is recorded, but it neither brings the session
 /// back mid-turn (a crash declared again) nor moves the plan (an attempt spent again).
-fn ended_late(ctx: &Ctx, hook: &waymark_core::task::Hook, session: &str) -> bool {
+fn ended_late(ctx: &Ctx, hook: &Hook, session: &str) -> bool {
     ctx.late
-        && hook.sessions.iter().any(|s| {
-            s.session_id == session && s.status == waymark_core::task::SessionStatus::Ended
-        })
+        && hook
+            .sessions
+            .iter()
+            .any(|s| s.session_id == session && s.status == SessionStatus::Ended)
 }
 
 /// Records that the event's session sent it, leaving the session in `status`.
-fn note(
-    hook: &mut waymark_core::task::Hook,
-    event: &Event,
-    status: waymark_core::task::SessionStatus,
-    ctx: &Ctx,
-) {
+fn note(hook: &mut Hook, event: &Event, status: SessionStatus, ctx: &Ctx) {
     let c = &event.common;
     if ended_late(ctx, hook, &c.session_id) {
         return;

@@ -27,7 +27,8 @@
 
 use std::time::Duration;
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use sha2::{Digest, Sha256};
 
@@ -55,7 +56,7 @@ const WAIT: Duration = Duration::from_millis(250);
 pub struct Claim {
     /// `events.seen` (kept open, unlocked), the key and when it was taken; `None` when
     /// nothing was recorded.
-    taken: Option<(std::fs::File, String, i64)>,
+    taken: Option<(File, String, i64)>,
 }
 
 impl Claim {
@@ -132,10 +133,8 @@ fn note_twice(ctx: &Ctx) {
     };
     let path = ctx.project.state_file(TWICE);
     let known = std::fs::read_to_string(&path).unwrap_or_default();
-    if known
-        .lines()
-        .any(|l| l.split_once(' ').is_some_and(|(_, k)| k == kind))
-    {
+    let noted = |l: &str| l.split_once(' ').is_some_and(|(_, k)| k == kind);
+    if known.lines().any(noted) {
         return;
     }
     let line = format!("{} {kind}", ctx.now.timestamp_millis());
@@ -159,10 +158,7 @@ fn key(event: &str, sender: &str, bytes: &[u8]) -> String {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part);
     }
-    h.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    waymark_core::text::hex(&h.finalize()[..16])
 }
 
 /// Records `key` at `now`, taken by this process, unless it was done or is taken by a
@@ -170,12 +166,7 @@ fn key(event: &str, sender: &str, bytes: &[u8]) -> String {
 /// `None` when it was. The file is its own lock (it is rewritten in place, never renamed):
 /// its line is appended, and the file rewritten to its young lines only once it holds
 /// twice [`KEEP`].
-fn remember(
-    ctx: &Ctx,
-    key: &str,
-    now: i64,
-    window: Duration,
-) -> std::io::Result<Option<std::fs::File>> {
+fn remember(ctx: &Ctx, key: &str, now: i64, window: Duration) -> io::Result<Option<File>> {
     let mut lock = crate::store::open_in_place(&ctx.project.state_file(SEEN), WAIT)?;
     let f = lock.file();
     let mut text = String::new();
@@ -204,7 +195,7 @@ fn running(pid: u32) -> bool {
     };
     // SAFETY: signal 0 only asks whether the process exists; nothing is sent.
     let sent = unsafe { libc::kill(pid, 0) } == 0;
-    sent || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    sent || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Whether `key` is among the lines of `text` younger than `window` at `now`, done or

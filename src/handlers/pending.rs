@@ -130,11 +130,8 @@ fn batch(ctx: &mut Ctx, path: &Path, first: &mut bool) -> io::Result<bool> {
             break;
         };
         if std::mem::take(first) && already_traced(ctx, &line) {
-            ctx.log(
-                Level::Warn,
-                "pending",
-                "a kept event was applied by a process that ended before moving past it: not applied again",
-            );
+            let why = "a kept event was applied by a process that ended before moving past it: not applied again";
+            ctx.log(Level::Warn, "pending", why);
             journal.advance(next)?;
             continue;
         }
@@ -232,10 +229,9 @@ struct Journal {
 impl Journal {
     /// The journal at `path` from where its cursor says; `None` when it is gone.
     fn open(ctx: &Ctx, path: &Path) -> io::Result<Option<Journal>> {
-        let (mut file, meta) = match store::open_nofollow(path, OpenOptions::new().read(true)) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
+        let opened = store::found(store::open_nofollow(path, OpenOptions::new().read(true)))?;
+        let Some((mut file, meta)) = opened else {
+            return Ok(None);
         };
         let len = meta.len();
         let head = first_line_hash(&mut file)?;
@@ -243,10 +239,8 @@ impl Journal {
         let offset = read_cursor(&cursor_path)
             .filter(|c| c.head == head && c.offset <= len)
             .map_or(0, |c| c.offset);
-        let offset = match offset > 0 && !newline_before(&mut file, offset)? {
-            true => 0,
-            false => offset,
-        };
+        let torn = offset > 0 && !newline_before(&mut file, offset)?;
+        let offset = if torn { 0 } else { offset };
         file.seek(SeekFrom::Start(offset))?;
         Ok(Some(Journal {
             path: path.to_path_buf(),
@@ -300,7 +294,7 @@ impl Journal {
                 ctx.log(Level::Warn, "pending", &why);
             }
             std::fs::remove_file(&self.path)?;
-            remove_if_there(&self.cursor_path)?;
+            store::remove_if_there(&self.cursor_path)?;
             return Ok(false);
         }
         if self.offset >= rest && rest <= CUT_AT_MOST {
@@ -311,7 +305,7 @@ impl Journal {
             file.take(rest).read_to_end(&mut left)?;
             // Already redacted when kept: written back as it is.
             store::write_verbatim(&self.path, &left)?;
-            remove_if_there(&self.cursor_path)?;
+            store::remove_if_there(&self.cursor_path)?;
         }
         Ok(true)
     }
@@ -349,13 +343,6 @@ fn newline_before(file: &mut File, offset: u64) -> io::Result<bool> {
 fn read_cursor(path: &Path) -> Option<Cursor> {
     let bytes = store::read_at_most(path, &[], 4096).ok()??;
     serde_json::from_slice(&bytes).ok()
-}
-
-fn remove_if_there(path: &Path) -> io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
 }
 
 #[cfg(test)]

@@ -15,10 +15,8 @@ pub fn request(ctx: &Ctx, event: &Event, call: &ToolCall) -> anyhow::Result<()> 
     current::change(ctx, Need::Existing, |hook, _| {
         super::note(hook, event, SessionStatus::Active, ctx);
         if let Some(s) = hook.session_mut(&event.common.session_id) {
-            s.waiting_for = Some(format!(
-                "permission to run {}",
-                truncate(&one_line(&call.describe()), 160)
-            ));
+            let call = truncate(&one_line(&call.describe()), 160);
+            s.waiting_for = Some(format!("permission to run {call}"));
         }
     })?;
     Ok(())

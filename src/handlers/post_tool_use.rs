@@ -122,10 +122,8 @@ fn bash_writes(ctx: &Ctx, event: &Event, command: &str) -> Vec<String> {
             continue;
         };
         // waymark's own files and git's are no work of the step's.
-        if [".git", crate::store::project::STATE_DIR]
-            .iter()
-            .any(|d| rel == *d || rel.starts_with(&format!("{d}/")))
-        {
+        let under = |d: &&str| rel == *d || rel.starts_with(&format!("{d}/"));
+        if [".git", crate::store::project::STATE_DIR].iter().any(under) {
             continue;
         }
         files.push(match &t.in_dir {
@@ -179,16 +177,10 @@ fn bookkeeping(
         }
         Ok(())
     })?;
-    let hook = match changed {
-        Some((result, hook)) => {
-            result?;
-            Some(hook)
-        }
-        None => None,
-    };
-    if let Some(note) = rewound {
-        out.say(note);
-    }
+    let hook = changed
+        .map(|(result, hook)| result.map(|()| hook))
+        .transpose()?;
+    out.say(rewound.unwrap_or_default());
     Ok(hook)
 }
 
@@ -201,24 +193,15 @@ fn move_plan(
     effects: &mut Vec<Effect>,
 ) -> anyhow::Result<()> {
     let call = seen.call;
-    let applied = tools::apply_tool(
-        hook,
-        call,
-        seen.result.ok(),
-        ctx.config.max_attempts,
-        ctx.now,
-    )?;
+    let max_attempts = ctx.config.max_attempts;
+    let applied = tools::apply_tool(hook, call, seen.result.ok(), max_attempts, ctx.now)?;
     if applied.refused > 0 {
-        ctx.log(
-            Level::Warn,
-            event.name(),
-            &format!(
-                "{}: the plan holds at most {} steps; {} items were not added",
-                call.name,
-                waymark_core::task::MAX_STEPS,
-                applied.refused
-            ),
+        let (max, refused) = (waymark_core::task::MAX_STEPS, applied.refused);
+        let why = format!(
+            "{}: the plan holds at most {max} steps; {refused} items were not added",
+            call.name
         );
+        ctx.log(Level::Warn, event.name(), &why);
     }
     effects.extend(applied.effects);
     Ok(())
@@ -256,12 +239,8 @@ fn command_bookkeeping(
         current::count_uncounted_receipts(ctx, hook);
         let (sealed, key_error) = crate::receipt::sealed(&ctx.config, hook, None, run);
         if let Some(e) = key_error {
-            let id = &sealed.receipt.receipt_id;
-            ctx.log(
-                Level::Warn,
-                "receipt",
-                &format!("{id} stored unsigned: {e}"),
-            );
+            let why = format!("{} stored unsigned: {e}", sealed.receipt.receipt_id);
+            ctx.log(Level::Warn, "receipt", &why);
         }
         effects.extend(validation::record(hook, sealed, &seen.output_tail, ctx.now));
     }
@@ -371,29 +350,18 @@ fn located_paths(ctx: &Ctx, event: &Event, call: &ToolCall) -> Vec<Located> {
     let cwd = event.common.cwd.as_deref();
     let mut out = Vec::new();
     for p in call.written_paths() {
+        let name = &call.name;
         if p.chars().any(char::is_control) {
-            ctx.log(
-                Level::Warn,
-                event.name(),
-                &format!(
-                    "{}: path with a control character ignored: {:?}",
-                    call.name,
-                    waymark_core::text::truncate(p, 200)
-                ),
-            );
+            let p = waymark_core::text::truncate(p, 200);
+            let why = format!("{name}: path with a control character ignored: {p:?}");
+            ctx.log(Level::Warn, event.name(), &why);
             continue;
         }
         let located = ctx.project.locate(p, cwd);
         if let Located::Outside(abs) = &located {
-            ctx.log(
-                Level::Info,
-                event.name(),
-                &format!(
-                    "{}: {} is outside the project: not tracked as touched",
-                    call.name,
-                    waymark_core::text::truncate(abs, 300)
-                ),
-            );
+            let abs = waymark_core::text::truncate(abs, 300);
+            let why = format!("{name}: {abs} is outside the project: not tracked as touched");
+            ctx.log(Level::Info, event.name(), &why);
         }
         out.push(located);
     }
@@ -415,10 +383,8 @@ impl BashResult {
         if self.stderr.is_empty() {
             return tail(self.stdout.trim(), OUTPUT_TAIL);
         }
-        tail(
-            format!("{}\n{}", self.stdout, self.stderr).trim(),
-            OUTPUT_TAIL,
-        )
+        let all = format!("{}\n{}", self.stdout, self.stderr);
+        tail(all.trim(), OUTPUT_TAIL)
     }
 }
 

@@ -17,11 +17,8 @@ pub fn isolated(ctx: &Ctx, event: &str, hook: &str, f: impl FnOnce() -> anyhow::
         Ok(Err(e)) => ctx.log(Level::Error, event, &format!("post-hook {hook}: {e:#}")),
         Err(payload) => {
             let msg = waymark_core::text::panic_message(payload.as_ref());
-            ctx.log(
-                Level::Error,
-                event,
-                &format!("post-hook {hook} panicked: {msg}"),
-            );
+            let why = format!("post-hook {hook} panicked: {msg}");
+            ctx.log(Level::Error, event, &why);
         }
     }
 }

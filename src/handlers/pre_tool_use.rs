@@ -10,7 +10,7 @@
 
 use super::posthook::isolated;
 use crate::claude::event::Event;
-use crate::claude::output::{Decision, Output};
+use crate::claude::output::{Answer, Decision, Output};
 use crate::claude::tool::{ToolCall, ToolInput};
 use crate::governance::{enforcement, facts::Facts};
 use crate::runtime::context::Ctx;
@@ -63,10 +63,7 @@ pub fn handle(ctx: &Ctx, event: &Event, call: &ToolCall, out: &mut Output) -> an
 }
 
 /// Two answers to one call: a denial over a question; two questions asked as one.
-fn stronger(
-    a: Option<(Decision, String)>,
-    b: Option<(Decision, String)>,
-) -> Option<(Decision, String)> {
+fn stronger(a: Answer, b: Answer) -> Answer {
     match (a, b) {
         (Some((Decision::Ask, x)), Some((Decision::Ask, y))) => {
             Some((Decision::Ask, format!("{x}\n\n{y}")))
@@ -80,12 +77,7 @@ fn stronger(
 /// side effect, and unless it refuses, the command marked in flight in the running step (a
 /// crash before its PostToolUse leaves it there, so the next session runs a validation
 /// again and checks a side effect first).
-fn start(
-    ctx: &Ctx,
-    event: &Event,
-    command: &str,
-    kinds: &Kinds,
-) -> anyhow::Result<Option<(Decision, String)>> {
+fn start(ctx: &Ctx, event: &Event, command: &str, kinds: &Kinds) -> anyhow::Result<Answer> {
     let guard = ctx.config.repeat_guard;
     let session = &event.common.session_id;
     let changed = current::change(ctx, Need::First, |hook, _| {

@@ -62,13 +62,8 @@ fn is_request(prompt: &str) -> bool {
 pub(super) fn context_threshold(ctx: &Ctx, event: &Event, hook: &mut Hook) -> Option<Effect> {
     let path = event.common.transcript_path.as_deref()?;
     let tokens = crate::claude::transcript::last_context_tokens(std::path::Path::new(path))?;
-    let window = ctx.config.context_window_tokens;
-    checkpoint::context_threshold(
-        hook,
-        tokens,
-        window,
-        ctx.config.checkpoint_threshold_percent,
-    )
+    let percent = ctx.config.checkpoint_threshold_percent;
+    checkpoint::context_threshold(hook, tokens, ctx.config.context_window_tokens, percent)
 }
 
 #[cfg(test)]

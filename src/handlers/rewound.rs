@@ -49,11 +49,7 @@ pub fn check(ctx: &Ctx, hook: &mut Hook, session: &str, last: bool) -> Option<St
     let s = hook.session_mut(session)?;
     let mark = s.turn.clone()?;
     let path = s.transcript_path.clone()?;
-    let start = transcript::turn_start(
-        std::path::Path::new(&path),
-        mark.from,
-        mark.prompt_id.as_deref(),
-    );
+    let start = transcript::turn_start(path.as_ref(), mark.from, mark.prompt_id.as_deref());
     if start != TurnStart::NotYet || last {
         s.turn = None;
     }

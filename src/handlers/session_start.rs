@@ -21,11 +21,9 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
         if ctx.config.plan_note {
             out.say(brief::PLAN_NOTE);
         }
-        let room = ctx
-            .config
-            .resume_brief_max_chars
-            .saturating_sub(brief::PLAN_NOTE.len() + 1);
-        say_lessons(ctx, None, room, out);
+        let max = ctx.config.resume_brief_max_chars;
+        let room = max.saturating_sub(brief::PLAN_NOTE.len() + 1);
+        out.say(lessons_for(ctx, None, room.min(LESSONS_MAX)).unwrap_or_default());
         return Ok(());
     };
     // A state directory an older waymark made is told what belongs in git here.
@@ -34,7 +32,10 @@ pub fn handle(ctx: &Ctx, event: &Event, e: &SessionStart, out: &mut Output) -> a
         rebuild_hook_md_if_damaged(ctx, &started.hook);
     }
     if started.crashed {
-        log_crash(ctx, &started.hook);
+        let recovery = started.hook.recovery.as_ref();
+        let r = recovery.expect("recover sets the context");
+        let why = format!("crash detected: {} ({})", r.reason, r.recommended_action);
+        ctx.log(Level::Warn, "SessionStart", &why);
     }
     say_brief(ctx, event, e, &started, &live, out);
     Ok(())
@@ -107,16 +108,6 @@ fn start(
     }))
 }
 
-/// A crash found is logged with its reason and the recommended action.
-fn log_crash(ctx: &Ctx, hook: &Hook) {
-    let r = hook.recovery.as_ref().expect("recover sets the context");
-    ctx.log(
-        Level::Warn,
-        "SessionStart",
-        &format!("crash detected: {} ({})", r.reason, r.recommended_action),
-    );
-}
-
 /// The resume brief for the agent, and after /clear the offer of a checkpoint not saved.
 fn say_brief(
     ctx: &Ctx,
@@ -131,29 +122,19 @@ fn say_brief(
     let max = ctx.config.resume_brief_max_chars;
     let lessons = lessons_for(ctx, Some(hook), max.min(LESSONS_MAX).min(max / 3));
     let max = max.saturating_sub(lessons.as_ref().map_or(0, |l| l.chars().count() + 1));
+    let elsewhere = hook.working_elsewhere(&event.common.session_id, live);
     let extras = Extras {
         work_changed: started.clear_note.clone(),
         source: e.source.clone(),
-        elsewhere: hook
-            .working_elsewhere(&event.common.session_id, live)
-            .cloned()
-            .collect(),
+        elsewhere: elsewhere.cloned().collect(),
         plan_note: ctx.config.plan_note,
     };
-    let text = brief::render(
-        hook,
-        ctx.config.auto_resume_on_start,
-        &ctx.project.state_file(HOOK_MD),
-        max,
-        &extras,
-        ctx.now,
-    );
-    if let Some(text) = text {
-        out.say(text);
-    }
-    if let Some(lessons) = lessons {
-        out.say(lessons);
-    }
+    let resume = ctx.config.auto_resume_on_start;
+    let path = ctx.project.state_file(HOOK_MD);
+    let text = brief::render(hook, resume, &path, max, &extras, ctx.now);
+    // `say` skips what is empty.
+    out.say(text.unwrap_or_default());
+    out.say(lessons.unwrap_or_default());
     if e.source == "clear"
         && ctx.config.auto_checkpoint_on_clear == Switch::Prompt
         && ctx.config.auto_resume_on_start != Switch::Off
@@ -173,10 +154,8 @@ fn lessons_for(ctx: &Ctx, hook: Option<&Hook>, room: usize) -> Option<String> {
         let step_files = h.current_step.iter().flat_map(|c| &c.files_touched);
         let failed = h.last_failure.iter().map(|f| &f.command);
         let validated = h.recent_receipts.iter().map(|r| &r.command);
-        let words = step_files
-            .chain(&h.unassigned_files)
-            .chain(failed)
-            .chain(validated);
+        let files = step_files.chain(&h.unassigned_files);
+        let words = files.chain(failed).chain(validated);
         About {
             intent: h.intent_id.clone(),
             words: words.cloned().collect(),
@@ -185,29 +164,20 @@ fn lessons_for(ctx: &Ctx, hook: Option<&Hook>, room: usize) -> Option<String> {
     crate::governance::lessons::recall(ctx, &about, room)
 }
 
-/// Says the lessons within `room`, when there are any.
-fn say_lessons(ctx: &Ctx, hook: Option<&Hook>, room: usize, out: &mut Output) {
-    if let Some(lessons) = lessons_for(ctx, hook, room.min(LESSONS_MAX)) {
-        out.say(lessons);
-    }
-}
-
 /// A deleted or damaged HOOK.md is rebuilt at the start of every session, even when
 /// hook.json did not change (and so was not saved).
 fn rebuild_hook_md_if_damaged(ctx: &Ctx, hook: &waymark_core::task::Hook) {
-    if !intact(&ctx.project.state_file(HOOK_MD)) {
-        if let Err(e) = crate::task::store::write_hook_md(&ctx.project, hook) {
-            ctx.log(
-                Level::Error,
-                "SessionStart",
-                &format!("cannot rebuild HOOK.md: {e}"),
-            );
-        } else {
-            ctx.log(
-                Level::Info,
-                "SessionStart",
-                "HOOK.md was missing or damaged: rebuilt from hook.json",
-            );
+    if intact(&ctx.project.state_file(HOOK_MD)) {
+        return;
+    }
+    match crate::task::store::write_hook_md(&ctx.project, hook) {
+        Ok(()) => {
+            let why = "HOOK.md was missing or damaged: rebuilt from hook.json";
+            ctx.log(Level::Info, "SessionStart", why);
+        }
+        Err(e) => {
+            let why = format!("cannot rebuild HOOK.md: {e}");
+            ctx.log(Level::Error, "SessionStart", &why);
         }
     }
 }

@@ -52,10 +52,7 @@ pub fn verdict(transcript: Option<&str>, call_id: &str) -> Option<Option<i32>> {
 
 /// Holds a shell call's PostToolUse (`input`, adapted) until its verdict is known.
 pub fn hold(ctx: &Ctx, event: &Event, input: &Value) -> io::Result<()> {
-    let call_id = input
-        .get("tool_use_id")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+    let call_id = input["tool_use_id"].as_str().unwrap_or_default();
     let held = Held {
         received_at: ctx.now,
         session_id: event.common.session_id.clone(),
@@ -123,25 +120,15 @@ pub fn settle(ctx: &mut Ctx, now_event: &Event) -> Vec<String> {
 /// The held calls this machine held, oldest first; the file is rewritten without any other
 /// (`held_here`). `None` when it cannot be read.
 fn read_held(ctx: &Ctx, path: &std::path::Path) -> Option<std::collections::VecDeque<Held>> {
-    let text = match store::read(path, &[]) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) => {
-            let why = format!("cannot read {VERDICTS}: {e}");
-            ctx.log(Level::Error, "codex", &why);
-            return None;
-        }
-    };
-    let lines: Vec<&str> = text.lines().collect();
-    let here: Vec<&str> = lines
-        .iter()
-        .copied()
-        .filter(|l| held_here(ctx, l))
-        .collect();
-    let queue: std::collections::VecDeque<Held> = here
-        .iter()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    if here.len() < lines.len() {
+    let bytes = store::read(path, &[]).map_err(|e| {
+        let why = format!("cannot read {VERDICTS}: {e}");
+        ctx.log(Level::Error, "codex", &why);
+    });
+    let text = String::from_utf8_lossy(&bytes.ok()?).into_owned();
+    let here: Vec<&str> = text.lines().filter(|l| held_here(ctx, l)).collect();
+    let held = here.iter().filter_map(|l| serde_json::from_str(l).ok());
+    let queue: std::collections::VecDeque<Held> = held.collect();
+    if here.len() < text.lines().count() {
         rewrite(ctx, path, queue.iter());
     }
     Some(queue)
@@ -181,12 +168,8 @@ fn apply(ctx: &mut Ctx, held: Held, code: Option<i32>, said: &mut Vec<String>) {
     let mut parsed = match event::from_value(Some(&name), input.clone()) {
         Ok(p) => p,
         Err(e) => {
-            ctx.log(
-                Level::Warn,
-                "codex",
-                &format!("a held call does not parse, dropped: {e}"),
-            );
-            return;
+            let why = format!("a held call does not parse, dropped: {e}");
+            return ctx.log(Level::Warn, "codex", &why);
         }
     };
     parsed.event.agent = Agent::Codex;

@@ -43,10 +43,8 @@ impl FileKeyManager {
 
     /// The key file and derivation of a configuration.
     pub fn from_config(config: &waymark_core::config::Config) -> FileKeyManager {
-        FileKeyManager::new(
-            crate::config::key_path(config),
-            config.key_derivation.clone(),
-        )
+        let path = crate::config::key_path(config);
+        FileKeyManager::new(path, config.key_derivation.clone())
     }
 
     pub fn path(&self) -> Option<&Path> {

@@ -35,13 +35,8 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> KeyError + '_ {
 
 /// Reads the key, checking the permissions of the very file opened (no check-then-open race).
 pub(super) fn read_key(path: &Path) -> Result<MasterKey, KeyError> {
-    let f = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(KeyError::Missing(path.to_path_buf()));
-        }
-        Err(e) => return Err(io_err(path)(e)),
-    };
+    let f = crate::store::found(File::open(path)).map_err(io_err(path))?;
+    let f = f.ok_or_else(|| KeyError::Missing(path.to_path_buf()))?;
     let meta = f.metadata().map_err(io_err(path))?;
     if !meta.is_file() {
         return Err(KeyError::Malformed {
@@ -77,8 +72,7 @@ pub(super) fn create_key(path: &Path) -> Result<MasterKey, KeyError> {
     let key = generate()?;
     let name = path
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "master.key".into());
+        .map_or("master.key".into(), |n| n.to_string_lossy());
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let _ = fs::remove_file(&tmp);
     let written = (|| {

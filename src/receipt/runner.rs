@@ -51,18 +51,24 @@ pub fn run_to(
     let started_at = Utc::now();
     let clock = Instant::now();
     let empty = super::sha256_hex(b"");
-    let Some((program, args)) = argv.split_first() else {
-        return not_started(
-            started_at,
-            clock,
-            NOT_FOUND,
-            "no command given".into(),
-            empty,
-        );
+    let spawned = match argv.split_first() {
+        Some((program, args)) => spawn(program, args),
+        None => Err((NOT_FOUND, "no command given".into())),
     };
-    let mut child = match spawn(program, args) {
+    let mut child = match spawned {
         Ok(c) => c,
-        Err((code, why)) => return not_started(started_at, clock, code, why, empty),
+        Err((exit_code, why)) => {
+            return Ran {
+                exit_code,
+                started_at,
+                completed_at: Utc::now(),
+                duration: clock.elapsed(),
+                stdout_hash: empty.clone(),
+                stderr_hash: empty,
+                tail: why.clone().into_bytes(),
+                start_error: Some(why),
+            };
+        }
     };
     let tail = Arc::new(Mutex::new(Vec::new()));
     let out = child.stdout.take().map(|s| {
@@ -80,9 +86,7 @@ pub fn run_to(
     let stdout_hash = join(out);
     let stderr_hash = join(err);
     let exit_code = match child.wait() {
-        Ok(status) => status
-            .code()
-            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+        Ok(status) => status.code().unwrap_or(128 + status.signal().unwrap_or(0)),
         Err(_) => CANNOT_RUN,
     };
     let duration = clock.elapsed();
@@ -112,25 +116,6 @@ fn spawn(program: &str, args: &[String]) -> Result<Child, (i32, String)> {
             io::ErrorKind::NotFound => (NOT_FOUND, format!("command not found: {program}")),
             _ => (CANNOT_RUN, format!("cannot run {program}: {e}")),
         })
-}
-
-fn not_started(
-    started_at: DateTime<Utc>,
-    clock: Instant,
-    exit_code: i32,
-    why: String,
-    empty: String,
-) -> Ran {
-    Ran {
-        exit_code,
-        started_at,
-        completed_at: Utc::now(),
-        duration: clock.elapsed(),
-        stdout_hash: empty.clone(),
-        stderr_hash: empty,
-        tail: why.clone().into_bytes(),
-        start_error: Some(why),
-    }
 }
 
 /// Copies `from` to `to` chunk by chunk as it arrives, hashing it and keeping its end.

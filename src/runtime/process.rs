@@ -35,7 +35,7 @@ fn find_owner() -> Option<Owner> {
     // SAFETY: getppid has no preconditions and cannot fail.
     let mut pid = unsafe { libc::getppid() } as u32;
     for _ in 0..MAX_DEPTH {
-        let stat = Stat::of(pid)?;
+        let stat = os::stat(pid)?;
         if !IN_BETWEEN.contains(&stat.comm.as_str()) {
             return Some(Owner {
                 pid,
@@ -52,7 +52,7 @@ fn find_owner() -> Option<Owner> {
 
 /// Whether `owner` still runs (the same process: same pid, same start time).
 pub fn alive(owner: &Owner) -> bool {
-    Stat::of(owner.pid).is_some_and(|s| s.start == owner.start)
+    os::stat(owner.pid).is_some_and(|s| s.start == owner.start)
 }
 
 /// What waymark reads of a process: its name, its parent, when it started.
@@ -60,12 +60,6 @@ struct Stat {
     comm: String,
     ppid: u32,
     start: u64,
-}
-
-impl Stat {
-    fn of(pid: u32) -> Option<Stat> {
-        os::stat(pid)
-    }
 }
 
 #[cfg(target_os = "linux")]
@@ -93,7 +87,7 @@ mod tests {
     #[test]
     fn this_process_is_alive_and_a_changed_start_time_is_not() {
         let me = std::process::id();
-        let stat = Stat::of(me).expect("this process is known");
+        let stat = os::stat(me).expect("this process is known");
         let owner = Owner {
             pid: me,
             start: stat.start,
@@ -115,7 +109,7 @@ mod tests {
         // directly, it is the test runner. Either way it is a live, non-shell process.
         let o = owner().expect("an owner");
         assert!(alive(&o));
-        let comm = Stat::of(o.pid).unwrap().comm;
+        let comm = os::stat(o.pid).unwrap().comm;
         assert!(!IN_BETWEEN.contains(&comm.as_str()), "{comm}");
     }
 }

@@ -1,7 +1,8 @@
 //! Appends that never interleave and repair what a killed writer left.
 
 use std::fs::{self, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use super::lock::FileLock;
@@ -87,8 +88,7 @@ fn last_line(file: &mut fs::File, len: u64) -> io::Result<Option<Vec<u8>>> {
     let end = len - 1; // the final newline
     let start = line_start(file, end)?;
     let mut line = vec![0u8; (end - start) as usize];
-    file.seek(SeekFrom::Start(start))?;
-    file.read_exact(&mut line)?;
+    file.read_exact_at(&mut line, start)?;
     Ok(Some(line))
 }
 
@@ -99,8 +99,7 @@ fn line_start(file: &mut fs::File, mut end: u64) -> io::Result<u64> {
     while end > 0 {
         let start = end.saturating_sub(buf.len() as u64);
         let n = (end - start) as usize;
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf[..n])?;
+        file.read_exact_at(&mut buf[..n], start)?;
         if let Some(i) = waymark_core::text::newlines(&buf[..n]).next_back() {
             return Ok(start + i as u64 + 1);
         }
@@ -117,11 +116,10 @@ pub fn append_text(path: &Path, text: &Clean) -> io::Result<()> {
 fn append_locked(path: &Path, bytes: &[u8], repair: bool) -> io::Result<Option<String>> {
     let _critical = crate::store::deadline::enter();
     let (_lock, mut file, len) = open_locked(path)?;
-    let torn = if repair {
-        cut_torn_tail(&mut file, len)?
-    } else {
-        None
-    };
+    let torn = repair
+        .then(|| cut_torn_tail(&mut file, len))
+        .transpose()?
+        .flatten();
     write_record(&mut file, bytes)?;
     Ok(torn)
 }
@@ -142,15 +140,13 @@ fn cut_torn_tail(file: &mut fs::File, len: u64) -> io::Result<Option<String>> {
         return Ok(None);
     }
     let mut last = [0u8; 1];
-    file.seek(SeekFrom::Start(len - 1))?;
-    file.read_exact(&mut last)?;
+    file.read_exact_at(&mut last, len - 1)?;
     if last[0] == b'\n' {
         return Ok(None);
     }
     let cut = line_start(file, len)?;
     let mut fragment = vec![0u8; (len - cut).min(200) as usize];
-    file.seek(SeekFrom::Start(cut))?;
-    file.read_exact(&mut fragment)?;
+    file.read_exact_at(&mut fragment, cut)?;
     file.set_len(cut)?;
     Ok(Some(String::from_utf8_lossy(&fragment).into_owned()))
 }

@@ -52,10 +52,9 @@ pub fn replace_keeping_previous(path: &Path, previous: &Path, content: &Clean) -
     // A swap name left by a killed writer: finish its swap (it had given `path` the new
     // state and not yet named the old one `previous`) or undo it (it had not begun).
     if fs::symlink_metadata(&swap).is_ok() {
-        if fs::symlink_metadata(previous).is_err() {
-            fs::rename(&swap, previous)?;
-        } else {
-            fs::remove_file(&swap)?;
+        match fs::symlink_metadata(previous) {
+            Err(_) => fs::rename(&swap, previous)?,
+            Ok(_) => fs::remove_file(&swap)?,
         }
     }
     let reusable = super::nofollow::open(previous, OpenOptions::new().write(true))

@@ -11,10 +11,9 @@ use waymark_redact::Clean;
 
 /// Reads `path` ("" when missing) under the lock `lock` (a file of its own, `<lock>.lock`:
 /// a file people commit, like AGENT.md, keeps its lock in the state directory) and writes
-/// what `f` makes of it. `f`
-/// returns `None` to leave the file as it is; its value is passed back. What is written
-/// is redacted: only the addition when `f` added to the end (text a person wrote earlier
-/// is not rewritten), the whole file when it changed more.
+/// what `f` makes of it. `f` returns `None` to leave the file as it is; its value is passed
+/// back. What is written is redacted: only the addition when `f` added to the end (text a
+/// person wrote earlier is not rewritten), the whole file when it changed more.
 pub fn edit_text<R>(
     path: &Path,
     lock: &Path,

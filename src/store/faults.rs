@@ -65,7 +65,6 @@ pub fn due(_point: &str) -> Option<Fault> {
     None
 }
 
-/// Does the damage.
 pub fn strike(point: &str, fault: Fault) {
     match fault {
         Fault::Panic => panic!("injected fault at {point}"),
@@ -82,10 +81,8 @@ fn count(point: &str) -> u32 {
     use std::sync::Mutex;
     static HITS: Mutex<Option<HashMap<String, u32>>> = Mutex::new(None);
     let mut hits = HITS.lock().unwrap_or_else(|e| e.into_inner());
-    let n = hits
-        .get_or_insert_with(HashMap::new)
-        .entry(point.to_string())
-        .or_insert(0);
+    let hits = hits.get_or_insert_with(HashMap::new);
+    let n = hits.entry(point.to_string()).or_insert(0);
     *n += 1;
     *n
 }

@@ -104,16 +104,7 @@ impl Project {
 
     /// Whether a component of root-relative `rel` that exists is a symbolic link.
     pub fn links_on(&self, rel: &Path) -> bool {
-        let mut cur = self.root.clone();
-        for comp in rel.components() {
-            cur.push(comp);
-            match cur.symlink_metadata() {
-                Ok(m) if m.is_symlink() => return true,
-                Ok(_) => {}
-                Err(_) => return false,
-            }
-        }
-        false
+        self.first_link(rel).is_some()
     }
 
     /// Root-relative `rel` with every link on its way followed: the longest part of it that
@@ -121,9 +112,7 @@ impl Project {
     fn resolved(&self, rel: &Path) -> Result<PathBuf, String> {
         super::project::real_path(&self.root.join(rel))
     }
-}
 
-impl Project {
     /// Refuses a root waymark must not write into: one that does not exist (a root is
     /// never created: a mistyped `CLAUDE_PROJECT_DIR` must not grow a tree), the file
     /// system's root, and the home directory itself (a session started in `~` is not a

@@ -91,41 +91,7 @@ impl FileLock {
         }
         wait_in_queue(file, &lock_path, timeout)
     }
-}
 
-/// Waits for a contended lock in the kernel's queue (a blocking `flock` on a duplicate of
-/// the descriptor, in a helper thread) rather than by polling: 32 hooks racing for one
-/// hook.json each get the lock the moment it is released, in turn, where polling every
-/// 50 ms starved some of them past the hook deadline (the concurrency test found it).
-/// If the timeout passes first, the helper lets go of the lock as soon as it gets it.
-fn wait_in_queue(file: File, lock_path: &Path, timeout: Duration) -> Result<FileLock, LockError> {
-    let open_err = |source| LockError::Open {
-        path: lock_path.to_path_buf(),
-        source,
-    };
-    let waiter = file.try_clone().map_err(open_err)?;
-    let (tx, rx) = mpsc::channel();
-    let spawned = thread::Builder::new()
-        .name("waymark-lock".into())
-        .spawn(move || {
-            let got = FileExt::lock(&waiter);
-            let held = got.is_ok();
-            if tx.send(got).is_err() && held {
-                // Nobody waits any more: hand the lock straight back.
-                let _ = FileExt::unlock(&waiter);
-            }
-        });
-    if let Err(e) = spawned {
-        return Err(open_err(e));
-    }
-    match rx.recv_timeout(timeout) {
-        Ok(Ok(())) => Ok(FileLock { file: Some(file) }),
-        Ok(Err(source)) => Err(open_err(source)),
-        Err(_) => Err(LockError::Timeout(timeout, lock_path.to_path_buf())),
-    }
-}
-
-impl FileLock {
     /// The locked file, to read and write through (a lock [`FileLock::hold`] took).
     pub fn file(&mut self) -> &mut File {
         self.file.as_mut().expect("held")
@@ -152,6 +118,36 @@ impl Drop for FileLock {
         if let Some(file) = &self.file {
             let _ = FileExt::unlock(file);
         }
+    }
+}
+
+/// Waits for a contended lock in the kernel's queue (a blocking `flock` on a duplicate of
+/// the descriptor, in a helper thread) rather than by polling: 32 hooks racing for one
+/// hook.json each get the lock the moment it is released, in turn, where polling every
+/// 50 ms starved some of them past the hook deadline (the concurrency test found it).
+/// If the timeout passes first, the helper lets go of the lock as soon as it gets it.
+fn wait_in_queue(file: File, lock_path: &Path, timeout: Duration) -> Result<FileLock, LockError> {
+    let open_err = |source| LockError::Open {
+        path: lock_path.to_path_buf(),
+        source,
+    };
+    let waiter = file.try_clone().map_err(open_err)?;
+    let (tx, rx) = mpsc::channel();
+    thread::Builder::new()
+        .name("waymark-lock".into())
+        .spawn(move || {
+            let got = FileExt::lock(&waiter);
+            let held = got.is_ok();
+            if tx.send(got).is_err() && held {
+                // Nobody waits any more: hand the lock straight back.
+                let _ = FileExt::unlock(&waiter);
+            }
+        })
+        .map_err(open_err)?;
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(())) => Ok(FileLock { file: Some(file) }),
+        Ok(Err(source)) => Err(open_err(source)),
+        Err(_) => Err(LockError::Timeout(timeout, lock_path.to_path_buf())),
     }
 }
 

@@ -7,6 +7,8 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 
+use chrono::{DateTime, Utc};
+
 use waymark_redact::Clean;
 
 /// When the log passes this size it is moved to `waymark.log.1` (replacing the older one).
@@ -33,12 +35,7 @@ impl Level {
 pub const LOG_FILE: &str = "waymark.log";
 
 /// One log line, newline included: time, level, context, the message on one line.
-pub fn line(
-    level: Level,
-    context: &str,
-    message: &str,
-    at: chrono::DateTime<chrono::Utc>,
-) -> String {
+pub fn line(level: Level, context: &str, message: &str, at: DateTime<Utc>) -> String {
     let at = at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     // Cut by `truncate`, which redacts first: a secret cut in two is no longer found.
     let one_line = waymark_core::text::truncate(&message.replace('\n', " ⏎ "), 4000);
@@ -53,10 +50,7 @@ pub fn write(state_dir: &Path, level: Level, context: &str, message: &str) {
     let _ = (|| -> std::io::Result<()> {
         crate::store::make_dir(state_dir)?;
         crate::store::refuse_symlink(&path)?;
-        if fs::metadata(&path)
-            .map(|m| m.len() > MAX_LOG_BYTES)
-            .unwrap_or(false)
-        {
+        if fs::metadata(&path).is_ok_and(|m| m.len() > MAX_LOG_BYTES) {
             fs::rename(&path, state_dir.join("waymark.log.1"))?;
         }
         let line = line(level, context, message, chrono::Utc::now());

@@ -41,3 +41,16 @@ pub use hash::sha256_file;
 pub use lock::{FileLock, LOCK_TIMEOUT, LockError};
 pub use nofollow::{open as open_nofollow, read, read_at_most, refuse_symlink};
 pub use tail::{TailLines, find_before, find_from_end, open_regular, read_tail_lines};
+
+/// `r`, with a missing file (`NotFound`) as `None`.
+pub fn found<T>(r: std::io::Result<T>) -> std::io::Result<Option<T>> {
+    match r {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        r => r.map(Some),
+    }
+}
+
+/// Removes the file at `path`; one already gone is fine.
+pub fn remove_if_there(path: &std::path::Path) -> std::io::Result<()> {
+    found(std::fs::remove_file(path)).map(drop)
+}

@@ -51,14 +51,12 @@ pub fn open_beside(
         })
     };
     if meta.nlink() > 2 || (meta.nlink() == 2 && !is_companion()) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{} has {} hard links: waymark does not write to, or read from, a file that is also elsewhere",
-                path.display(),
-                meta.nlink()
-            ),
-        ));
+        let why = format!(
+            "{} has {} hard links: waymark does not write to, or read from, a file that is also elsewhere",
+            path.display(),
+            meta.nlink()
+        );
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, why));
     }
     Ok((file, meta))
 }
@@ -86,13 +84,11 @@ pub fn read_at_most(path: &Path, companions: &[&Path], max: u64) -> io::Result<O
 }
 
 fn symlink_error(path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!(
-            "{} is a symbolic link: waymark does not write through links",
-            path.display()
-        ),
-    )
+    let why = format!(
+        "{} is a symbolic link: waymark does not write through links",
+        path.display()
+    );
+    io::Error::new(io::ErrorKind::InvalidInput, why)
 }
 
 #[cfg(test)]

@@ -97,10 +97,8 @@ impl Project {
             .filter(|p| p.is_absolute() && p.is_dir())
             .or_else(|| env::current_dir().ok())
             .unwrap_or_else(|| PathBuf::from("."));
-        match cwd
-            .ancestors()
-            .find(|dir| dir.join(".git").exists() || dir.join(STATE_DIR).is_dir())
-        {
+        let marked = |dir: &&Path| dir.join(".git").exists() || dir.join(STATE_DIR).is_dir();
+        match cwd.ancestors().find(marked) {
             Some(root) => Project::at(root.to_path_buf()),
             None => Project {
                 found: false,
@@ -131,12 +129,10 @@ impl Project {
         }
     }
 
-    /// `<root>/.orchestration`.
     pub fn state_dir(&self) -> PathBuf {
         self.root.join(STATE_DIR)
     }
 
-    /// `<root>/.orchestration/<name>`.
     pub fn state_file(&self, name: &str) -> PathBuf {
         self.state_dir().join(name)
     }
@@ -189,7 +185,8 @@ impl Project {
         if let Ok(rel) = abs.strip_prefix(&self.root) {
             return Some(rel.to_path_buf());
         }
-        let real = resolve_dirs(abs)?;
+        // The directories resolved, the file's own name kept.
+        let real = real_path(abs.parent()?).ok()?.join(abs.file_name()?);
         if let Ok(rel) = real.strip_prefix(self.real_root()) {
             return Some(rel.to_path_buf());
         }
@@ -198,18 +195,14 @@ impl Project {
         (linked && abs.canonicalize().ok()? == self.real_root()).then(PathBuf::new)
     }
 
-    /// The absolute path of a root-relative path.
     pub fn absolute(&self, rel: &str) -> PathBuf {
         self.root.join(rel)
     }
 
     fn map_recorded(&self, path: &Path) -> PathBuf {
-        match &self.recorded_root {
-            Some(rec) => match path.strip_prefix(rec) {
-                Ok(rest) => self.root.join(rest),
-                Err(_) => path.to_path_buf(),
-            },
-            None => path.to_path_buf(),
+        match self.recorded_root.as_ref().map(|r| path.strip_prefix(r)) {
+            Some(Ok(rest)) => self.root.join(rest),
+            _ => path.to_path_buf(),
         }
     }
 
@@ -221,7 +214,7 @@ impl Project {
             return None;
         };
         let root = self.real_root();
-        let real = resolve_existing(&self.root.join(rel))?;
+        let real = real_path(&self.root.join(rel)).ok()?;
         let real = Located::Inside(slash(real.strip_prefix(root).ok()?));
         (real != *loc).then_some(real)
     }
@@ -239,32 +232,32 @@ impl Project {
 
     /// True when an existing prefix of `rel` is a symlink whose target lies outside the root.
     fn escapes_through_symlink(&self, rel: &Path) -> bool {
+        self.first_link(rel)
+            .is_some_and(|link| match link.canonicalize() {
+                Ok(target) => !target.starts_with(self.real_root()),
+                // A dangling link: we cannot tell where it points; do not follow.
+                Err(_) => true,
+            })
+    }
+
+    /// The first component of root-relative `rel`, up to the first that does not exist,
+    /// that is a symbolic link, as an absolute path.
+    pub(super) fn first_link(&self, rel: &Path) -> Option<PathBuf> {
         let mut cur = self.root.clone();
         for comp in rel.components() {
             cur.push(comp);
             match cur.symlink_metadata() {
-                Ok(meta) if meta.file_type().is_symlink() => {
-                    return match cur.canonicalize() {
-                        Ok(target) => !target.starts_with(self.real_root()),
-                        // A dangling link: we cannot tell where it points; do not follow.
-                        Err(_) => true,
-                    };
-                }
+                Ok(m) if m.is_symlink() => return Some(cur),
                 Ok(_) => {}
-                Err(_) => return false,
+                Err(_) => return None,
             }
         }
-        false
+        None
     }
 }
 
-/// A project in a fresh temporary directory, for unit tests.
 #[cfg(test)]
-pub fn temp_project() -> (tempfile::TempDir, Project) {
-    let dir = tempfile::tempdir().unwrap();
-    let p = Project::at(dir.path().to_path_buf());
-    (dir, p)
-}
+pub use tests::temp_project;
 
 /// Lexical normalization: removes `.`, resolves `..` against the path so far, never
 /// rising above the filesystem root (`/../etc/passwd` is `/etc/passwd`, as the kernel
@@ -288,26 +281,11 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// `abs` with the directories it lies in resolved (the longest part that exists, with its
-/// links followed; the rest as it is) and its own name kept. `None` for the file system's
-/// root or a link that cannot be followed.
-fn resolve_dirs(abs: &Path) -> Option<PathBuf> {
-    let name = abs.file_name()?;
-    let mut real = resolve_existing(abs.parent()?)?;
-    real.push(name);
-    Some(real)
-}
-
 /// `abs` with every link followed, also a link to what does not exist yet; `Err`: why it
 /// cannot be (a link that leads nowhere or in a loop). The one resolver of where a path
 /// really is: where a write lands (`store::landing`) and what a tool call names.
 pub fn real_path(abs: &Path) -> Result<PathBuf, String> {
     real_path_from(abs, 0)
-}
-
-/// `path` resolved as [`real_path`] does; `None` when it cannot be.
-fn resolve_existing(path: &Path) -> Option<PathBuf> {
-    real_path(path).ok()
 }
 
 /// How many links are followed before a path is said to loop (the kernel's own limit).
@@ -349,16 +327,20 @@ fn nowhere(e: &std::io::Error) -> String {
 }
 
 fn slash(rel: &Path) -> String {
-    let parts: Vec<_> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect();
-    parts.join("/")
+    let parts = rel.components().map(|c| c.as_os_str().to_string_lossy());
+    parts.collect::<Vec<_>>().join("/")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A project in a fresh temporary directory, for unit tests.
+    pub fn temp_project() -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = Project::at(dir.path().to_path_buf());
+        (dir, p)
+    }
 
     fn project(root: &Path) -> Project {
         Project::at(root.to_path_buf())

@@ -4,7 +4,8 @@
 //! here and costs the same with a thousand records or a million (docs/design.md rule 5).
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 use waymark_core::text::newlines;
 
@@ -16,29 +17,21 @@ pub struct TailLines {
     pub torn: bool,
 }
 
-/// `path` opened for reading when it is a regular file: a FIFO would block the open until a
-/// writer comes (a hostile `transcript_path`), a device may never end.
-pub fn open_regular(path: &Path) -> Option<File> {
-    std::fs::metadata(path)
-        .ok()
-        .filter(|m| m.is_file())
-        .and_then(|_| File::open(path).ok())
+/// `path` opened for reading; `None` when it is missing or not a regular file: a FIFO would
+/// block the open until a writer comes (a hostile `transcript_path`), a device may never end.
+pub fn open_regular(path: &Path) -> io::Result<Option<File>> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return Ok(None);
+    }
+    super::found(File::open(path))
 }
 
 /// Reads up to `max_lines` complete lines from the end of `path`, reading at most
 /// `max_bytes` bytes. A missing file is an empty tail. A last line without its newline
 /// is a torn write and is left out.
 pub fn read_tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Result<TailLines> {
-    // Only regular files: a FIFO would block the open until a writer comes (the hostile
-    // input test's transcript_path), a device may never end.
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => return Ok(TailLines::default()),
-        _ => {}
-    }
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(TailLines::default()),
-        Err(e) => return Err(e),
+    let Some(file) = open_regular(path)? else {
+        return Ok(TailLines::default());
     };
     let len = file.metadata()?.len();
     if len == 0 || max_lines == 0 {
@@ -53,8 +46,7 @@ pub fn read_tail_lines(path: &Path, max_lines: usize, max_bytes: u64) -> io::Res
     while end > floor && newlines(&bytes).count() <= max_lines {
         let start = len.saturating_sub(want).max(floor);
         let mut buf = vec![0u8; (end - start) as usize];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf)?;
+        file.read_exact_at(&mut buf, start)?;
         buf.extend_from_slice(&bytes);
         bytes = buf;
         end = start;
@@ -104,14 +96,8 @@ pub fn find_before<T>(
     max_bytes: u64,
     mut f: impl FnMut(&str) -> Option<T>,
 ) -> io::Result<Option<T>> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => return Ok(None),
-        _ => {}
-    }
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    let Some(file) = open_regular(path)? else {
+        return Ok(None);
     };
     let len = file.metadata()?.len().min(end);
     let floor = len.saturating_sub(max_bytes);
@@ -124,8 +110,7 @@ pub fn find_before<T>(
     while end > floor {
         let start = end.saturating_sub(chunk).max(floor);
         let mut buf = vec![0u8; (end - start) as usize];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut buf)?;
+        file.read_exact_at(&mut buf, start)?;
         buf.extend_from_slice(&pending);
         let mut line_end = buf.len();
         for i in newlines(&buf).rev() {

@@ -80,9 +80,8 @@ pub fn change<R>(
         hook.max_attempts = ctx.config.max_attempts;
         Some(f(hook, effects))
     })?;
-    Ok(updated
-        .value
-        .map(|v| (v, updated.hook.expect("a live task was changed"))))
+    let (value, hook) = (updated.value, updated.hook);
+    Ok(value.map(|v| (v, hook.expect("a live task was changed"))))
 }
 
 /// The unfinished task in `slot`, starting a new one when there is none or the last one
@@ -98,13 +97,10 @@ pub fn live_task<'a>(ctx: &Ctx, slot: &'a mut Option<Hook>) -> &'a mut Hook {
 /// intent's `steps` as the plan), else `task-YYYYMMDD-HHMMSS`.
 pub fn new_task(ctx: &Ctx, previous: Option<&Hook>) -> Hook {
     use crate::governance::intent;
-    let intents = match intent::load(&ctx.project) {
-        Ok(f) => f,
-        Err(e) => {
-            ctx.log(Level::Error, "intents", &e.to_string());
-            None
-        }
-    };
+    let intents = intent::load(&ctx.project).unwrap_or_else(|e| {
+        ctx.log(Level::Error, "intents", &e.to_string());
+        None
+    });
     let chosen = intent::chosen(&ctx.project);
     let intent = intents
         .as_ref()
@@ -113,12 +109,8 @@ pub fn new_task(ctx: &Ctx, previous: Option<&Hook>) -> Hook {
         Some(i) => i.id.clone(),
         None => format!("task-{}", ctx.now.format("%Y%m%d-%H%M%S")),
     };
-    let workspace = ctx
-        .project
-        .root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = ctx.project.root.file_name();
+    let workspace = name.map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     let index = store::next_task_index(&ctx.project, previous);
     let mut hook = Hook::new(&id, &workspace, index, ctx.now);
     if let Some(i) = intent {

@@ -41,17 +41,12 @@ pub fn read_log<T: serde::de::DeserializeOwned>(
     let path = task_dir(project, task_id).join(name);
     let lines = match newest {
         Some(n) => store::read_tail_lines(&path, n, (n as u64 + 1) * 64 * 1024)?.lines,
-        None => match store::read(&path, &[]) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes)
-                .lines()
-                .map(str::to_string)
-                .collect(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(e),
-        },
+        None => {
+            let bytes = store::found(store::read(&path, &[]))?.unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes);
+            text.lines().map(str::to_string).collect()
+        }
     };
-    Ok(lines
-        .iter()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+    let entries = lines.iter().filter_map(|l| serde_json::from_str(l).ok());
+    Ok(entries.collect())
 }

@@ -144,10 +144,8 @@ pub fn decide(
             return keep(d, format!("unreadable hook.json ({why}): left"));
         }
         Found::Hook(Peeked::OtherSchema(v)) => {
-            return keep(
-                d,
-                format!("hook.json has schema version {v}, not {SCHEMA_VERSION}: left"),
-            );
+            let why = format!("hook.json has schema version {v}, not {SCHEMA_VERSION}: left");
+            return keep(d, why);
         }
         Found::Symlink => {
             d.warning = Some("a symlink: skipped, never followed out of tasks/".into());
@@ -183,28 +181,27 @@ fn judge_age(
     d.retention_seconds = Some(limit.as_secs());
     let ago = waymark_core::text::ago(now, since);
     let limit_text = waymark_core::text::format_duration(limit);
-    if age > limit {
-        d.action = Action::Remove;
-        d.reason = format!("{state} {ago} ago, past its retention of {limit_text}");
-    } else {
-        d.reason = format!("{state} {ago} ago, within its retention of {limit_text}");
-    }
+    let (action, verdict) = match age > limit {
+        true => (Action::Remove, "past"),
+        false => (Action::Keep, "within"),
+    };
+    d.action = action;
+    d.reason = format!("{state} {ago} ago, {verdict} its retention of {limit_text}");
     d
 }
 
 /// The directory name of the current task when it is not finished; when neither
 /// hook.json nor its .bak can tell, cleanup must not guess.
 pub fn current_unfinished(project: &Project) -> Result<Option<String>, CleanupError> {
-    Ok(
-        match store::peek_current(project).map_err(CleanupError::CurrentUnknown)? {
-            Some(Peeked::Task {
-                task_id: Some(id),
-                state,
-                ..
-            }) if !state.is_terminal() => Some(sanitize(&id)),
-            _ => None,
-        },
-    )
+    let current = store::peek_current(project).map_err(CleanupError::CurrentUnknown)?;
+    Ok(match current {
+        Some(Peeked::Task {
+            task_id: Some(id),
+            state,
+            ..
+        }) if !state.is_terminal() => Some(sanitize(&id)),
+        _ => None,
+    })
 }
 
 /// Decides for every directory of `tasks/`, in name order. Reads only.
@@ -214,13 +211,11 @@ pub fn plan(
     now: DateTime<Utc>,
 ) -> Result<Vec<Decision>, CleanupError> {
     let tasks = project.state_dir().join(TASKS_DIR);
-    match tasks.symlink_metadata() {
-        Ok(m) if m.file_type().is_symlink() => {
-            return Err(CleanupError::TasksDirIsSymlink(tasks));
-        }
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e.into()),
+    let Some(meta) = crate::store::found(tasks.symlink_metadata())? else {
+        return Ok(Vec::new());
+    };
+    if meta.file_type().is_symlink() {
+        return Err(CleanupError::TasksDirIsSymlink(tasks));
     }
     let current = current_unfinished(project)?;
     let mut entries: Vec<_> = fs::read_dir(&tasks)?.collect::<Result<_, _>>()?;
@@ -235,9 +230,8 @@ pub fn plan(
         } else if !meta.is_dir() {
             continue; // a stray file, not a task
         } else {
-            match fs::read(path.join(HOOK_JSON)) {
-                Ok(b) => Found::Hook(store::peek(&b)),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Found::NoHook,
+            match crate::store::found(fs::read(path.join(HOOK_JSON))) {
+                Ok(b) => b.map_or(Found::NoHook, |b| Found::Hook(store::peek(&b))),
                 Err(e) => Found::Hook(Peeked::Unreadable(e.to_string())),
             }
         };

@@ -18,6 +18,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -61,17 +62,17 @@ pub enum StoreError {
 
 /// Set once hook.json was saved for the event being handled: a lock timeout after that
 /// cannot defer the event (part of it is applied), before it can.
-static SAVED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static SAVED: AtomicBool = AtomicBool::new(false);
 
 /// Marks the start of an event's handling (see [`StoreError::Busy`]).
 pub fn begin_event() {
-    SAVED.store(false, std::sync::atomic::Ordering::SeqCst);
+    SAVED.store(false, SeqCst);
 }
 
 /// Whether the event being handled saved the task: then HOOK.md says what hook.json does
 /// (the save wrote it unless it already said so).
 pub fn saved_this_event() -> bool {
-    SAVED.load(std::sync::atomic::Ordering::SeqCst)
+    SAVED.load(SeqCst)
 }
 
 /// What loading found besides the hook.
@@ -105,6 +106,7 @@ struct PlanOut<'a> {
 
 /// The task as read: from a schema-3 file, or migrated from an older one (then the rest of
 /// what its file held, which the next save writes).
+#[derive(Default)]
 struct Loaded {
     hook: Option<Hook>,
     note: LoadNote,
@@ -120,23 +122,15 @@ pub fn load(project: &Project) -> Result<(Option<Hook>, LoadNote), StoreError> {
 fn read(project: &Project) -> Result<Loaded, StoreError> {
     let path = hook_path(project);
     let (bak, swap) = (path.with_extension("json.bak"), store::swap_name(&path));
-    let bytes = match store::read(&path, &[&bak, &swap]) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Ok(Loaded {
-                hook: None,
-                note: LoadNote::default(),
-                migrated: None,
-            });
-        }
-        Err(e) => return Err(e.into()),
+    let Some(bytes) = store::found(store::read(&path, &[&bak, &swap]))? else {
+        return Ok(Loaded::default());
     };
     let (parsed, note) = match parse(&bytes) {
         Ok(p) => (p, LoadNote::default()),
         Err(StoreError::Corrupt(why)) => restore_from_bak(project, &path, &bytes, &why)?,
         Err(e) => return Err(e),
     };
-    let (hook, migrated) = match parsed {
+    let (mut hook, migrated) = match parsed {
         Parsed::Current(mut hook) => {
             hook.steps = read_plan(project, hook.plan_version)?;
             (hook, None)
@@ -145,7 +139,6 @@ fn read(project: &Project) -> Result<Loaded, StoreError> {
     };
     // Whatever the files hold (edited by hand, planted in a clone), what is kept is
     // bounded: every later event reads and writes it whole.
-    let mut hook = hook;
     hook.bound();
     Ok(Loaded {
         hook: Some(hook),
@@ -154,7 +147,6 @@ fn read(project: &Project) -> Result<Loaded, StoreError> {
     })
 }
 
-/// A hook.json, parsed.
 enum Parsed {
     Current(Hook),
     Older(Migrated),
@@ -194,12 +186,9 @@ fn parse(bytes: &[u8]) -> Result<Parsed, StoreError> {
 fn read_plan(project: &Project, version: u64) -> Result<Vec<Step>, StoreError> {
     let path = plan_path(project);
     let bak = path.with_extension("json.bak");
-    let plan_of = |p: &Path| -> Result<Option<PlanFile>, StoreError> {
-        match store::read(p, &[&bak, &path]) {
-            Ok(bytes) => Ok(serde_json::from_slice(&bytes).ok()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.into()),
-        }
+    let plan_of = |p: &Path| -> io::Result<Option<PlanFile>> {
+        let bytes = store::found(store::read(p, &[&bak, &path]))?;
+        Ok(bytes.and_then(|b| serde_json::from_slice(&b).ok()))
     };
     match plan_of(&path)? {
         Some(plan) if plan.plan_version == version => Ok(plan.steps),
@@ -237,16 +226,11 @@ fn restore_from_bak(
     let kept = project.state_file(&format!("hook.json.corrupt-{stamp}"));
     store::write_verbatim(&kept, bad)?;
     store::write_verbatim(path, &good)?;
-    let note = format!(
+    let restored = Some(format!(
         "hook.json was corrupt ({why}); restored the last good state from hook.json.bak, kept the bad file as {}",
         kept.display()
-    );
-    Ok((
-        parsed,
-        LoadNote {
-            restored: Some(note),
-        },
-    ))
+    ));
+    Ok((parsed, LoadNote { restored }))
 }
 
 /// What a hook.json says of its task, read leniently (only these fields, so that an older
@@ -277,19 +261,14 @@ pub fn peek(bytes: &[u8]) -> Peeked {
             return Peeked::OtherSchema(ver.to_string());
         }
     }
-    let Some(state) = v
-        .get("state")
-        .and_then(Value::as_str)
-        .and_then(HookState::parse)
-    else {
+    let Some(state) = v["state"].as_str().and_then(HookState::parse) else {
         return Peeked::Unreadable("no valid `state`".into());
     };
     Peeked::Task {
-        task_id: v.get("task_id").and_then(Value::as_str).map(str::to_string),
+        task_id: v["task_id"].as_str().map(str::to_string),
         state,
-        updated_at: v
-            .get("updated_at")
-            .and_then(Value::as_str)
+        updated_at: v["updated_at"]
+            .as_str()
             .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
             .map(|t| t.with_timezone(&Utc)),
     }
@@ -300,35 +279,21 @@ pub fn peek(bytes: &[u8]) -> Peeked {
 /// writes. `Err` says why neither could tell.
 pub fn peek_current(project: &Project) -> Result<Option<Peeked>, String> {
     let path = hook_path(project);
-    let read = |p: &Path| -> Result<Option<Peeked>, String> {
-        match fs::read(p) {
-            Ok(b) => Ok(Some(peek(&b))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.to_string()),
-        }
+    let read = |p: &Path| match store::found(fs::read(p)) {
+        Ok(b) => Ok(b.map(|b| peek(&b))),
+        Err(e) => Err(e.to_string()),
     };
-    let usable = |p: &Peeked| {
-        matches!(
-            p,
-            Peeked::Task {
-                task_id: Some(_),
-                ..
-            }
-        )
-    };
+    let usable = |p: &Peeked| matches!(p, Peeked::Task { task_id, .. } if task_id.is_some());
     match read(&path)? {
         None => Ok(None),
         Some(p) if usable(&p) => Ok(Some(p)),
         Some(bad) => match read(&path.with_extension("json.bak")) {
             Ok(Some(p)) if usable(&p) => Ok(Some(p)),
-            _ => Err(format!(
-                "hook.json is {}",
-                match bad {
-                    Peeked::Unreadable(why) => format!("unreadable ({why})"),
-                    Peeked::OtherSchema(v) => format!("of schema version {v}"),
-                    Peeked::Task { .. } => "without a task id".into(),
-                }
-            )),
+            _ => Err(match bad {
+                Peeked::Unreadable(why) => format!("hook.json is unreadable ({why})"),
+                Peeked::OtherSchema(v) => format!("hook.json is of schema version {v}"),
+                Peeked::Task { .. } => "hook.json is without a task id".into(),
+            }),
         },
     }
 }
@@ -353,9 +318,7 @@ pub fn update<R>(
     let path = hook_path(project);
     let _lock = match FileLock::acquire(&path) {
         Ok(lock) => lock,
-        Err(e @ store::LockError::Timeout(..))
-            if !SAVED.load(std::sync::atomic::Ordering::SeqCst) =>
-        {
+        Err(e @ store::LockError::Timeout(..)) if !SAVED.load(SeqCst) => {
             return Err(StoreError::Busy(e));
         }
         Err(e) => return Err(e.into()),
@@ -380,7 +343,7 @@ pub fn update<R>(
             HOOK_MD,
         ];
         store::remove_stale_temps(&project.state_dir(), &names);
-        SAVED.store(true, std::sync::atomic::Ordering::SeqCst);
+        SAVED.store(true, SeqCst);
         save(project, h, before.as_ref(), migrated, now)?;
     }
     Ok(Updated {
@@ -457,10 +420,8 @@ fn write_journal(
         store::append_lines(&dir.join(HISTORY_LOG), &Clean::json_lines(&journal.history))?;
     }
     if !journal.checkpoints.is_empty() {
-        store::append_lines(
-            &dir.join(CHECKPOINTS_LOG),
-            &Clean::json_lines(&journal.checkpoints),
-        )?;
+        let lines = Clean::json_lines(&journal.checkpoints);
+        store::append_lines(&dir.join(CHECKPOINTS_LOG), &lines)?;
     }
     if !journal.receipts.is_empty() || !given_back.is_empty() {
         let log = dir.join(RECEIPTS_LOG);
@@ -528,18 +489,7 @@ pub fn receipts(project: &Project, hook: &Hook) -> io::Result<Vec<ValidationRece
 /// `waymark verify` and `waymark key export`, which need the receipts where no hook.json is
 /// (a CI checkout holds the logs the user committed, not the task state).
 pub fn receipt_logs(project: &Project) -> io::Result<Vec<(String, Vec<ValidationReceipt>)>> {
-    let dir = project.state_dir().join(TASKS_DIR);
-    let mut names: Vec<String> = match fs::read_dir(&dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .filter(|e| e.path().join(RECEIPTS_LOG).is_file())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    names.sort();
-    names
+    task_dirs(project, |e| e.path().join(RECEIPTS_LOG).is_file())?
         .into_iter()
         .map(|name| Ok((name.clone(), read_log(project, &name, RECEIPTS_LOG, None)?)))
         .collect()
@@ -549,21 +499,10 @@ pub fn receipt_logs(project: &Project) -> io::Result<Vec<(String, Vec<Validation
 /// each as it reads; for checking every task's receipts (`receipts --verify --all`).
 pub fn archived(project: &Project) -> io::Result<Vec<(String, Result<Hook, StoreError>)>> {
     let dir = project.state_dir().join(TASKS_DIR);
-    let mut names: Vec<String> = match fs::read_dir(&dir) {
-        Ok(entries) => entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect(),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e),
-    };
-    names.sort();
+    let names = task_dirs(project, |e| e.file_type().is_ok_and(|t| t.is_dir()))?;
     let read = |name: &str| -> Result<Option<Hook>, StoreError> {
-        let bytes = match fs::read(dir.join(name).join(HOOK_JSON)) {
-            Ok(b) => b,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e.into()),
+        let Some(bytes) = store::found(fs::read(dir.join(name).join(HOOK_JSON)))? else {
+            return Ok(None);
         };
         let mut hook = match parse(&bytes)? {
             Parsed::Current(h) => h,
@@ -580,6 +519,20 @@ pub fn archived(project: &Project) -> io::Result<Vec<(String, Result<Hook, Store
             Some((name, hook))
         })
         .collect())
+}
+
+/// The names of the task directories (`tasks/<id>`) `keep` keeps, sorted.
+fn task_dirs(project: &Project, keep: impl Fn(&fs::DirEntry) -> bool) -> io::Result<Vec<String>> {
+    let entries = store::found(fs::read_dir(project.state_dir().join(TASKS_DIR)))?;
+    let mut names: Vec<String> = entries
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| keep(e))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
 }
 
 /// `current`, then each archived task (by directory name) that is not it: every task, for

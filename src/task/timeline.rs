@@ -13,15 +13,12 @@ use waymark_core::trace::Record;
 /// The ledger's waymark records, read whole; lines of another dialect or torn are skipped.
 pub fn trace_records(ctx: &Ctx) -> io::Result<Vec<Record>> {
     let path = crate::trace::trace_path(&ctx.project);
-    let text = match std::fs::read(&path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+    let Some(bytes) = crate::store::found(std::fs::read(&path))? else {
+        return Ok(Vec::new());
     };
-    Ok(text
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect())
+    let text = String::from_utf8_lossy(&bytes);
+    let records = text.lines().filter_map(|l| serde_json::from_str(l).ok());
+    Ok(records.collect())
 }
 
 /// One task's events, oldest first.

@@ -33,16 +33,16 @@ pub fn apply_tool(
     max_attempts: u32,
     now: DateTime<Utc>,
 ) -> Result<Applied, TransitionError> {
-    let mut applied = Applied::default();
-    match &call.input {
+    let effects = match &call.input {
         ToolInput::TaskCreate(t) => task_create(hook, t, response, now),
-        ToolInput::TaskUpdate(t) => {
-            applied.effects = task_update(hook, t, response, max_attempts, now)?;
-        }
-        ToolInput::TodoWrite(todos) => applied = todo_write(hook, todos, max_attempts, now)?,
-        _ => {}
-    }
-    Ok(applied)
+        ToolInput::TaskUpdate(t) => task_update(hook, t, response, max_attempts, now)?,
+        ToolInput::TodoWrite(todos) => return todo_write(hook, todos, max_attempts, now),
+        _ => Vec::new(),
+    };
+    Ok(Applied {
+        effects,
+        refused: 0,
+    })
 }
 
 /// TaskCreate: a step of the task's subject and description.
@@ -51,7 +51,7 @@ fn task_create(
     t: &TaskCreateInput,
     response: Option<&ToolResponse>,
     now: DateTime<Utc>,
-) {
+) -> Vec<Effect> {
     // The id Claude Code gave the task, else the step of that name, else a new one.
     let id = match response {
         Some(ToolResponse::TaskCreate(r)) if !r.task.id.is_empty() => r.task.id.clone(),
@@ -63,6 +63,7 @@ fn task_create(
     let source = StepSource::Task;
     let form = t.active_form.as_deref();
     hook.add_step(&id, &t.subject, &t.description, form, source, now);
+    Vec::new()
 }
 
 /// TaskUpdate: a known step renamed or described anew, and its status changed.
@@ -77,15 +78,8 @@ fn task_update(
     if renamed && hook.step(&t.task_id).is_some() {
         let subject = t.subject.as_deref().unwrap_or_default();
         let description = t.description.as_deref().unwrap_or_default();
-        let form = t.active_form.as_deref();
-        hook.add_step(
-            &t.task_id,
-            subject,
-            description,
-            form,
-            StepSource::Task,
-            now,
-        );
+        let (form, source) = (t.active_form.as_deref(), StepSource::Task);
+        hook.add_step(&t.task_id, subject, description, form, source, now);
     }
     // The response says what the status really became.
     let status = match response {
@@ -148,13 +142,17 @@ fn todo_write(
 
 /// TaskCreated: a step of that id (a fresh one when Claude Code gave none).
 pub fn created(hook: &mut Hook, e: &TaskEvent, now: DateTime<Utc>) {
-    let id = if e.task_id.is_empty() {
-        hook.next_step_id("")
-    } else {
-        e.task_id.clone()
+    let id = match e.task_id.is_empty() {
+        true => hook.next_step_id(""),
+        false => e.task_id.clone(),
     };
+    add_task_step(hook, &id, e, now);
+}
+
+/// The step of Claude Code's task `e`, under `id`.
+fn add_task_step(hook: &mut Hook, id: &str, e: &TaskEvent, now: DateTime<Utc>) {
     let (subject, description) = (&e.task_subject, &e.task_description);
-    hook.add_step(&id, subject, description, None, StepSource::Task, now);
+    hook.add_step(id, subject, description, None, StepSource::Task, now);
 }
 
 /// TaskCompleted: the step is completed (added first when waymark had not seen it).
@@ -165,15 +163,7 @@ pub fn completed(
     now: DateTime<Utc>,
 ) -> Result<Vec<Effect>, TransitionError> {
     if hook.step(&e.task_id).is_none() && !e.task_subject.is_empty() {
-        let (subject, description) = (&e.task_subject, &e.task_description);
-        hook.add_step(
-            &e.task_id,
-            subject,
-            description,
-            None,
-            StepSource::Task,
-            now,
-        );
+        add_task_step(hook, &e.task_id, e, now);
     }
     hook.set_step_status(&e.task_id, StepStatus::Completed, max_attempts, now)
 }

@@ -22,6 +22,7 @@ use chrono::{DateTime, Utc};
 use crate::claude::codex::Agent;
 use crate::claude::event::Event;
 use crate::claude::tool::ToolCall;
+use crate::runtime::context::Ctx;
 use crate::store;
 use crate::store::project::Project;
 use waymark_core::config::Config;
@@ -115,18 +116,14 @@ pub const HEAD_FILE: &str = "trace.head";
 /// Appends one record, chained to the line before it, and before it the head it makes,
 /// under the user's key (`config`'s). Returns the fragment of a torn last line that was
 /// cut off first, if a writer had been killed mid-record (the caller logs it).
-pub fn append(
-    project: &Project,
-    config: &Config,
-    mut record: Record,
-) -> io::Result<Option<String>> {
+pub fn append(project: &Project, config: &Config, mut rec: Record) -> io::Result<Option<String>> {
     let path = trace_path(project);
     store::append_chained(&path, |last| {
         let prev = last.map(link).unwrap_or_default();
-        if let Some(m) = record.metadata.as_mut() {
+        if let Some(m) = rec.metadata.as_mut() {
             m.waymark.prev = Some(prev.clone());
         }
-        let line = Clean::json(&record);
+        let line = Clean::json(&rec);
         // Before the line: a kill between the two leaves a head naming a line never
         // written, which `--verify` tells from tampering (`HeadCheck::Interrupted`). It is
         // written in place, under the ledger's lock: a kill while writing it leaves it torn
@@ -137,6 +134,12 @@ pub fn append(
         let _ = store::write_regenerable(&project.state_file(HEAD_FILE), &Clean::json(&head));
         line
     })
+}
+
+/// Appends a new record of `waymark`'s facts, made now ([`record`], [`append`]).
+pub fn append_new(ctx: &Ctx, waymark: Waymark) -> io::Result<Option<String>> {
+    let made = record(&ctx.project, ctx.now, waymark);
+    append(&ctx.project, &ctx.config, made)
 }
 
 /// The head after `line` is appended, its MAC made with the user's key (created on first
@@ -173,10 +176,8 @@ fn count_lines(path: &Path) -> u64 {
 /// Walks the ledger at `path` once, line by line ([`Verifier`]); an absent ledger is an
 /// empty one.
 pub fn verify(path: &Path) -> io::Result<Verified> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Verified::default()),
-        Err(e) => return Err(e),
+    let Some(file) = crate::store::found(std::fs::File::open(path))? else {
+        return Ok(Verified::default());
     };
     let mut reader = io::BufReader::with_capacity(64 * 1024, file);
     let mut verifier = Verifier::default();
@@ -192,21 +193,13 @@ pub fn verify(path: &Path) -> io::Result<Verified> {
 /// The last records of the ledger, as raw lines (oldest first), read from the file's
 /// tail: at most `window` lines and a byte budget proportional to it. A torn last line is
 /// left out.
-#[derive(Debug, Default)]
-pub struct Recent {
-    pub lines: Vec<String>,
-    pub torn: bool,
-}
+pub type Recent = store::TailLines;
 
 pub fn recent(project: &Project, window: usize) -> io::Result<Recent> {
     let bytes = (window as u64)
         .saturating_mul(BYTES_PER_RECORD)
         .min(MAX_TAIL_BYTES);
-    let t = store::read_tail_lines(&trace_path(project), window, bytes)?;
-    Ok(Recent {
-        lines: t.lines,
-        torn: t.torn,
-    })
+    store::read_tail_lines(&trace_path(project), window, bytes)
 }
 
 impl Recent {

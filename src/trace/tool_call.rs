@@ -64,23 +64,16 @@ pub fn record(
                 ));
             }
         }
-        let url = t
-            .event
-            .common
-            .transcript_path
-            .as_deref()
-            .and_then(super::transcript_url);
+        let transcript = t.event.common.transcript_path.as_deref();
+        let url = transcript.and_then(super::transcript_url);
         let contributor = super::contributor_of(t.event);
         for loc in t.paths {
             record.add_file(loc.display(), url.clone(), contributor.clone(), &ranges);
         }
     }
     if let Some(torn) = super::append(&ctx.project, &ctx.config, record)? {
-        ctx.log(
-            crate::store::log::Level::Warn,
-            t.event.name(),
-            &format!("the trace ended in a torn line, cut before appending: {torn}"),
-        );
+        let why = format!("the trace ended in a torn line, cut before appending: {torn}");
+        ctx.log(crate::store::log::Level::Warn, t.event.name(), &why);
     }
     Ok(())
 }
