@@ -198,3 +198,52 @@ fn no_two_files_name_each_other() {
         circles.join("\n")
     );
 }
+
+/// The non-test lines the design allows (docs/design.md, Budgets): what a round adds,
+/// another part gives back.
+const LINE_BUDGET: usize = 30_000;
+
+/// The non-test lines of a file: every line (code, comments, blanks) up to its inline
+/// test module. Test-only files (`tests.rs`, `testing.rs`, `sequences.rs`, a `tests/`
+/// folder) count nothing.
+fn non_test_lines(path: &Path) -> usize {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if ["tests.rs", "testing.rs", "sequences.rs"].contains(&name) {
+        return 0;
+    }
+    let text = fs::read_to_string(path).unwrap();
+    let inline_tests = text
+        .match_indices("#[cfg(test)]\nmod ")
+        .find(|(at, opener)| {
+            let rest = &text[at + opener.len()..];
+            let name = rest.find(|c: char| !(c.is_alphanumeric() || c == '_'));
+            name.is_some_and(|end| rest[end..].starts_with(" {"))
+        });
+    text[..inline_tests.map_or(text.len(), |(at, _)| at)]
+        .lines()
+        .count()
+}
+
+/// Issue 52, item 6: the code of `src/` and every crate's `src/` stays within the budget.
+#[test]
+fn the_code_stays_within_its_line_budget() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut srcs = vec![root.join("src")];
+    for e in fs::read_dir(root.join("crates")).unwrap() {
+        srcs.push(e.unwrap().path().join("src"));
+    }
+    let mut files = Vec::new();
+    for src in &srcs {
+        collect(src, &mut files);
+    }
+    let tests_dir = |f: &Path| f.components().any(|c| c.as_os_str() == "tests");
+    let lines: usize = files
+        .iter()
+        .filter(|f| !tests_dir(f.strip_prefix(root).unwrap()))
+        .map(|f| non_test_lines(f))
+        .sum();
+    assert!(
+        lines <= LINE_BUDGET,
+        "{lines} non-test lines, over the budget of {LINE_BUDGET}"
+    );
+}
