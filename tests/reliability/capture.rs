@@ -124,6 +124,13 @@ fn a_checkpoint_followed_at_once_by_an_edit_records_the_tree_before_it(files: us
     );
 }
 
+/// PreToolUse of a Write of `file` (root-relative).
+fn write_to(p: &Project, file: &str) -> Value {
+    json!({"session_id": "s", "cwd": p.root(), "hook_event_name": "PreToolUse",
+           "tool_name": "Write", "tool_use_id": "toolu_w",
+           "tool_input": {"file_path": p.path(file), "content": "x\n"}})
+}
+
 /// While a capture holds its lock, an edit whose file is known goes on at once; a Bash
 /// command, which may write anywhere, waits for it (here until the lock's timeout: the
 /// holder never lets go), and so does an edit of a file holding a secret, or any edit
@@ -134,9 +141,7 @@ fn an_edit_goes_on_while_a_capture_runs_and_a_command_waits() {
     let _ = std::fs::create_dir_all(p.path(".orchestration"));
     let mut holder = crate::util::hold(&p.path(".orchestration/capture.lock"));
     std::fs::write(p.path(".orchestration/capture.held"), "1-1").unwrap();
-    let write = json!({"session_id": "s", "cwd": p.root(), "hook_event_name": "PreToolUse",
-                       "tool_name": "Write", "tool_use_id": "toolu_w",
-                       "tool_input": {"file_path": p.path("src/main.txt"), "content": "x\n"}});
+    let write = write_to(&p, "src/main.txt");
     let start = Instant::now();
     assert!(hook_with(&p, "PreToolUse", &write, None).status.success());
     let edit = start.elapsed();
@@ -154,20 +159,40 @@ fn an_edit_goes_on_while_a_capture_runs_and_a_command_waits() {
         edit < command / 2,
         "the edit went on at once: {edit:?} against {command:?}"
     );
-    // A file holding a secret is never copied: its edit waits.
+    // A Write of a file that is not there yet goes on too: what it keeps is that there
+    // was none. So does one of a file of exactly the largest size kept.
+    p.write("src/four.bin", &"x".repeat(4 << 20));
+    for file in ["src/brand_new.txt", "src/four.bin"] {
+        let start = Instant::now();
+        assert!(
+            hook_with(&p, "PreToolUse", &write_to(&p, file), None)
+                .status
+                .success()
+        );
+        let took = start.elapsed();
+        assert!(took < command / 2, "{file} went on: {took:?}");
+    }
+    // What a preimage cannot stand for waits: a file holding a secret (never copied), a
+    // file past the largest kept, a link on the way.
     p.write("src/env.txt", "key AKIAQ3EGRTYU7WXZ2B4C\n");
-    let secret = json!({"session_id": "s", "cwd": p.root(), "hook_event_name": "PreToolUse",
-                        "tool_name": "Edit", "tool_use_id": "toolu_e",
-                        "tool_input": {"file_path": p.path("src/env.txt"), "old_string": "key", "new_string": "k"}});
-    let start = Instant::now();
-    assert!(hook_with(&p, "PreToolUse", &secret, None).status.success());
-    assert!(
-        start.elapsed() >= Duration::from_secs(1),
-        "{:?}",
-        start.elapsed()
-    );
+    p.write("src/five.bin", &"x".repeat((4 << 20) + 1));
+    std::os::unix::fs::symlink("main.txt", p.path("src/link.txt")).unwrap();
+    for file in ["src/env.txt", "src/five.bin", "src/link.txt"] {
+        let start = Instant::now();
+        assert!(
+            hook_with(&p, "PreToolUse", &write_to(&p, file), None)
+                .status
+                .success()
+        );
+        let took = start.elapsed();
+        assert!(took >= Duration::from_secs(1), "{file} waited: {took:?}");
+    }
     let kept = std::fs::read_dir(p.path(".orchestration/capture.pre/1-1")).unwrap();
-    assert_eq!(kept.count(), 2, "main.txt kept: its copy and its record");
+    assert_eq!(
+        kept.count(),
+        5,
+        "main.txt and four.bin kept (a copy and a record each), brand_new.txt's record"
+    );
     // A rewind or a diff holds the lock with no name in `capture.held`: an edit waits.
     std::fs::write(p.path(".orchestration/capture.held"), "").unwrap();
     let start = Instant::now();
@@ -179,6 +204,50 @@ fn an_edit_goes_on_while_a_capture_runs_and_a_command_waits() {
     );
     let _ = holder.kill();
     let _ = holder.wait();
+}
+
+/// What an edit made during a capture puts back is exact beyond the file's bytes: an
+/// ignored file stays out of the snapshot; a secret the edit wrote leaves the file as it
+/// was, no longer withheld; whether the tree differed from HEAD is the tree's at the
+/// checkpoint (a secret left out is a change); what a killed capture kept is cleared.
+#[test]
+fn an_edit_during_a_capture_leaves_ignored_files_secrets_and_changes_as_they_were() {
+    let p = project(10);
+    p.write(".gitignore", "ignored.txt\n");
+    git(p.root(), &["add", ".gitignore"]);
+    git(p.root(), &["commit", "-qm", "ignore"]);
+    p.write("ignored.txt", "before\n");
+    p.write("src/secret.txt", "key AKIAQ3EGRTYU7WXZ2B4C\n");
+    p.write(".orchestration/capture.pre/9-9/9-0.json", "{}");
+    let checkpoint_then_write = |round: &str, file: &str, content: &str| {
+        let mut compact = pre_compact(&p);
+        compact["custom_instructions"] = json!(round);
+        let out = hook_with(&p, "PreCompact", &compact, Some("capture.begun:pause"));
+        assert!(out.status.success());
+        assert!(
+            hook_with(&p, "PreToolUse", &write_to(&p, file), None)
+                .status
+                .success()
+        );
+        p.write(file, content);
+        newest_capture(&p)
+    };
+
+    let first = checkpoint_then_write("first", "ignored.txt", "after\n");
+    let snapshot = first["snapshot"].as_str().expect("a snapshot");
+    let listed = git(p.root(), &["ls-tree", "-r", "--name-only", snapshot]);
+    assert!(!listed.contains("ignored.txt"), "{listed}");
+    assert_eq!(first["git_dirty"], true, "the secret left out is a change");
+    assert!(!p.path(".orchestration/capture.pre/9-9").exists());
+
+    std::fs::remove_file(p.path("src/secret.txt")).unwrap();
+    p.write("src/main.txt", "changed\n");
+    let second = checkpoint_then_write("second", "src/main.txt", "key AKIAQ3EGRTYU7WXZ2B4C\n");
+    let snapshot = second["snapshot"].as_str().expect("a snapshot");
+    let main = git(p.root(), &["show", &format!("{snapshot}:src/main.txt")]);
+    assert_eq!(main, "changed\n");
+    assert_eq!(second["withheld"], json!(null), "{second:#}");
+    assert_eq!(second["git_dirty"], true);
 }
 
 #[test]
