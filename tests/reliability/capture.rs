@@ -88,6 +88,12 @@ fn a_checkpoint_followed_at_once_by_an_edit_records_the_tree_before_it(files: us
                        "tool_input": {"file_path": p.path("src/main.txt"), "content": "before\n"},
                        "tool_response": {"type": "update", "filePath": p.path("src/main.txt"), "content": "before\n"}});
     assert!(hook_with(&p, "PostToolUse", &wrote, None).status.success());
+    // Written long ago: the step's file record keeps the time of the file, not its copy's.
+    let long_ago = std::time::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+    let main = std::fs::File::options()
+        .write(true)
+        .open(p.path("src/main.txt"));
+    main.unwrap().set_modified(long_ago).unwrap();
     let out = hook_with(
         &p,
         "PreCompact",
@@ -116,6 +122,8 @@ fn a_checkpoint_followed_at_once_by_an_edit_records_the_tree_before_it(files: us
     let main = &capture["files"][0];
     assert_eq!(main["path"], "src/main.txt", "{capture:#}");
     assert_eq!(main["size"], 7, "the step's file as it was: {capture:#}");
+    let written = main["mod_time"].as_str().unwrap();
+    assert!(written.starts_with("2001-09-09"), "{capture:#}");
     assert!(
         !p.path(".orchestration/capture.pre")
             .read_dir()
