@@ -139,6 +139,17 @@ fn write_to(p: &Project, file: &str) -> Value {
            "tool_input": {"file_path": p.path(file), "content": "x\n"}})
 }
 
+/// How long the PreToolUse of a Write of `file` took.
+fn timed_write(p: &Project, file: &str) -> Duration {
+    let start = Instant::now();
+    assert!(
+        hook_with(p, "PreToolUse", &write_to(p, file), None)
+            .status
+            .success()
+    );
+    start.elapsed()
+}
+
 /// While a capture holds its lock, an edit whose file is known goes on at once; a Bash
 /// command, which may write anywhere, waits for it (here until the lock's timeout: the
 /// holder never lets go), and so does an edit of a file holding a secret, or any edit
@@ -171,13 +182,7 @@ fn an_edit_goes_on_while_a_capture_runs_and_a_command_waits() {
     // was none. So does one of a file of exactly the largest size kept.
     p.write("src/four.bin", &"x".repeat(4 << 20));
     for file in ["src/brand_new.txt", "src/four.bin"] {
-        let start = Instant::now();
-        assert!(
-            hook_with(&p, "PreToolUse", &write_to(&p, file), None)
-                .status
-                .success()
-        );
-        let took = start.elapsed();
+        let took = timed_write(&p, file);
         assert!(took < command / 2, "{file} went on: {took:?}");
     }
     // What a preimage cannot stand for waits: a file holding a secret (never copied), a
@@ -186,13 +191,7 @@ fn an_edit_goes_on_while_a_capture_runs_and_a_command_waits() {
     p.write("src/five.bin", &"x".repeat((4 << 20) + 1));
     std::os::unix::fs::symlink("main.txt", p.path("src/link.txt")).unwrap();
     for file in ["src/env.txt", "src/five.bin", "src/link.txt"] {
-        let start = Instant::now();
-        assert!(
-            hook_with(&p, "PreToolUse", &write_to(&p, file), None)
-                .status
-                .success()
-        );
-        let took = start.elapsed();
+        let took = timed_write(&p, file);
         assert!(took >= Duration::from_secs(1), "{file} waited: {took:?}");
     }
     let kept = std::fs::read_dir(p.path(".orchestration/capture.pre/1-1")).unwrap();
