@@ -283,8 +283,11 @@ pub fn index_path(project: &Project) -> PathBuf {
 /// a temporary index a killed snapshot left is removed.
 pub fn exclusive(project: &Project) -> io::Result<Exclusive> {
     let lock = store::FileLock::acquire(&project.state_file(LOCK)).map_err(io::Error::other)?;
+    // What a killed holder left: its temporary index, its kept files, its half-written
+    // `capture.held`.
     let _ = std::fs::remove_file(index_path(project));
     preimage::clear(project);
+    store::remove_stale_temps(&project.state_dir(), &[HELD]);
     let held = project.state_file(HELD);
     let mut create = std::fs::OpenOptions::new();
     create.write(true).create(true).truncate(true);

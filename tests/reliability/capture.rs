@@ -216,7 +216,8 @@ fn an_edit_goes_on_while_a_capture_runs_and_a_command_waits() {
 /// What an edit made during a capture puts back is exact beyond the file's bytes: an
 /// ignored file stays out of the snapshot; a secret the edit wrote leaves the file as it
 /// was, no longer withheld; whether the tree differed from HEAD is the tree's at the
-/// checkpoint (a secret left out is a change); what a killed capture kept is cleared.
+/// checkpoint (a secret left out is a change); what a killed capture kept or half wrote
+/// is cleared.
 #[test]
 fn an_edit_during_a_capture_leaves_ignored_files_secrets_and_changes_as_they_were() {
     let p = project(10);
@@ -226,6 +227,7 @@ fn an_edit_during_a_capture_leaves_ignored_files_secrets_and_changes_as_they_wer
     p.write("ignored.txt", "before\n");
     p.write("src/secret.txt", "key AKIAQ3EGRTYU7WXZ2B4C\n");
     p.write(".orchestration/capture.pre/9-9/9-0.json", "{}");
+    p.write(".orchestration/.capture.held.9.tmp", "9-9");
     let checkpoint_then_write = |round: &str, file: &str, content: &str| {
         let mut compact = pre_compact(&p);
         compact["custom_instructions"] = json!(round);
@@ -246,6 +248,7 @@ fn an_edit_during_a_capture_leaves_ignored_files_secrets_and_changes_as_they_wer
     assert!(!listed.contains("ignored.txt"), "{listed}");
     assert_eq!(first["git_dirty"], true, "the secret left out is a change");
     assert!(!p.path(".orchestration/capture.pre/9-9").exists());
+    assert!(!p.path(".orchestration/.capture.held.9.tmp").exists());
 
     std::fs::remove_file(p.path("src/secret.txt")).unwrap();
     p.write("src/main.txt", "changed\n");
