@@ -461,6 +461,17 @@ mod tests {
         Config::default().validation_commands
     }
 
+    /// A redirection takes no word from its command: `&>` does not end the command, and
+    /// only a number written against `>` names a descriptor.
+    #[test]
+    fn a_redirection_leaves_its_command_s_words() {
+        let words = |line: &str| read_commands(line).0;
+        assert_eq!(words("echo a &> out.txt b"), [["echo", "a", "b"]]);
+        assert_eq!(words("echo a & b"), [vec!["echo", "a"], vec!["b"]]);
+        assert_eq!(words("echo 2 > out.txt"), [["echo", "2"]]);
+        assert_eq!(words("echo 2> err.txt"), [["echo"]]);
+    }
+
     #[test]
     fn recognizes_vcs_commands() {
         let k = classify(

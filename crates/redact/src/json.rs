@@ -314,6 +314,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// JSON Lines: one redacted record a line, each ending in a newline.
+    #[test]
+    fn json_lines_are_one_redacted_record_a_line() {
+        let records = [
+            json!({"n": 1}),
+            json!({"command": "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789 make"}),
+        ];
+        let text = Clean::json_lines(&records).as_str().to_string();
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines[0], "{\"n\":1}\n");
+        assert!(lines[1].ends_with("make\"}\n"), "{text}");
+        assert!(!text.contains("ghp_abcdefghijklmnopqrstuvwxyz"), "{text}");
+        assert_eq!(Clean::json_lines::<serde_json::Value>(&[]).as_str(), "");
+    }
+
     #[test]
     fn strings_are_redacted_and_the_json_stays_valid() {
         let v = json!({
