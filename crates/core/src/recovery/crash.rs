@@ -662,15 +662,7 @@ mod tests {
         // kept, the oldest goes.
         let mut h = begun("git push origin main");
         let c = h.current_step.as_mut().unwrap();
-        for n in 0..crate::task::SIDE_EFFECTS {
-            c.side_effects.push(crate::task::SideEffect {
-                command: format!("git push origin v{n}"),
-                exit_code: 0,
-                at: now,
-                unknown: false,
-                checked: false,
-            });
-        }
+        c.side_effects = crate::task::testing::pushes(crate::task::SIDE_EFFECTS, now);
         assert!(enter_recovery(&mut h, crash(), Found::default(), now));
         let kept = &h.current_step.as_ref().unwrap().side_effects;
         assert_eq!(kept.len(), crate::task::SIDE_EFFECTS);

@@ -173,15 +173,7 @@ mod tests {
             .push(Session::new("s", None, SessionStatus::Idle, t0));
         h.sessions[0].files = (0..10_000).map(|n| format!("f{n}")).collect();
         let c = h.current_step.as_mut().unwrap();
-        for n in 0..10_000 {
-            c.side_effects.push(crate::task::SideEffect {
-                command: format!("git push origin v{n}"),
-                exit_code: 0,
-                at: t0,
-                unknown: false,
-                checked: false,
-            });
-        }
+        c.side_effects = crate::task::testing::pushes(10_000, t0);
         h.bound();
         let kept = &h.current_step.as_ref().unwrap().side_effects;
         assert_eq!(kept.len(), SIDE_EFFECTS);

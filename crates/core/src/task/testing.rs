@@ -52,3 +52,16 @@ pub fn running(name: &str, files: &[&str], at: DateTime<Utc>) -> Hook {
     }
     h
 }
+
+/// `n` finished pushes, `git push origin v0` to `v{n-1}`, as a step's side effects.
+pub fn pushes(n: usize, at: DateTime<Utc>) -> Vec<super::SideEffect> {
+    (0..n)
+        .map(|n| super::SideEffect {
+            command: format!("git push origin v{n}"),
+            exit_code: 0,
+            at,
+            unknown: false,
+            checked: false,
+        })
+        .collect()
+}
